@@ -1,0 +1,38 @@
+"""FusionDefinition builders for segkit's workloads, with named configs and float64 references.
+
+    spec = fusions.get("layernorm_bwd")
+    fd = spec.build("nanogpt_tiny")            # recorded segkit fusion
+    inputs = spec.make_inputs("nanogpt_tiny")  # name -> tensor, in define order
+"""
+
+from __future__ import annotations
+
+from fusions import (
+    fp8_amax,
+    layernorm_bwd,
+    layernorm_fwd,
+    qkv_split_rope_bwd,
+    qkv_split_rope_fwd,
+    rmsnorm_bwd,
+    rmsnorm_fwd,
+)
+from fusions.spec import FusionSpec
+
+_SPECS: dict[str, FusionSpec] = {
+    m.SPEC.name: m.SPEC
+    for m in (layernorm_fwd, rmsnorm_fwd, layernorm_bwd, rmsnorm_bwd, qkv_split_rope_fwd, qkv_split_rope_bwd, fp8_amax)
+}
+
+
+def names() -> list[str]:
+    return list(_SPECS)
+
+
+def get(name: str) -> FusionSpec:
+    try:
+        return _SPECS[name]
+    except KeyError:
+        raise KeyError(f"no fusion spec {name!r}; known: {', '.join(_SPECS)}") from None
+
+
+__all__ = ["FusionSpec", "get", "names"]

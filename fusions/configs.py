@@ -1,0 +1,141 @@
+"""Named workload configurations (shapes, head counts, eps, dtype), each with a tiny twin for CPU tests."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import torch
+
+
+@dataclass(frozen=True)
+class NormConfig:
+    """x of ``shape`` (2-D rows x hidden, or 3-D batch x seq x hidden), normalised over the last dim."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: torch.dtype = torch.bfloat16
+    eps: float = 1e-5
+    bias: bool = True
+
+    def __post_init__(self) -> None:
+        if len(self.shape) not in (2, 3) or any(s < 1 for s in self.shape):
+            raise ValueError(f"{self.name}: norm shape {self.shape} must be 2-D or 3-D with positive sizes")
+        if self.eps <= 0:
+            raise ValueError(f"{self.name}: eps must be positive, got {self.eps}")
+
+    @property
+    def hidden(self) -> int:
+        return self.shape[-1]
+
+    @property
+    def rows(self) -> int:
+        return math.prod(self.shape[:-1])
+
+
+@dataclass(frozen=True)
+class RopeConfig:
+    """litgpt attention geometry: qkv is (batch, T, (n_head + 2 n_query_groups) head_size)."""
+
+    name: str
+    batch: int
+    n_embd: int
+    n_head: int
+    n_query_groups: int
+    head_size: int
+    rope_n_elem: int
+    block_size: int
+    dtype: torch.dtype = torch.bfloat16
+
+    def __post_init__(self) -> None:
+        if self.n_head * self.head_size != self.n_embd:
+            raise ValueError(f"{self.name}: n_head {self.n_head} x head_size {self.head_size} != n_embd {self.n_embd}")
+        if self.n_query_groups < 1 or self.n_head % self.n_query_groups:
+            raise ValueError(f"{self.name}: n_query_groups {self.n_query_groups} must divide n_head {self.n_head}")
+        if not 0 < self.rope_n_elem <= self.head_size or self.rope_n_elem % 2:
+            raise ValueError(f"{self.name}: rope_n_elem {self.rope_n_elem} must be even and in (0, head_size {self.head_size}]")
+        if self.batch < 1 or self.block_size < 1:
+            raise ValueError(f"{self.name}: batch and block_size must be positive")
+
+    @property
+    def q_per_kv(self) -> int:
+        return self.n_head // self.n_query_groups
+
+    @property
+    def qkv_width(self) -> int:
+        return (self.n_head + 2 * self.n_query_groups) * self.head_size
+
+    @property
+    def T(self) -> int:
+        return self.block_size
+
+
+@dataclass(frozen=True)
+class AmaxConfig:
+    name: str
+    rows: int
+    cols: int
+    dtype: torch.dtype = torch.bfloat16
+
+    def __post_init__(self) -> None:
+        if self.rows < 1 or self.cols < 1:
+            raise ValueError(f"{self.name}: rows and cols must be positive")
+
+
+def with_tiny(configs: list, tiny) -> dict:
+    """Name -> config for each config and its ``<name>_tiny`` twin built by ``tiny(cfg)``."""
+    out = {}
+    for cfg in configs:
+        out[cfg.name] = cfg
+        t = tiny(cfg)
+        out[t.name] = t
+    return out
+
+
+def norm_configs(eps: float, bias: bool) -> dict[str, NormConfig]:
+    cfgs = [
+        NormConfig("nanogpt", (16, 128, 1600), eps=eps, bias=bias),
+        NormConfig("mixorder_576000x384", (576000, 384), eps=eps, bias=bias),
+        NormConfig("llama2_7b", (2, 4096, 4096), eps=eps, bias=bias),
+        NormConfig("llama2_13b", (2, 4096, 5120), eps=eps, bias=bias),
+        NormConfig("llama2_70b", (2, 4096, 8192), eps=eps, bias=bias),
+    ]
+    cfgs += [NormConfig(f"sweep_{r}x{h}", (r, h), eps=eps, bias=bias)
+             for r in (4096, 16384, 65536) for h in (256, 1024, 4096, 8192, 16384)]
+
+    def tiny(c: NormConfig) -> NormConfig:
+        shape = (2, 8, 64) if len(c.shape) == 3 else (32, min(c.hidden, 96))
+        return replace(c, name=c.name + "_tiny", shape=shape)
+
+    return with_tiny(cfgs, tiny)
+
+
+_LITGPT = {  # n_embd, n_head, n_query_groups, head_size, rope_n_elem, block_size
+    "Llama-2-7b-hf": (4096, 32, 32, 128, 128, 4096),
+    "Llama-2-13b-hf": (5120, 40, 40, 128, 128, 4096),
+    "Llama-2-70b-hf": (8192, 64, 8, 128, 128, 4096),
+    "Llama-3-8B": (4096, 32, 8, 128, 128, 8192),
+    "Llama-3-70B": (8192, 64, 8, 128, 128, 8192),
+    "Mistral-7B": (4096, 32, 8, 128, 128, 4096),
+    "phi-2": (2560, 32, 32, 80, 32, 2048),
+}
+
+
+def rope_configs() -> dict[str, RopeConfig]:
+    cfgs = [RopeConfig(f"{name}_bs{bs}", bs, *geom) for name, geom in _LITGPT.items() for bs in (1, 2)]
+
+    def tiny(c: RopeConfig) -> RopeConfig:
+        mha = c.n_query_groups == c.n_head
+        groups = 4 if mha else 2
+        n_head = groups * (1 if mha else min(c.q_per_kv, 4))
+        head_size = 16 if c.rope_n_elem == c.head_size else 20
+        rope = head_size if c.rope_n_elem == c.head_size else 8
+        return replace(c, name=c.name + "_tiny", n_embd=n_head * head_size, n_head=n_head, n_query_groups=groups,
+                       head_size=head_size, rope_n_elem=rope, block_size=16)
+
+    return with_tiny(cfgs, tiny)
+
+
+def amax_configs() -> dict[str, AmaxConfig]:
+    cfgs = [AmaxConfig(f"{r}x{c}", r, c) for r, c in ((4096, 4096), (16384, 8192), (8192, 28672))]
+    return with_tiny(cfgs, lambda c: replace(c, name=c.name + "_tiny", rows=48, cols=80))

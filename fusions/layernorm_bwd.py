@@ -1,0 +1,63 @@
+"""Layer norm backward: dx, dw, db in one fusion, from x, dy, mean, rstd and weight.
+
+Written for nvFuser's inner-outer persistent scheduler, which computes the
+per-row (inner) reductions of dx and the per-column (outer) reductions of
+dw/db in one kernel: statistics come in as inputs (no recomputation), x and dy
+are cast to fp32 in registers (no materialised fp32 copies), outputs are cast
+to the I/O dtype at the end.
+
+  xhat = (x - mean) * rstd,  g = dy * w
+  dx   = rstd * (g - mean(g) - xhat * mean(g * xhat))
+  dw   = sum_rows(dy * xhat),  db = sum_rows(dy)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _norm as N
+from fusions.configs import NormConfig, norm_configs
+from fusions.spec import FusionSpec, dt, randn
+
+
+def define(fd, cfg: NormConfig) -> None:
+    n, f32 = len(cfg.shape), dt(fd, "Float")
+    x = N.define_x(fd, cfg)
+    dy = N.define_x(fd, cfg)
+    mean = N.define_stat(fd, cfg)
+    rstd = N.define_stat(fd, cfg)
+    w = N.define_vec(fd, cfg)
+    xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)
+    rstd_b = N.per_row(fd, rstd, n)
+    xhat = fd.ops.mul(fd.ops.sub(xf, N.per_row(fd, mean, n)), rstd_b)
+    g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
+    inv_h = 1.0 / cfg.hidden
+    mean_g = fd.ops.mul(fd.ops.sum(g, dims=[n - 1], dtype=f32), inv_h)
+    mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), inv_h)
+    inner = fd.ops.sub(fd.ops.sub(g, N.per_row(fd, mean_g, n)), fd.ops.mul(xhat, N.per_row(fd, mean_gx, n)))
+    dx = fd.ops.mul(inner, rstd_b)
+    dw = fd.ops.sum(fd.ops.mul(dyf, xhat), dims=N.row_dims(n), dtype=f32)
+    db = fd.ops.sum(dyf, dims=N.row_dims(n), dtype=f32)
+    fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
+    fd.add_output(fd.ops.cast(dw, dtype=N.io(fd, cfg)))
+    fd.add_output(fd.ops.cast(db, dtype=N.io(fd, cfg)))
+
+
+def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    xw = N.x_weight_bias(cfg, gen)
+    mean, rstd = N.ln_stats(xw["x"], cfg.eps)
+    return {"x": xw["x"], "dy": randn(cfg.shape, gen, cfg.dtype), "mean": mean.float(), "rstd": rstd.float(),
+            "weight": xw["weight"]}
+
+
+def reference(inp: dict, cfg: NormConfig) -> tuple:
+    x, dy, w = N.f64(inp["x"]), N.f64(inp["dy"]), N.f64(inp["weight"])
+    mean, rstd = N.f64(inp["mean"]).unsqueeze(-1), N.f64(inp["rstd"]).unsqueeze(-1)
+    xhat = (x - mean) * rstd
+    g = dy * w
+    dx = rstd * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+    rows = tuple(range(x.ndim - 1))
+    return dx, (dy * xhat).sum(rows), dy.sum(rows)
+
+
+SPEC = FusionSpec("layernorm_bwd", norm_configs(1e-5, True), define, inputs, reference, ("dx", "dw", "db"), __doc__)

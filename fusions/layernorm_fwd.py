@@ -1,0 +1,46 @@
+"""Layer norm forward: y = (x - mean) * rstd * w + b over the last dim; also returns mean and rstd.
+
+Statistics are computed in fp32 with var_mean (nvFuser lowers it to a Welford
+reduction), so the whole forward is one normalization kernel.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _norm as N
+from fusions.configs import NormConfig, norm_configs
+from fusions.spec import FusionSpec, dt
+
+
+def define(fd, cfg: NormConfig) -> None:
+    n = len(cfg.shape)
+    x = N.define_x(fd, cfg)
+    w = N.define_vec(fd, cfg)
+    b = N.define_vec(fd, cfg) if cfg.bias else None
+    xf = fd.ops.cast(x, dtype=dt(fd, "Float"))
+    var, mean = fd.ops.var_mean(xf, dims=[n - 1], correction=0, keepdim=False)
+    rstd = fd.ops.rsqrt(fd.ops.add(var, cfg.eps))
+    xhat = fd.ops.mul(fd.ops.sub(xf, N.per_row(fd, mean, n)), N.per_row(fd, rstd, n))
+    y = fd.ops.mul(xhat, N.per_col(fd, fd.ops.cast(w, dtype=dt(fd, "Float")), n))
+    if b is not None:
+        y = fd.ops.add(y, N.per_col(fd, fd.ops.cast(b, dtype=dt(fd, "Float")), n))
+    fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
+    fd.add_output(mean)
+    fd.add_output(rstd)
+
+
+def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    return N.x_weight_bias(cfg, gen)
+
+
+def reference(inp: dict, cfg: NormConfig) -> tuple:
+    mean, rstd = N.ln_stats(inp["x"], cfg.eps)
+    y = (N.f64(inp["x"]) - mean.unsqueeze(-1)) * rstd.unsqueeze(-1) * N.f64(inp["weight"])
+    if cfg.bias:
+        y = y + N.f64(inp["bias"])
+    return y, mean, rstd
+
+
+SPEC = FusionSpec("layernorm_fwd", norm_configs(1e-5, True), define, inputs, reference, ("y", "mean", "rstd"),
+                  __doc__)

@@ -1,0 +1,76 @@
+"""Gradient of qkv split + RoPE w.r.t. qkv, from dq, dk, dv (B, n_head, T, hs); cos/sin constant.
+
+RoPE is y = x cos + rot(x) sin with rot(x) = cat(-x2, x1), so its adjoint is
+dx = dy cos + rot^T(dy sin) with rot^T(g) = cat(g2, -g1). The grouped-query
+expand's adjoint is a sum over the q_per_kv copies, done before the (linear)
+RoPE adjoint so it runs on n_query_groups heads. Everything accumulates in
+fp32 and is cast once, after the inverse permute, into the qkv layout.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _rope as R
+from fusions.configs import RopeConfig, rope_configs
+from fusions.spec import FusionSpec, dt, randn
+
+
+def _rope_adjoint(fd, g, shape: list[int], cfg: RopeConfig, cos, sin):
+    """dL/dx of RoPE for g of static ``shape`` (fp32 in, fp32 out), pass-through past rope_n_elem."""
+    n, rn, half = len(shape), cfg.rope_n_elem, cfg.rope_n_elem // 2
+    gr = R.last_dim_slice(fd, g, n, shape, 0, rn) if rn < cfg.head_size else g
+    rshape = shape[:-1] + [rn]
+    gs = fd.ops.mul(gr, R.table(fd, sin, n))
+    rot_t = R.rotate(fd, R.last_dim_slice(fd, gs, n, rshape, half, rn),
+                     fd.ops.neg(R.last_dim_slice(fd, gs, n, rshape, 0, half)), n)
+    out = fd.ops.add(fd.ops.mul(gr, R.table(fd, cos, n)), rot_t)
+    if rn == cfg.head_size:
+        return out
+    return R.rotate(fd, out, R.last_dim_slice(fd, g, n, shape, rn, cfg.head_size), n)
+
+
+def define(fd, cfg: RopeConfig) -> None:
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    f32, io = dt(fd, "Float"), R.io(fd, cfg)
+    grads = [fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=io) for _ in range(3)]
+    cos, sin = R.define_cos_sin(fd, cfg)
+    dq, dk, dv = (fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]) for g in grads)
+    if Q > 1:  # adjoint of the grouped-query expand
+        dk, dv = (fd.ops.sum(g, dims=[2], keepdim=True, dtype=f32) for g in (dk, dv))
+    dq = _rope_adjoint(fd, dq, [B, G, Q, T, H], cfg, cos, sin)
+    dk = _rope_adjoint(fd, dk, [B, G, 1, T, H], cfg, cos, sin)
+    d = fd.ops.cat([dq, dk, dv], dim=2)  # (B, G, Q + 2, T, H)
+    d = fd.ops.reshape(fd.ops.permute(d, dims=[0, 3, 1, 2, 4]), new_shape=[B, T, cfg.qkv_width])
+    fd.add_output(fd.ops.cast(d, dtype=io))
+
+
+def inputs(cfg: RopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    shape = (cfg.batch, cfg.n_head, cfg.T, cfg.head_size)
+    cos, sin = R.cos_sin(cfg.T, cfg.rope_n_elem, cfg.dtype)
+    return {"dq": randn(shape, gen, cfg.dtype), "dk": randn(shape, gen, cfg.dtype), "dv": randn(shape, gen, cfg.dtype),
+            "cos": cos, "sin": sin}
+
+
+def reference(inp: dict, cfg: RopeConfig) -> tuple:
+    """float64 adjoint by the pair formula: for i < n/2, x_i feeds y_i (cos) and y_{i+n/2} (sin)."""
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    cos, sin = inp["cos"].to(torch.float64), inp["sin"].to(torch.float64)
+    rn, h = cfg.rope_n_elem, cfg.rope_n_elem // 2
+
+    def adjoint(g: torch.Tensor) -> torch.Tensor:
+        lo, hi = g[..., :h], g[..., h:rn]
+        d_lo = lo * cos[:, :h] + hi * sin[:, h:]
+        d_hi = hi * cos[:, h:] - lo * sin[:, :h]
+        return torch.cat([d_lo, d_hi, g[..., rn:]], dim=-1)
+
+    dq, dk, dv = (inp[n].to(torch.float64).reshape(B, G, Q, T, H) for n in ("dq", "dk", "dv"))
+    dq, dk, dv = adjoint(dq), adjoint(dk.sum(2)), dv.sum(2)
+    x = torch.empty(B, T, G, Q + 2, H, dtype=torch.float64)
+    x[:, :, :, :Q] = dq.permute(0, 3, 1, 2, 4)
+    x[:, :, :, Q] = dk.transpose(1, 2)
+    x[:, :, :, Q + 1] = dv.transpose(1, 2)
+    return (x.reshape(B, T, cfg.qkv_width),)
+
+
+SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__)

@@ -1,0 +1,88 @@
+"""litgpt qkv split + NeoX RoPE forward: qkv (B, T, (n_head + 2 groups) hs) -> q, k, v (B, n_head, T, hs).
+
+view -> permute -> split into q, k, v -> RoPE on the first rope_n_elem of q
+and k (the rest passed through) -> grouped-query expand of k and v.
+
+k is roped *before* the grouped-query expand, on its n_query_groups heads:
+q_per_kv times less work, and it keeps the fusion off the chain
+reshape -> permute -> slice -> expand -> reshape -> compute, on which nvFuser
+0.2.36 computes a wrong k (see ../shared/gpu/README.md and the GQA test).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _rope as R
+from fusions.configs import RopeConfig, rope_configs
+from fusions.spec import FusionSpec, dt, randn
+
+
+def _rope(fd, x, cfg: RopeConfig, heads: int, cos, sin):
+    """RoPE on x (B, heads, T, hs) in fp32, cast back; columns past rope_n_elem pass through."""
+    f32, n = dt(fd, "Float"), 4
+    shape = [cfg.batch, heads, cfg.T, cfg.head_size]
+    rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
+    xr = R.last_dim_slice(fd, x, n, shape, 0, rn) if rn < cfg.head_size else x
+    rshape = shape[:-1] + [rn]
+    x1 = fd.ops.cast(R.last_dim_slice(fd, xr, n, rshape, 0, half), dtype=f32)
+    x2 = fd.ops.cast(R.last_dim_slice(fd, xr, n, rshape, half, rn), dtype=f32)
+    rotated = R.rotate(fd, fd.ops.neg(x2), x1, n)
+    roped = fd.ops.add(fd.ops.mul(fd.ops.cast(xr, dtype=f32), R.table(fd, cos, n)),
+                       fd.ops.mul(rotated, R.table(fd, sin, n)))
+    roped = fd.ops.cast(roped, dtype=R.io(fd, cfg))
+    if rn == cfg.head_size:
+        return roped
+    return R.rotate(fd, roped, R.last_dim_slice(fd, x, n, shape, rn, cfg.head_size), n)
+
+
+def _expand_groups(fd, t, cfg: RopeConfig):
+    """(B, groups, T, hs) -> (B, n_head, T, hs), each group repeated q_per_kv times."""
+    B, G, Q, T, H = cfg.batch, cfg.n_query_groups, cfg.q_per_kv, cfg.T, cfg.head_size
+    t = fd.ops.broadcast(t, is_broadcast_dim=[False, False, True, False, False])
+    return fd.ops.reshape(fd.ops.expand(t, shape=[B, G, Q, T, H]), new_shape=[B, G * Q, T, H])
+
+
+def define(fd, cfg: RopeConfig) -> None:
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    qkv = fd.define_tensor(shape=[B, T, cfg.qkv_width], contiguity=[True] * 3, dtype=R.io(fd, cfg))
+    cos, sin = R.define_cos_sin(fd, cfg)
+    p = fd.ops.permute(fd.ops.reshape(qkv, new_shape=[B, T, G, Q + 2, H]), dims=[0, 2, 3, 1, 4])
+
+    def part(lo: int, hi: int):
+        return fd.ops.slice(p, start_indices=[0, 0, lo, 0, 0], end_indices=[B, G, hi, T, H])
+
+    q = _rope(fd, fd.ops.reshape(part(0, Q), new_shape=[B, G * Q, T, H]), cfg, G * Q, cos, sin)
+    k = _rope(fd, fd.ops.squeeze(part(Q, Q + 1), dims=[2]), cfg, G, cos, sin)
+    v = fd.ops.squeeze(part(Q + 1, Q + 2), dims=[2])
+    if Q > 1:  # grouped-query attention: each k/v head serves q_per_kv query heads
+        k, v = (_expand_groups(fd, t, cfg) for t in (k, v))
+    fd.add_output(q)
+    fd.add_output(k)
+    fd.add_output(v)
+
+
+def inputs(cfg: RopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    cos, sin = R.cos_sin(cfg.T, cfg.rope_n_elem, cfg.dtype)
+    return {"qkv": randn((cfg.batch, cfg.T, cfg.qkv_width), gen, cfg.dtype), "cos": cos, "sin": sin}
+
+
+def split_heads(qkv: torch.Tensor, cfg: RopeConfig) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """float64 q (B, n_head, T, hs) and un-expanded k, v (B, groups, T, hs) by index arithmetic."""
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    x = qkv.to(torch.float64).reshape(B, T, G, Q + 2, H)
+    q = x[:, :, :, :Q].permute(0, 2, 3, 1, 4).reshape(B, G * Q, T, H)
+    return q, x[:, :, :, Q].transpose(1, 2), x[:, :, :, Q + 1].transpose(1, 2)
+
+
+def reference(inp: dict, cfg: RopeConfig) -> tuple:
+    q, k, v = split_heads(inp["qkv"], cfg)
+    cos, sin = inp["cos"].to(torch.float64), inp["sin"].to(torch.float64)
+    rn = cfg.rope_n_elem
+    q = torch.cat([R.rope_pairs(q[..., :rn], cos, sin), q[..., rn:]], dim=-1)
+    k = torch.cat([R.rope_pairs(k[..., :rn], cos, sin), k[..., rn:]], dim=-1)
+    k, v = (t.repeat_interleave(cfg.q_per_kv, dim=1) for t in (k, v))
+    return q, k, v
+
+
+SPEC = FusionSpec("qkv_split_rope_fwd", rope_configs(), define, inputs, reference, ("q", "k", "v"), __doc__)

@@ -1,0 +1,51 @@
+"""RMSNorm backward: dx and dw in one fusion, from x, dy, rstd and weight.
+
+Same single-kernel intent as layernorm_bwd (inner-outer persistent scheduler):
+
+  xhat = x * rstd,  g = dy * w
+  dx   = rstd * (g - xhat * mean(g * xhat))
+  dw   = sum_rows(dy * xhat)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _norm as N
+from fusions.configs import NormConfig, norm_configs
+from fusions.spec import FusionSpec, dt, randn
+
+
+def define(fd, cfg: NormConfig) -> None:
+    n, f32 = len(cfg.shape), dt(fd, "Float")
+    x = N.define_x(fd, cfg)
+    dy = N.define_x(fd, cfg)
+    rstd = N.define_stat(fd, cfg)
+    w = N.define_vec(fd, cfg)
+    xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)
+    rstd_b = N.per_row(fd, rstd, n)
+    xhat = fd.ops.mul(xf, rstd_b)
+    g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
+    mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), 1.0 / cfg.hidden)
+    dx = fd.ops.mul(fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, n))), rstd_b)
+    dw = fd.ops.sum(fd.ops.mul(dyf, xhat), dims=N.row_dims(n), dtype=f32)
+    fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
+    fd.add_output(fd.ops.cast(dw, dtype=N.io(fd, cfg)))
+
+
+def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    xw = N.x_weight_bias(cfg, gen)
+    return {"x": xw["x"], "dy": randn(cfg.shape, gen, cfg.dtype), "rstd": N.rms_rstd(xw["x"], cfg.eps).float(),
+            "weight": xw["weight"]}
+
+
+def reference(inp: dict, cfg: NormConfig) -> tuple:
+    x, dy, w = N.f64(inp["x"]), N.f64(inp["dy"]), N.f64(inp["weight"])
+    rstd = N.f64(inp["rstd"]).unsqueeze(-1)
+    xhat = x * rstd
+    g = dy * w
+    dx = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
+    return dx, (dy * xhat).sum(tuple(range(x.ndim - 1)))
+
+
+SPEC = FusionSpec("rmsnorm_bwd", norm_configs(1e-6, False), define, inputs, reference, ("dx", "dw"), __doc__)

@@ -1,0 +1,33 @@
+"""RMSNorm forward: y = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps), statistics in fp32."""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _norm as N
+from fusions.configs import NormConfig, norm_configs
+from fusions.spec import FusionSpec, dt
+
+
+def define(fd, cfg: NormConfig) -> None:
+    n = len(cfg.shape)
+    x = N.define_x(fd, cfg)
+    w = N.define_vec(fd, cfg)
+    xf = fd.ops.cast(x, dtype=dt(fd, "Float"))
+    ms = fd.ops.mul(fd.ops.sum(fd.ops.mul(xf, xf), dims=[n - 1], dtype=dt(fd, "Float")), 1.0 / cfg.hidden)
+    rstd = fd.ops.rsqrt(fd.ops.add(ms, cfg.eps))
+    y = fd.ops.mul(fd.ops.mul(xf, N.per_row(fd, rstd, n)), N.per_col(fd, fd.ops.cast(w, dtype=dt(fd, "Float")), n))
+    fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
+    fd.add_output(rstd)
+
+
+def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    return N.x_weight_bias(cfg, gen)
+
+
+def reference(inp: dict, cfg: NormConfig) -> tuple:
+    rstd = N.rms_rstd(inp["x"], cfg.eps)
+    return N.f64(inp["x"]) * rstd.unsqueeze(-1) * N.f64(inp["weight"]), rstd
+
+
+SPEC = FusionSpec("rmsnorm_fwd", norm_configs(1e-6, False), define, inputs, reference, ("y", "rstd"), __doc__)

@@ -1,0 +1,91 @@
+"""Eager PyTorch versions of the workloads, written the way litgpt / nanoGPT write them.
+
+They are what Thunder traces (fixtures, thunder_exec tests, benchmarks) and the
+independent check for the builders' float64 references: the math here is
+written from the models' source, not from the builders.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class LitRMSNorm(nn.Module):
+    """litgpt's RMSNorm: statistics in fp32, weight applied in fp32, cast back at the end."""
+
+    def __init__(self, size: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(size))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x = x.float()
+        norm_x = torch.mean(x * x, dim=-1, keepdim=True)
+        x_normed = x * torch.rsqrt(norm_x + self.eps)
+        return (x_normed * self.weight.float()).to(dtype=dtype)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """litgpt's NeoX-style RoPE: rotate the two halves of the last dim."""
+    head_size = x.size(-1)
+    x1 = x[..., : head_size // 2]
+    x2 = x[..., head_size // 2 :]
+    rotated = torch.cat((-x2, x1), dim=-1)
+    roped = (x * cos) + (rotated * sin)
+    return roped.to(dtype=x.dtype)
+
+
+def qkv_split_rope(
+    qkv: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    n_head: int,
+    n_query_groups: int,
+    head_size: int,
+    rope_n_elem: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """litgpt CausalSelfAttention from the fused qkv projection to roped q, k and v."""
+    B, T, _ = qkv.shape
+    q_per_kv = n_head // n_query_groups
+    total_qkv = q_per_kv + 2
+    qkv = qkv.view(B, T, n_query_groups, total_qkv, head_size)
+    qkv = qkv.permute(0, 2, 3, 1, 4)  # (B, n_query_groups, total_qkv, T, hs)
+    q, k, v = qkv.split((q_per_kv, 1, 1), dim=2)
+    if n_query_groups != n_head:
+        k = k.expand(B, n_query_groups, q_per_kv, T, head_size)
+        v = v.expand(B, n_query_groups, q_per_kv, T, head_size)
+    q = q.reshape(B, -1, T, head_size)
+    k = k.reshape(B, -1, T, head_size)
+    v = v.reshape(B, -1, T, head_size)
+    q_roped = apply_rope(q[..., :rope_n_elem], cos, sin)
+    k_roped = apply_rope(k[..., :rope_n_elem], cos, sin)
+    q = torch.cat((q_roped, q[..., rope_n_elem:]), dim=-1)
+    k = torch.cat((k_roped, k[..., rope_n_elem:]), dim=-1)
+    return q, k, v
+
+
+class QKVSplitRope(nn.Module):
+    """The qkv split + RoPE region of litgpt's attention block as a module (no parameters)."""
+
+    def __init__(self, n_head: int, n_query_groups: int, head_size: int, rope_n_elem: int) -> None:
+        super().__init__()
+        self.n_head, self.n_query_groups = n_head, n_query_groups
+        self.head_size, self.rope_n_elem = head_size, rope_n_elem
+
+    def forward(self, qkv, cos, sin):
+        return qkv_split_rope(qkv, cos, sin, self.n_head, self.n_query_groups, self.head_size, self.rope_n_elem)
+
+
+def rope_cache(T: int, n_elem: int, device="cpu", base: int = 10000) -> tuple[torch.Tensor, torch.Tensor]:
+    """litgpt's build_rope_cache: cos/sin of shape (T, n_elem), fp32."""
+    theta = 1.0 / (base ** (torch.arange(0, n_elem, 2, device=device).float() / n_elem))
+    idx_theta = torch.outer(torch.arange(T, device=device).float(), theta).repeat(1, 2)
+    return torch.cos(idx_theta), torch.sin(idx_theta)
+
+
+def fp8_amax(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-row, per-column and global amax of |x| in fp32, as float8 scaling recipes take them."""
+    a = x.float().abs()
+    return a.amax(dim=-1), a.amax(dim=0), a.amax()

@@ -1,0 +1,33 @@
+"""segkit: record, analyse, bookend and run nvFuser fusions; see README.md."""
+
+from segkit.dtypes import DataType
+from segkit.errors import (
+    FusionDefinitionError,
+    InputMismatchError,
+    NvFuserUnavailableError,
+    ReproError,
+    SegkitError,
+    UnsupportedOpError,
+)
+from segkit.frontend import FusionDefinition
+from segkit.interp import run_reference
+from segkit.nvf import nvfuser_available, run_nvfuser, to_nvfuser
+from segkit.repro import Repro, emit_repro, load_repro
+
+__all__ = [
+    "DataType",
+    "FusionDefinition",
+    "FusionDefinitionError",
+    "InputMismatchError",
+    "NvFuserUnavailableError",
+    "Repro",
+    "ReproError",
+    "SegkitError",
+    "UnsupportedOpError",
+    "emit_repro",
+    "load_repro",
+    "nvfuser_available",
+    "run_nvfuser",
+    "run_reference",
+    "to_nvfuser",
+]

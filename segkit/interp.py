@@ -1,0 +1,142 @@
+"""Reference interpreter: run a recorded fusion with torch, on the inputs' device.
+
+It follows nvFuser's dtype semantics (casts are explicit; each op's output
+dtype is the one recorded, reductions take ``dtype=``), so its outputs are
+what a correct nvFuser kernel must produce. Inputs are checked against the
+define_tensor specs first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from segkit import ops as catalogue
+from segkit.dtypes import DataType
+from segkit.errors import InputMismatchError, SegkitError
+from segkit.ir import Fusion, Op, Value, map_values
+from segkit.layout import Layout, layout_of
+
+
+def as_fusion(obj: Any) -> Fusion:
+    """The IR of a recording FusionDefinition, a Fusion, or anything with ``.fusion``."""
+    if isinstance(obj, Fusion):
+        return obj
+    fusion = getattr(obj, "fusion", None)
+    if isinstance(fusion, Fusion):
+        return fusion
+    raise TypeError(f"expected a segkit FusionDefinition or Fusion, got {type(obj).__name__}")
+
+
+def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
+    """Raise InputMismatchError naming the first input that does not fit its spec."""
+    if len(inputs) != len(fusion.inputs):
+        names = ", ".join(v.describe() for v in fusion.inputs)
+        raise InputMismatchError(f"the fusion takes {len(fusion.inputs)} inputs ({names}), got {len(inputs)}")
+    for i, (spec, x) in enumerate(zip(fusion.inputs, inputs)):
+        where = f"input {i} ({spec.describe()})"
+        if not spec.is_tensor:
+            if isinstance(x, torch.Tensor) and x.ndim == 0:
+                continue
+            if not isinstance(x, (bool, int, float, complex)):
+                raise InputMismatchError(f"{where}: expected a scalar, got {type(x).__name__}")
+            continue
+        if not isinstance(x, torch.Tensor):
+            raise InputMismatchError(f"{where}: expected a tensor, got {type(x).__name__}")
+        if x.ndim != spec.ndim:
+            raise InputMismatchError(f"{where}: expected rank {spec.ndim}, got shape {list(x.shape)}")
+        if x.dtype != spec.dtype.torch:
+            raise InputMismatchError(f"{where}: expected dtype {spec.dtype.torch}, got {x.dtype}")
+        for d, (want, got) in enumerate(zip(spec.shape, x.shape)):
+            if want != -1 and want != got:
+                raise InputMismatchError(f"{where}: dim {d} must be {want}, got shape {list(x.shape)}")
+        _check_layout(spec, x, where)
+
+
+def _check_layout(spec: Value, x: torch.Tensor, where: str) -> None:
+    want = Layout.from_stride_order(spec.stride_order, spec.contiguity)
+    got = layout_of(list(x.shape), list(x.stride()))
+    real = [d for d in range(x.ndim) if x.shape[d] != 1 and x.stride(d) != 0]
+    want_order = [d for d in want.order if d in real]
+    got_order = [d for d in got.order if d in real]
+    if want_order != got_order:
+        raise InputMismatchError(
+            f"{where}: allocation order {want_order} (stride_order {list(want.stride_order)}) expected, "
+            f"tensor with strides {list(x.stride())} has {got_order}"
+        )
+    for d in real:
+        if want.contiguity_of(d) and not got.contiguity_of(d):
+            raise InputMismatchError(
+                f"{where}: dim {d} is declared contiguous but the tensor's strides {list(x.stride())} are not"
+            )
+        if spec.expanded[d]:
+            raise InputMismatchError(f"{where}: dim {d} is declared expanded (stride 0), tensor stride is {x.stride(d)}")
+
+
+def _to_python(x: Any, dtype: DataType) -> Any:
+    if isinstance(x, torch.Tensor):
+        x = x.item()
+    if dtype is DataType.Bool:
+        return bool(x)
+    if dtype.torch.is_complex:
+        return complex(x)
+    return float(x) if dtype.is_float else int(x)
+
+
+class Interpreter:
+    """Runs ops one by one; ``env`` maps id(Value) to its run-time value."""
+
+    def __init__(self, fusion: Fusion, inputs: Sequence[Any]) -> None:
+        self.fusion = fusion
+        self.env: dict[int, Any] = {}
+        for v, x in zip(fusion.inputs, inputs):
+            self.env[id(v)] = x if v.is_tensor or not isinstance(x, torch.Tensor) else x.item()
+        device = next((x.device for x in inputs if isinstance(x, torch.Tensor) and x.ndim > 0), torch.device("cpu"))
+        self.ctx = catalogue.RunContext(device=device, resolve=self.resolve)
+
+    def value_of(self, v: Value) -> Any:
+        if id(v) in self.env:
+            return self.env[id(v)]
+        if v.value is not None and v.definition is None:
+            return v.value
+        raise SegkitError(f"{v.name} is read before it is computed")
+
+    def resolve(self, arg: Any) -> Any:
+        return map_values(arg, self.value_of)
+
+    def run_op(self, op: Op) -> None:
+        opdef = catalogue.get(op.name)
+        args = {k: self.resolve(a) for k, a in op.args.items()}
+        self.ctx.op = op
+        try:
+            res = opdef.run(args, self.ctx)
+        except Exception as e:
+            raise SegkitError(f"reference run of {op!r} failed: {e}" + (f" (recorded at {op.site})" if op.site else "")) from e
+        res = res if isinstance(res, tuple) else (res,)
+        if len(res) != len(op.outputs):
+            raise SegkitError(f"{op!r} produced {len(res)} values for {len(op.outputs)} outputs")
+        for v, r in zip(op.outputs, res):
+            if v.is_tensor:
+                if not isinstance(r, torch.Tensor):
+                    r = torch.tensor(r, device=self.ctx.device)
+                if r.dtype != v.dtype.torch:
+                    r = r.to(v.dtype.torch)
+                self.env[id(v)] = r
+            else:
+                self.env[id(v)] = _to_python(r, v.dtype)
+
+    def run(self) -> list[Any]:
+        for op in self.fusion.ops:
+            self.run_op(op)
+        return [self.value_of(v) for v in self.fusion.outputs]
+
+
+def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True) -> list[torch.Tensor]:
+    """Execute a recorded fusion with torch; outputs in add_output order."""
+    fusion = as_fusion(fd)
+    inputs = list(inputs)
+    if check:
+        check_inputs(fusion, inputs)
+    return Interpreter(fusion, inputs).run()

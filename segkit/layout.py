@@ -1,0 +1,77 @@
+"""Tensor layouts as nvFuser describes them: stride order plus contiguity in allocation order.
+
+``compute_tensor_descriptor`` follows nvFuser's definition (python_utils.cpp):
+non-broadcast dims are sorted by decreasing stride (stable), stride-0 dims keep
+their logical position, and a dim is contiguous when its stride equals size
+times stride of the next inner non-broadcast dim (1 for the innermost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Allocation order (logical dims, outermost first) and contiguity per allocated dim."""
+
+    order: tuple[int, ...]
+    contiguity: tuple[bool | None, ...]
+
+    @property
+    def stride_order(self) -> tuple[int, ...]:
+        """nvFuser's stride_order: for each logical dim, 0 = innermost."""
+        n = len(self.order)
+        so = [0] * n
+        for pos, d in enumerate(self.order):
+            so[d] = n - 1 - pos
+        return tuple(so)
+
+    def contiguity_of(self, dim: int) -> bool | None:
+        return self.contiguity[self.order.index(dim)]
+
+    @staticmethod
+    def from_stride_order(stride_order: Sequence[int] | None, contiguity: Sequence[bool | None]) -> Layout:
+        n = len(contiguity)
+        if not stride_order:
+            return Layout(tuple(range(n)), tuple(contiguity))
+        order = sorted(range(n), key=lambda d: -stride_order[d])
+        return Layout(tuple(order), tuple(contiguity))
+
+    @staticmethod
+    def row_major(contiguity: Sequence[bool | None]) -> Layout:
+        return Layout(tuple(range(len(contiguity))), tuple(contiguity))
+
+
+def compute_tensor_descriptor(sizes: Sequence[int], strides: Sequence[int]) -> tuple[list[bool | None], list[int]]:
+    """(contiguity in allocation order, stride_order) of a strided tensor, as nvFuser computes them."""
+    if len(sizes) != len(strides):
+        raise ValueError(f"sizes {list(sizes)} and strides {list(strides)} differ in rank")
+    if any(s < 0 for s in strides):
+        raise ValueError(f"negative strides are not supported: {list(strides)}")
+    n = len(sizes)
+    dims = sorted((d for d in range(n) if strides[d] != 0), key=lambda d: -strides[d])
+    for d in range(n):  # stride-0 dims keep their logical position
+        if strides[d] == 0:
+            dims.insert(d, d)
+
+    def is_bcast(d: int) -> bool:
+        return strides[d] == 0 or sizes[d] == 1
+
+    contiguity: list[bool | None] = [None] * n
+    stride_order = [0] * n
+    for pos, d in enumerate(dims):
+        stride_order[d] = n - 1 - pos
+        if is_bcast(d):
+            continue
+        inner = next((e for e in dims[pos + 1 :] if not is_bcast(e)), None)
+        expected = 1 if inner is None else strides[inner] * sizes[inner]
+        contiguity[pos] = strides[d] == expected
+    return contiguity, stride_order
+
+
+def layout_of(sizes: Sequence[int], strides: Sequence[int]) -> Layout:
+    """The Layout of a strided tensor."""
+    contiguity, stride_order = compute_tensor_descriptor(sizes, strides)
+    return Layout.from_stride_order(stride_order, contiguity)

@@ -1,0 +1,143 @@
+"""Replay a recorded fusion into real nvFuser, run it, and read how nvFuser segmented it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from segkit import ops as catalogue
+from segkit.dtypes import DataType
+from segkit.errors import NvFuserUnavailableError
+from segkit.interp import as_fusion
+from segkit.ir import Value, map_values
+
+
+def nvfuser_available() -> bool:
+    """True when a CUDA device and nvfuser_direct are both present."""
+    if not torch.cuda.is_available():
+        return False
+    try:
+        import nvfuser_direct  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _nvf():
+    try:
+        import nvfuser_direct
+    except ImportError as e:
+        raise NvFuserUnavailableError(
+            f"nvfuser_direct is not importable ({e}); install the nvfuser wheel matching your torch "
+            "(see README: pip install 'segkit[gpu]')"
+        ) from None
+    return nvfuser_direct
+
+
+def to_nvfuser(fd: Any):
+    """A real ``nvfuser_direct.FusionDefinition`` with the same inputs, ops and outputs."""
+    nvf = _nvf()
+    fusion = as_fusion(fd)
+    out = nvf.FusionDefinition()
+    vmap: dict[int, Any] = {}
+
+    def lower(x: Any) -> Any:
+        if isinstance(x, Value):
+            if id(x) not in vmap:  # a constant: literal inline, named through define_scalar
+                vmap[id(x)] = x.value if x.literal else out.define_scalar(x.value, dtype=lower(x.dtype))
+            return vmap[id(x)]
+        if isinstance(x, DataType):
+            return getattr(nvf.DataType, x.name)
+        return map_values(x, lower) if isinstance(x, (list, tuple)) else x
+
+    with out:
+        for v in fusion.inputs:
+            if v.is_tensor:
+                vmap[id(v)] = out.define_tensor(
+                    shape=list(v.shape), contiguity=list(v.contiguity), dtype=lower(v.dtype),
+                    is_cpu=v.is_cpu, stride_order=list(v.stride_order or []),
+                )
+            else:
+                vmap[id(v)] = out.define_scalar(dtype=lower(v.dtype))
+        for op in fusion.ops:
+            opdef = catalogue.get(op.name)
+            args = [map_values(op.args[o], lower) for o in opdef.operands]
+            defaults = opdef.defaults()
+            kwargs = {k: map_values(op.args[k], lower) for k, _ in opdef.attrs
+                      if op.args[k] != defaults[k] or defaults[k] is catalogue.REQUIRED}
+            res = getattr(out.ops, op.name)(*args, **kwargs)
+            res = res if isinstance(res, (tuple, list)) else (res,)
+            for v, r in zip(op.outputs, res):
+                vmap[id(v)] = r
+        for v in fusion.outputs:
+            out.add_output(vmap[id(v)])
+    return out
+
+
+@dataclass
+class KernelInfo:
+    name: str
+    scheduler: str
+    time_ms: float
+    grid: str = ""
+    block: str = ""
+    registers: int = 0
+
+
+@dataclass
+class NvRun:
+    """Outputs of one nvFuser execution and how nvFuser segmented the fusion."""
+
+    outputs: list[torch.Tensor]
+    groups: list[str] = field(default_factory=list)
+    kernels: list[KernelInfo] = field(default_factory=list)
+
+    @property
+    def segments(self) -> int:
+        return len(self.groups)
+
+    @property
+    def kernel_count(self) -> int:
+        return len(self.kernels)
+
+
+_GROUP = re.compile(r"^\s+([a-z_]+)\{[\d, ]*\}\s*$")
+
+
+def parse_groups(scheduled_ir: str) -> list[str]:
+    """Scheduler name of each segment, from ``get_most_recent_scheduled_ir()``'s 'groups:' list."""
+    lines = scheduled_ir.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "groups:")
+    except StopIteration:
+        return []
+    groups = []
+    for line in lines[start + 1 :]:
+        m = _GROUP.match(line)
+        if not m:
+            break
+        groups.append(m.group(1))
+    return groups
+
+
+def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: Any = None, profile: bool = True) -> NvRun:
+    """Execute on nvFuser (compiling on first use) and report segments and kernels."""
+    nvf = _nvf()
+    nvfd = nvfd if nvfd is not None else to_nvfuser(fd)
+    outputs = nvfd.execute(list(inputs))
+    run = NvRun(outputs)
+    if not profile:
+        return run
+    with nvf.PythonProfiler() as prof:
+        run.outputs = nvfd.execute(list(inputs))
+    for k in prof.profile.kernel_profiles:
+        if k.name:
+            run.kernels.append(KernelInfo(k.name, k.scheduler, k.time_ms, k.grid_str, k.block_str, k.registers))
+    run.groups = parse_groups(nvfd.fec.get_most_recent_scheduled_ir())
+    if not run.groups:  # a single-kernel fusion has no segmented dump
+        run.groups = [k.scheduler for k in run.kernels] or ["expr_eval"]
+    return run

@@ -1,0 +1,827 @@
+"""The op catalogue: one entry per nvFuser op segkit can record.
+
+Each :class:`OpDef` has the signature nvfuser_direct uses (tensor operands
+positional, attributes by keyword, as nvFuser's own repro scripts write them),
+a shape/dtype rule (``infer``), a torch reference (``run``), and whether it is
+a meta (view-like) op for alias analysis. The dtype of pointwise ops is found
+by running the torch reference on meta tensors, so the rule and the
+interpreter can never disagree.
+
+nvfuser_direct 0.2.36 has no ``mean``, ``amax`` or ``amin`` op; the recording
+frontend offers ``mean`` as sum * (1/N), exactly as Thunder decomposes it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from segkit.dtypes import DataType, from_torch
+from segkit.ir import Value
+
+REQUIRED = object()
+
+
+class InferError(ValueError):
+    """An op's arguments do not fit its shape rule (the frontend adds the call site)."""
+
+
+@dataclass
+class Out:
+    """What ``infer`` says about one output."""
+
+    dtype: DataType
+    shape: tuple[int, ...] | None = None
+    broadcast: tuple[bool, ...] = ()
+    expanded: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    operands: tuple[str, ...]
+    attrs: tuple[tuple[str, Any], ...]
+    infer: Callable[[dict], list[Out]]
+    run: Callable[[dict, "RunContext"], Any]
+    meta: bool = False
+    doc: str = ""
+    literal_operands: bool = True  # python numbers given as operands become constant scalars
+
+    @property
+    def params(self) -> list[str]:
+        return list(self.operands) + [a for a, _ in self.attrs]
+
+    def defaults(self) -> dict[str, Any]:
+        return dict(self.attrs)
+
+    def bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Bind a call like Python would; raise TypeError naming the problem."""
+        params = self.params
+        if len(args) > len(params):
+            raise TypeError(f"takes at most {len(params)} arguments ({', '.join(params)}), got {len(args)}")
+        bound = dict(zip(params, args))
+        for k, v in kwargs.items():
+            if k not in params:
+                raise TypeError(f"got an unexpected keyword argument {k!r} (expected one of {', '.join(params)})")
+            if k in bound:
+                raise TypeError(f"got multiple values for argument {k!r}")
+            bound[k] = v
+        for name in self.operands:
+            if name not in bound:
+                raise TypeError(f"missing required argument {name!r}")
+        for name, default in self.attrs:
+            if name not in bound:
+                if default is REQUIRED:
+                    raise TypeError(f"missing required argument {name!r}")
+                bound[name] = default
+        return {p: bound[p] for p in params}
+
+
+@dataclass
+class RunContext:
+    """Run-time facts an op may need: the device constants go on, the Op being run,
+    and ``resolve`` (IR argument -> run-time value) for ops that read their producers."""
+
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    op: Any = None
+    resolve: Callable[[Any], Any] = lambda x: x
+
+
+CATALOGUE: dict[str, OpDef] = {}
+
+
+def _register(opdef: OpDef) -> OpDef:
+    CATALOGUE[opdef.name] = opdef
+    return opdef
+
+
+def get(name: str) -> OpDef | None:
+    return CATALOGUE.get(name)
+
+
+# --------------------------------------------------------------------------- helpers
+def static(x: Any) -> Any:
+    """Record-time value of an argument: ints stay, known scalars give their value, else None."""
+    if isinstance(x, Value):
+        return None if x.is_tensor else x.value
+    if isinstance(x, (list, tuple)):
+        return [static(i) for i in x]
+    if isinstance(x, DataType):
+        return x
+    return x
+
+
+def static_shape(xs: Sequence[Any], what: str) -> list[int]:
+    """A shape argument with unknown entries as -1."""
+    if not isinstance(xs, (list, tuple)):
+        raise InferError(f"{what} must be a list of sizes, got {xs!r}")
+    out = []
+    for x in xs:
+        v = static(x)
+        if v is None:
+            out.append(-1)
+        elif isinstance(v, bool) or not isinstance(v, int):
+            raise InferError(f"{what} must hold integers, got {x!r}")
+        else:
+            out.append(v)
+    return out
+
+
+def _tensor(a: Any, what: str) -> Value:
+    if not isinstance(a, Value) or not a.is_tensor:
+        raise InferError(f"{what} must be a tensor, got {a!r}")
+    return a
+
+
+def norm_dim(d: int, ndim: int, what: str = "dim") -> int:
+    if not isinstance(d, int) or isinstance(d, bool):
+        raise InferError(f"{what} must be an int, got {d!r}")
+    if not -ndim <= d < max(ndim, 1):
+        raise InferError(f"{what} {d} is out of range for a tensor of rank {ndim}")
+    return d % ndim if ndim else 0
+
+
+def norm_dims(dims: Any, ndim: int) -> list[int]:
+    if isinstance(dims, int):
+        dims = [dims]
+    if not isinstance(dims, (list, tuple)):
+        raise InferError(f"dims must be a list of ints, got {dims!r}")
+    out = [norm_dim(d, ndim) for d in dims]
+    if len(set(out)) != len(out):
+        raise InferError(f"dims {list(dims)} repeat a dim")
+    return out
+
+
+def _like(v: Value, shape=None, broadcast=None, expanded=None, dtype=None) -> Out:
+    return Out(
+        dtype or v.dtype,
+        tuple(v.shape if shape is None else shape),
+        tuple(v.broadcast if broadcast is None else broadcast),
+        tuple(v.expanded if expanded is None else expanded),
+    )
+
+
+def _sample(x: Any, scalar_only: bool) -> Any:
+    """A stand-in for dtype inference: 1-d meta tensors for tensors, numbers for scalars."""
+    if isinstance(x, Value):
+        if x.is_tensor:
+            return torch.empty((1,), dtype=x.dtype.torch, device="meta")
+        dt = x.dtype
+    else:
+        return x
+    if scalar_only:
+        return torch.ones((), dtype=dt.torch if dt is not DataType.Null else torch.float64)
+    if dt is DataType.Bool:
+        return True
+    if dt.torch.is_complex:
+        return 1 + 1j
+    return 1.5 if dt.is_float else 3
+
+
+# --------------------------------------------------------------------------- pointwise
+def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...]):
+    def infer(a: dict) -> list[Out]:
+        vals = [a[o] for o in operands]
+        tensors = [v for v in vals if isinstance(v, Value) and v.is_tensor]
+        scalar_only = not tensors
+        try:
+            sample = fn(*[_sample(v, scalar_only) for v in vals])
+        except Exception as e:  # torch's own dtype rules reject the combination
+            dts = ", ".join(v.dtype.name if isinstance(v, Value) else repr(v) for v in vals)
+            raise InferError(f"{name} does not accept operands of dtypes ({dts}): {e}") from None
+        dtype = from_torch(sample.dtype) if isinstance(sample, torch.Tensor) else DataType.Double
+        if scalar_only:
+            return [Out(dtype)]
+        ranks = {t.ndim for t in tensors}
+        if len(ranks) != 1:
+            desc = ", ".join(f"{t.name} rank {t.ndim}" for t in tensors)
+            raise InferError(f"{name} needs tensor operands of equal rank (nvFuser does not broadcast ranks): {desc}")
+        n = ranks.pop()
+        shape, bcast, exp = [], [], []
+        for d in range(n):
+            sizes = {t.shape[d] for t in tensors if not (t.broadcast[d] and not t.expanded[d])}
+            known = {s for s in sizes if s != -1}
+            if len(known) > 1:
+                desc = ", ".join(f"{t.name}{list(t.shape)}" for t in tensors)
+                raise InferError(f"{name}: sizes of dim {d} do not match: {desc}")
+            if known:
+                shape.append(known.pop())
+            elif sizes:
+                shape.append(-1)
+            else:
+                shape.append(1)
+            all_b = all(t.broadcast[d] for t in tensors)
+            bcast.append(all_b)
+            exp.append(all_b and any(t.expanded[d] for t in tensors))
+        return [Out(dtype, tuple(shape), tuple(bcast), tuple(exp))]
+
+    return infer
+
+
+def _is_int(x: Any) -> bool:
+    if isinstance(x, torch.Tensor):
+        return not (x.dtype.is_floating_point or x.dtype.is_complex)
+    return isinstance(x, int)
+
+
+def _as_t(x: Any, like: Any) -> Any:
+    """torch functions that refuse Python numbers get a 0-d tensor (no type promotion weight)."""
+    if isinstance(x, torch.Tensor):
+        return x
+    dev = like.device if isinstance(like, torch.Tensor) else "cpu"
+    return torch.tensor(x, device=dev)
+
+
+def _tensor_fn(fn: Callable) -> Callable:
+    def call(*xs):
+        like = next((x for x in xs if isinstance(x, torch.Tensor)), None)
+        return fn(*[_as_t(x, like) for x in xs])
+
+    return call
+
+
+def _div(a, b):
+    if _is_int(a) and _is_int(b):
+        return torch.div(_as_t(a, b), b, rounding_mode="trunc")
+    return a / b
+
+
+def _reciprocal(x):
+    return torch.reciprocal(x) if x.dtype.is_floating_point or x.dtype.is_complex else torch.reciprocal(x.float())
+
+
+def _where(c, x, y):
+    c = _as_t(c, x if isinstance(x, torch.Tensor) else y)
+    return torch.where(c, x, y)
+
+
+def _clamp(x, lo, hi):
+    return torch.minimum(torch.maximum(x, _as_t(lo, x)), _as_t(hi, x))
+
+
+def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = "") -> OpDef:
+    def run(a: dict, ctx: RunContext):
+        vals = [a[o] for o in operands]
+        if not any(isinstance(v, torch.Tensor) and v.ndim > 0 for v in vals):
+            # scalar arithmetic: compute on 0-d tensors, return Python numbers
+            vals = [v if isinstance(v, torch.Tensor) else torch.tensor(v) for v in vals]
+            return fn(*vals)
+        return fn(*vals)
+
+    return _register(OpDef(name, operands, (), _pointwise_infer(name, fn, operands), run, doc=doc))
+
+
+_UNARY = {
+    "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1,
+    "log": torch.log, "log2": torch.log2, "log10": torch.log10, "log1p": torch.log1p,
+    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": _reciprocal, "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
+    "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
+    "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
+    "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv, "lgamma": torch.lgamma,
+    "ceil": torch.ceil, "floor": torch.floor, "round": torch.round, "trunc": torch.trunc,
+    "frac": torch.frac, "sign": torch.sign, "signbit": torch.signbit, "relu": torch.relu,
+    "silu": F.silu, "isnan": torch.isnan, "isinf": torch.isinf, "isfinite": torch.isfinite,
+    "isneginf": torch.isneginf, "isposinf": torch.isposinf, "logical_not": torch.logical_not,
+    "bitwise_not": torch.bitwise_not,
+}
+_BINARY = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": _div, "truediv": _tensor_fn(torch.true_divide), "pow": _tensor_fn(torch.pow),
+    "fmod": _tensor_fn(torch.fmod), "mod": _tensor_fn(torch.fmod), "remainder": _tensor_fn(torch.remainder),
+    "maximum": _tensor_fn(torch.maximum), "minimum": _tensor_fn(torch.minimum),
+    "atan2": _tensor_fn(torch.atan2), "nextafter": _tensor_fn(torch.nextafter),
+    "eq": lambda a, b: _as_t(a, b) == b, "ne": lambda a, b: _as_t(a, b) != b,
+    "lt": lambda a, b: _as_t(a, b) < b, "le": lambda a, b: _as_t(a, b) <= b,
+    "gt": lambda a, b: _as_t(a, b) > b, "ge": lambda a, b: _as_t(a, b) >= b,
+    "logical_and": _tensor_fn(torch.logical_and), "logical_or": _tensor_fn(torch.logical_or),
+    "bitwise_and": _tensor_fn(torch.bitwise_and), "bitwise_or": _tensor_fn(torch.bitwise_or),
+    "bitwise_xor": _tensor_fn(torch.bitwise_xor),
+    "bitwise_left_shift": _tensor_fn(torch.bitwise_left_shift),
+    "bitwise_right_shift": _tensor_fn(torch.bitwise_right_shift),
+}
+for _name, _fn in _UNARY.items():
+    _pointwise(_name, _fn, ("x",))
+for _name, _fn in _BINARY.items():
+    _pointwise(_name, _fn, ("lhs", "rhs"))
+_pointwise("where", _where, ("condition", "x", "y"))
+_pointwise("lerp", _tensor_fn(torch.lerp), ("x", "y", "weight"))
+_pointwise("clamp", _clamp, ("input", "min", "max"))
+
+
+# --------------------------------------------------------------------------- cast
+def _cast_infer(a: dict) -> list[Out]:
+    x, dtype = a["arg"], a["dtype"]
+    if not isinstance(dtype, DataType):
+        raise InferError(f"dtype must be a DataType, got {dtype!r}")
+    if isinstance(x, Value) and x.is_tensor:
+        return [_like(x, dtype=dtype)]
+    return [Out(dtype)]
+
+
+def _cast_run(a: dict, ctx: RunContext):
+    x, dtype = a["arg"], a["dtype"]
+    if isinstance(x, torch.Tensor):
+        return x.to(dtype.torch)
+    return torch.tensor(x).to(dtype.torch)
+
+
+_register(OpDef("cast", ("arg",), (("dtype", REQUIRED),), _cast_infer, _cast_run))
+
+
+# --------------------------------------------------------------------------- reductions
+def _reduced(x: Value, dims: list[int], keepdim: bool, dtype: DataType) -> Out:
+    shape, bc, ex = [], [], []
+    for d in range(x.ndim):
+        if d in dims:
+            if keepdim:
+                shape.append(1), bc.append(True), ex.append(False)
+        else:
+            shape.append(x.shape[d]), bc.append(x.broadcast[d]), ex.append(x.expanded[d])
+    return Out(dtype, tuple(shape), tuple(bc), tuple(ex))
+
+
+def _sum_dtype(x: Value, dtype: DataType | None) -> DataType:
+    if dtype is not None and dtype is not DataType.Null:
+        return dtype
+    return x.dtype if x.dtype.is_float or x.dtype.torch.is_complex else DataType.Int
+
+
+def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
+    def infer(a: dict) -> list[Out]:
+        x = _tensor(a["arg"], f"{name}'s arg")
+        dims = norm_dims(a["dims"], x.ndim) if a["dims"] is not None else list(range(x.ndim))
+        dtype = _sum_dtype(x, a.get("dtype")) if with_dtype else x.dtype
+        return [_reduced(x, dims, bool(a["keepdim"]), dtype)]
+
+    def run(a: dict, ctx: RunContext):
+        x = a["arg"]
+        dims = sorted(d % x.ndim for d in ([a["dims"]] if isinstance(a["dims"], int) else a["dims"] or range(x.ndim)))
+        if with_dtype:
+            dt = a.get("dtype")
+            if dt is not None and dt is not DataType.Null:
+                x = x.to(dt.torch)
+            elif not (x.dtype.is_floating_point or x.dtype.is_complex):
+                x = x.to(torch.int64)
+        return reduce(x, dims, bool(a["keepdim"]))
+
+    attrs = (("dims", None), ("keepdim", False)) + ((("dtype", None),) if with_dtype else ())
+    return _register(OpDef(name, ("arg",), attrs, infer, run))
+
+
+def _prod(x, dims, keepdim):
+    for d in sorted(dims, reverse=True):
+        x = torch.prod(x, d, keepdim=keepdim)
+    return x
+
+
+def _amax(x, dims, keepdim):
+    return torch.amax(x, dims, keepdim=keepdim) if dims else x.clone()
+
+
+def _amin(x, dims, keepdim):
+    return torch.amin(x, dims, keepdim=keepdim) if dims else x.clone()
+
+
+_reduction("sum", lambda x, d, k: torch.sum(x, d, keepdim=k) if d else x.clone(), True)
+_reduction("prod", _prod, True)
+_reduction("max", _amax, False)
+_reduction("min", _amin, False)
+
+
+def _var_infer(n_out: int, keepdim_attr: bool):
+    def infer(a: dict) -> list[Out]:
+        x = _tensor(a["arg"], "arg")
+        if not x.dtype.is_float:
+            raise InferError(f"variance needs a floating-point tensor, got {x.dtype.name}")
+        dims = norm_dims(a["dims"], x.ndim)
+        out = _reduced(x, dims, bool(a.get("keepdim", False)) if keepdim_attr else False, x.dtype)
+        outs = [out] * min(n_out, 2)
+        if n_out == 3:
+            outs.append(Out(DataType.Int, out.shape, out.broadcast, out.expanded))
+        return outs
+
+    return infer
+
+
+def _var_run(a, ctx):
+    return torch.var(a["arg"], a["dims"], correction=a["correction"], keepdim=a["keepdim"])
+
+
+def _var_mean_run(a, ctx):
+    return tuple(torch.var_mean(a["arg"], a["dims"], correction=a["correction"], keepdim=a["keepdim"]))
+
+
+def _welford_run(a, ctx):
+    x, dims = a["arg"], a["dims"]
+    n = math.prod(x.shape[d] for d in dims)
+    var, avg = torch.var_mean(x, dims, correction=0)
+    return avg, var * n, torch.full_like(avg, n, dtype=torch.int64)
+
+
+_VAR_ATTRS = (("dims", REQUIRED), ("correction", 1), ("keepdim", False))
+_register(OpDef("var", ("arg",), _VAR_ATTRS, _var_infer(1, True), _var_run))
+_register(OpDef("var_mean", ("arg",), _VAR_ATTRS, _var_infer(2, True), _var_mean_run,
+                doc="returns (var, mean)"))
+_register(OpDef("welford", ("arg",), (("dims", REQUIRED),), _var_infer(3, False), _welford_run,
+                doc="returns (avg, var_sum, n)"))
+
+
+# --------------------------------------------------------------------------- meta ops
+def _runtime_ints(xs: Sequence[Any]) -> list[int]:
+    return [int(x) for x in xs]
+
+
+def _broadcast_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    flags = a["is_broadcast_dim"]
+    if not isinstance(flags, (list, tuple)) or sum(1 for f in flags if not f) != x.ndim:
+        raise InferError(f"is_broadcast_dim {flags!r} must have one False per dim of {x.describe()}")
+    shape, bc, ex, i = [], [], [], 0
+    for f in flags:
+        if f:
+            shape.append(1), bc.append(True), ex.append(False)
+        else:
+            shape.append(x.shape[i]), bc.append(x.broadcast[i]), ex.append(x.expanded[i])
+            i += 1
+    return [Out(x.dtype, tuple(shape), tuple(bc), tuple(ex))]
+
+
+def _broadcast_run(a, ctx):
+    x = a["arg"]
+    for d, f in enumerate(a["is_broadcast_dim"]):
+        if f:
+            x = x.unsqueeze(d)
+    return x
+
+
+def _expand_flags(x_shape, x_bc, x_ex, target: list[int], name: str) -> Out:
+    shape, bc, ex = [], [], []
+    for d, (s, b, e, t) in enumerate(zip(x_shape, x_bc, x_ex, target)):
+        if t == -1 or t == s:
+            shape.append(s), bc.append(b), ex.append(e)
+        elif s == 1 or (b and not e):
+            shape.append(t), bc.append(True), ex.append(t != 1)
+        elif s == -1:
+            shape.append(t), bc.append(b), ex.append(e)
+        else:
+            raise InferError(f"{name} cannot expand dim {d} of size {s} to {t} (only size-1 dims expand)")
+    return Out(DataType.Null, tuple(shape), tuple(bc), tuple(ex))
+
+
+def _expand_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    target = static_shape(a["shape"], "shape")
+    if len(target) != x.ndim:
+        raise InferError(f"expand to {target} needs rank {x.ndim} like {x.describe()}")
+    o = _expand_flags(x.shape, x.broadcast, x.expanded, target, "expand")
+    o.dtype = x.dtype
+    return [o]
+
+
+def _broadcast_in_dim_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    target = static_shape(a["shape"], "shape")
+    bdims = list(a["broadcast_dims"])
+    if len(bdims) != x.ndim or sorted(bdims) != bdims or any(not 0 <= d < len(target) for d in bdims):
+        raise InferError(f"broadcast_dims {bdims} must list, in increasing order, one output dim per dim of {x.describe()}")
+    shape, bc, ex = [1] * len(target), [True] * len(target), [False] * len(target)
+    for i, d in enumerate(bdims):
+        shape[d], bc[d], ex[d] = x.shape[i], x.broadcast[i], x.expanded[i]
+    o = _expand_flags(shape, bc, ex, target, "broadcast_in_dim")
+    o.dtype = x.dtype
+    return [o]
+
+
+def _broadcast_in_dim_run(a, ctx):
+    x, target, bdims = a["arg"], _runtime_ints(a["shape"]), a["broadcast_dims"]
+    view = [1] * len(target)
+    for i, d in enumerate(bdims):
+        view[d] = x.shape[i]
+    return x.reshape(view).expand(target)
+
+
+def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:
+    """Split a static reshape into groups of input dims and output dims with equal products.
+
+    Size-1 dims at a group boundary form groups of their own, so a group with
+    one input and one output dim is a dim carried through unchanged. Returns
+    None when a size is unknown (-1).
+    """
+    if any(s < 0 for s in src) or any(s < 0 for s in dst):
+        return None
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        if i < len(src) and src[i] == 1 and (j >= len(dst) or dst[j] != 1):
+            groups.append(([i], []))
+            i += 1
+            continue
+        if j < len(dst) and dst[j] == 1 and (i >= len(src) or src[i] != 1):
+            groups.append(([], [j]))
+            j += 1
+            continue
+        if i >= len(src) or j >= len(dst):
+            return None
+        gi, gj, pi, pj = [i], [j], src[i], dst[j]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi < pj and i < len(src):
+                gi.append(i)
+                pi *= src[i]
+                i += 1
+            elif pj < pi and j < len(dst):
+                gj.append(j)
+                pj *= dst[j]
+                j += 1
+            else:
+                return None
+        groups.append((gi, gj))
+    return groups
+
+
+def _reshape_target(x: Value, new_shape: list[int]) -> list[int]:
+    if sum(1 for s in new_shape if s == -1) > 1 and all(s != -1 for s in x.shape):
+        raise InferError(f"reshape to {new_shape}: more than one -1")
+    if -1 in new_shape and all(s != -1 for s in x.shape):
+        known = math.prod(s for s in new_shape if s != -1)
+        total = math.prod(x.shape)
+        if known == 0 or total % known:
+            raise InferError(f"cannot reshape {x.describe()} to {new_shape}")
+        new_shape = [total // known if s == -1 else s for s in new_shape]
+    if all(s != -1 for s in x.shape) and all(s != -1 for s in new_shape):
+        if math.prod(x.shape) != math.prod(new_shape):
+            raise InferError(f"cannot reshape {x.describe()} ({math.prod(x.shape)} elements) to {new_shape}")
+    return new_shape
+
+
+def _reshape_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    target = _reshape_target(x, static_shape(a["new_shape"], "new_shape"))
+    bc = [s == 1 for s in target]
+    ex = [False] * len(target)
+    groups = reshape_groups(x.shape, target)
+    for gi, gj in groups or []:
+        if len(gi) == 1 and len(gj) == 1 and x.expanded[gi[0]]:
+            bc[gj[0]], ex[gj[0]] = True, True
+    return [Out(x.dtype, tuple(target), tuple(bc), tuple(ex))]
+
+
+def _permute_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    dims = norm_dims(a["dims"], x.ndim)
+    if sorted(dims) != list(range(x.ndim)):
+        raise InferError(f"dims {a['dims']} is not a permutation of the {x.ndim} dims of {x.describe()}")
+    return [_like(x, [x.shape[d] for d in dims], [x.broadcast[d] for d in dims], [x.expanded[d] for d in dims])]
+
+
+def _squeeze_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    dims = norm_dims(a["dims"], x.ndim)
+    for d in dims:
+        if x.expanded[d] and not a["squeeze_expanded"]:
+            raise InferError(f"squeeze of dim {d} of {x.describe()}: it is expanded; pass squeeze_expanded=True")
+        if not x.broadcast[d] and x.shape[d] not in (1, -1):
+            raise InferError(f"squeeze of dim {d} of {x.describe()}: its size is {x.shape[d]}, not 1")
+    keep = [d for d in range(x.ndim) if d not in dims]
+    return [_like(x, [x.shape[d] for d in keep], [x.broadcast[d] for d in keep], [x.expanded[d] for d in keep])]
+
+
+def _squeeze_run(a, ctx):
+    x = a["arg"]
+    for d in sorted((d % x.ndim for d in a["dims"]), reverse=True):
+        x = x.select(d, 0)
+    return x
+
+
+def normalize_slice(start: int, end: int, size: int) -> tuple[int, int]:
+    """torch/nvFuser slice normalisation: negative from the end, clamped to [0, size]."""
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    return start, end
+
+
+def _slice_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    starts = static_shape(a["start_indices"], "start_indices")
+    ends = static_shape(a["end_indices"], "end_indices")
+    strides = static_shape(a["strides"], "strides") if a["strides"] is not None else [1] * x.ndim
+    if not len(starts) == len(ends) == len(strides) == x.ndim:
+        raise InferError(f"slice of {x.describe()} needs {x.ndim} start, end and stride entries, "
+                         f"got {len(starts)}, {len(ends)}, {len(strides)}")
+    shape, bc, ex = [], [], []
+    for d in range(x.ndim):
+        size, s, e, st = x.shape[d], starts[d], ends[d], strides[d]
+        if st is not None and st != -1 and st <= 0:
+            raise InferError(f"slice stride {st} on dim {d} must be positive")
+        if size != -1 and s != -1 and e != -1 and not a["manual_normalization"]:
+            s, e = normalize_slice(s, e, size)
+        if size != -1 and (s, e) == (0, size):
+            shape.append(size), bc.append(x.broadcast[d]), ex.append(x.expanded[d])
+            continue
+        if s == -1 or e == -1:
+            shape.append(-1)
+        else:
+            if a["manual_normalization"] and (s < 0 or e < s or (size != -1 and e > size)):
+                raise InferError(f"slice [{s}:{e}] on dim {d} of {x.describe()} is out of range "
+                                 "(manual_normalization=True takes indices as already normalised)")
+            shape.append(-(-(e - s) // max(st, 1)))
+        bc.append(False), ex.append(False)
+    return [Out(x.dtype, tuple(shape), tuple(bc), tuple(ex))]
+
+
+def _slice_run(a, ctx):
+    x = a["arg"]
+    starts, ends = _runtime_ints(a["start_indices"]), _runtime_ints(a["end_indices"])
+    strides = _runtime_ints(a["strides"]) if a["strides"] is not None else [1] * x.ndim
+    index = []
+    for d in range(x.ndim):
+        s, e = normalize_slice(starts[d], ends[d], x.shape[d])
+        index.append(slice(s, e, strides[d]))
+    return x[tuple(index)]
+
+
+def _identity_infer(a: dict) -> list[Out]:
+    x = a[next(iter(a))]
+    if isinstance(x, Value) and x.is_tensor:
+        return [_like(x)]
+    if isinstance(x, Value):
+        return [Out(x.dtype)]
+    raise InferError(f"expected a tensor or scalar, got {x!r}")
+
+
+def _identity_run(a, ctx):
+    return a[next(iter(a))]
+
+
+def _stride_order_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    order = norm_dims(a["stride_order"], x.ndim)
+    if sorted(order) != list(range(x.ndim)):
+        raise InferError(f"stride_order {a['stride_order']} is not a permutation of {x.ndim} dims")
+    return [_like(x)]
+
+
+_register(OpDef("broadcast", ("arg",), (("is_broadcast_dim", REQUIRED),), _broadcast_infer, _broadcast_run, meta=True))
+_register(OpDef("broadcast_in_dim", ("arg",), (("shape", REQUIRED), ("broadcast_dims", REQUIRED)),
+                _broadcast_in_dim_infer, _broadcast_in_dim_run, meta=True))
+_register(OpDef("expand", ("arg",), (("shape", REQUIRED),), _expand_infer,
+                lambda a, ctx: a["arg"].expand(_runtime_ints(a["shape"])), meta=True))
+_register(OpDef("reshape", ("arg",), (("new_shape", REQUIRED),), _reshape_infer,
+                lambda a, ctx: a["arg"].reshape(_runtime_ints(a["new_shape"])), meta=True))
+_register(OpDef("permute", ("arg",), (("dims", REQUIRED),), _permute_infer,
+                lambda a, ctx: a["arg"].permute(a["dims"]), meta=True))
+_register(OpDef("squeeze", ("arg",), (("dims", REQUIRED), ("squeeze_expanded", False)),
+                _squeeze_infer, _squeeze_run, meta=True))
+_register(OpDef("slice", ("arg",), (("start_indices", REQUIRED), ("end_indices", REQUIRED), ("strides", None),
+                                    ("manual_normalization", False)), _slice_infer, _slice_run, meta=True))
+_register(OpDef("set", ("x",), (), _identity_infer, _identity_run, meta=True))
+_register(OpDef("segment_set", ("x",), (), _identity_infer, _identity_run, meta=True,
+                doc="identity that forces a segment boundary"))
+_register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride_order_infer, _identity_run,
+                doc="copy with a new memory layout (values unchanged)"))
+
+
+# --------------------------------------------------------------------------- pad, cat, select
+def _pad_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    widths = static_shape(a["pad_widths"], "pad_widths")
+    if len(widths) % 2 or len(widths) > 2 * x.ndim:
+        raise InferError(f"pad_widths {widths} must be pairs (last dim first) for at most {x.ndim} dims")
+    shape = list(x.shape)
+    for k in range(len(widths) // 2):
+        d = x.ndim - 1 - k
+        lo, hi = widths[2 * k], widths[2 * k + 1]
+        shape[d] = -1 if -1 in (shape[d], lo, hi) else shape[d] + lo + hi
+    return [Out(x.dtype, tuple(shape), (False,) * x.ndim, (False,) * x.ndim)]
+
+
+def _pad_run(a, ctx):
+    v = a["value"]
+    return F.pad(a["arg"], _runtime_ints(a["pad_widths"]), value=0 if v is None else float(v))
+
+
+def _cat_infer(a: dict) -> list[Out]:
+    ts = a["tensors"]
+    if not isinstance(ts, (list, tuple)) or not ts:
+        raise InferError("cat needs a non-empty list of tensors")
+    ts = [_tensor(t, "each cat input") for t in ts]
+    n = ts[0].ndim
+    dim = norm_dim(a["dim"], n)
+    if any(t.ndim != n for t in ts):
+        raise InferError(f"cat inputs differ in rank: {[t.describe() for t in ts]}")
+    shape = list(ts[0].shape)
+    if a["manual_padding"]:
+        if any(t.definition is None or t.definition.name != "pad" for t in ts):
+            raise InferError("cat(manual_padding=True) inputs must each come from pad")
+        if any(list(t.shape) != shape for t in ts):
+            raise InferError(f"cat(manual_padding=True) needs inputs already padded to one shape: {[t.describe() for t in ts]}")
+    else:
+        sizes = [t.shape[dim] for t in ts]
+        shape[dim] = -1 if -1 in sizes else sum(sizes)
+    dtypes = {t.dtype for t in ts}
+    if len(dtypes) != 1:
+        raise InferError(f"cat inputs differ in dtype: {[t.describe() for t in ts]}")
+    return [Out(ts[0].dtype, tuple(shape), (False,) * n, (False,) * n)]
+
+
+def _cat_run(a, ctx):
+    ts, dim = a["tensors"], a["dim"] % a["tensors"][0].ndim
+    if not a["manual_padding"]:
+        return torch.cat(ts, dim)
+    # Each input is already the output's shape: its own region is what its pad
+    # did not add along ``dim``; the cat is those regions side by side.
+    pieces = []
+    for value, t in zip(ctx.op.args["tensors"], ts):
+        widths = _runtime_ints(ctx.resolve(value.definition.args["pad_widths"]))
+        k = t.ndim - 1 - dim
+        lo, hi = (widths[2 * k], widths[2 * k + 1]) if 2 * k + 1 < len(widths) else (0, 0)
+        pieces.append((lo, t.narrow(dim, lo, t.shape[dim] - lo - hi)))
+    return torch.cat([p for _, p in sorted(pieces, key=lambda x: x[0])], dim)
+
+
+def _select_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    d = norm_dim(a["dim"], x.ndim)
+    keep = [i for i in range(x.ndim) if i != d]
+    return [_like(x, [x.shape[i] for i in keep], [x.broadcast[i] for i in keep], [x.expanded[i] for i in keep])]
+
+
+_register(OpDef("pad", ("arg",), (("pad_widths", REQUIRED), ("value", None)), _pad_infer, _pad_run))
+_register(OpDef("cat", ("tensors",), (("dim", REQUIRED), ("manual_padding", False)), _cat_infer, _cat_run))
+_register(OpDef("select", ("arg",), (("index", REQUIRED), ("dim", REQUIRED)), _select_infer,
+                lambda a, ctx: a["arg"].select(a["dim"], int(a["index"]))))
+
+
+# --------------------------------------------------------------------------- creation, sizes
+def _full_infer(a: dict) -> list[Out]:
+    shape = static_shape(a["shape"], "shape")
+    if not isinstance(a["dtype"], DataType):
+        raise InferError(f"dtype must be a DataType, got {a['dtype']!r}")
+    return [Out(a["dtype"], tuple(shape), (False,) * len(shape), (False,) * len(shape))]
+
+
+def _full_run(a, ctx):
+    v = a["fill_value"]
+    return torch.full(_runtime_ints(a["shape"]), v.item() if isinstance(v, torch.Tensor) else v,
+                      dtype=a["dtype"].torch, device=ctx.device)
+
+
+def _iota_infer(a: dict) -> list[Out]:
+    n = static(a["length"])
+    return [Out(a["dtype"], (-1 if n is None else n,), (False,), (False,))]
+
+
+def _iota_run(a, ctx):
+    start = 0 if a["start"] is None else a["start"]
+    step = 1 if a["step"] is None else a["step"]
+    n = int(a["length"])
+    return (torch.arange(n, device=ctx.device, dtype=torch.float64) * step + start).to(a["dtype"].torch)
+
+
+def _size_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    norm_dim(a["dim"], x.ndim)
+    return [Out(DataType.Int)]
+
+
+def _shape_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    return [Out(DataType.Int) for _ in range(x.ndim)]
+
+
+_register(OpDef("full", (), (("shape", REQUIRED), ("fill_value", REQUIRED), ("dtype", REQUIRED)),
+                _full_infer, _full_run, literal_operands=False))
+_register(OpDef("iota", ("length",), (("start", None), ("step", None), ("dtype", DataType.Int)),
+                _iota_infer, _iota_run))
+_register(OpDef("size", ("arg",), (("dim", REQUIRED),), _size_infer,
+                lambda a, ctx: a["arg"].shape[a["dim"]]))
+_register(OpDef("shape", ("arg",), (), _shape_infer, lambda a, ctx: tuple(a["arg"].shape)))
+
+
+def fold_size(op_name: str, args: dict) -> Any:
+    """Record-time value of ``size``/``shape`` when the dims are static (else None)."""
+    x = args["arg"]
+    if op_name == "size":
+        s = x.shape[args["dim"]]
+        return None if s == -1 else s
+    return None
+
+
+#: Hints for op names people reach for that nvFuser spells differently or lacks.
+HINTS = {
+    "amax": "nvFuser has no amax: use fd.ops.max(x, dims=...)",
+    "amin": "nvFuser has no amin: use fd.ops.min(x, dims=...)",
+    "view": "use fd.ops.reshape(x, new_shape=...)",
+    "transpose": "use fd.ops.permute(x, dims=...)",
+    "unsqueeze": "use fd.ops.broadcast(x, is_broadcast_dim=...)",
+}

@@ -1,0 +1,368 @@
+"""Repro scripts: load them without a GPU, print fusions back as runnable scripts.
+
+A repro script (nvFuser's ``fd.last_repro_script()``, Thunder's
+``nv_save_fake_inputs``, or a hand-written one in the legacy ``nvfuser``
+spelling) is a fusion function, a ``with FusionDefinition() as fd:`` block and
+an ``inputs = [...]`` list. ``load_repro`` runs the fusion function against the
+recording frontend and reads the inputs list from the syntax tree, so nothing
+touches CUDA; ``Repro.make_inputs`` rebuilds those tensors on any device.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from segkit import ops as catalogue
+from segkit.dtypes import DataType
+from segkit.errors import FusionDefinitionError, ReproError, UnsupportedOpError
+from segkit.frontend import FusionDefinition
+from segkit.interp import as_fusion
+from segkit.ir import Fusion, Op, Value
+
+
+# --------------------------------------------------------------------------- printing
+def _arg(x: Any) -> str:
+    if isinstance(x, Value):
+        return repr(x.value) if x.literal else x.name
+    if isinstance(x, DataType):
+        return f"DataType.{x.name}"
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_arg(i) for i in x) + "]"
+    return repr(x)
+
+
+def _call(op: Op) -> str:
+    opdef = catalogue.get(op.name)
+    parts = [_arg(op.args[o]) for o in opdef.operands]
+    defaults = opdef.defaults()
+    for name, _ in opdef.attrs:
+        if op.args[name] != defaults[name] or defaults[name] is catalogue.REQUIRED:
+            parts.append(f"{name}={_arg(op.args[name])}")
+    return f"fd.ops.{op.name}({', '.join(parts)})"
+
+
+def _define(v: Value) -> str:
+    if v.is_tensor:
+        parts = [f"shape={list(v.shape)}", f"contiguity={list(v.contiguity)}", f"dtype=DataType.{v.dtype.name}",
+                 f"is_cpu={v.is_cpu}"]
+        if v.stride_order:
+            parts.append(f"stride_order={list(v.stride_order)}")
+        return f"{v.name} = fd.define_tensor({', '.join(parts)})"
+    if v.value is None:
+        return f"{v.name} = fd.define_scalar(dtype=DataType.{v.dtype.name})"
+    return f"{v.name} = fd.define_scalar({v.value!r}, dtype=DataType.{v.dtype.name})"
+
+
+def fusion_lines(fusion: Fusion) -> list[str]:
+    """The body of a fusion function: definitions, ops, outputs (one statement each)."""
+    lines = [_define(v) for v in fusion.inputs]
+    printed = {id(v) for v in fusion.inputs}
+    for op in fusion.ops:
+        for v in op.inputs:  # named constants just before their first use
+            if id(v) not in printed and v.definition is None and not v.literal:
+                lines.append(_define(v))
+                printed.add(id(v))
+        outs = ", ".join(o.name for o in op.outputs)
+        lines.append(f"{outs} = {_call(op)}")
+        printed.update(id(o) for o in op.outputs)
+    lines += [f"fd.add_output({v.name})" for v in fusion.outputs]
+    return lines
+
+
+def format_fusion(fusion: Fusion) -> str:
+    """A readable listing: each op with its output shapes and dtypes."""
+    out = ["inputs:"] + [f"  {v.describe()}" for v in fusion.inputs]
+    out.append("ops:")
+    for op in fusion.ops:
+        outs = ", ".join(o.describe() for o in op.outputs)
+        out.append(f"  {outs} = {_call(op).removeprefix('fd.ops.')}")
+    out.append("outputs: " + ", ".join(v.name for v in fusion.outputs))
+    return "\n".join(out)
+
+
+def _input_expr(x: Any, device: str) -> str:
+    if not isinstance(x, torch.Tensor):
+        return repr(x)
+    dt = str(x.dtype)
+    if x.ndim == 0:
+        return f"torch.tensor({x.item()!r}, dtype={dt}, device='{device}')"
+    storage = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride()) if s > 0)
+    if x.dtype.is_floating_point:
+        base = f"torch.randn({storage}, dtype={dt}, device='{device}')"
+    else:
+        base = f"torch.testing.make_tensor(({storage},), dtype={dt}, device='{device}')"
+    return f"{base}.as_strided({tuple(x.shape)}, {tuple(x.stride())})"
+
+
+def _spec_inputs(fusion: Fusion) -> list[Any]:
+    """Example inputs from the specs (static shapes only), on the meta device."""
+    out = []
+    for v in fusion.inputs:
+        if not v.is_tensor:
+            out.append(v.value if v.value is not None else (1.0 if v.dtype.is_float else 1))
+            continue
+        if -1 in v.shape:
+            raise ReproError(f"emit_repro needs inputs= to write input {v.describe()}: its shape is dynamic")
+        so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
+        strides, acc = [0] * v.ndim, 1
+        for d in sorted(range(v.ndim), key=lambda d: so[d]):  # innermost first
+            strides[d] = 0 if v.expanded[d] else acc
+            acc *= 1 if v.expanded[d] else v.shape[d]
+        out.append(torch.empty_strided(v.shape, strides, dtype=v.dtype.torch, device="meta"))
+    return out
+
+
+def emit_repro(fd: Any, inputs: Sequence[Any] | None = None, style: str = "direct", device: str = "cuda:0") -> str:
+    """A runnable repro script for a recorded fusion (``style``: "direct" or "legacy" imports)."""
+    if style not in ("direct", "legacy"):
+        raise ValueError(f"style must be 'direct' or 'legacy', got {style!r}")
+    fusion = as_fusion(fd)
+    module = "nvfuser_direct" if style == "direct" else "nvfuser"
+    xs = list(inputs) if inputs is not None else _spec_inputs(fusion)
+    body = "\n".join("    " + line for line in fusion_lines(fusion))
+    ins = "\n".join(f"    {_input_expr(x, device)}," for x in xs)
+    return (
+        "import torch\n"
+        f"from {module} import FusionDefinition, DataType\n\n"
+        "def nvfuser_fusion_id0(fd : FusionDefinition) -> None :\n"
+        f"{body}\n\n"
+        "with FusionDefinition() as fd:\n"
+        "    nvfuser_fusion_id0(fd)\n\n"
+        f"inputs = [\n{ins}\n]\n"
+        "fd.execute(inputs)\n"
+    )
+
+
+# --------------------------------------------------------------------------- loading
+@dataclass
+class InputRecipe:
+    """One entry of a script's ``inputs`` list, rebuilt on demand."""
+
+    kind: str  # "randn_strided" | "make_tensor" | "scalar" | "factory"
+    shape: tuple[int, ...] = ()
+    strides: tuple[int, ...] | None = None
+    dtype: torch.dtype = torch.float32
+    storage: int = 0
+    value: Any = None
+    factory: str = ""
+
+    def make(self, device: str, gen: torch.Generator) -> Any:
+        if self.kind == "scalar":
+            return self.value
+        if self.kind == "factory":
+            if self.factory in ("zeros", "ones"):
+                return getattr(torch, self.factory)(self.shape, dtype=self.dtype, device=device)
+            if self.factory == "full":
+                return torch.full(self.shape, self.value, dtype=self.dtype, device=device)
+        n = self.storage if self.kind == "randn_strided" else math.prod(self.shape)
+        if self.dtype.is_floating_point:
+            base = torch.randn(n, generator=gen, dtype=torch.float32).to(self.dtype)
+        elif self.dtype == torch.bool:
+            base = torch.randint(0, 2, (n,), generator=gen).bool()
+        else:
+            base = torch.randint(-8, 9, (n,), generator=gen).to(self.dtype)
+        base = base.to(device)
+        if self.kind == "randn_strided":
+            return base.as_strided(self.shape, self.strides)
+        return base.reshape(self.shape)
+
+
+@dataclass
+class Repro:
+    """A loaded repro script: the recorded fusion and how to rebuild its inputs."""
+
+    fd: FusionDefinition
+    recipes: list[InputRecipe] = field(default_factory=list)
+    source: str = ""
+    path: str = "<string>"
+
+    @property
+    def fusion(self) -> FusionDefinition:
+        return self.fd
+
+    def make_inputs(self, device: str = "cpu", seed: int = 0) -> list[Any]:
+        """The script's inputs (same shapes, strides, dtypes) on ``device``; random values."""
+        gen = torch.Generator().manual_seed(seed)
+        return [r.make(device, gen) for r in self.recipes]
+
+
+def _module_stub(name: str):
+    import types
+
+    mod = types.ModuleType(name)
+    mod.FusionDefinition = FusionDefinition
+    mod.DataType = DataType
+    return mod
+
+
+class _Stubbed:
+    """Make ``nvfuser``/``nvfuser_direct`` imports inside the script resolve to segkit's frontend."""
+
+    _NAMES = ("nvfuser", "nvfuser_direct")
+
+    def __enter__(self):
+        import sys
+
+        self.saved = {n: sys.modules.get(n) for n in self._NAMES}
+        for n in self._NAMES:
+            sys.modules[n] = _module_stub(n)
+
+    def __exit__(self, *exc):
+        import sys
+
+        for n, m in self.saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+
+def _fusion_function(tree: ast.Module) -> ast.FunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.args.args:
+            first = node.args.args[0]
+            ann = ast.unparse(first.annotation) if first.annotation is not None else ""
+            if first.arg == "fd" or ann.endswith("FusionDefinition"):
+                return node
+    return None
+
+
+_DTYPE_NAMES = {name: getattr(torch, name) for name in dir(torch) if isinstance(getattr(torch, name, None), torch.dtype)}
+
+
+class _InputParser:
+    """Reads ``inputs = [...]`` entries from the syntax tree, never running them."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, node: ast.AST, why: str) -> ReproError:
+        return ReproError(f"{self.path}:{node.lineno}: {why}: {ast.unparse(node)[:120]}")
+
+    def literal(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
+            if node.attr in _DTYPE_NAMES:
+                return _DTYPE_NAMES[node.attr]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.literal(e) for e in node.elts]
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            raise self.fail(node, "only literals are understood here") from None
+
+    def kwargs(self, call: ast.Call) -> dict[str, Any]:
+        return {k.arg: self.literal(k.value) for k in call.keywords if k.arg is not None}
+
+    def parse(self, node: ast.AST) -> InputRecipe:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+            return InputRecipe("scalar", value=node.value)
+        if not isinstance(node, ast.Call):
+            raise self.fail(node, "an input must be a tensor expression or a number")
+        fn = ast.unparse(node.func)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "as_strided":
+            base = node.func.value
+            bases = ("torch.randn", "torch.empty", "torch.rand", "torch.testing.make_tensor")
+            if not (isinstance(base, ast.Call) and ast.unparse(base.func) in bases):
+                raise self.fail(node, "as_strided must be applied to torch.randn(N, ...) or make_tensor((N,), ...)")
+            kw = self.kwargs(base)
+            size = self.literal(base.args[0]) if base.args else None
+            storage = size[0] if isinstance(size, list) else size
+            if not isinstance(storage, int):
+                raise self.fail(node, "the base tensor's size must be a number")
+            shape, strides = (self.literal(a) for a in node.args[:2])
+            return InputRecipe("randn_strided", tuple(shape), tuple(strides), kw.get("dtype", torch.float32), int(storage))
+        if fn in ("torch.testing.make_tensor", "torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.full"):
+            kw = self.kwargs(node)
+            args = [self.literal(a) for a in node.args]
+            if fn == "torch.full":
+                shape, value = (args + [kw.get("size"), kw.get("fill_value")])[:2]
+                return InputRecipe("factory", tuple(shape), dtype=kw.get("dtype", torch.float32), value=value, factory="full")
+            shape = args[0] if args and isinstance(args[0], list) else args if args else kw.get("size")
+            if shape is None:
+                raise self.fail(node, "no shape given")
+            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            if fn in ("torch.zeros", "torch.ones"):
+                return InputRecipe("factory", shape, dtype=kw.get("dtype", torch.float32), factory=fn.split(".")[-1])
+            return InputRecipe("make_tensor", shape, dtype=kw.get("dtype", torch.float32))
+        if fn == "torch.tensor":
+            kw = self.kwargs(node)
+            return InputRecipe("factory", (), dtype=kw.get("dtype", torch.float32), value=self.literal(node.args[0]), factory="full")
+        raise self.fail(node, f"unsupported input expression {fn}(...)")
+
+
+def _inputs_node(tree: ast.Module) -> ast.List | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "inputs" for t in node.targets):
+            if isinstance(node.value, (ast.List, ast.Tuple)):
+                return node.value
+    return None
+
+
+def load_repro(path_or_source: str | Path) -> Repro:
+    """Record a repro script's fusion (no GPU, no CUDA calls) and read its inputs."""
+    text = str(path_or_source)
+    if isinstance(path_or_source, Path) or ("\n" not in text and text.endswith(".py")):
+        path = str(path_or_source)
+        try:
+            source = Path(path).read_text()
+        except OSError as e:
+            raise ReproError(f"{path}: cannot read: {e.strerror}") from None
+    else:
+        path, source = "<repro>", text
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        raise ReproError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    func = _fusion_function(tree)
+    if func is None:
+        raise ReproError(f"{path}: no fusion function (a def whose first parameter is 'fd : FusionDefinition')")
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    module = ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))] + [func], type_ignores=[])
+    namespace: dict[str, Any] = {"__name__": "segkit_repro"}
+    fd = FusionDefinition()
+    with _Stubbed():
+        try:
+            exec(compile(module, path, "exec"), namespace)
+        except ImportError as e:
+            raise ReproError(f"{path}: import failed: {e}") from None
+        try:
+            namespace[func.name](fd)
+        except (UnsupportedOpError, FusionDefinitionError):
+            raise
+        except Exception as e:
+            import traceback
+
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
+            line = frames[-1].lineno if frames else func.lineno
+            raise ReproError(f"{path}:{line}: {type(e).__name__}: {e}") from None
+    node = _inputs_node(tree)
+    parser = _InputParser(path)
+    recipes = [parser.parse(e) for e in node.elts] if node is not None else []
+    repro = Repro(fd, recipes, source, path)
+    if node is not None:
+        _check_recipes(repro, node.lineno)
+    return repro
+
+
+def _check_recipes(repro: Repro, lineno: int) -> None:
+    from segkit.interp import check_inputs
+    from segkit.errors import InputMismatchError
+
+    try:
+        meta = [
+            torch.empty_strided(r.shape, r.strides, dtype=r.dtype, device="meta") if r.kind == "randn_strided"
+            else torch.empty(r.shape, dtype=r.dtype, device="meta") if r.kind != "scalar" else r.value
+            for r in repro.recipes
+        ]
+        check_inputs(as_fusion(repro.fd), meta)
+    except InputMismatchError as e:
+        raise ReproError(f"{repro.path}:{lineno}: inputs do not match the definition: {e}") from None
+

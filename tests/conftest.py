@@ -1,0 +1,30 @@
+"""Shared fixtures: paths to recorded data, and skipping GPU tests where they cannot run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+THUNDER_FIXTURES = sorted((DATA / "thunder").glob("*.py"))
+SHARED_EXAMPLE = ROOT.parent / "shared" / "examples" / "nanogpt_layernorm_legacy_nvfuser.py"
+
+
+def pytest_collection_modifyitems(config, items):
+    from segkit.nvf import nvfuser_available
+
+    if nvfuser_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device and nvfuser_direct (run on the GPU host: pytest -m gpu)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def shared_example() -> Path:
+    if not SHARED_EXAMPLE.exists():
+        pytest.skip(f"the shared example is not beside this checkout ({SHARED_EXAMPLE.name})")
+    return SHARED_EXAMPLE

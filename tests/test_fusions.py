@@ -1,0 +1,119 @@
+"""fusions/: each builder on the reference interpreter matches its float64 reference, and each
+reference matches torch autograd / torch.nn.functional (an independent check of the math)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fusions
+import segkit
+from fusions import torch_models as tm
+from fusions.configs import AmaxConfig, NormConfig, RopeConfig
+from segkit.cli import main as cli_main
+from segkit.compare import diff
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+TINY = [(name, cfg) for name in fusions.names() for cfg in fusions.get(name).configs if cfg.endswith("_tiny")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name, cfg", TINY)
+def test_builder_on_interpreter_matches_reference(name, cfg, dtype):
+    spec = fusions.get(name)
+    inputs = spec.make_inputs(cfg, dtype=dtype)
+    outs = segkit.run_reference(spec.build(cfg, dtype), list(inputs.values()))
+    refs = spec.reference(inputs, spec.config(cfg, dtype))
+    assert len(outs) == len(refs) == len(spec.outputs)
+    for i, (ref, out) in enumerate(zip(refs, outs)):
+        d = diff(i, ref, out)
+        assert d.ok, f"{spec.outputs[i]}: {d}"
+
+
+def _f64(inputs):
+    return {k: v.detach().double().requires_grad_(True) for k, v in inputs.items()}
+
+
+def _independent(name: str, inp: dict, cfg) -> tuple:
+    """The same math through torch's own ops and autograd, in float64."""
+    x = inp.get("x")
+    if name == "layernorm_fwd":
+        mean, var = x.mean(-1), x.var(-1, unbiased=False)
+        return F.layer_norm(x, (cfg.hidden,), inp["weight"], inp.get("bias"), cfg.eps), mean, (var + cfg.eps).rsqrt()
+    if name == "rmsnorm_fwd":
+        return F.rms_norm(x, (cfg.hidden,), inp["weight"], cfg.eps), (x.pow(2).mean(-1) + cfg.eps).rsqrt()
+    if name in ("layernorm_bwd", "rmsnorm_bwd"):
+        w = inp["weight"]
+        b = torch.zeros_like(w, requires_grad=True)
+        y = (F.layer_norm(x, (cfg.hidden,), w, b, cfg.eps) if name == "layernorm_bwd"
+             else F.rms_norm(x, (cfg.hidden,), w, cfg.eps))
+        grads = torch.autograd.grad(y, [x, w, b] if name == "layernorm_bwd" else [x, w], inp["dy"], allow_unused=True)
+        return tuple(grads)
+    if name == "qkv_split_rope_fwd":
+        return tm.qkv_split_rope(inp["qkv"], inp["cos"], inp["sin"], cfg.n_head, cfg.n_query_groups,
+                                 cfg.head_size, cfg.rope_n_elem)
+    if name == "qkv_split_rope_bwd":
+        qkv = torch.zeros(cfg.batch, cfg.T, cfg.qkv_width, dtype=torch.float64, requires_grad=True)
+        outs = tm.qkv_split_rope(qkv, inp["cos"], inp["sin"], cfg.n_head, cfg.n_query_groups, cfg.head_size,
+                                 cfg.rope_n_elem)
+        return torch.autograd.grad(outs, [qkv], [inp["dq"], inp["dk"], inp["dv"]])
+    if name == "fp8_amax":
+        return tm.fp8_amax(x)
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name, cfg", TINY)
+def test_reference_matches_torch_autograd(name, cfg):
+    spec = fusions.get(name)
+    inputs = spec.make_inputs(cfg, dtype=torch.float32)
+    c = spec.config(cfg)
+    x = inputs.get("x", torch.zeros(1)).double()
+    # the builders take fp32 statistics; give the reference exact ones, as autograd uses
+    if "mean" in inputs:
+        inputs["mean"] = x.mean(-1)
+    if "rstd" in inputs:
+        var = x.var(-1, unbiased=False) if "mean" in inputs else x.pow(2).mean(-1)
+        inputs["rstd"] = (var + c.eps).rsqrt()
+    refs = spec.reference(inputs, c)
+    expected = _independent(name, _f64(inputs), c)
+    assert len(refs) == len(expected)
+    for i, (r, e) in enumerate(zip(refs, expected)):
+        torch.testing.assert_close(r, e.detach().to(r.dtype), rtol=1e-9, atol=1e-9, msg=f"{spec.outputs[i]}")
+
+
+def test_every_workload_has_real_and_tiny_configs():
+    for name in fusions.names():
+        configs = fusions.get(name).configs
+        real = [c for c in configs if not c.endswith("_tiny")]
+        assert real and all(f"{c}_tiny" in configs for c in real)
+    norm = fusions.get("rmsnorm_bwd").configs
+    assert norm["mixorder_576000x384"].shape == (576000, 384) and norm["nanogpt"].shape == (16, 128, 1600)
+    assert {f"sweep_{r}x{h}" for r in (4096, 16384, 65536) for h in (256, 1024, 4096, 8192, 16384)} <= set(norm)
+    rope = fusions.get("qkv_split_rope_fwd").configs["Llama-3-70B_bs2"]
+    assert (rope.n_head, rope.n_query_groups, rope.head_size, rope.T) == (64, 8, 128, 8192)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: RopeConfig("bad", 1, 4096, 32, 7, 128, 128, 16), "n_query_groups 7 must divide n_head 32"),
+    (lambda: RopeConfig("bad", 1, 4096, 32, 8, 128, 160, 16), "rope_n_elem 160"),
+    (lambda: RopeConfig("bad", 1, 4000, 32, 8, 128, 128, 16), r"n_head 32 x head_size 128 != n_embd 4000"),
+    (lambda: RopeConfig("bad", 1, 4096, 32, 8, 128, 127, 16), "must be even"),
+    (lambda: NormConfig("bad", (4, 5, 6, 7)), "2-D or 3-D"),
+    (lambda: NormConfig("bad", (4, 0)), "positive"),
+    (lambda: AmaxConfig("bad", 0, 4), "positive"),
+])
+def test_bad_configs_raise_value_error(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+@pytest.mark.parametrize("name", fusions.names())
+def test_segkit_repro_runs_an_emitted_spec(name, tmp_path, capsys):
+    spec = fusions.get(name)
+    cfg = next(c for c in spec.configs if c.endswith("_tiny"))
+    path = tmp_path / f"{name}.py"
+    path.write_text(segkit.emit_repro(spec.build(cfg), list(spec.make_inputs(cfg).values())))
+    assert cli_main(["repro", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "reference interpreter (cpu)" in out and "outputs:" in out

@@ -1,0 +1,24 @@
+"""The README's set-up commands stay true: CI runs exactly the README's test command."""
+
+from __future__ import annotations
+
+from tests.conftest import ROOT
+
+
+def _readme_commands() -> list[str]:
+    return [line.strip() for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("    python3 -m venv")]
+
+
+def test_ci_runs_the_readme_test_command():
+    demo, tests = _readme_commands()
+    assert demo.endswith("segkit demo") and "pytest" in tests
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert tests in ci
+
+
+def test_demo_runs_on_cpu(capsys):
+    from segkit.cli import main
+
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "reference interpreter" in out and "MISMATCH" not in out and out.count(" ok") >= 7
