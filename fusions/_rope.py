@@ -32,10 +32,10 @@ def rotate(fd, a, b, ndim: int):
     return fd.ops.cat([a, b], dim=ndim - 1)
 
 
-def cos_sin(T: int, n_elem: int, dtype: torch.dtype, base: int = 10000) -> tuple[torch.Tensor, torch.Tensor]:
+def cos_sin(T: int, n_elem: int, dtype: torch.dtype, device="cpu", base: int = 10000) -> tuple[torch.Tensor, torch.Tensor]:
     """RoPE tables as litgpt builds them: angle t * base^(-2i/n) for each half, repeated."""
-    inv = base ** (-torch.arange(0, n_elem, 2, dtype=torch.float64) / n_elem)
-    ang = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
+    inv = base ** (-torch.arange(0, n_elem, 2, dtype=torch.float64, device=device) / n_elem)
+    ang = torch.arange(T, dtype=torch.float64, device=device)[:, None] * inv[None, :]
     ang = torch.cat([ang, ang], dim=-1)
     return ang.cos().to(dtype), ang.sin().to(dtype)
 

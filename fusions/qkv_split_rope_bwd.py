@@ -47,7 +47,7 @@ def define(fd, cfg: RopeConfig) -> None:
 
 def inputs(cfg: RopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
     shape = (cfg.batch, cfg.n_head, cfg.T, cfg.head_size)
-    cos, sin = R.cos_sin(cfg.T, cfg.rope_n_elem, cfg.dtype)
+    cos, sin = R.cos_sin(cfg.T, cfg.rope_n_elem, cfg.dtype, device)
     return {"dq": randn(shape, gen, cfg.dtype), "dk": randn(shape, gen, cfg.dtype), "dv": randn(shape, gen, cfg.dtype),
             "cos": cos, "sin": sin}
 
@@ -66,7 +66,7 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
 
     dq, dk, dv = (inp[n].to(torch.float64).reshape(B, G, Q, T, H) for n in ("dq", "dk", "dv"))
     dq, dk, dv = adjoint(dq), adjoint(dk.sum(2)), dv.sum(2)
-    x = torch.empty(B, T, G, Q + 2, H, dtype=torch.float64)
+    x = torch.empty(B, T, G, Q + 2, H, dtype=torch.float64, device=dq.device)
     x[:, :, :, :Q] = dq.permute(0, 3, 1, 2, 4)
     x[:, :, :, Q] = dk.transpose(1, 2)
     x[:, :, :, Q + 1] = dv.transpose(1, 2)

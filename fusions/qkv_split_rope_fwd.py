@@ -7,6 +7,11 @@ k is roped *before* the grouped-query expand, on its n_query_groups heads:
 q_per_kv times less work, and it keeps the fusion off the chain
 reshape -> permute -> slice -> expand -> reshape -> compute, on which nvFuser
 0.2.36 computes a wrong k (see ../shared/gpu/README.md and the GQA test).
+
+Kernels (H200, nvFuser 0.2.36): multi-head configs run 2 resize kernels (q and
+k; v is a view). Grouped-query configs run 3: the returned k and v have n_head
+heads, and the reshape merging the expanded group dim cannot be a view, so v's
+copies are written by one more pointwise kernel.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ def define(fd, cfg: RopeConfig) -> None:
 
 
 def inputs(cfg: RopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
-    cos, sin = R.cos_sin(cfg.T, cfg.rope_n_elem, cfg.dtype)
+    cos, sin = R.cos_sin(cfg.T, cfg.rope_n_elem, cfg.dtype, device)
     return {"qkv": randn((cfg.batch, cfg.T, cfg.qkv_width), gen, cfg.dtype), "cos": cos, "sin": sin}
 
 

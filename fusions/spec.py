@@ -19,7 +19,7 @@ class FusionSpec:
     name: str
     configs: dict[str, Any]
     define: Callable[[Any, Any], None]
-    inputs: Callable[[Any, str, torch.Generator], dict[str, torch.Tensor]]
+    inputs: Callable[[Any, str, torch.Generator], dict[str, torch.Tensor]]  # (cfg, device, generator on device)
     reference: Callable[[dict, Any], tuple]
     outputs: tuple[str, ...]
     doc: str = ""
@@ -27,8 +27,8 @@ class FusionSpec:
     def make_inputs(self, cfg, device="cpu", dtype: torch.dtype | None = None, seed: int = 0) -> dict[str, torch.Tensor]:
         """Inputs by name, in define_tensor order (``dtype`` overrides the config's)."""
         cfg = self.config(cfg, dtype)
-        gen = torch.Generator().manual_seed(seed)
-        return {k: v.to(device) for k, v in self.inputs(cfg, "cpu", gen).items()}
+        gen = torch.Generator(device=device).manual_seed(seed)
+        return self.inputs(cfg, device, gen)
 
     def config(self, cfg, dtype: torch.dtype | None = None):
         """A config by name or object, with its dtype replaced when ``dtype`` is given."""
@@ -64,4 +64,5 @@ def dt(fd, name: str):
 
 
 def randn(shape, gen: torch.Generator, dtype: torch.dtype, scale: float = 1.0, shift: float = 0.0) -> torch.Tensor:
-    return (torch.randn(shape, generator=gen, dtype=torch.float32) * scale + shift).to(dtype)
+    """Normal samples made on the generator's device (large GPU inputs never go through the CPU)."""
+    return (torch.randn(shape, generator=gen, dtype=torch.float32, device=gen.device) * scale + shift).to(dtype)

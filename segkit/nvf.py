@@ -13,7 +13,7 @@ from segkit import ops as catalogue
 from segkit.dtypes import DataType
 from segkit.errors import NvFuserUnavailableError
 from segkit.interp import as_fusion
-from segkit.ir import Value, map_values
+from segkit.ir import Value
 
 
 def nvfuser_available() -> bool:
@@ -52,7 +52,9 @@ def to_nvfuser(fd: Any):
             return vmap[id(x)]
         if isinstance(x, DataType):
             return getattr(nvf.DataType, x.name)
-        return map_values(x, lower) if isinstance(x, (list, tuple)) else x
+        if isinstance(x, (list, tuple)):
+            return type(x)(lower(i) for i in x)
+        return x
 
     with out:
         for v in fusion.inputs:
@@ -65,9 +67,9 @@ def to_nvfuser(fd: Any):
                 vmap[id(v)] = out.define_scalar(dtype=lower(v.dtype))
         for op in fusion.ops:
             opdef = catalogue.get(op.name)
-            args = [map_values(op.args[o], lower) for o in opdef.operands]
+            args = [lower(op.args[o]) for o in opdef.operands]
             defaults = opdef.defaults()
-            kwargs = {k: map_values(op.args[k], lower) for k, _ in opdef.attrs
+            kwargs = {k: lower(op.args[k]) for k, _ in opdef.attrs
                       if op.args[k] != defaults[k] or defaults[k] is catalogue.REQUIRED}
             res = getattr(out.ops, op.name)(*args, **kwargs)
             res = res if isinstance(res, (tuple, list)) else (res,)

@@ -9,13 +9,17 @@ from pathlib import Path
 import pytest
 import torch
 
-_RECORDS: list[dict] = []
-
-
 @pytest.fixture
 def record():
-    """Append a dict to the run's record (written to $SEGKIT_RECORD as JSON at the end)."""
-    return _RECORDS.append
+    """Record a dict of what nvFuser did: one JSON line appended to $SEGKIT_RECORD, if set."""
+
+    def write(entry: dict) -> None:
+        path = os.environ.get("SEGKIT_RECORD")
+        if path:
+            with Path(path).open("a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+    return write
 
 
 @pytest.fixture(autouse=True)
@@ -23,9 +27,3 @@ def _free_gpu_memory():
     yield
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-
-
-def pytest_sessionfinish(session, exitstatus):
-    path = os.environ.get("SEGKIT_RECORD")
-    if path and _RECORDS:
-        Path(path).write_text(json.dumps(_RECORDS, indent=1))

@@ -12,8 +12,20 @@ from segkit.compare import diff
 pytestmark = pytest.mark.gpu
 
 
+import os
+
+#: Real configs run by default: every workload family, the extreme shapes, the headline models.
+#: SEGKIT_GPU_FULL=1 runs every real config (each is a new nvFuser compile: about 10 minutes).
+REPRESENTATIVE = {
+    "nanogpt", "mixorder_576000x384", "llama2_13b", "sweep_4096x16384", "sweep_65536x256",
+    "sweep_16384x4096", "sweep_65536x16384", "Llama-2-13b-hf_bs2", "Llama-2-70b-hf_bs1", "Llama-3-8B_bs1",
+    "Llama-3-70B_bs2", "Mistral-7B_bs1", "phi-2_bs2", "4096x4096", "16384x8192", "8192x28672",
+}
+
+
 def _real(name):
-    return [c for c in fusions.get(name).configs if not c.endswith("_tiny")]
+    full = os.environ.get("SEGKIT_GPU_FULL") == "1"
+    return [c for c in fusions.get(name).configs if not c.endswith("_tiny") and (full or c in REPRESENTATIVE)]
 
 
 CASES = [(n, c, torch.bfloat16) for n in fusions.names() for c in _real(n)]
@@ -41,5 +53,12 @@ def test_spec_on_nvfuser(name, cfg_name, dtype, record):
     assert all(d.ok for d in diffs), [str(d) for d in diffs]
     if name in ("layernorm_bwd", "rmsnorm_bwd") and dtype == torch.bfloat16 and cfg.hidden <= 16384:
         assert run.kernel_count == 1, f"norm backward segmented: {run.groups}"
+        assert run.groups[0] == "inner_outer_persistent"
     if name == "qkv_split_rope_fwd":
-        assert run.kernel_count <= 2, f"RoPE forward ran {run.kernel_count} kernels: {run.groups}"
+        # Multi-head configs: one resize kernel each for q and k; v is a view (2 kernels).
+        # Grouped-query configs return k and v of n_head heads: the reshape that merges the
+        # expanded group dim cannot be a view, so nvFuser adds one pointwise kernel writing v's
+        # copies (measured on H200, nvFuser 0.2.36; Thunder's own GQA fusion also runs 3, and
+        # computes a wrong k). Target for a fused variant: benchmarks issue.
+        limit = 2 if cfg.n_query_groups == cfg.n_head else 3
+        assert run.kernel_count <= limit, f"RoPE forward ran {run.kernel_count} kernels: {run.groups}"
