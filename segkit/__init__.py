@@ -1,5 +1,7 @@
 """segkit: record, analyse, bookend and run nvFuser fusions; see README.md."""
 
+from segkit.alias import find_aliases, preferred_layouts
+from segkit.bookend import HostPlan, Plan, bookend, run_plan
 from segkit.dtypes import DataType
 from segkit.errors import (
     FusionDefinitionError,
@@ -15,6 +17,12 @@ from segkit.nvf import nvfuser_available, run_nvfuser, to_nvfuser
 from segkit.repro import Repro, emit_repro, load_repro
 
 __all__ = [
+    "HostPlan",
+    "Plan",
+    "bookend",
+    "find_aliases",
+    "preferred_layouts",
+    "run_plan",
     "DataType",
     "FusionDefinition",
     "FusionDefinitionError",

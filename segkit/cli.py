@@ -39,6 +39,39 @@ def cmd_repro(args: argparse.Namespace) -> int:
     return 0 if _run_and_compare(repro.fd, repro.make_inputs, args.script) else 1
 
 
+def cmd_bookend(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from segkit.bookend import HostPlan, bookend, run_plan
+    from segkit.experiment import HEADERS, measure_variant
+
+    repro = load_repro(args.script)
+    ops = set(args.ops.split(",")) if args.ops else None
+    plan = bookend(repro.fd, args.policy, ops)
+    print(plan.describe())
+    realized = plan.apply(args.realize)
+    if isinstance(realized, HostPlan):
+        print("host prologue: " + ", ".join(f"{o.outputs[0].name} = {o.name}" for o in realized.prologue))
+        print("host epilogue: " + ", ".join(f"{o.outputs[0].name} = {o.name}" for o in realized.epilogue))
+        print("core fusion ops: " + ", ".join(o.name for o in realized.core_ops))
+    else:
+        print(format_fusion(realized.fusion))
+    cpu = repro.make_inputs("cpu")
+    diffs = compare(run_reference(repro.fd, cpu), run_plan(plan, cpu, realization=args.realize))
+    print(f"reference check of the {args.realize} realization (cpu): {'ok' if all(d.ok for d in diffs) else 'MISMATCH'}")
+    if not all(d.ok for d in diffs):
+        return 1
+    if not nvfuser_available():
+        print("nvFuser not available: no GPU measurements")
+        return 0
+    gpu = repro.make_inputs("cuda")
+    refs = run_reference(repro.fd, gpu)
+    rows = [measure_variant(repro.fd, gpu, "nvFuser default", None, None, None, refs).row(),
+            measure_variant(repro.fd, gpu, f"{args.policy} / {args.realize}", args.policy, ops, args.realize, refs).row()]
+    print(tabulate(rows, headers=HEADERS))
+    return 0 if all(r[1] == "ok" for r in rows) else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from segkit.demo import main as demo_main
 
@@ -51,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("repro", help="load a repro script, print its fusion, run it and compare backends")
     p.add_argument("script")
     p.set_defaults(func=cmd_repro)
+    p = sub.add_parser("bookend", help="plan bookending for a repro script, check it, and measure it on a GPU")
+    p.add_argument("script")
+    p.add_argument("--policy", default="outputs", choices=["none", "outputs", "inputs+outputs"])
+    p.add_argument("--ops", help="comma-separated meta ops that may be bookended (e.g. slice,squeeze)")
+    p.add_argument("--realize", default="segment_set", choices=["segment_set", "host"])
+    p.set_defaults(func=cmd_bookend)
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
     args = parser.parse_args(argv)

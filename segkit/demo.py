@@ -1,9 +1,10 @@
-"""``segkit demo``: every bundled workload, validated; nvFuser segments and kernels on a GPU.
+"""``segkit demo``: every bundled workload, validated; then the bookend experiment.
 
 On a CPU machine each workload's tiny config runs through the reference
-interpreter and is checked against its float64 reference. With a CUDA device
-and nvfuser_direct, each workload's headline config also runs on nvFuser and
-the table shows segments, kernels and kernel time next to the check.
+interpreter and is checked against its float64 reference, and the bookend
+plans of the PR #2815 experiment are shown and validated with the interpreter.
+With a CUDA device and nvfuser_direct, the headline configs run on nvFuser
+(segments, kernels, kernel time) and the experiment is measured.
 """
 
 from __future__ import annotations
@@ -51,4 +52,31 @@ def main() -> int:
     print(f"segkit demo: workloads on {backend}, checked against float64 references\n")
     rows = [_row(name, cfg, gpu) for name, cfg in HEADLINE.items()]
     print(tabulate(rows, headers=["workload", "config", "ops", "segments", "kernels", "kernel us", "rel err", "check"]))
-    return 0 if all(r[-1] == "ok" for r in rows) else 1
+    ok = all(r[-1] == "ok" for r in rows)
+    return 0 if bookend_section(gpu) and ok else 1
+
+
+def bookend_section(gpu: bool) -> bool:
+    """The bookend experiment: measured on a GPU, planned and validated on CPU."""
+    from segkit.bookend import bookend, run_plan
+    from segkit.experiment import HEADERS, VARIANTS, run_experiment, workloads
+
+    print("\nbookend experiment (NVIDIA/Fuser PR #2815): policies x realizations" + ("" if gpu else ", tiny, CPU"))
+    ok = True
+    for label, (fd, inputs) in workloads(tiny=not gpu, device="cuda" if gpu else "cpu").items():
+        print(f"\n{label}")
+        if gpu:
+            rows = [m.row() for m in run_experiment(fd, inputs)]
+            print(tabulate(rows, headers=HEADERS))
+            continue
+        want = run_reference(fd, inputs)
+        rows = []
+        for name, policy, ops, realization in VARIANTS[1:]:
+            plan = bookend(fd, policy, ops)
+            got = run_plan(plan, inputs, realization=realization)
+            good = all(d.ok for d in (diff(i, w, g) for i, (w, g) in enumerate(zip(want, got))))
+            ok &= good
+            cut = ", ".join(t.name for t in plan.segment_sets) or "-"
+            rows.append([name, len(plan.cuts), cut, len(plan.prologue) + len(plan.epilogue), "ok" if good else "MISMATCH"])
+        print(tabulate(rows, headers=["variant", "segment_sets", "cut after", "host view ops", "reference check"]))
+    return ok

@@ -126,20 +126,37 @@ def parse_groups(scheduled_ir: str) -> list[str]:
     return groups
 
 
+def compiled(fd: Any):
+    """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per definition)."""
+    nvfd = getattr(fd, "_nvfuser", None)
+    if nvfd is None:
+        nvfd = to_nvfuser(fd)
+        fd._nvfuser = nvfd
+    return nvfd
+
+
 def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: Any = None, profile: bool = True) -> NvRun:
     """Execute on nvFuser (compiling on first use) and report segments and kernels."""
-    nvf = _nvf()
-    nvfd = nvfd if nvfd is not None else to_nvfuser(fd)
+    nvfd = nvfd if nvfd is not None else compiled(fd)
     outputs = nvfd.execute(list(inputs))
     run = NvRun(outputs)
     if not profile:
         return run
-    with nvf.PythonProfiler() as prof:
-        run.outputs = nvfd.execute(list(inputs))
-    for k in prof.profile.kernel_profiles:
-        if k.name:
-            run.kernels.append(KernelInfo(k.name, k.scheduler, k.time_ms, k.grid_str, k.block_str, k.registers))
-    run.groups = parse_groups(nvfd.fec.get_most_recent_scheduled_ir())
-    if not run.groups:  # a single-kernel fusion has no segmented dump
-        run.groups = [k.scheduler for k in run.kernels] or ["expr_eval"]
+    run.outputs, run.kernels = profile_call(lambda: nvfd.execute(list(inputs)))
+    run.groups = segment_groups(nvfd, run.kernels)
     return run
+
+
+def segment_groups(nvfd: Any, kernels: Sequence[KernelInfo]) -> list[str]:
+    """Scheduler of each segment of the most recent run (a single-kernel fusion has no segmented dump)."""
+    return parse_groups(nvfd.fec.get_most_recent_scheduled_ir()) or [k.scheduler for k in kernels] or ["expr_eval"]
+
+
+def profile_call(call) -> tuple[Any, list[KernelInfo]]:
+    """Run ``call()`` under nvFuser's profiler; its result and the kernels nvFuser launched."""
+    nvf = _nvf()
+    with nvf.PythonProfiler() as prof:
+        result = call()
+    kernels = [KernelInfo(k.name, k.scheduler, k.time_ms, k.grid_str, k.block_str, k.registers)
+               for k in prof.profile.kernel_profiles if k.name]
+    return result, kernels

@@ -1,0 +1,150 @@
+"""The bookend experiment (NVIDIA/Fuser PR #2815): policies x realizations, measured side by side.
+
+Every variant is validated against the reference interpreter on the same
+inputs before anything about it is reported; a wrong variant is reported as
+wrong, with no timing. Kernel time is the sum of nvFuser's profiled kernel
+times for one call (median of several calls; L2 is not flushed here: this
+compares segmentations, the benchmarks measure cold-L2 kernel time). Host wall
+time is per synchronised call, median over repetitions.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from segkit.bookend import HostPlan, bookend
+from segkit.compare import compare
+from segkit.interp import run_reference
+from segkit.nvf import compiled, profile_call, run_nvfuser, segment_groups
+
+#: (label, policy, ops filter, realization); None policy = nvFuser's own pass on the unmodified fusion.
+VARIANTS = [
+    ("nvFuser default", None, None, None),
+    ("outputs / segment_set", "outputs", None, "segment_set"),
+    ("outputs / host", "outputs", None, "host"),
+    ("inputs+outputs / segment_set", "inputs+outputs", None, "segment_set"),
+    ("inputs+outputs / host", "inputs+outputs", None, "host"),
+    ("{slice,squeeze} / segment_set", "inputs+outputs", {"slice", "squeeze"}, "segment_set"),
+    ("{slice,squeeze} / host", "inputs+outputs", {"slice", "squeeze"}, "host"),
+]
+
+
+@dataclass
+class Measurement:
+    variant: str
+    ok: bool
+    max_rel_err: float
+    groups: list[str]
+    kernels: int
+    kernel_us: float
+    wall_us: float
+    cuts: int
+
+    def row(self) -> list:
+        if not self.ok:
+            return [self.variant, "WRONG", f"{self.max_rel_err:.1e}", "-", "-", "-", "-", self.cuts]
+        return [self.variant, "ok", f"{self.max_rel_err:.1e}", f"{len(self.groups)}: {' '.join(self.groups)}",
+                self.kernels, f"{self.kernel_us:.1f}", f"{self.wall_us:.1f}", self.cuts]
+
+
+HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call", "segment_sets"]
+
+
+def _wall_us(call: Callable[[], Any], reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        call()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | None, ops, realization: str | None,
+                    refs: Sequence[torch.Tensor], reps: int = 50) -> Measurement:
+    """Run one variant on nvFuser: check it, then profile its kernels and time its host path."""
+    if policy is None:
+        target, cuts = fd, 0
+    else:
+        plan = bookend(fd, policy, ops)
+        target, cuts = plan.apply(realization), len(plan.cuts)
+    if isinstance(target, HostPlan):
+        call = lambda: target.run(inputs, "nvfuser", check=False)  # noqa: E731
+    else:
+        call = lambda: run_nvfuser(target, inputs, profile=False).outputs  # noqa: E731
+    outs = call()  # compiles
+    diffs = compare(refs, outs)
+    worst = max((d.rel_err for d in diffs), default=0.0)
+    if not all(d.ok for d in diffs):
+        return Measurement(label, False, worst, [], 0, 0.0, 0.0, cuts)
+    profiled = [profile_call(call)[1] for _ in range(5)]
+    kernels = profiled[-1]
+    kernel_us = statistics.median(sum(k.time_ms for k in ks) for ks in profiled) * 1e3
+    groups = _host_groups(target, kernels) if isinstance(target, HostPlan) else segment_groups(compiled(target), kernels)
+    return Measurement(label, True, worst, groups, len(kernels), kernel_us, _wall_us(call, reps), cuts)
+
+
+def _host_groups(host: HostPlan, kernels) -> list[str]:
+    cores = list(host._cores.values())
+    groups = ["host views"] if host.prologue or host.epilogue else []
+    if cores:
+        groups += segment_groups(compiled(cores[-1]), kernels)
+    return groups
+
+
+def run_experiment(fd: Any, inputs: Sequence[Any], variants=VARIANTS, reps: int = 50) -> list[Measurement]:
+    refs = run_reference(fd, inputs)
+    return [measure_variant(fd, inputs, label, policy, ops, realization, refs, reps)
+            for label, policy, ops, realization in variants]
+
+
+def nanogpt_layernorm_thunder(fd, shape=(16, 128, 1600)) -> None:
+    """nanoGPT's layer norm forward as Thunder emits it: weight and bias enter through broadcast + expand."""
+    from segkit.dtypes import DataType
+
+    n = len(shape)
+    x = fd.define_tensor(shape=list(shape), contiguity=[True] * n, dtype=DataType.BFloat16)
+    w, b = (fd.define_tensor(shape=[shape[-1]], contiguity=[True], dtype=DataType.BFloat16) for _ in range(2))
+    wb, bb = (fd.ops.cast(fd.ops.expand(fd.ops.broadcast(t, is_broadcast_dim=[True] * (n - 1) + [False]),
+                                        shape=list(shape)), dtype=DataType.Float) for t in (w, b))
+    xf = fd.ops.cast(x, dtype=DataType.Float)
+    var, mean = fd.ops.var_mean(xf, dims=[n - 1], correction=0, keepdim=False)
+    per_row = [False] * (n - 1) + [True]
+    mean_b = fd.ops.expand(fd.ops.broadcast(mean, is_broadcast_dim=per_row), shape=list(shape))
+    rstd = fd.ops.rsqrt(fd.ops.add(var, 1e-5))
+    rstd_b = fd.ops.expand(fd.ops.broadcast(rstd, is_broadcast_dim=per_row), shape=list(shape))
+    y = fd.ops.add(fd.ops.mul(fd.ops.mul(fd.ops.sub(xf, mean_b), rstd_b), wb), bb)
+    fd.add_output(fd.ops.cast(y, dtype=DataType.BFloat16))
+
+
+def workloads(tiny: bool, device: str) -> dict[str, tuple[Any, list]]:
+    """The experiment's fusions and inputs (tiny twins on CPU)."""
+    import fusions
+    from segkit.frontend import FusionDefinition
+    from segkit.repro import load_repro
+    from pathlib import Path
+
+    out = {}
+    with FusionDefinition() as fd:
+        nanogpt_layernorm_thunder(fd, (2, 8, 64) if tiny else (16, 128, 1600))
+    gen = torch.Generator(device=device).manual_seed(0)
+    out["nanoGPT layer norm fwd, Thunder-style (16x128x1600 bf16)"] = (
+        fd, [torch.randn(v.shape, generator=gen, device=device).to(v.dtype.torch) for v in fd.fusion.inputs])
+    suffix = "_tiny" if tiny else ""
+    for label, name, cfg in [("qkv split + RoPE fwd, Llama-2-13b bs2 T=4096", "qkv_split_rope_fwd", "Llama-2-13b-hf_bs2"),
+                             ("qkv split + RoPE bwd, Llama-3-70B bs1 T=8192", "qkv_split_rope_bwd", "Llama-3-70B_bs1")]:
+        spec = fusions.get(name)
+        out[label] = (spec.build(cfg + suffix), list(spec.make_inputs(cfg + suffix, device=device).values()))
+    fixture = Path(__file__).resolve().parent.parent / "tests" / "data" / "thunder" / "rope_llama3_8b_fwd_nvFusion0.py"
+    if fixture.exists() and not tiny:
+        repro = load_repro(fixture)
+        out["Thunder's own GQA qkv split + RoPE fwd, Llama-3-8B bs2 T=256 (captured)"] = (
+            repro.fd, repro.make_inputs(device))
+    return out
