@@ -127,21 +127,24 @@ def nanogpt_layernorm_thunder(fd, shape=(16, 128, 1600)) -> None:
 def workloads(tiny: bool, device: str) -> dict[str, tuple[Any, list]]:
     """The experiment's fusions and inputs (tiny twins on CPU)."""
     import fusions
-    from segkit.frontend import FusionDefinition
-    from segkit.repro import load_repro
     from pathlib import Path
 
+    from segkit.frontend import FusionDefinition
+    from segkit.repro import load_repro
+
     out = {}
+    shape = (2, 8, 64) if tiny else (16, 128, 1600)
     with FusionDefinition() as fd:
-        nanogpt_layernorm_thunder(fd, (2, 8, 64) if tiny else (16, 128, 1600))
+        nanogpt_layernorm_thunder(fd, shape)
     gen = torch.Generator(device=device).manual_seed(0)
-    out["nanoGPT layer norm fwd, Thunder-style (16x128x1600 bf16)"] = (
+    out[f"nanoGPT layer norm fwd, Thunder-style ({'x'.join(map(str, shape))} bf16)"] = (
         fd, [torch.randn(v.shape, generator=gen, device=device).to(v.dtype.torch) for v in fd.fusion.inputs])
     suffix = "_tiny" if tiny else ""
-    for label, name, cfg in [("qkv split + RoPE fwd, Llama-2-13b bs2 T=4096", "qkv_split_rope_fwd", "Llama-2-13b-hf_bs2"),
-                             ("qkv split + RoPE bwd, Llama-3-70B bs1 T=8192", "qkv_split_rope_bwd", "Llama-3-70B_bs1")]:
+    for label, name, cfg in [("qkv split + RoPE fwd", "qkv_split_rope_fwd", "Llama-2-13b-hf_bs2"),
+                             ("qkv split + RoPE bwd", "qkv_split_rope_bwd", "Llama-3-70B_bs1")]:
         spec = fusions.get(name)
-        out[label] = (spec.build(cfg + suffix), list(spec.make_inputs(cfg + suffix, device=device).values()))
+        c = spec.config(cfg + suffix)
+        out[f"{label}, {c.name} T={c.T}"] = (spec.build(c), list(spec.make_inputs(c, device=device).values()))
     fixture = Path(__file__).resolve().parent.parent / "tests" / "data" / "thunder" / "rope_llama3_8b_fwd_nvFusion0.py"
     if fixture.exists() and not tiny:
         repro = load_repro(fixture)
