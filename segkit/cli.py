@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from segkit.compare import compare
 from segkit.errors import SegkitError
+from segkit.trace.model import TraceError
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available, run_nvfuser
 from segkit.repro import format_fusion, load_repro
@@ -72,6 +73,53 @@ def cmd_bookend(args: argparse.Namespace) -> int:
     return 0 if all(r[1] == "ok" for r in rows) else 1
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    import shutil
+    from pathlib import Path
+
+    from segkit.trace import load
+    from segkit.trace.record import profile_command
+    from segkit.trace.report import show
+
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        print("segkit: error: give the command to profile after --", file=sys.stderr)
+        return 2
+    backend = "torch" if args.torch else "nsys"
+    if backend == "nsys" and shutil.which("nsys") is None:
+        if args.nsys:
+            print("segkit: error: nsys is not on PATH", file=sys.stderr)
+            return 2
+        print("nsys not found on PATH: recording with torch.profiler instead")
+        backend = "torch"
+    report = profile_command(cmd, Path(args.output), backend)
+    print(f"report: {report}")
+    print(show(load(report)))
+    return 0
+
+
+def cmd_trace_show(args: argparse.Namespace) -> int:
+    from segkit.trace import load
+    from segkit.trace.report import show
+
+    print(show(load(args.report), args.range, args.format))
+    return 0
+
+
+def cmd_trace_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from segkit.trace import load
+    from segkit.trace.diff import compare as compare_traces
+    from segkit.trace.plot import plot_compare
+
+    a, b = load(args.a), load(args.b)
+    print(compare_traces(a, b, args.by, args.format, args.range))
+    if args.plot:
+        print(f"plot: {plot_compare(a, b, Path(args.plot), [args.range] if args.range else None)}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from segkit.demo import main as demo_main
 
@@ -90,12 +138,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ops", help="comma-separated meta ops that may be bookended (e.g. slice,squeeze)")
     p.add_argument("--realize", default="segment_set", choices=["segment_set", "host"])
     p.set_defaults(func=cmd_bookend)
+    p = sub.add_parser("profile", help="run a command under nsys (or torch.profiler) and print its trace summary")
+    rec = p.add_mutually_exclusive_group()
+    rec.add_argument("--nsys", action="store_true", help="require nsys")
+    rec.add_argument("--torch", action="store_true", help="record with torch.profiler (python scripts)")
+    p.add_argument("-o", "--output", default="segkit-profile", help="report directory")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command ...")
+    p.set_defaults(func=cmd_profile)
+    trace = sub.add_parser("trace", help="read, tabulate and compare traces").add_subparsers(dest="trace_cmd", required=True)
+    p = trace.add_parser("show", help="per-kernel GPU trace and per-range summary")
+    p.add_argument("report")
+    p.add_argument("--range", help="only this NVTX range (by exact name)")
+    p.add_argument("--format", default="table", choices=["table", "csv", "json", "markdown"])
+    p.set_defaults(func=cmd_trace_show)
+    p = trace.add_parser("compare", help="two traces side by side, per range and per kernel")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--by", default="range", choices=["range", "kernel"])
+    p.add_argument("--range", help="only this range")
+    p.add_argument("--format", default="table", choices=["table", "markdown", "csv", "json"])
+    p.add_argument("--plot", help="write a PNG: kernel timeline per range and kernel time A vs B")
+    p.set_defaults(func=cmd_trace_compare)
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except SegkitError as e:
+    except (SegkitError, TraceError, KeyError) as e:
         print(f"segkit: error: {e}", file=sys.stderr)
         return 2
 

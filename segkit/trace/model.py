@@ -1,0 +1,123 @@
+"""One Trace model for nsys reports and torch.profiler traces: kernels, NVTX ranges, API calls."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+
+
+class TraceError(Exception):
+    """A file that cannot be read as a trace, with what is wrong."""
+
+
+@dataclass
+class Kernel:
+    name: str
+    start_ns: int
+    duration_ns: int
+    demangled: str = ""
+    stream: int | None = None
+    grid: tuple[int, int, int] | None = None
+    block: tuple[int, int, int] | None = None
+    registers_per_thread: int | None = None
+    static_smem: int | None = None
+    dynamic_smem: int | None = None
+    correlation_id: int | None = None
+    launch_ns: int | None = None  # start of the API call that launched it
+    thread: int | None = None  # thread of that API call
+
+    @property
+    def end_ns(self) -> int:
+        return self.start_ns + self.duration_ns
+
+    @property
+    def key(self) -> str:
+        """Name without nvFuser's per-fusion suffix (f<fusion>_c<cache>_r<runtime>_g<group>)."""
+        return _NVF_SUFFIX.sub("", self.name)
+
+
+_NVF_SUFFIX = re.compile(r"_f\d+_c\d+_r\d+_g\d+$")
+
+
+@dataclass
+class ApiCall:
+    name: str
+    start_ns: int
+    end_ns: int
+    correlation_id: int | None = None
+    thread: int | None = None
+
+
+@dataclass
+class Range:
+    """An NVTX push/pop range (or a torch.profiler record_function range) and the kernels it launched."""
+
+    name: str
+    start_ns: int
+    end_ns: int
+    depth: int = 0
+    thread: int | None = None
+    kernels: list[Kernel] = field(default_factory=list)
+
+    @property
+    def wall_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+    @property
+    def kernel_ns(self) -> int:
+        return sum(k.duration_ns for k in self.kernels)
+
+    def contains(self, t: int) -> bool:
+        return self.start_ns <= t <= self.end_ns
+
+
+@dataclass
+class Trace:
+    source: str
+    kind: str  # "nsys" | "torch"
+    kernels: list[Kernel]
+    ranges: list[Range]
+    api: list[ApiCall]
+    gpu: str | None = None
+    missing: list[str] = field(default_factory=list)  # what the file lacked, said plainly
+
+    def ranges_named(self, name: str) -> list[Range]:
+        return [r for r in self.ranges if r.name == name]
+
+    def range_names(self) -> list[str]:
+        """Distinct range names in order of first appearance."""
+        seen: dict[str, None] = {}
+        for r in sorted(self.ranges, key=lambda r: r.start_ns):
+            seen.setdefault(r.name, None)
+        return list(seen)
+
+
+def attach_kernels(ranges: list[Range], kernels: list[Kernel], missing: list[str]) -> None:
+    """Give each range the kernels launched inside it: by the launch call's time on the range's thread,
+    or by the kernel's own start when the launch call is unknown (and say so)."""
+    fallback = False
+    for k in kernels:
+        t, thread = k.launch_ns, k.thread
+        if t is None:
+            t, thread, fallback = k.start_ns, None, True
+        for r in ranges:
+            if r.contains(t) and (thread is None or r.thread is None or r.thread == thread):
+                r.kernels.append(k)
+    if fallback and kernels:
+        missing.append("some kernels have no launch call: they were placed in ranges by their GPU start time")
+
+
+def set_depths(ranges: list[Range]) -> None:
+    """Nesting depth of each range among the ranges of its thread."""
+    by_thread: dict = {}
+    for r in sorted(ranges, key=lambda r: (r.start_ns, -r.end_ns)):
+        stack = by_thread.setdefault(r.thread, [])
+        while stack and stack[-1].end_ns < r.start_ns:
+            stack.pop()
+        r.depth = len(stack)
+        stack.append(r)
+
+
+def median_ns(values: list[int]) -> float:
+    return float(statistics.median(values)) if values else 0.0

@@ -1,0 +1,121 @@
+"""Read nsys reports: export .nsys-rep to SQLite with ``nsys export``, then read the tables that are there.
+
+Tables and columns are looked up by name in the file (PRAGMA table_info), so a
+report from an older or newer nsys loads what it has; everything it lacks is
+listed in ``Trace.missing``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from segkit.trace.model import ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths
+
+KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+NVTX = "NVTX_EVENTS"
+STRINGS = "StringIds"
+GPU_INFO = "TARGET_INFO_GPU"
+NVTX_PUSH_POP, NVTX_START_END = 59, 60
+
+
+def export_sqlite(report: Path) -> Path:
+    """``nsys export --type sqlite`` next to the report (reused when newer than the report)."""
+    out = report.with_suffix(".sqlite")
+    if out.exists() and out.stat().st_mtime >= report.stat().st_mtime:
+        return out
+    nsys = shutil.which("nsys")
+    if nsys is None:
+        raise TraceError(f"{report}: reading .nsys-rep needs nsys on PATH (or export it: nsys export --type sqlite)")
+    proc = subprocess.run([nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(report)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not out.exists():
+        raise TraceError(f"{report}: nsys export failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+    return out
+
+
+class _Db:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            self.tables = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as e:
+            raise TraceError(f"{path}: not a readable SQLite database ({e})") from None
+
+    def columns(self, table: str) -> set[str]:
+        return {r[1] for r in self.con.execute(f"PRAGMA table_info({table})")}
+
+    def rows(self, table: str, wanted: list[str], missing: list[str]) -> list[dict]:
+        """Rows of ``table`` with the wanted columns that exist (absent ones read as None, and noted)."""
+        have = self.columns(table)
+        absent = [c for c in wanted if c not in have]
+        if absent:
+            missing.append(f"{table} lacks column(s) {', '.join(absent)}")
+        present = [c for c in wanted if c in have]
+        try:
+            cur = self.con.execute(f"SELECT {', '.join(present)} FROM {table}")
+            return [dict(zip(present, r), **{c: None for c in absent}) for r in cur]
+        except sqlite3.DatabaseError as e:
+            raise TraceError(f"{self.path}: table {table} cannot be read ({e})") from None
+
+
+def load_sqlite(path: Path) -> Trace:
+    db = _Db(path)
+    if not db.tables & {KERNELS, NVTX, RUNTIME}:
+        raise TraceError(f"{path}: not an nsys report (none of {KERNELS}, {NVTX}, {RUNTIME} is in it)")
+    missing: list[str] = []
+    strings = {}
+    if STRINGS in db.tables:
+        strings = dict(db.con.execute(f"SELECT id, value FROM {STRINGS}"))
+    else:
+        missing.append(f"{STRINGS} table absent: names read as ids")
+
+    def text(i) -> str:
+        return strings.get(i, "" if i is None else str(i))
+
+    api = []
+    if RUNTIME in db.tables:
+        for r in db.rows(RUNTIME, ["start", "end", "correlationId", "nameId", "globalTid"], missing):
+            api.append(ApiCall(text(r["nameId"]), r["start"], r["end"], r["correlationId"], r["globalTid"]))
+    else:
+        missing.append(f"{RUNTIME} table absent: no launch calls (host latency and range attribution by GPU time)")
+    launches = {a.correlation_id: a for a in api if a.correlation_id is not None}
+
+    kernels = []
+    if KERNELS in db.tables:
+        cols = ["start", "end", "streamId", "correlationId", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "shortName", "demangledName"]
+        for r in db.rows(KERNELS, cols, missing):
+            call = launches.get(r["correlationId"])
+            grid = (r["gridX"], r["gridY"], r["gridZ"]) if r["gridX"] is not None else None
+            block = (r["blockX"], r["blockY"], r["blockZ"]) if r["blockX"] is not None else None
+            kernels.append(Kernel(
+                name=text(r["shortName"]) or text(r["demangledName"]), start_ns=r["start"],
+                duration_ns=r["end"] - r["start"], demangled=text(r["demangledName"]), stream=r["streamId"],
+                grid=grid, block=block, registers_per_thread=r["registersPerThread"],
+                static_smem=r["staticSharedMemory"], dynamic_smem=r["dynamicSharedMemory"],
+                correlation_id=r["correlationId"], launch_ns=call.start_ns if call else None,
+                thread=call.thread if call else None))
+    else:
+        missing.append(f"{KERNELS} table absent: no kernels (was the run traced with --trace=cuda?)")
+
+    ranges = []
+    if NVTX in db.tables:
+        for r in db.rows(NVTX, ["start", "end", "eventType", "text", "textId", "globalTid"], missing):
+            if r["eventType"] not in (NVTX_PUSH_POP, NVTX_START_END) or r["end"] is None or r["end"] < r["start"]:
+                continue
+            ranges.append(Range(r["text"] or text(r["textId"]), r["start"], r["end"], thread=r["globalTid"]))
+    else:
+        missing.append(f"{NVTX} table absent: no ranges (was the run traced with --trace=nvtx?)")
+    set_depths(ranges)
+    attach_kernels(ranges, sorted(kernels, key=lambda k: k.start_ns), missing)
+
+    gpu = None
+    if GPU_INFO in db.tables and "name" in db.columns(GPU_INFO):
+        row = db.con.execute(f"SELECT name FROM {GPU_INFO} LIMIT 1").fetchone()
+        gpu = row[0] if row else None
+    return Trace(str(path), "nsys", sorted(kernels, key=lambda k: k.start_ns), ranges, api, gpu, missing)

@@ -1,0 +1,72 @@
+"""Recording: mark regions, capture with torch.profiler, run a command under nsys (or torch.profiler)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nvtx
+import torch
+
+from segkit.trace.model import Trace, TraceError
+
+
+@contextlib.contextmanager
+def range(name: str):  # noqa: A001  (the harness's verb: segkit.trace.range)
+    """Mark a region for both recorders: an NVTX push/pop (nsys) and a record_function (torch.profiler)."""
+    with nvtx.annotate(name), torch.profiler.record_function(name):
+        yield
+
+
+class Capture:
+    """Filled when the ``capture()`` block ends: ``.trace`` is the recorded Trace."""
+
+    trace: Trace | None = None
+
+
+@contextlib.contextmanager
+def capture(path: str | None = None):
+    """Record the block with torch.profiler into the Trace model (chrome trace kept at ``path`` if given)."""
+    from segkit.trace.chrome import load_chrome
+
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    holder = Capture()
+    with torch.profiler.profile(activities=activities) as prof:
+        yield holder
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    out = Path(path) if path else Path(tempfile.mkdtemp()) / "trace.json"
+    prof.export_chrome_trace(str(out))
+    holder.trace = load_chrome(out)
+
+
+def profile_command(cmd: list[str], out_dir: Path, backend: str) -> Path:
+    """Run ``cmd`` under nsys (``backend="nsys"``) or torch.profiler; return the report path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if backend == "nsys":
+        nsys = shutil.which("nsys")
+        if nsys is None:
+            raise TraceError("nsys is not on PATH; use --torch to record with torch.profiler")
+        report = out_dir / "report.nsys-rep"
+        proc = subprocess.run([nsys, "profile", "--trace=cuda,nvtx", "--force-overwrite=true",
+                               "-o", str(report.with_suffix("")), *cmd])
+        if proc.returncode != 0 or not report.exists():
+            raise TraceError(f"nsys profile failed (exit {proc.returncode}) for: {' '.join(cmd)}")
+        from segkit.trace.nsys import export_sqlite
+
+        return export_sqlite(report)
+    if not cmd or not Path(cmd[0]).name.startswith("python"):
+        raise TraceError(f"--torch records Python scripts only (python SCRIPT ...), got: {' '.join(cmd)}")
+    report = out_dir / "trace.json"
+    proc = subprocess.run([cmd[0], "-m", "segkit.trace.torch_run", str(report), *cmd[1:]],
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if proc.returncode != 0 or not report.exists():
+        raise TraceError(f"torch.profiler run failed (exit {proc.returncode}) for: {' '.join(cmd)}")
+    return report

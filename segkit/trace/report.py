@@ -1,0 +1,78 @@
+"""Tables: the per-kernel GPU trace (like ``nsys nvprof --print-gpu-trace``) and per-range summaries."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+
+from tabulate import tabulate
+
+from segkit.trace.model import Range, Trace, median_ns
+
+FORMATS = ("table", "csv", "json", "markdown")
+
+
+def _xyz(v) -> str:
+    return "-" if v is None else "[" + ",".join(str(x) for x in v) + "]"
+
+
+def gpu_trace_rows(trace: Trace, range_name: str | None = None) -> list[dict]:
+    kernels = trace.kernels if range_name is None else [k for r in trace.ranges_named(range_name) for k in r.kernels]
+    t0 = trace.kernels[0].start_ns if trace.kernels else 0
+    return [{"start_us": (k.start_ns - t0) / 1e3, "duration_us": k.duration_ns / 1e3, "grid": _xyz(k.grid),
+             "block": _xyz(k.block), "regs": k.registers_per_thread, "static_smem": k.static_smem,
+             "dynamic_smem": k.dynamic_smem, "stream": k.stream, "name": k.name} for k in kernels]
+
+
+def range_summary(ranges: list[Range]) -> dict:
+    """Kernel count, total and median kernel time, wall time, launch overhead and top kernels of a range's instances."""
+    kernel = [r.kernel_ns for r in ranges]
+    wall = [r.wall_ns for r in ranges]
+    by_name = Counter()
+    for r in ranges:
+        for k in r.kernels:
+            by_name[k.key] += k.duration_ns
+    return {
+        "range": ranges[0].name, "instances": len(ranges),
+        "kernels_per_instance": sum(len(r.kernels) for r in ranges) / len(ranges),
+        "kernel_us_total": sum(kernel) / 1e3, "kernel_us_median": median_ns(kernel) / 1e3,
+        "wall_us_median": median_ns(wall) / 1e3,
+        "launch_overhead_us_median": median_ns([w - k for w, k in zip(wall, kernel)]) / 1e3,
+        "top_kernels": ", ".join(f"{n} {t / 1e3 / len(ranges):.1f}us" for n, t in by_name.most_common(3)),
+    }
+
+
+def range_rows(trace: Trace, range_name: str | None = None) -> list[dict]:
+    names = [range_name] if range_name else trace.range_names()
+    rows = [range_summary(trace.ranges_named(n)) for n in names if trace.ranges_named(n)]
+    if range_name and not rows:
+        known = ", ".join(trace.range_names()[:20])
+        raise KeyError(f"no range named {range_name!r} in {trace.source}; ranges: {known}")
+    return rows
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(rows, indent=1)
+    if fmt == "csv":
+        buf = io.StringIO()
+        if rows:
+            w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        return buf.getvalue()
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}")
+    return tabulate(rows, headers="keys", tablefmt="github" if fmt == "markdown" else "simple", floatfmt=".2f")
+
+
+def show(trace: Trace, range_name: str | None = None, fmt: str = "table") -> str:
+    head = f"{trace.source} ({trace.kind}{', ' + trace.gpu if trace.gpu else ''}): " \
+           f"{len(trace.kernels)} kernels, {len(trace.ranges)} ranges"
+    parts = [head] if fmt in ("table", "markdown") else []
+    parts += [f"note: {m}" for m in trace.missing] if fmt in ("table", "markdown") else []
+    parts.append(render(gpu_trace_rows(trace, range_name), fmt))
+    parts.append(render(range_rows(trace, range_name), fmt))
+    return "\n\n".join(parts)

@@ -1,0 +1,57 @@
+"""The profiling harness on a GPU: capture() sees the ranges and kernels; nsys and torch.profiler agree."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fusions
+import segkit
+from segkit import trace
+from segkit.trace.record import profile_command
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.gpu
+
+
+def test_capture_attributes_kernels_to_ranges():
+    spec = fusions.get("layernorm_fwd")
+    fd = spec.build("nanogpt")
+    inputs = list(spec.make_inputs("nanogpt", device="cuda").values())
+    segkit.run_nvfuser(fd, inputs, profile=False)
+    with trace.capture() as cap:
+        for _ in range(3):
+            with trace.range("nvfuser"):
+                segkit.run_nvfuser(fd, inputs, profile=False)
+                torch.cuda.synchronize()
+            with trace.range("eager"):
+                F.layer_norm(inputs[0], (1600,), inputs[1], inputs[2])
+                torch.cuda.synchronize()
+    t = cap.trace
+    nv, eager = t.ranges_named("nvfuser"), t.ranges_named("eager")
+    assert len(nv) == 3 and len(eager) == 3
+    assert all(len(r.kernels) == 1 and r.kernels[0].name.startswith("nvfuser_inner_persistent") for r in nv)
+    assert all(r.kernels and all("nvfuser" not in k.name for k in r.kernels) for r in eager)
+    assert all(0 < r.kernel_ns < r.wall_ns for r in nv + eager)
+
+
+def _median_kernel_us(tr, name):
+    return statistics.median(r.kernel_ns for r in tr.ranges_named(name)) / 1e3
+
+
+@pytest.mark.skipif(shutil.which("nsys") is None, reason="nsys not on PATH")
+def test_nsys_and_torch_profiler_agree_on_range_kernel_time(tmp_path, record):
+    script = [sys.executable, str(ROOT / "scripts" / "bookend_trace_demo.py"), "20"]
+    a = trace.load(profile_command(script, tmp_path / "nsys", "nsys"))
+    b = trace.load(profile_command(script, tmp_path / "torch", "torch"))
+    for name in ("policy=outputs", "policy=inputs+outputs"):
+        ka, kb = _median_kernel_us(a, name), _median_kernel_us(b, name)
+        record({"test": "trace_agreement", "range": name, "nsys_us": ka, "torch_us": kb})
+        assert len(a.ranges_named(name)) == len(b.ranges_named(name)) == 20
+        assert abs(ka - kb) / ka < 0.10, (name, ka, kb)
