@@ -102,7 +102,7 @@ def cmd_trace_show(args: argparse.Namespace) -> int:
     from segkit.trace import load
     from segkit.trace.report import show
 
-    print(show(load(args.report), args.range, args.format))
+    print(show(load(args.report), args.range, args.format, args.all_ranges))
     return 0
 
 
@@ -150,6 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("report")
     p.add_argument("--range", help="only this NVTX range (by exact name)")
     p.add_argument("--format", default="table", choices=["table", "csv", "json", "markdown"])
+    p.add_argument("--all-ranges", action="store_true", help="summarise every range, nvFuser's own too")
     p.set_defaults(func=cmd_trace_show)
     p = trace.add_parser("compare", help="two traces side by side, per range and per kernel")
     p.add_argument("a")

@@ -1,4 +1,8 @@
-"""Read torch.profiler chrome traces (.json / .json.gz) into the Trace model."""
+"""Read torch.profiler chrome traces (.json / .json.gz) into the Trace model.
+
+torch.profiler records no NVTX; its ranges are record_function annotations, which
+are what users mark (segkit.trace.range writes one), so they count as user ranges.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import gzip
 import json
 from pathlib import Path
 
-from segkit.trace.model import ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths
+from segkit.trace.model import USER_DOMAIN, ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths
 
 _LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
 
@@ -46,7 +50,7 @@ def load_chrome(path: Path) -> Trace:
                 registers_per_thread=args.get("registers per thread"),
                 dynamic_smem=smem, correlation_id=args.get("correlation")))
         elif cat == "user_annotation":
-            ranges.append(Range(e.get("name", ""), start, end, thread=e.get("tid")))
+            ranges.append(Range(e.get("name", ""), start, end, thread=e.get("tid"), domain=USER_DOMAIN))
     if not kernels:
         missing.append("no kernel events (was CUDA activity recorded?)")
     launches = {a.correlation_id: a for a in api if a.correlation_id is not None}

@@ -101,9 +101,15 @@ def match_kernels(a: list[KernelStats], b: list[KernelStats], min_spread: float 
     return changes
 
 
-def compare_ranges(a: Trace, b: Trace) -> list[dict]:
+def shared_user_ranges(a: Trace, b: Trace) -> list[str]:
+    """User ranges of A, then those only B has."""
+    na = a.user_range_names()
+    return na + [n for n in b.user_range_names() if n not in na]
+
+
+def compare_ranges(a: Trace, b: Trace, names: list[str] | None = None) -> list[dict]:
     rows = []
-    names = a.range_names() + [n for n in b.range_names() if n not in a.range_names()]
+    names = names or shared_user_ranges(a, b)
     for n in names:
         ra, rb = a.ranges_named(n), b.ranges_named(n)
         sa = range_summary(ra) if ra else None
@@ -121,9 +127,9 @@ def compare_ranges(a: Trace, b: Trace) -> list[dict]:
 
 def compare(a: Trace, b: Trace, by: str = "range", fmt: str = "table", only: str | None = None) -> str:
     """Side by side per range (``by="range"``) and, with ``by="kernel"``, each range's kernels matched."""
-    parts = [f"A = {a.source}\nB = {b.source}", render(compare_ranges(a, b), fmt)]
+    parts = [f"A = {a.source}\nB = {b.source}", render(compare_ranges(a, b, [only] if only else None), fmt)]
     if by == "kernel":
-        names = [only] if only else [n for n in a.range_names() if b.ranges_named(n)]
+        names = [only] if only else [n for n in shared_user_ranges(a, b) if a.ranges_named(n) and b.ranges_named(n)]
         for n in names:
             changes = match_kernels(kernel_stats(a.ranges_named(n)), kernel_stats(b.ranges_named(n)))
             parts.append(f"range {n}:\n" + render([c.row() for c in changes], fmt))

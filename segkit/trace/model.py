@@ -33,11 +33,27 @@ class Kernel:
 
     @property
     def key(self) -> str:
-        """Name without nvFuser's per-fusion suffix (f<fusion>_c<cache>_r<runtime>_g<group>)."""
-        return _NVF_SUFFIX.sub("", self.name)
+        """A name both recorders agree on: no namespace, template arguments, parameters, nor nvFuser's
+        per-fusion suffix (f<fusion>_c<cache>_r<runtime>_g<group>)."""
+        return short_name(self.name)
 
 
 _NVF_SUFFIX = re.compile(r"_f\d+_c\d+_r\d+_g\d+$")
+
+
+def short_name(name: str) -> str:
+    """``void at::native::(anonymous namespace)::k<float>(int)`` -> ``k``; ``nvf::nvfuser_pointwise_f0_c1_r0_g2`` -> ``nvfuser_pointwise``."""
+    n = name.removeprefix("void ").replace("(anonymous namespace)", "")
+    n = n.split("(", 1)[0]
+    depth, out = 0, []
+    for ch in n:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(ch)
+    return _NVF_SUFFIX.sub("", "".join(out).split("::")[-1].strip()) or name
 
 
 @dataclass
@@ -59,6 +75,7 @@ class Range:
     depth: int = 0
     thread: int | None = None
     kernels: list[Kernel] = field(default_factory=list)
+    domain: str | None = None
 
     @property
     def wall_ns(self) -> int:
@@ -91,6 +108,19 @@ class Trace:
         for r in sorted(self.ranges, key=lambda r: r.start_ns):
             seen.setdefault(r.name, None)
         return list(seen)
+
+    def user_range_names(self) -> list[str]:
+        """The ranges a user marked: those in segkit's NVTX domain when there are any; otherwise top-level
+        ranges that launched kernels, leaving out C++-scoped names (nvFuser's own ranges: ``Class::method``)."""
+        if any(r.domain == USER_DOMAIN for r in self.ranges):
+            chosen = {r.name for r in self.ranges if r.domain == USER_DOMAIN}
+        else:
+            chosen = {r.name for r in self.ranges if r.depth == 0 and r.kernels and "::" not in r.name}
+        return [n for n in self.range_names() if n in chosen]
+
+
+#: The NVTX domain segkit.trace.range records into.
+USER_DOMAIN = "segkit"
 
 
 def attach_kernels(ranges: list[Range], kernels: list[Kernel], missing: list[str]) -> None:

@@ -19,7 +19,7 @@ RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "NVTX_EVENTS"
 STRINGS = "StringIds"
 GPU_INFO = "TARGET_INFO_GPU"
-NVTX_PUSH_POP, NVTX_START_END = 59, 60
+NVTX_PUSH_POP, NVTX_START_END, NVTX_DOMAIN_CREATE = 59, 60, 75
 
 
 def export_sqlite(report: Path) -> Path:
@@ -105,10 +105,13 @@ def load_sqlite(path: Path) -> Trace:
 
     ranges = []
     if NVTX in db.tables:
-        for r in db.rows(NVTX, ["start", "end", "eventType", "text", "textId", "globalTid"], missing):
+        rows = db.rows(NVTX, ["start", "end", "eventType", "text", "textId", "globalTid", "domainId"], missing)
+        domains = {r["domainId"]: r["text"] or text(r["textId"]) for r in rows if r["eventType"] == NVTX_DOMAIN_CREATE}
+        for r in rows:
             if r["eventType"] not in (NVTX_PUSH_POP, NVTX_START_END) or r["end"] is None or r["end"] < r["start"]:
                 continue
-            ranges.append(Range(r["text"] or text(r["textId"]), r["start"], r["end"], thread=r["globalTid"]))
+            ranges.append(Range(r["text"] or text(r["textId"]), r["start"], r["end"], thread=r["globalTid"],
+                                domain=domains.get(r["domainId"])))
     else:
         missing.append(f"{NVTX} table absent: no ranges (was the run traced with --trace=nvtx?)")
     set_depths(ranges)

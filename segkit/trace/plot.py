@@ -13,7 +13,7 @@ from segkit.trace.model import Trace  # noqa: E402
 
 
 def plot_compare(a: Trace, b: Trace, out: Path, ranges: list[str] | None = None) -> Path:
-    names = ranges or [n for n in a.range_names() if b.ranges_named(n)]
+    names = ranges or [n for n in a.user_range_names() if b.ranges_named(n)]
     if not names:
         raise ValueError("the two traces share no range name to plot")
     fig, (tl, bars) = plt.subplots(2, 1, figsize=(12, 3 + 0.9 * len(names) + 3), height_ratios=[len(names) + 1, 3])
@@ -21,13 +21,13 @@ def plot_compare(a: Trace, b: Trace, out: Path, ranges: list[str] | None = None)
     labels = []
     for i, n in enumerate(names):
         for j, (tag, t) in enumerate((("A", a), ("B", b))):
-            r = t.ranges_named(n)[0]  # first instance, times relative to the range start
+            r = t.ranges_named(n)[-1]  # last (steady-state) instance, times relative to the range start
             y = 2 * i + j
             tl.broken_barh([((k.start_ns - r.start_ns) / 1e3, k.duration_ns / 1e3) for k in r.kernels], (y - 0.4, 0.8),
                            color=colors[tag])
             labels.append((y, f"{tag}: {n}"))
     tl.set_yticks([y for y, _ in labels], [s for _, s in labels], fontsize=8)
-    tl.set_xlabel("us since range start (first instance)")
+    tl.set_xlabel("us since range start (last instance)")
     tl.set_title("kernels per range")
     x = range(len(names))
     ka = [sum(r.kernel_ns for r in a.ranges_named(n)) / len(a.ranges_named(n)) / 1e3 for n in names]
@@ -36,7 +36,7 @@ def plot_compare(a: Trace, b: Trace, out: Path, ranges: list[str] | None = None)
     bars.bar([i + 0.2 for i in x], kb, 0.4, label="B", color=colors["B"])
     bars.set_xticks(list(x), names, fontsize=8)
     bars.set_ylabel("kernel us per instance")
-    bars.legend()
+    bars.legend([f"A: {Path(a.source).name}", f"B: {Path(b.source).name}"])
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)

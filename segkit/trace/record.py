@@ -13,13 +13,14 @@ from pathlib import Path
 import nvtx
 import torch
 
-from segkit.trace.model import Trace, TraceError
+from segkit.trace.model import USER_DOMAIN, Trace, TraceError
 
 
 @contextlib.contextmanager
 def range(name: str):  # noqa: A001  (the harness's verb: segkit.trace.range)
-    """Mark a region for both recorders: an NVTX push/pop (nsys) and a record_function (torch.profiler)."""
-    with nvtx.annotate(name), torch.profiler.record_function(name):
+    """Mark a region for both recorders: an NVTX push/pop in the ``segkit`` domain (nsys) and a
+    record_function (torch.profiler)."""
+    with nvtx.annotate(name, domain=USER_DOMAIN), torch.profiler.record_function(name):
         yield
 
 

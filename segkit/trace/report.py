@@ -44,8 +44,8 @@ def range_summary(ranges: list[Range]) -> dict:
     }
 
 
-def range_rows(trace: Trace, range_name: str | None = None) -> list[dict]:
-    names = [range_name] if range_name else trace.range_names()
+def range_rows(trace: Trace, range_name: str | None = None, all_ranges: bool = False) -> list[dict]:
+    names = [range_name] if range_name else trace.range_names() if all_ranges else trace.user_range_names()
     rows = [range_summary(trace.ranges_named(n)) for n in names if trace.ranges_named(n)]
     if range_name and not rows:
         known = ", ".join(trace.range_names()[:20])
@@ -68,11 +68,11 @@ def render(rows: list[dict], fmt: str) -> str:
     return tabulate(rows, headers="keys", tablefmt="github" if fmt == "markdown" else "simple", floatfmt=".2f")
 
 
-def show(trace: Trace, range_name: str | None = None, fmt: str = "table") -> str:
+def show(trace: Trace, range_name: str | None = None, fmt: str = "table", all_ranges: bool = False) -> str:
     head = f"{trace.source} ({trace.kind}{', ' + trace.gpu if trace.gpu else ''}): " \
            f"{len(trace.kernels)} kernels, {len(trace.ranges)} ranges"
     parts = [head] if fmt in ("table", "markdown") else []
     parts += [f"note: {m}" for m in trace.missing] if fmt in ("table", "markdown") else []
     parts.append(render(gpu_trace_rows(trace, range_name), fmt))
-    parts.append(render(range_rows(trace, range_name), fmt))
+    parts.append(render(range_rows(trace, range_name, all_ranges), fmt))
     return "\n\n".join(parts)
