@@ -73,6 +73,94 @@ def cmd_bookend(args: argparse.Namespace) -> int:
     return 0 if all(r[1] == "ok" for r in rows) else 1
 
 
+def _load_target(target: str, device: str):
+    """A repro script path, or a fusions spec as NAME:CONFIG; returns (fd, inputs)."""
+    from pathlib import Path
+
+    if Path(target).exists():
+        repro = load_repro(target)
+        return repro.fd, repro.make_inputs(device)
+    if ":" in target:
+        import fusions
+
+        name, cfg = target.split(":", 1)
+        spec = fusions.get(name)
+        return spec.build(cfg), list(spec.make_inputs(cfg, device=device).values())
+    raise SegkitError(f"{target}: no such script, and not a fusions spec NAME:CONFIG")
+
+
+def _tolerances(items: list[str]) -> dict:
+    import torch
+
+    out = {}
+    for item in items or []:
+        name, _, value = item.partition("=")
+        dtype = getattr(torch, {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(name, name), None)
+        if not isinstance(dtype, torch.dtype) or not value:
+            raise SegkitError(f"--dtype-tol takes DTYPE=VALUE (e.g. bf16=2e-2), got {item!r}")
+        out[dtype] = float(value)
+    return out
+
+
+def _require_nvfuser(what: str) -> None:
+    if not nvfuser_available():
+        from segkit.errors import NvFuserUnavailableError
+
+        raise NvFuserUnavailableError(f"segkit {what} runs the fusion on nvFuser: it needs a CUDA device and nvfuser_direct")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from segkit.check import check
+
+    _require_nvfuser("check")
+    fd, inputs = _load_target(args.target, "cuda")
+    tols = _tolerances(args.dtype_tol)
+    reports = [check(fd, inputs, tol=tols)]
+    if args.policy:
+        reports += [check(fd, inputs, policy=args.policy, realization=r, tol=tols) for r in ("segment_set", "host")]
+    for r in reports:
+        print(r)
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def cmd_minimize(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    import torch
+
+    from segkit.check import check
+    from segkit.minimize import minimize, random_inputs, size_of, specialize
+    from segkit.repro import emit_repro
+
+    _require_nvfuser("minimize")
+    t0 = time.perf_counter()
+    repro = load_repro(args.script)
+    fd = specialize(repro.fd, repro.make_inputs("cpu"))
+
+    def report(c):
+        return check(c, random_inputs(c, "cuda"), policy=args.policy)
+
+    first = report(fd)
+    print(first)
+    if first.ok or first.error:
+        print("nothing to minimize: " + ("the fusion already matches the reference" if first.ok else "nvFuser fails to run it"))
+        return 0
+    res = minimize(fd, lambda c: (r := report(c)).error is None and not r.ok, max_seconds=args.max_seconds)
+    final = report(res.fd)
+    import nvfuser_direct
+
+    seconds = time.perf_counter() - t0
+    header = [f"# Minimized by `segkit minimize` from {Path(args.script).name} ({res.start_size[0]} ops) to "
+              f"{size_of(res.fd)[0]} ops in {seconds:.0f} s ({res.checks} nvFuser checks).",
+              f"# On {torch.cuda.get_device_name()}, nvfuser_direct {nvfuser_direct.version()}, torch {torch.__version__}:",
+              *[f"#   {line}" for line in str(final).splitlines()],
+              f"# Steps: {'; '.join(res.steps)}"]
+    Path(args.output).write_text("\n".join(header) + "\n" + emit_repro(res.fd, random_inputs(res.fd, "cpu")))
+    print(f"wrote {args.output}: {size_of(res.fd)[0]} ops, {seconds:.0f} s")
+    return 0
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     import shutil
     from pathlib import Path
@@ -138,6 +226,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ops", help="comma-separated meta ops that may be bookended (e.g. slice,squeeze)")
     p.add_argument("--realize", default="segment_set", choices=["segment_set", "host"])
     p.set_defaults(func=cmd_bookend)
+    p = sub.add_parser("check", help="run on nvFuser and the reference interpreter; exit 1 on mismatch")
+    p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
+    p.add_argument("--policy", choices=["outputs", "inputs+outputs"], help="also check both realizations of this policy")
+    p.add_argument("--dtype-tol", action="append", metavar="DTYPE=TOL", help="relative tolerance, e.g. bf16=2e-2")
+    p.set_defaults(func=cmd_check)
+    p = sub.add_parser("minimize", help="delta-debug a mismatching fusion to a small repro script")
+    p.add_argument("script")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--policy", choices=["outputs", "inputs+outputs"], help="minimize the mismatch of this realization")
+    p.add_argument("--max-seconds", type=float, default=900)
+    p.set_defaults(func=cmd_minimize)
     p = sub.add_parser("profile", help="run a command under nsys (or torch.profiler) and print its trace summary")
     rec = p.add_mutually_exclusive_group()
     rec.add_argument("--nsys", action="store_true", help="require nsys")

@@ -1,0 +1,57 @@
+"""Differential testing: run a fusion on nvFuser and on the reference interpreter, compare every output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from segkit.compare import OutputDiff, diff, tolerance
+from segkit.interp import run_reference
+
+
+@dataclass
+class CheckReport:
+    """Per-output verdicts of nvFuser (or a bookend realization on it) against the reference interpreter."""
+
+    diffs: list[OutputDiff]
+    label: str = "nvFuser"
+    error: str | None = None  # nvFuser failed to compile or run
+    details: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(d.ok for d in self.diffs)
+
+    @property
+    def worst(self) -> OutputDiff | None:
+        return max(self.diffs, key=lambda d: d.rel_err / max(d.tol, 1e-30), default=None)
+
+    def __str__(self) -> str:
+        if self.error:
+            return f"{self.label}: ERROR {self.error}"
+        lines = [f"{self.label} vs reference interpreter: {'ok' if self.ok else 'MISMATCH'}"]
+        lines += [f"  {d}" for d in self.diffs]
+        return "\n".join(lines)
+
+
+def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realization: str = "segment_set",
+          tol: dict[torch.dtype, float] | None = None) -> CheckReport:
+    """Run ``fd`` (or its bookend ``policy`` realization) on nvFuser and compare with the reference."""
+    from segkit.bookend import bookend, run_plan
+    from segkit.nvf import run_nvfuser
+
+    label = "nvFuser" if policy is None else f"nvFuser, bookend {policy} / {realization}"
+    refs = run_reference(fd, inputs)
+    try:
+        if policy is None:
+            outs = run_nvfuser(fd, inputs, profile=False).outputs
+        else:
+            outs = run_plan(bookend(fd, policy), inputs, backend="nvfuser", realization=realization)
+    except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
+        return CheckReport([], label, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}")
+    tols = tol or {}
+    return CheckReport([diff(i, r, o, tols.get(o.dtype, tolerance(o.dtype))) for i, (r, o) in enumerate(zip(refs, outs))],
+                       label)

@@ -1,0 +1,246 @@
+"""Delta-debug a fusion down to a small one that still satisfies a predicate (e.g. "nvFuser mismatches").
+
+Each candidate is the current fusion replayed through the recording frontend
+with one edit, so shapes and dtypes are re-checked and an invalid edit is
+simply skipped:
+
+* keep fewer outputs;
+* cut at an intermediate tensor (it becomes an input with random values),
+  which drops everything only it needed (biggest cuts tried first);
+* remove an op by forwarding one of its inputs (same shape, dtype and
+  broadcast flags) to its uses;
+* shrink a size: every occurrence of n in input shapes and shape-like
+  attributes (reshape/expand shapes, slice bounds, pad widths) becomes n/2.
+
+A candidate is kept when it is smaller (fewer ops, then fewer input
+elements) and the predicate still holds. Predicate results are cached by the
+candidate's script text, so a fusion is never compiled twice.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+from segkit.interp import as_fusion
+from segkit.ir import Fusion, Op, Value, map_values
+from segkit.ops import REQUIRED
+from segkit.ops import get as get_op
+from segkit.repro import fusion_lines
+
+#: Attributes that carry sizes (and so change with a size substitution).
+SIZE_ATTRS = {"reshape": ("new_shape",), "expand": ("shape",), "broadcast_in_dim": ("shape",), "full": ("shape",),
+              "slice": ("start_indices", "end_indices"), "pad": ("pad_widths",)}
+
+
+def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
+    """Inputs for a fusion with static shapes: random values in each input's declared layout."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    out = []
+    for v in as_fusion(fd).inputs:
+        if not v.is_tensor:
+            out.append(v.value if v.value is not None else (1.5 if v.dtype.is_float else 3))
+            continue
+        if -1 in v.shape:
+            raise SegkitError(f"random_inputs needs static shapes; {v.describe()} is dynamic")
+        so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
+        order = sorted(range(v.ndim), key=lambda d: -so[d])  # allocation order, outermost first
+        base = torch.randn([v.shape[d] for d in order], generator=gen, device=device).to(v.dtype.torch)
+        t = base.permute([order.index(d) for d in range(v.ndim)])
+        for d, e in enumerate(v.expanded):
+            if e:
+                t = t.narrow(d, 0, 1).expand(*v.shape)
+        out.append(t)
+    return out
+
+
+def _subst(x: Any, sizes: dict[int, int]) -> Any:
+    if isinstance(x, bool) or not isinstance(x, (int, list, tuple)):
+        return x
+    if isinstance(x, int):
+        return sizes.get(x, x)
+    return type(x)(_subst(i, sizes) for i in x)
+
+
+def rebuild(fd: Any, *, outputs: list[int] | None = None, cut: frozenset[int] = frozenset(),
+            bypass: dict[int, Value] | None = None, sizes: dict[int, int] | None = None,
+            shapes: dict[int, tuple[int, ...]] | None = None) -> FusionDefinition:
+    """Replay a fusion with edits (ids are of the original Values/Ops); raises SegkitError if it no longer records.
+
+    outputs: indices of outputs to keep; cut: ids of tensors that become inputs; bypass: op id -> the input
+    that replaces its output; sizes: n -> m for every size; shapes: input id -> concrete shape.
+    """
+    src = as_fusion(fd)
+    bypass, sizes, shapes = bypass or {}, sizes or {}, shapes or {}
+    keep = [src.outputs[i] for i in (outputs if outputs is not None else range(len(src.outputs)))]
+    live_ops: set[int] = set()
+    leaves: list[Value] = []
+    stack = list(keep)
+    seen: set[int] = set()
+    while stack:  # what the kept outputs need, stopping at cuts and following bypasses
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        op = v.definition
+        if op is None or id(v) in cut:
+            leaves.append(v)
+        elif id(op) in bypass:
+            stack.append(bypass[id(op)])
+        else:
+            live_ops.add(id(op))
+            stack.extend(op.inputs)
+    new = FusionDefinition()
+    vmap: dict[int, Any] = {}
+    originals = [v for v in src.inputs if id(v) in {id(x) for x in leaves}]
+    cut_inputs = [v for v in src.values if id(v) in cut and id(v) in {id(x) for x in leaves}]
+    for v in originals + cut_inputs:
+        if not v.is_tensor:
+            vmap[id(v)] = new.define_scalar(v.value, dtype=v.dtype) if v.value is not None else new.define_scalar(dtype=v.dtype)
+            continue
+        shape = list(shapes.get(id(v), _subst(list(v.shape), sizes)))
+        if v in src.inputs:
+            vmap[id(v)] = new.define_tensor(shape=shape, contiguity=list(v.contiguity), dtype=v.dtype,
+                                            is_cpu=v.is_cpu, stride_order=list(v.stride_order or []))
+        else:
+            contiguity = [None if (b and not e) or e else True for b, e in zip(v.broadcast, v.expanded)]
+            vmap[id(v)] = new.define_tensor(shape=shape, contiguity=contiguity, dtype=v.dtype)
+
+    def lower(x: Any) -> Any:
+        if not isinstance(x, Value):
+            return x
+        if id(x) not in vmap:  # a constant
+            vmap[id(x)] = x.value if x.literal else new.define_scalar(x.value, dtype=x.dtype)
+        return vmap[id(x)]
+
+    for op in src.ops:
+        if id(op) in bypass:
+            out, into = op.outputs[0], bypass[id(op)]
+            if id(into) in vmap:
+                vmap[id(out)] = vmap[id(into)]
+            continue
+        if id(op) not in live_ops:
+            continue
+        opdef = get_op(op.name)
+        args = {k: map_values(a, lower) for k, a in op.args.items()}
+        for attr in SIZE_ATTRS.get(op.name, ()):
+            args[attr] = _subst(args[attr], sizes)
+        defaults = opdef.defaults()
+        kwargs = {k: args[k] for k, _ in opdef.attrs if args[k] != defaults[k] or defaults[k] is REQUIRED}
+        res = getattr(new.ops, op.name)(*[args[o] for o in opdef.operands], **kwargs)
+        for o, r in zip(op.outputs, res if isinstance(res, tuple) else (res,)):
+            vmap[id(o)] = r
+    for v in keep:
+        new.add_output(vmap[id(v)])
+    return new
+
+
+def size_of(fd: Any) -> tuple[int, int]:
+    """(ops, input elements): what 'smaller' means."""
+    f = as_fusion(fd)
+    return len(f.ops), sum(math.prod(v.shape) for v in f.inputs if v.is_tensor)
+
+
+def specialize(fd: Any, inputs: list[Any]) -> FusionDefinition:
+    """The fusion with every dynamic input size replaced by the given inputs' sizes."""
+    f = as_fusion(fd)
+    shapes = {id(v): tuple(x.shape) for v, x in zip(f.inputs, inputs) if v.is_tensor}
+    return rebuild(fd, shapes=shapes)
+
+
+def _candidates(fd: FusionDefinition) -> Iterator[tuple[str, Callable[[], FusionDefinition]]]:
+    f = fd.fusion
+    n_out = len(f.outputs)
+    if n_out > 1:
+        for i in range(n_out):
+            yield f"keep output {i}", lambda i=i: rebuild(fd, outputs=[i])
+        for i in range(n_out):
+            yield f"drop output {i}", lambda i=i: rebuild(fd, outputs=[j for j in range(n_out) if j != i])
+    outs = {id(v) for v in f.outputs}
+    ancestors = {id(v): _ancestor_ops(v) for v in f.tensors() if v.definition is not None and id(v) not in outs}
+    for vid, anc in sorted(ancestors.items(), key=lambda kv: -len(kv[1])):
+        v = next(x for x in f.values if id(x) == vid)
+        yield f"cut at {v.name}", lambda v=v: rebuild(fd, cut=frozenset({id(v)}))
+    for op in reversed(f.ops):
+        out = op.outputs[0]
+        if len(op.outputs) != 1 or not out.is_tensor:
+            continue
+        for x in dict.fromkeys(op.inputs):
+            if x.is_tensor and (x.shape, x.dtype, x.broadcast, x.expanded) == (out.shape, out.dtype, out.broadcast, out.expanded):
+                yield f"remove {op.name} -> {out.name}", lambda op=op, x=x: rebuild(fd, bypass={id(op): x})
+    dims = sorted({s for v in f.inputs if v.is_tensor for s in v.shape if s > 1 and s % 2 == 0}, reverse=True)
+    for n in dims:
+        yield f"size {n} -> {n // 2}", lambda n=n: rebuild(fd, sizes={n: n // 2})
+
+
+def _ancestor_ops(v: Value) -> set[int]:
+    seen: set[int] = set()
+    stack = [v.definition] if v.definition else []
+    while stack:
+        op: Op = stack.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        stack.extend(x.definition for x in op.inputs if x.definition is not None)
+    return seen
+
+
+@dataclass
+class MinimizeResult:
+    fd: FusionDefinition
+    steps: list[str] = field(default_factory=list)
+    checks: int = 0
+    seconds: float = 0.0
+    start_size: tuple[int, int] = (0, 0)
+
+
+def minimize(fd: Any, predicate: Callable[[FusionDefinition], bool], *, max_seconds: float = 900,
+             log: Callable[[str], None] = print, on_accept: Callable[[str, FusionDefinition], None] | None = None
+             ) -> MinimizeResult:
+    """Greedily shrink ``fd`` while ``predicate`` holds (it must hold for ``fd`` itself)."""
+    t0 = time.perf_counter()
+    current = fd if isinstance(fd, FusionDefinition) else FusionDefinition.from_fusion(as_fusion(fd))
+    cache: dict[str, bool] = {}
+    result = MinimizeResult(current, start_size=size_of(current))
+
+    def holds(cand: FusionDefinition) -> bool:
+        key = "\n".join(fusion_lines(cand.fusion))
+        if key not in cache:
+            result.checks += 1
+            try:
+                cache[key] = bool(predicate(cand))
+            except Exception:  # a candidate the backend cannot run does not reproduce the failure
+                cache[key] = False
+        return cache[key]
+
+    if not holds(current):
+        raise SegkitError("the predicate does not hold for the fusion itself: nothing to minimize")
+    improved = True
+    while improved and time.perf_counter() - t0 < max_seconds:
+        improved = False
+        for label, make in _candidates(current):
+            if time.perf_counter() - t0 >= max_seconds:
+                log(f"time limit of {max_seconds:.0f} s reached")
+                break
+            try:
+                cand = make()
+            except SegkitError:
+                continue  # the edit does not record (shapes no longer fit)
+            if size_of(cand) < size_of(current) and holds(cand):
+                current = cand
+                result.steps.append(label)
+                log(f"  {label}: {size_of(cand)[0]} ops, {size_of(cand)[1]} input elements "
+                    f"({result.checks} checks, {time.perf_counter() - t0:.1f} s)")
+                if on_accept:
+                    on_accept(label, cand)
+                improved = True
+                break
+    result.fd, result.seconds = current, time.perf_counter() - t0
+    return result
