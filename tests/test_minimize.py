@@ -104,3 +104,11 @@ def test_check_and_minimize_need_nvfuser(cmd, capsys):
         pytest.skip("this machine has nvFuser")
     assert cli_main(cmd) == 2
     assert "needs a CUDA device and nvfuser_direct" in capsys.readouterr().err
+
+
+def test_committed_minimized_gqa_repro_loads_and_is_small():
+    """The repro `segkit minimize` wrote on the H200 (tests/gpu checks that it still mismatches there)."""
+    r = segkit.load_repro(DATA / "minimized" / "gqa_k_nvfuser.py")
+    assert size_of(r.fd)[0] <= 8
+    assert "MISMATCH" in r.source.splitlines()[2] + r.source.splitlines()[3]
+    segkit.run_reference(r.fd, r.make_inputs())

@@ -70,6 +70,18 @@ def test_torch_trace_matches_the_json():
         assert all(len(r.kernels) == 1 for r in t.ranges_named(name))
 
 
+def test_ranges_in_segkits_nvtx_domain_are_the_user_ranges():
+    """segkit.trace.range records into the 'segkit' NVTX domain; a recording made with it (H200)."""
+    path = DATA / "traces" / "workload_nsys_segkit_domain.sqlite"
+    t = trace.load(path)
+    domain_ids = _sql("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND "
+                      "COALESCE(text, (SELECT value FROM StringIds WHERE id = textId)) = 'segkit'", path)
+    assert len(domain_ids) == 1
+    in_domain = _sql(f"SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 59 AND domainId = {domain_ids[0][0]}", path)
+    assert sum(r.domain == "segkit" for r in t.ranges) == in_domain[0][0] == 6
+    assert t.user_range_names() == RANGES and len(t.ranges) > 100
+
+
 def test_both_recorders_name_kernels_alike_and_user_ranges_are_found():
     a, b = trace.load(NSYS), trace.load(TORCH)
     assert a.user_range_names() == b.user_range_names() == RANGES

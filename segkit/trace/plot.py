@@ -36,8 +36,14 @@ def plot_compare(a: Trace, b: Trace, out: Path, ranges: list[str] | None = None)
     bars.bar([i + 0.2 for i in x], kb, 0.4, label="B", color=colors["B"])
     bars.set_xticks(list(x), names, fontsize=8)
     bars.set_ylabel("kernel us per instance")
-    bars.legend([f"A: {Path(a.source).name}", f"B: {Path(b.source).name}"])
+    bars.legend([f"A: {_label(a.source)}", f"B: {_label(b.source)}"])
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def _label(source: str) -> str:
+    """The report's folder and name: two runs are usually the same file name in two folders."""
+    p = Path(source)
+    return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
