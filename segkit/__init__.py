@@ -12,7 +12,8 @@ from segkit.errors import (
     UnsupportedOpError,
 )
 from segkit.frontend import FusionDefinition
-from segkit.interp import run_reference
+from segkit.check import CheckReport, check
+from segkit.interp import random_inputs, run_reference
 from segkit.nvf import nvfuser_available, run_nvfuser, to_nvfuser
 from segkit.repro import Repro, emit_repro, load_repro
 
@@ -23,6 +24,9 @@ __all__ = [
     "find_aliases",
     "preferred_layouts",
     "run_plan",
+    "CheckReport",
+    "check",
+    "random_inputs",
     "DataType",
     "FusionDefinition",
     "FusionDefinitionError",

@@ -130,7 +130,8 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     import torch
 
     from segkit.check import check
-    from segkit.minimize import minimize, random_inputs, size_of, specialize
+    from segkit.interp import random_inputs
+    from segkit.minimize import minimize, size_of, specialize
     from segkit.repro import emit_repro
 
     _require_nvfuser("minimize")

@@ -55,6 +55,30 @@ def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
         _check_layout(spec, x, where)
 
 
+def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
+    """Inputs matching a fusion's specs (static shapes): random values in each input's declared layout
+    (expanded dims get stride 0); ``device="meta"`` gives shapes and strides only."""
+    gen = None if device == "meta" else torch.Generator(device=device).manual_seed(seed)
+    out = []
+    for v in as_fusion(fd).inputs:
+        if not v.is_tensor:
+            out.append(v.value if v.value is not None else (1.5 if v.dtype.is_float else 3))
+            continue
+        if -1 in v.shape:
+            raise InputMismatchError(f"random inputs need static shapes; {v.describe()} is dynamic")
+        so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
+        order = sorted(range(v.ndim), key=lambda d: -so[d])  # allocation order, outermost first
+        alloc = [v.shape[d] for d in order]
+        base = (torch.empty(alloc, dtype=v.dtype.torch, device="meta") if gen is None
+                else torch.randn(alloc, generator=gen, device=device).to(v.dtype.torch))
+        t = base.permute([order.index(d) for d in range(v.ndim)])
+        for d, e in enumerate(v.expanded):
+            if e:
+                t = t.narrow(d, 0, 1).expand(*v.shape)
+        out.append(t)
+    return out
+
+
 def _check_layout(spec: Value, x: torch.Tensor, where: str) -> None:
     want = Layout.from_stride_order(spec.stride_order, spec.contiguity)
     got = layout_of(list(x.shape), list(x.stride()))

@@ -25,12 +25,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
 
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
-from segkit.ir import Fusion, Op, Value, map_values
+from segkit.ir import Op, Value, map_values
 from segkit.ops import REQUIRED
 from segkit.ops import get as get_op
 from segkit.repro import fusion_lines
@@ -38,27 +37,6 @@ from segkit.repro import fusion_lines
 #: Attributes that carry sizes (and so change with a size substitution).
 SIZE_ATTRS = {"reshape": ("new_shape",), "expand": ("shape",), "broadcast_in_dim": ("shape",), "full": ("shape",),
               "slice": ("start_indices", "end_indices"), "pad": ("pad_widths",)}
-
-
-def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
-    """Inputs for a fusion with static shapes: random values in each input's declared layout."""
-    gen = torch.Generator(device=device).manual_seed(seed)
-    out = []
-    for v in as_fusion(fd).inputs:
-        if not v.is_tensor:
-            out.append(v.value if v.value is not None else (1.5 if v.dtype.is_float else 3))
-            continue
-        if -1 in v.shape:
-            raise SegkitError(f"random_inputs needs static shapes; {v.describe()} is dynamic")
-        so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
-        order = sorted(range(v.ndim), key=lambda d: -so[d])  # allocation order, outermost first
-        base = torch.randn([v.shape[d] for d in order], generator=gen, device=device).to(v.dtype.torch)
-        t = base.permute([order.index(d) for d in range(v.ndim)])
-        for d, e in enumerate(v.expanded):
-            if e:
-                t = t.narrow(d, 0, 1).expand(*v.shape)
-        out.append(t)
-    return out
 
 
 def _subst(x: Any, sizes: dict[int, int]) -> Any:

@@ -22,9 +22,9 @@ import torch
 
 from segkit import ops as catalogue
 from segkit.dtypes import DataType
-from segkit.errors import FusionDefinitionError, ReproError, UnsupportedOpError
+from segkit.errors import FusionDefinitionError, InputMismatchError, ReproError, UnsupportedOpError
 from segkit.frontend import FusionDefinition
-from segkit.interp import as_fusion
+from segkit.interp import as_fusion, random_inputs
 from segkit.ir import Fusion, Op, Value
 
 
@@ -102,31 +102,18 @@ def _input_expr(x: Any, device: str) -> str:
     return f"{base}.as_strided({tuple(x.shape)}, {tuple(x.stride())})"
 
 
-def _spec_inputs(fusion: Fusion) -> list[Any]:
-    """Example inputs from the specs (static shapes only), on the meta device."""
-    out = []
-    for v in fusion.inputs:
-        if not v.is_tensor:
-            out.append(v.value if v.value is not None else (1.0 if v.dtype.is_float else 1))
-            continue
-        if -1 in v.shape:
-            raise ReproError(f"emit_repro needs inputs= to write input {v.describe()}: its shape is dynamic")
-        so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
-        strides, acc = [0] * v.ndim, 1
-        for d in sorted(range(v.ndim), key=lambda d: so[d]):  # innermost first
-            strides[d] = 0 if v.expanded[d] else acc
-            acc *= 1 if v.expanded[d] else v.shape[d]
-        out.append(torch.empty_strided(v.shape, strides, dtype=v.dtype.torch, device="meta"))
-    return out
-
-
 def emit_repro(fd: Any, inputs: Sequence[Any] | None = None, style: str = "direct", device: str = "cuda:0") -> str:
     """A runnable repro script for a recorded fusion (``style``: "direct" or "legacy" imports)."""
     if style not in ("direct", "legacy"):
         raise ValueError(f"style must be 'direct' or 'legacy', got {style!r}")
     fusion = as_fusion(fd)
     module = "nvfuser_direct" if style == "direct" else "nvfuser"
-    xs = list(inputs) if inputs is not None else _spec_inputs(fusion)
+    if inputs is None:
+        try:
+            inputs = random_inputs(fusion, "meta")
+        except InputMismatchError as e:
+            raise ReproError(f"emit_repro needs inputs=: {e}") from None
+    xs = list(inputs)
     body = "\n".join("    " + line for line in fusion_lines(fusion))
     ins = "\n".join(f"    {_input_expr(x, device)}," for x in xs)
     return (
@@ -354,7 +341,6 @@ def load_repro(path_or_source: str | Path) -> Repro:
 
 def _check_recipes(repro: Repro, lineno: int) -> None:
     from segkit.interp import check_inputs
-    from segkit.errors import InputMismatchError
 
     try:
         meta = [

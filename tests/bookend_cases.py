@@ -5,9 +5,9 @@ Each builder returns (fd, named values) so tests can state expectations by name.
 
 from __future__ import annotations
 
-import torch
 
 from segkit import DataType, FusionDefinition
+from segkit.interp import random_inputs
 
 F32 = DataType.Float
 
@@ -151,15 +151,7 @@ def case13():
 OUTPUT_CASES = {f"case{i}": globals()[f"case{i}"] for i in range(1, 11)}
 
 
-def inputs(fd, device: str = "cpu", seed: int = 0) -> list[torch.Tensor]:
+
+def inputs(fd, device: str = "cpu", seed: int = 0) -> list:
     """Random inputs matching the definitions (expanded dims get stride 0)."""
-    gen = torch.Generator(device=device).manual_seed(seed)
-    out = []
-    for v in fd.fusion.inputs:
-        shape = [max(s, 1) for s in v.shape]
-        t = torch.randn(shape, generator=gen, device=device).to(v.dtype.torch)
-        for d, e in enumerate(v.expanded):
-            if e:
-                t = t.narrow(d, 0, 1).expand(shape)
-        out.append(t)
-    return out
+    return random_inputs(fd, device, seed)

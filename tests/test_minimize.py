@@ -9,7 +9,8 @@ import segkit
 from segkit import DataType, FusionDefinition
 from segkit.cli import main as cli_main
 from segkit.errors import SegkitError
-from segkit.minimize import minimize, random_inputs, rebuild, size_of
+from segkit.interp import random_inputs
+from segkit.minimize import minimize, rebuild, size_of
 from tests.conftest import DATA
 
 

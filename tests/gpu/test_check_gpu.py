@@ -7,7 +7,8 @@ import pytest
 import segkit
 from segkit.check import check
 from segkit.cli import main as cli_main
-from segkit.minimize import random_inputs, size_of
+from segkit.interp import random_inputs
+from segkit.minimize import size_of
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.gpu

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import subprocess
 import sys
 
 import pytest
