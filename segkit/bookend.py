@@ -230,7 +230,6 @@ class HostPlan:
             if id(v) in produced and id(v) not in seen:
                 seen.add(id(v))
                 core_outputs.append(v)
-        core_inputs = [v for v in core_inputs if v.is_tensor or v in fusion.inputs]
         return cls(plan, plan.prologue, plan.epilogue, core_ops, core_inputs, core_outputs)
 
     def core_fusion(self, core_args: Sequence[Any]) -> FusionDefinition:

@@ -38,20 +38,25 @@ class CheckReport:
 
 
 def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realization: str = "segment_set",
-          tol: dict[torch.dtype, float] | None = None) -> CheckReport:
-    """Run ``fd`` (or its bookend ``policy`` realization) on nvFuser and compare with the reference."""
+          tol: dict[torch.dtype, float] | None = None, profile: bool = False) -> CheckReport:
+    """Run ``fd`` (or its bookend ``policy`` realization) on nvFuser and compare with the reference.
+
+    With ``profile`` (plain fusion only) the report keeps nvFuser's run: ``details["run"]`` (segments, kernels).
+    """
     from segkit.bookend import bookend, run_plan
     from segkit.nvf import run_nvfuser
 
     label = "nvFuser" if policy is None else f"nvFuser, bookend {policy} / {realization}"
     refs = run_reference(fd, inputs)
     try:
+        details = {}
         if policy is None:
-            outs = run_nvfuser(fd, inputs, profile=False).outputs
+            run = run_nvfuser(fd, inputs, profile=profile)
+            outs, details = run.outputs, ({"run": run} if profile else {})
         else:
             outs = run_plan(bookend(fd, policy), inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
         return CheckReport([], label, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}")
     tols = tol or {}
     return CheckReport([diff(i, r, o, tols.get(o.dtype, tolerance(o.dtype))) for i, (r, o) in enumerate(zip(refs, outs))],
-                       label)
+                       label, details=details)

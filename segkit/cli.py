@@ -10,28 +10,27 @@ from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.trace.model import TraceError
 from segkit.interp import run_reference
-from segkit.nvf import nvfuser_available, run_nvfuser
+from segkit.nvf import nvfuser_available
 from segkit.repro import format_fusion, load_repro
 
 
 def _run_and_compare(fd, make_inputs, label: str) -> bool:
-    """Run on the reference interpreter (CPU), and on nvFuser when present; True if they agree."""
-    cpu_inputs = make_inputs("cpu")
-    ref = run_reference(fd, cpu_inputs)
+    """Run on the reference interpreter (CPU), and check nvFuser against it when present; True if they agree."""
+    ref = run_reference(fd, make_inputs("cpu"))
     print(f"[{label}] reference interpreter (cpu): " + ", ".join(f"{tuple(o.shape)} {o.dtype}" for o in ref))
     if not nvfuser_available():
         print(f"[{label}] nvFuser not available (no CUDA device or nvfuser_direct): reference only")
         return True
-    gpu_inputs = [x.cuda() if hasattr(x, "cuda") else x for x in cpu_inputs]
-    ref_gpu = run_reference(fd, gpu_inputs)
-    run = run_nvfuser(fd, gpu_inputs)
-    print(f"[{label}] nvFuser: {run.segments} segment(s) {run.groups}, {run.kernel_count} kernel(s)")
-    for k in run.kernels:
-        print(f"    {k.name}  {k.scheduler}  {k.time_ms * 1e3:.1f} us  grid {k.grid} block {k.block}  regs {k.registers}")
-    diffs = compare(ref_gpu, run.outputs)
-    for d in diffs:
-        print("   ", d)
-    return all(d.ok for d in diffs)
+    from segkit.check import check
+
+    report = check(fd, make_inputs("cuda"), profile=True)
+    run = report.details.get("run")
+    if run is not None:
+        print(f"[{label}] nvFuser: {run.segments} segment(s) {run.groups}, {run.kernel_count} kernel(s)")
+        for k in run.kernels:
+            print(f"    {k.name}  {k.scheduler}  {k.time_ms * 1e3:.1f} us  grid {k.grid} block {k.block}  regs {k.registers}")
+    print(report)
+    return report.ok
 
 
 def cmd_repro(args: argparse.Namespace) -> int:

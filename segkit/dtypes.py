@@ -83,3 +83,14 @@ def of_python(value) -> DataType:
     if isinstance(value, complex):
         return DataType.ComplexDouble
     raise TypeError(f"{value!r} is not a scalar nvFuser accepts")
+
+
+def python_value(x, dtype: DataType):
+    """A scalar (Python number or 0-d tensor) as the Python type ``dtype`` stands for."""
+    if isinstance(x, torch.Tensor):
+        x = x.item()
+    if dtype is DataType.Bool:
+        return bool(x)
+    if dtype.torch.is_complex:
+        return complex(x)
+    return float(x) if dtype.is_float else int(x)

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from segkit import ops as catalogue
-from segkit.dtypes import DataType, from_torch, of_python
+from segkit.dtypes import DataType, from_torch, of_python, python_value
 from segkit.errors import FusionDefinitionError, UnsupportedOpError
 from segkit.ir import Fusion, Op, Value, iter_values
 from segkit.layout import Layout, compute_tensor_descriptor
@@ -41,19 +41,6 @@ def call_site(skip_package: bool = True) -> str:
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex))
-
-
-def _python_value(x: Any, dtype: DataType) -> Any:
-    """A folded scalar as the Python type its DataType stands for."""
-    if isinstance(x, torch.Tensor):
-        x = x.item()
-    if dtype is DataType.Bool:
-        return bool(x)
-    if dtype.torch.is_complex:
-        return complex(x)
-    if dtype.is_float:
-        return float(x)
-    return int(x)
 
 
 class _Ops:
@@ -168,7 +155,7 @@ class FusionDefinition:
         if not _is_number(value):
             raise FusionDefinitionError(f"define_scalar value must be a number, got {value!r} (at {site})")
         dt = dtype or of_python(value)
-        return self.fusion.new_value(dt, value=_python_value(value, dt))
+        return self.fusion.new_value(dt, value=python_value(value, dt))
 
     define_constant = define_scalar  # the oldest frontend spelling
 
@@ -255,7 +242,7 @@ class FusionDefinition:
             return
         res = res if isinstance(res, tuple) else (res,)
         for v, r in zip(op.outputs, res):
-            v.value = _python_value(r, v.dtype)
+            v.value = python_value(r, v.dtype)
 
     def _mean(self, arg: Value, dims, keepdim: bool = False, dtype: DataType | None = None) -> Value:
         """mean = sum * (1/N): nvfuser_direct has no mean op; Thunder decomposes it the same way."""

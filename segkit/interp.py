@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from segkit import ops as catalogue
-from segkit.dtypes import DataType
+from segkit.dtypes import python_value
 from segkit.errors import InputMismatchError, SegkitError
 from segkit.ir import Fusion, Op, Value, map_values
 from segkit.layout import Layout, layout_of
@@ -99,16 +99,6 @@ def _check_layout(spec: Value, x: torch.Tensor, where: str) -> None:
             raise InputMismatchError(f"{where}: dim {d} is declared expanded (stride 0), tensor stride is {x.stride(d)}")
 
 
-def _to_python(x: Any, dtype: DataType) -> Any:
-    if isinstance(x, torch.Tensor):
-        x = x.item()
-    if dtype is DataType.Bool:
-        return bool(x)
-    if dtype.torch.is_complex:
-        return complex(x)
-    return float(x) if dtype.is_float else int(x)
-
-
 class Interpreter:
     """Runs ops one by one; ``env`` maps id(Value) to its run-time value."""
 
@@ -149,7 +139,7 @@ class Interpreter:
                     r = r.to(v.dtype.torch)
                 self.env[id(v)] = r
             else:
-                self.env[id(v)] = _to_python(r, v.dtype)
+                self.env[id(v)] = python_value(r, v.dtype)
 
     def run(self) -> list[Any]:
         for op in self.fusion.ops:
