@@ -1,0 +1,59 @@
+"""thunder_exec on the GPU host: real sizes in bf16, correct against eager, one nvFuser kernel per norm
+direction, and Thunder's stock nvFuser executor running through the compat fix."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import thunder
+from fusions import torch_models as tm
+from fusions._rope import cos_sin
+from segkit import trace
+from tests.test_thunder_exec import _close, _run, _symbols
+
+pytestmark = pytest.mark.gpu
+
+
+def _nvfuser_kernels(fn) -> list[str]:
+    with trace.capture() as cap:
+        with trace.range("step"):
+            fn()
+            torch.cuda.synchronize()
+    return [k.key for r in cap.trace.ranges_named("step") for k in r.kernels if k.key.startswith("nvfuser")]
+
+
+@pytest.mark.parametrize("module, shape", [("LayerNorm", (16, 128, 1600)), ("RMSNorm", (2, 4096, 5120))])
+def test_norms_real_sizes_one_kernel_each_way(module, shape, record):
+    mod = (torch.nn.LayerNorm(shape[-1]) if module == "LayerNorm" else torch.nn.RMSNorm(shape[-1])).cuda().bfloat16()
+    x = torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    jm, (outs, grads), (want_outs, want_grads) = _run(mod, [x], list(mod.parameters()))
+    _close(outs, want_outs, torch.bfloat16)
+    _close(grads, want_grads, torch.bfloat16)
+    y = jm(x)
+    fwd = _nvfuser_kernels(lambda: jm(x))
+    bwd = _nvfuser_kernels(lambda: y.backward(torch.ones_like(y), retain_graph=True))
+    record({"test": "thunder_exec_norm", "module": module, "fwd_kernels": fwd, "bwd_kernels": bwd})
+    assert len(fwd) == 1 and len(bwd) == 1, (fwd, bwd)
+
+
+@pytest.mark.parametrize("geometry", [(32, 8, 128, 128), (40, 40, 128, 128)], ids=["llama3_8b_gqa", "llama2_13b_mha"])
+def test_qkv_split_rope_real_size_is_right(geometry):
+    n_head, groups, hs, rn = geometry
+    block = tm.QKVSplitRope(n_head, groups, hs, rn)
+    cos, sin = (t.cuda() for t in cos_sin(4096, rn, torch.bfloat16))
+    qkv = torch.randn(1, 4096, (n_head + 2 * groups) * hs, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    jm, (outs, grads), (want_outs, want_grads) = _run(lambda q: block(q, cos, sin), [qkv])
+    assert "segkit_qkv_split_rope_fwd" in _symbols(thunder.last_traces(jm)[-1])
+    _close(outs, want_outs, torch.bfloat16)
+    _close(grads, want_grads, torch.bfloat16)
+
+
+def test_stock_thunder_nvfuser_runs_with_the_compat_fix():
+    ln = torch.nn.LayerNorm(1600).cuda().bfloat16()
+    x = torch.randn(16, 128, 1600, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    jm, (outs, grads), (want_outs, want_grads) = _run(ln, [x], list(ln.parameters()),
+                                                      executors=thunder.get_default_executors())
+    assert any(s.startswith("nvFusion") for s in _symbols(thunder.last_traces(jm)[-1]))
+    _close(outs, want_outs, torch.bfloat16)
+    _close(grads, want_grads, torch.bfloat16)

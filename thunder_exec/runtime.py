@@ -1,0 +1,44 @@
+"""Run a fusions spec for the tensors a Thunder operator receives: built once per signature, cached.
+
+On CUDA tensors with nvfuser_direct present the fusion runs on nvFuser (its
+FusionDefinition is built once and kept); otherwise the reference interpreter
+runs it, so the executor's routing can be tested on a CPU machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+import fusions
+from segkit.bookend import POLICIES, bookend
+from segkit.interp import run_reference
+from segkit.nvf import nvfuser_available, run_nvfuser
+
+_FUSIONS: dict[tuple, Any] = {}
+
+
+def fusion_for(spec_name: str, cfg: Any, policy: str):
+    """The recorded fusion of ``spec_name`` for ``cfg``, with the bookend ``policy`` applied (cached)."""
+    if policy not in POLICIES:
+        raise ValueError(f"segkit_bookend must be one of {POLICIES}, got {policy!r}")
+    key = (spec_name, cfg, policy)
+    if key not in _FUSIONS:
+        fd = fusions.get(spec_name).build(cfg)
+        _FUSIONS[key] = fd if policy == "none" else bookend(fd, policy).apply("segment_set")
+    return _FUSIONS[key]
+
+
+def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str) -> list[torch.Tensor]:
+    """Outputs of the spec's fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
+    fd = fusion_for(spec_name, cfg, policy)
+    args = [t.contiguous() for t in tensors]
+    if all(t.is_cuda for t in args) and nvfuser_available():
+        return run_nvfuser(fd, args, profile=False).outputs
+    return run_reference(fd, args)
+
+
+def cached_signatures() -> int:
+    return len(_FUSIONS)
