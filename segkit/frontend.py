@@ -231,7 +231,7 @@ class FusionDefinition:
         if any(v.is_tensor for v in op.outputs):
             return
         if op.name == "size":
-            op.outputs[0].value = catalogue.fold_size("size", op.args)
+            op.outputs[0].value = catalogue.fold_size(op.args)
             return
         if any(v.is_tensor or v.value is None for v in op.inputs):
             return

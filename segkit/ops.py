@@ -545,24 +545,30 @@ def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[in
     return groups
 
 
-def _reshape_target(x: Value, new_shape: list[int]) -> list[int]:
-    if sum(1 for s in new_shape if s == -1) > 1 and all(s != -1 for s in x.shape):
+def _reshape_target(x: Value, raw: Sequence[Any]) -> list[int]:
+    """Static output sizes (-1 where unknown until run time). Only a literal -1 asks for inference;
+    a scalar whose value is unknown while recording is a dynamic size, not an inference request."""
+    new_shape = static_shape(raw, "new_shape")
+    dynamic = [isinstance(r, Value) and static(r) is None for r in raw]
+    infer = [i for i, s in enumerate(new_shape) if s == -1 and not dynamic[i]]
+    if len(infer) > 1:
         raise InferError(f"reshape to {new_shape}: more than one -1")
-    if -1 in new_shape and all(s != -1 for s in x.shape):
-        known = math.prod(s for s in new_shape if s != -1)
-        total = math.prod(x.shape)
+    if any(dynamic) or -1 in x.shape:
+        return new_shape
+    total = math.prod(x.shape)
+    if infer:
+        known = math.prod(s for i, s in enumerate(new_shape) if i != infer[0])
         if known == 0 or total % known:
             raise InferError(f"cannot reshape {x.describe()} to {new_shape}")
-        new_shape = [total // known if s == -1 else s for s in new_shape]
-    if all(s != -1 for s in x.shape) and all(s != -1 for s in new_shape):
-        if math.prod(x.shape) != math.prod(new_shape):
-            raise InferError(f"cannot reshape {x.describe()} ({math.prod(x.shape)} elements) to {new_shape}")
+        new_shape[infer[0]] = total // known
+    if math.prod(new_shape) != total:
+        raise InferError(f"cannot reshape {x.describe()} ({total} elements) to {new_shape}")
     return new_shape
 
 
 def _reshape_infer(a: dict) -> list[Out]:
     x = _tensor(a["arg"], "arg")
-    target = _reshape_target(x, static_shape(a["new_shape"], "new_shape"))
+    target = _reshape_target(x, a["new_shape"])
     bc = [s == 1 for s in target]
     ex = [False] * len(target)
     groups = reshape_groups(x.shape, target)
@@ -808,13 +814,10 @@ _register(OpDef("size", ("arg",), (("dim", REQUIRED),), _size_infer,
 _register(OpDef("shape", ("arg",), (), _shape_infer, lambda a, ctx: tuple(a["arg"].shape)))
 
 
-def fold_size(op_name: str, args: dict) -> Any:
-    """Record-time value of ``size``/``shape`` when the dims are static (else None)."""
-    x = args["arg"]
-    if op_name == "size":
-        s = x.shape[args["dim"]]
-        return None if s == -1 else s
-    return None
+def fold_size(args: dict) -> Any:
+    """Record-time value of ``size(arg, dim)`` when that dim is static (else None)."""
+    s = args["arg"].shape[args["dim"]]
+    return None if s == -1 else s
 
 
 #: Hints for op names people reach for that nvFuser spells differently or lacks.

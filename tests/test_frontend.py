@@ -133,3 +133,21 @@ def test_from_pytorch_uses_the_tensor_layout():
         fd.add_output(fd.ops.neg(t))
     assert t.stride_order == (0, 1)
     torch.testing.assert_close(fd.execute([x])[0], -x)
+
+
+def test_dynamic_reshape_sizes_are_not_inference_requests():
+    """Sizes given by scalar inputs are dynamic; only a literal -1 is inferred."""
+    import torch
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[6, 4], contiguity=[True, True], dtype=DataType.Float)
+        a, b = fd.define_scalar(dtype=DataType.Int), fd.define_scalar(dtype=DataType.Int)
+        y = fd.ops.reshape(x, new_shape=[a, b])
+        z = fd.ops.reshape(x, new_shape=[-1, 8])
+        fd.add_output(y)
+        fd.add_output(z)
+        with pytest.raises(FusionDefinitionError, match="more than one -1"):
+            fd.ops.reshape(x, new_shape=[-1, -1])
+    assert y.shape == (-1, -1) and z.shape == (3, 8)
+    out = segkit.run_reference(fd, [torch.randn(6, 4), 2, 12])
+    assert out[0].shape == (2, 12) and out[1].shape == (3, 8)

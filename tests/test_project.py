@@ -22,3 +22,17 @@ def test_demo_runs_on_cpu(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "reference interpreter" in out and "MISMATCH" not in out and out.count(" ok") >= 7
+
+
+def test_benchmarks_collect_and_skip_with_a_reason_without_a_gpu():
+    import subprocess
+    import sys
+
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    proc = subprocess.run([sys.executable, "-m", "pytest", "benchmarks", "-q", "-rs", "-p", "no:cacheprovider"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "benchmarks need a CUDA GPU" in proc.stdout and " skipped" in proc.stdout and "passed" not in proc.stdout

@@ -1,0 +1,165 @@
+"""The competitors, each prepared on one workload: segkit, eager, torch.compile, Thunder (stock and with
+segkit_ex), Liger-Kernel and Quack. Each returns a harness.Prepared, or skips with the reason."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fusions
+from benchmarks.harness import Prepared
+from fusions import torch_models as tm
+from segkit.nvf import compiled
+
+EXECUTORS = ("segkit", "eager", "torch.compile", "thunder", "thunder+segkit_ex", "liger", "quack")
+
+
+def _segkit(spec_name: str, cfg, inputs: list[torch.Tensor]) -> Prepared:
+    """The fusions builder on nvFuser, its FusionDefinition built and compiled once."""
+    nvfd = compiled(fusions.get(spec_name).build(cfg))
+    nvfd.execute(inputs)
+    return Prepared(lambda: nvfd.execute(inputs))
+
+
+def _compile(fn: Callable, executor: str) -> Callable:
+    if executor == "eager":
+        return fn
+    if executor == "torch.compile":
+        return torch.compile(fn)
+    import thunder
+    import thunder_exec
+
+    if executor == "thunder":
+        return thunder.jit(fn)
+    if executor == "thunder+segkit_ex":
+        return thunder.jit(fn, executors=thunder_exec.executors())
+    raise ValueError(executor)
+
+
+def _skip_unavailable(executor: str, workload: str) -> None:
+    if executor == "quack" and importlib.util.find_spec("quack") is None:
+        pytest.skip("quack-kernels is not staged on the GPU host (its CUDA library wheel, ~92 MB, exceeds the "
+                    "64 MiB transfer limit; see benchmarks/README.md)")
+    if executor == "liger" and importlib.util.find_spec("liger_kernel") is None:
+        pytest.skip("liger-kernel is not installed")
+    if executor in ("liger", "quack") and workload not in ("layernorm", "rmsnorm"):
+        pytest.skip(f"{executor} has no kernel for {workload} in litgpt's layout")
+
+
+def _norm_fn(kind: str, cfg, executor: str) -> Callable:
+    H = cfg.hidden
+    if executor == "liger":
+        from liger_kernel.ops.layer_norm import LigerLayerNormFunction
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+
+        if kind == "layernorm":
+            return lambda x, w, b: LigerLayerNormFunction.apply(x, w, b, cfg.eps)
+        return lambda x, w: LigerRMSNormFunction.apply(x, w, cfg.eps, 0.0, "llama", False)  # in_place=False: keep dy
+    if executor == "quack":
+        import quack
+
+        if kind == "layernorm":
+            pytest.skip("quack's layer norm API is not wired here (only quack.rmsnorm(x, weight, eps) is known)")
+        return lambda x, w: quack.rmsnorm(x, w, cfg.eps)
+    if kind == "layernorm":
+        return _compile(lambda x, w, b: F.layer_norm(x, (H,), w, b, cfg.eps), executor)
+    return _compile(lambda x, w: F.rms_norm(x, (H,), w, cfg.eps), executor)
+
+
+def _mix_order_info(executor: str) -> dict:
+    if executor != "torch.compile":
+        return {}
+    from torch._inductor import metrics
+
+    return {"inductor_mix_order_reduction": getattr(metrics, "codegen_mix_order_reduction", None)}
+
+
+def norm_forward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
+    """Forward: y from x, weight (and bias for layer norm)."""
+    _skip_unavailable(executor, kind)
+    if executor == "segkit":
+        p = _segkit(f"{kind}_fwd", cfg, list(inputs.values()))
+        p.outputs = lambda: p.fn()[:1]
+        return p
+    fn = _norm_fn(kind, cfg, executor)
+    args = list(inputs.values())
+    with torch.no_grad():
+        fn(*args)
+    p = Prepared(lambda: fn(*args))
+    p.outputs = lambda: (p.fn(),)
+    p.info = _mix_order_info(executor)
+    return p
+
+
+def norm_backward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
+    """Backward only: the forward runs in the untimed setup of every round; dx, dw (, db) are timed."""
+    _skip_unavailable(executor, kind)
+    if executor == "segkit":
+        return _segkit(f"{kind}_bwd", cfg, list(inputs.values()))
+    x = inputs["x"].detach().requires_grad_(True)
+    w = inputs["weight"].detach().requires_grad_(True)
+    leaves = [x, w]
+    if kind == "layernorm":
+        leaves.append(torch.zeros_like(w, requires_grad=True))
+    dy = inputs["dy"]
+    fn = _norm_fn(kind, cfg, executor)
+    state = {}
+
+    def setup():
+        state["y"] = fn(*leaves)
+
+    def backward():
+        return torch.autograd.grad(state["y"], leaves, dy, retain_graph=True)
+
+    setup()
+    backward()
+    return Prepared(backward, setup, info=_mix_order_info(executor))
+
+
+def rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
+    """qkv split + RoPE: ``mode`` is "inference" (no autograd), "forward" (with autograd) or "backward"."""
+    _skip_unavailable(executor, "qkv split + RoPE")
+    geom = (cfg.n_head, cfg.n_query_groups, cfg.head_size, cfg.rope_n_elem)
+    if executor == "segkit":
+        spec = "qkv_split_rope_bwd" if mode == "backward" else "qkv_split_rope_fwd"
+        return _segkit(spec, cfg, list(inputs.values()))
+    fn = _compile(lambda qkv, cos, sin: tm.qkv_split_rope(qkv, cos, sin, *geom), executor)
+    cos, sin = inputs["cos"], inputs["sin"]
+    if mode != "backward":
+        qkv = inputs["qkv"].detach().requires_grad_(mode == "forward")
+        ctx = torch.no_grad if mode == "inference" else torch.enable_grad
+        with ctx():
+            fn(qkv, cos, sin)
+
+        def call():
+            with ctx():
+                return fn(qkv, cos, sin)
+
+        return Prepared(call, info=_mix_order_info(executor))
+    qkv = torch.zeros(cfg.batch, cfg.T, cfg.qkv_width, dtype=cfg.dtype, device=cos.device, requires_grad=True)
+    grads = [inputs["dq"], inputs["dk"], inputs["dv"]]
+    state = {}
+
+    def setup():
+        state["outs"] = fn(qkv, cos, sin)
+
+    def backward():
+        return torch.autograd.grad(state["outs"], [qkv], grads, retain_graph=True)
+
+    setup()
+    backward()
+    return Prepared(backward, setup, info=_mix_order_info(executor))
+
+
+def amax(cfg, executor: str, inputs: dict) -> Prepared:
+    _skip_unavailable(executor, "fp8 amax")
+    if executor == "segkit":
+        return _segkit("fp8_amax", cfg, list(inputs.values()))
+    fn = _compile(tm.fp8_amax, executor)
+    x = inputs["x"]
+    fn(x)
+    return Prepared(lambda: fn(x), info=_mix_order_info(executor))

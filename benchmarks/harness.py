@@ -1,0 +1,132 @@
+"""Benchmark harness: cold-L2 kernel time through pytest-benchmark's timer, host wall time, a correctness gate.
+
+pytest-benchmark times ``fn`` between two calls of its timer. ``KernelTimer``
+starts torch.profiler (CUDA activity) on the first call and, on the second,
+returns the summed device time of the kernels launched in between, so the
+statistics pytest-benchmark prints and saves are kernel time per call. Each
+round's untimed setup runs the round's own preparation (e.g. the forward pass
+before a timed backward) and then overwrites a buffer larger than L2.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import torch
+
+from segkit.compare import diff
+
+L2_FLUSH_BYTES = 512 * 1024 * 1024  # larger than any current GPU's L2 (H100/H200: 50 MiB)
+_flush_buffer: torch.Tensor | None = None
+
+
+def flush_l2() -> None:
+    global _flush_buffer
+    if _flush_buffer is None:
+        _flush_buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
+    _flush_buffer.zero_()
+
+
+def _is_kernel(event) -> bool:
+    return event.device_type == torch.autograd.DeviceType.CUDA and not event.name.startswith(("Memcpy", "Memset"))
+
+
+class KernelTimer:
+    """A pytest-benchmark timer whose durations are the kernel time of the timed call, in seconds."""
+
+    def __init__(self) -> None:
+        self._prof = None
+        self.kernel_counts: list[int] = []
+
+    def __call__(self) -> float:
+        torch.cuda.synchronize()
+        if self._prof is None:
+            self._prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
+            self._prof.__enter__()
+            return 0.0
+        prof, self._prof = self._prof, None
+        prof.__exit__(None, None, None)
+        kernels = [e for e in prof.events() if _is_kernel(e)]
+        self.kernel_counts.append(len(kernels))
+        return sum(e.time_range.elapsed_us() for e in kernels) * 1e-6
+
+
+def copy_bandwidth_gbs(nbytes: int = 1 << 30, reps: int = 20) -> float:
+    """Device-to-device copy bandwidth (read + write counted), median of ``reps`` copies."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return 2 * nbytes / statistics.median(times) / 1e9
+
+
+@dataclass
+class Prepared:
+    """One executor on one workload: the timed call, its untimed per-round setup, its outputs to check."""
+
+    fn: Callable[[], Any]
+    setup: Callable[[], None] = lambda: None
+    outputs: Callable[[], Sequence[torch.Tensor]] | None = None
+    info: dict = field(default_factory=dict)
+
+
+def check_outputs(prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequence[str]) -> float:
+    """Fail the benchmark (never report it) when the executor computes the wrong thing; return the worst rel err."""
+    prepared.setup()
+    got = prepared.outputs() if prepared.outputs else prepared.fn()
+    got = got if isinstance(got, (list, tuple)) else (got,)
+    worst = 0.0
+    for i, (r, g) in enumerate(zip(refs, got)):
+        if g is None:
+            continue
+        d = diff(i, r, g.reshape(r.shape) if g.numel() == r.numel() else g)
+        if not d.ok:
+            pytest.fail(f"wrong result, not benchmarked: {names[i]} {d}")
+        worst = max(worst, d.rel_err)
+    return worst
+
+
+def wall_us(prepared: Prepared, reps: int = 20) -> float:
+    """Host wall time per synchronised call, median (setup excluded)."""
+    times = []
+    for _ in range(reps):
+        prepared.setup()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        prepared.fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequence[str], nbytes: int,
+        copy_gbs: float, rounds: int = 20) -> None:
+    """Check, then time kernels (cold L2) with pytest-benchmark, then record the extra columns."""
+    rel = check_outputs(prepared, refs, names)
+    timer = KernelTimer()
+    benchmark._timer = timer  # pytest-benchmark calls it before and after each timed call
+
+    def setup():
+        prepared.setup()
+        flush_l2()
+
+    benchmark.pedantic(prepared.fn, setup=setup, rounds=rounds, warmup_rounds=2, iterations=1)
+    kernel_s = benchmark.stats.stats.median
+    gbs = nbytes / kernel_s / 1e9 if kernel_s > 0 else 0.0
+    benchmark.extra_info.update({
+        "kernel_us_median": kernel_s * 1e6, "kernels": statistics.median(timer.kernel_counts[-rounds:]),
+        "bytes": nbytes, "gbs": gbs, "pct_of_copy_bw": 100 * gbs / copy_gbs, "copy_gbs": copy_gbs,
+        "wall_us_median": wall_us(prepared), "max_rel_err": rel, **prepared.info,
+    })

@@ -1,0 +1,62 @@
+"""Benchmark cases: which configs each suite sweeps, their inputs and float64 references (cached per case),
+and the bytes each workload must move at least (the floor the bandwidth column is measured against)."""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+import fusions
+from benchmarks.executors import EXECUTORS
+
+SWEEP = [f"sweep_{r}x{h}" for r in (4096, 16384, 65536) for h in (256, 1024, 4096, 8192, 16384)]
+NORM_SHAPES = SWEEP + ["mixorder_576000x384", "llama2_7b", "llama2_13b", "llama2_70b"]
+FP32_SHAPES = ["sweep_16384x4096", "mixorder_576000x384", "llama2_13b"]
+ROPE_SHAPES = [c for c in fusions.get("qkv_split_rope_fwd").configs if not c.endswith("_tiny")]
+AMAX_SHAPES = [c for c in fusions.get("fp8_amax").configs if not c.endswith("_tiny")]
+
+
+def cases(shapes: list[str], extra: dict[str, list] | None = None, fp32: list[str] | None = None) -> list:
+    """(shape, dtype, *extra, executor) tuples, executor varying fastest so cached inputs are reused."""
+    out = []
+    for shape in shapes:
+        for dtype in [torch.bfloat16] + ([torch.float32] if fp32 and shape in fp32 else []):
+            for combo in _product(extra or {}):
+                out += [(shape, dtype, *combo, ex) for ex in EXECUTORS]
+    return out
+
+
+def _product(extra: dict[str, list]) -> list[tuple]:
+    combos = [()]
+    for values in extra.values():
+        combos = [c + (v,) for c in combos for v in values]
+    return combos
+
+
+@functools.lru_cache(maxsize=1)
+def case_data(spec_name: str, shape: str, dtype: torch.dtype):
+    """(config, inputs on the GPU, float64 references); one case kept at a time (the big ones are GBs)."""
+    torch.cuda.empty_cache()
+    spec = fusions.get(spec_name)
+    cfg = spec.config(shape, dtype)
+    inputs = spec.make_inputs(cfg, device="cuda")
+    return cfg, inputs, spec.reference(inputs, cfg), spec.outputs
+
+
+def norm_bytes(kind: str, direction: str, cfg) -> int:
+    s, M, N = cfg.dtype.itemsize, cfg.rows, cfg.hidden
+    if direction == "bwd":
+        return s * (3 * M * N + 2 * N) + 4 * M if kind == "rmsnorm" else 3 * s * (M * N + N) + 8 * M
+    return s * (2 * M * N + N) + 4 * M if kind == "rmsnorm" else s * (2 * M * N + 2 * N) + 8 * M
+
+
+def rope_bytes(cfg, mode: str) -> int:
+    s = cfg.dtype.itemsize
+    qkv = cfg.batch * cfg.T * cfg.qkv_width
+    heads = 3 * cfg.batch * cfg.n_head * cfg.T * cfg.head_size
+    return s * (qkv + heads + 2 * cfg.T * cfg.rope_n_elem)
+
+
+def amax_bytes(cfg) -> int:
+    return cfg.dtype.itemsize * cfg.rows * cfg.cols + 4 * (cfg.rows + cfg.cols + 1)
