@@ -111,8 +111,6 @@ def static(x: Any) -> Any:
         return None if x.is_tensor else x.value
     if isinstance(x, (list, tuple)):
         return [static(i) for i in x]
-    if isinstance(x, DataType):
-        return x
     return x
 
 
