@@ -11,7 +11,6 @@ before a timed backward) and then overwrites a buffer larger than L2.
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 import torch
 
 from segkit.compare import diff
+from segkit.experiment import wall_us
 
 L2_FLUSH_BYTES = 512 * 1024 * 1024  # larger than any current GPU's L2 (H100/H200: 50 MiB)
 _flush_buffer: torch.Tensor | None = None
@@ -98,19 +98,6 @@ def check_outputs(prepared: Prepared, refs: Sequence[torch.Tensor], names: Seque
     return worst
 
 
-def wall_us(prepared: Prepared, reps: int = 20) -> float:
-    """Host wall time per synchronised call, median (setup excluded)."""
-    times = []
-    for _ in range(reps):
-        prepared.setup()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        prepared.fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
-
-
 def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequence[str], nbytes: int,
         copy_gbs: float, rounds: int = 20) -> None:
     """Check, then time kernels (cold L2) with pytest-benchmark, then record the extra columns."""
@@ -128,5 +115,5 @@ def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequ
     benchmark.extra_info.update({
         "kernel_us_median": kernel_s * 1e6, "kernels": statistics.median(timer.kernel_counts[-rounds:]),
         "bytes": nbytes, "gbs": gbs, "pct_of_copy_bw": 100 * gbs / copy_gbs, "copy_gbs": copy_gbs,
-        "wall_us_median": wall_us(prepared), "max_rel_err": rel, **prepared.info,
+        "wall_us_median": wall_us(prepared.fn, 20, prepared.setup), "max_rel_err": rel, **prepared.info,
     })

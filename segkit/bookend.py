@@ -30,7 +30,7 @@ import torch
 from segkit.alias import META_OPS, AliasAnalysis, analyze
 from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
-from segkit.ir import Fusion, Op, Value
+from segkit.ir import Fusion, Op, Value, ops_needed_by
 from segkit.layout import compute_tensor_descriptor
 
 POLICIES = ("none", "outputs", "inputs+outputs")
@@ -141,17 +141,7 @@ def bookend(fd: Any, policy: str = "outputs", ops: Iterable[str] | None = None) 
 
 def _depended_by_non_aliases(fusion: Fusion, is_alias) -> set[int]:
     """ids of ops transitively needed to compute any tensor that is not a (bookendable) alias."""
-    needed: set[int] = set()
-    stack = [v for v in fusion.tensors() if not is_alias(v)]
-    seen: set[int] = set()
-    while stack:
-        v = stack.pop()
-        if id(v) in seen or v.definition is None:
-            continue
-        seen.add(id(v))
-        needed.add(id(v.definition))
-        stack.extend(v.definition.inputs)
-    return needed
+    return ops_needed_by(v for v in fusion.tensors() if not is_alias(v))
 
 
 def _resolve_cuts(fusion: Fusion, uses: list[tuple[Value, Op | None]]) -> list[Cut]:
@@ -209,13 +199,7 @@ class HostPlan:
     def build(cls, plan: Plan) -> HostPlan:
         fusion = plan.fusion
         host = {id(op) for op in plan.prologue + plan.epilogue}
-        live: set[int] = set()  # ops some output needs (dead ops may read epilogue values)
-        stack = list(fusion.outputs)
-        while stack:
-            v = stack.pop()
-            if v.definition is not None and id(v.definition) not in live:
-                live.add(id(v.definition))
-                stack.extend(v.definition.inputs)
+        live = ops_needed_by(fusion.outputs)  # dead ops may read epilogue values: leave them out
         core_ops = [op for op in fusion.ops if id(op) not in host and id(op) in live]
         produced = {id(o) for op in core_ops for o in op.outputs}
         core_inputs, seen = [], set()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from tabulate import tabulate
 
-from segkit.compare import diff
+from segkit.compare import compare
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available, run_nvfuser
 
@@ -42,7 +42,7 @@ def _row(name: str, cfg_name: str, gpu: bool) -> list:
         ktime = f"{sum(k.time_ms for k in run.kernels) * 1e3:.1f}"
     else:
         outs, segs, kernels, ktime = run_reference(fd, list(inputs.values())), "-", "-", "-"
-    worst = max((diff(i, r, o) for i, (r, o) in enumerate(zip(refs, outs))), key=lambda d: d.rel_err / d.tol)
+    worst = max(compare(refs, outs), key=lambda d: d.rel_err / d.tol)
     return [name, cfg.name, len(fd.fusion.ops), segs, kernels, ktime, f"{worst.rel_err:.1e}", "ok" if worst.ok else "MISMATCH"]
 
 
@@ -74,7 +74,7 @@ def bookend_section(gpu: bool) -> bool:
         for name, policy, ops, realization in VARIANTS[1:]:
             plan = bookend(fd, policy, ops)
             got = run_plan(plan, inputs, realization=realization)
-            good = all(d.ok for d in (diff(i, w, g) for i, (w, g) in enumerate(zip(want, got))))
+            good = all(d.ok for d in compare(want, got))
             ok &= good
             cut = ", ".join(t.name for t in plan.segment_sets) or "-"
             rows.append([name, len(plan.cuts), cut, len(plan.prologue) + len(plan.epilogue), "ok" if good else "MISMATCH"])

@@ -20,7 +20,7 @@ import torch
 
 from segkit.bookend import HostPlan, bookend
 from segkit.compare import compare
-from segkit.interp import run_reference
+from segkit.interp import random_inputs, run_reference
 from segkit.nvf import compiled, profile_call, run_nvfuser, segment_groups
 
 #: (label, policy, ops filter, realization); None policy = nvFuser's own pass on the unmodified fusion.
@@ -56,9 +56,12 @@ class Measurement:
 HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call", "segment_sets"]
 
 
-def _wall_us(call: Callable[[], Any], reps: int) -> float:
+def wall_us(call: Callable[[], Any], reps: int, setup: Callable[[], Any] | None = None) -> float:
+    """Host wall time per synchronised call, median over ``reps`` (``setup`` runs untimed before each)."""
     times = []
     for _ in range(reps):
+        if setup is not None:
+            setup()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         call()
@@ -88,7 +91,7 @@ def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | No
     kernels = profiled[-1]
     kernel_us = statistics.median(sum(k.time_ms for k in ks) for ks in profiled) * 1e3
     groups = _host_groups(target, kernels) if isinstance(target, HostPlan) else segment_groups(compiled(target), kernels)
-    return Measurement(label, True, worst, groups, len(kernels), kernel_us, _wall_us(call, reps), cuts)
+    return Measurement(label, True, worst, groups, len(kernels), kernel_us, wall_us(call, reps), cuts)
 
 
 def _host_groups(host: HostPlan, kernels) -> list[str]:
@@ -136,9 +139,7 @@ def workloads(tiny: bool, device: str) -> dict[str, tuple[Any, list]]:
     shape = (2, 8, 64) if tiny else (16, 128, 1600)
     with FusionDefinition() as fd:
         nanogpt_layernorm_thunder(fd, shape)
-    gen = torch.Generator(device=device).manual_seed(0)
-    out[f"nanoGPT layer norm fwd, Thunder-style ({'x'.join(map(str, shape))} bf16)"] = (
-        fd, [torch.randn(v.shape, generator=gen, device=device).to(v.dtype.torch) for v in fd.fusion.inputs])
+    out[f"nanoGPT layer norm fwd, Thunder-style ({'x'.join(map(str, shape))} bf16)"] = (fd, random_inputs(fd, device))
     suffix = "_tiny" if tiny else ""
     for label, name, cfg in [("qkv split + RoPE fwd", "qkv_split_rope_fwd", "Llama-2-13b-hf_bs2"),
                              ("qkv split + RoPE bwd", "qkv_split_rope_bwd", "Llama-3-70B_bs1")]:

@@ -114,6 +114,19 @@ class Op:
         return f"<Op {outs} = {self.name}({ins})>"
 
 
+def ops_needed_by(values: Iterable[Value]) -> set[int]:
+    """ids of the ops transitively needed to compute ``values`` (walking definitions back to inputs)."""
+    needed: set[int] = set()
+    stack = [v.definition for v in values if v.definition is not None]
+    while stack:
+        op = stack.pop()
+        if id(op) in needed:
+            continue
+        needed.add(id(op))
+        stack.extend(x.definition for x in op.inputs if x.definition is not None)
+    return needed
+
+
 class Fusion:
     """Inputs, ops in topological order, and outputs of one fusion."""
 
@@ -210,15 +223,11 @@ class Fusion:
 
     def prune(self) -> None:
         """Drop ops none of whose outputs reach a fusion output."""
-        live = {id(v) for v in self.outputs}
-        kept = []
-        for op in reversed(self.ops):
-            if any(id(o) in live for o in op.outputs):
-                kept.append(op)
-                live.update(id(v) for v in op.inputs)
-        self.ops = kept[::-1]
-        defined = {id(o) for op in self.ops for o in op.outputs}
-        self.values = [v for v in self.values if id(v) in defined or id(v) in live or v in self.inputs]
+        needed = ops_needed_by(self.outputs)
+        self.ops = [op for op in self.ops if id(op) in needed]
+        kept = {id(v) for v in self.outputs} | {id(v) for v in self.inputs}
+        kept |= {id(v) for op in self.ops for v in [*op.inputs, *op.outputs]}
+        self.values = [v for v in self.values if id(v) in kept]
 
     def __repr__(self) -> str:
         return f"<Fusion {len(self.inputs)} inputs, {len(self.ops)} ops, {len(self.outputs)} outputs>"

@@ -29,8 +29,7 @@ from typing import Any
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
-from segkit.ir import Op, Value, map_values
-from segkit.ops import REQUIRED
+from segkit.ir import Value, map_values, ops_needed_by
 from segkit.ops import get as get_op
 from segkit.repro import fusion_lines
 
@@ -106,13 +105,11 @@ def rebuild(fd: Any, *, outputs: list[int] | None = None, cut: frozenset[int] = 
             continue
         if id(op) not in live_ops:
             continue
-        opdef = get_op(op.name)
         args = {k: map_values(a, lower) for k, a in op.args.items()}
         for attr in SIZE_ATTRS.get(op.name, ()):
             args[attr] = _subst(args[attr], sizes)
-        defaults = opdef.defaults()
-        kwargs = {k: args[k] for k, _ in opdef.attrs if args[k] != defaults[k] or defaults[k] is REQUIRED}
-        res = getattr(new.ops, op.name)(*[args[o] for o in opdef.operands], **kwargs)
+        pos, kwargs = get_op(op.name).call_args(args)
+        res = getattr(new.ops, op.name)(*pos, **kwargs)
         for o, r in zip(op.outputs, res if isinstance(res, tuple) else (res,)):
             vmap[id(o)] = r
     for v in keep:
@@ -142,7 +139,7 @@ def _candidates(fd: FusionDefinition) -> Iterator[tuple[str, Callable[[], Fusion
         for i in range(n_out):
             yield f"drop output {i}", lambda i=i: rebuild(fd, outputs=[j for j in range(n_out) if j != i])
     outs = {id(v) for v in f.outputs}
-    ancestors = {id(v): _ancestor_ops(v) for v in f.tensors() if v.definition is not None and id(v) not in outs}
+    ancestors = {id(v): ops_needed_by([v]) for v in f.tensors() if v.definition is not None and id(v) not in outs}
     for vid, anc in sorted(ancestors.items(), key=lambda kv: -len(kv[1])):
         v = next(x for x in f.values if id(x) == vid)
         yield f"cut at {v.name}", lambda v=v: rebuild(fd, cut=frozenset({id(v)}))
@@ -156,18 +153,6 @@ def _candidates(fd: FusionDefinition) -> Iterator[tuple[str, Callable[[], Fusion
     dims = sorted({s for v in f.inputs if v.is_tensor for s in v.shape if s > 1 and s % 2 == 0}, reverse=True)
     for n in dims:
         yield f"size {n} -> {n // 2}", lambda n=n: rebuild(fd, sizes={n: n // 2})
-
-
-def _ancestor_ops(v: Value) -> set[int]:
-    seen: set[int] = set()
-    stack = [v.definition] if v.definition else []
-    while stack:
-        op: Op = stack.pop()
-        if id(op) in seen:
-            continue
-        seen.add(id(op))
-        stack.extend(x.definition for x in op.inputs if x.definition is not None)
-    return seen
 
 
 @dataclass

@@ -66,11 +66,8 @@ def to_nvfuser(fd: Any):
             else:
                 vmap[id(v)] = out.define_scalar(dtype=lower(v.dtype))
         for op in fusion.ops:
-            opdef = catalogue.get(op.name)
-            args = [lower(op.args[o]) for o in opdef.operands]
-            defaults = opdef.defaults()
-            kwargs = {k: lower(op.args[k]) for k, _ in opdef.attrs
-                      if op.args[k] != defaults[k] or defaults[k] is catalogue.REQUIRED}
+            pos, kw = catalogue.get(op.name).call_args(op.args)
+            args, kwargs = [lower(a) for a in pos], {k: lower(v) for k, v in kw.items()}
             res = getattr(out.ops, op.name)(*args, **kwargs)
             res = res if isinstance(res, (tuple, list)) else (res,)
             for v, r in zip(op.outputs, res):

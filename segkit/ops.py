@@ -59,6 +59,13 @@ class OpDef:
     def defaults(self) -> dict[str, Any]:
         return dict(self.attrs)
 
+    def call_args(self, args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """A bound call as nvFuser's scripts write it: operands positional, attributes that differ from
+        their defaults (and required ones) by keyword."""
+        defaults = self.defaults()
+        kwargs = {k: args[k] for k, _ in self.attrs if defaults[k] is REQUIRED or args[k] != defaults[k]}
+        return [args[o] for o in self.operands], kwargs
+
     def bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Bind a call like Python would; raise TypeError naming the problem."""
         params = self.params

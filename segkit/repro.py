@@ -40,12 +40,8 @@ def _arg(x: Any) -> str:
 
 
 def _call(op: Op) -> str:
-    opdef = catalogue.get(op.name)
-    parts = [_arg(op.args[o]) for o in opdef.operands]
-    defaults = opdef.defaults()
-    for name, _ in opdef.attrs:
-        if op.args[name] != defaults[name] or defaults[name] is catalogue.REQUIRED:
-            parts.append(f"{name}={_arg(op.args[name])}")
+    pos, kw = catalogue.get(op.name).call_args(op.args)
+    parts = [_arg(a) for a in pos] + [f"{k}={_arg(v)}" for k, v in kw.items()]
     return f"fd.ops.{op.name}({', '.join(parts)})"
 
 
