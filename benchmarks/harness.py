@@ -10,6 +10,8 @@ before a timed backward) and then overwrites a buffer larger than L2.
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -117,3 +119,13 @@ def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequ
         "bytes": nbytes, "gbs": gbs, "pct_of_copy_bw": 100 * gbs / copy_gbs, "copy_gbs": copy_gbs,
         "wall_us_median": wall_us(prepared.fn, 20, prepared.setup), "max_rel_err": rel, **prepared.info,
     })
+    _log(benchmark)
+
+
+def _log(benchmark) -> None:
+    """Append the result to $SEGKIT_BENCH_LOG (JSON lines) as it lands: a run cut short keeps what it measured."""
+    path = os.environ.get("SEGKIT_BENCH_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"name": benchmark.name, "params": {k: str(v) for k, v in benchmark.params.items()},
+                                "extra_info": benchmark.extra_info}) + "\n")

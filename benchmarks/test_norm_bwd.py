@@ -8,9 +8,9 @@ from benchmarks import executors, workloads
 from benchmarks.harness import run
 
 
-@pytest.mark.parametrize("kind", ["rmsnorm", "layernorm"])
 @pytest.mark.parametrize("shape, dtype, executor", workloads.cases(workloads.NORM_SHAPES, fp32=workloads.FP32_SHAPES),
                          ids=lambda v: str(v).removeprefix("torch."))
+@pytest.mark.parametrize("kind", ["rmsnorm", "layernorm"])
 def test_norm_bwd(benchmark, copy_gbs, kind, shape, dtype, executor):
     cfg, inputs, refs, names = workloads.case_data(f"{kind}_bwd", shape, dtype)
     prepared = executors.norm_backward(kind, cfg, executor, inputs)

@@ -8,10 +8,10 @@ from benchmarks import executors, workloads
 from benchmarks.harness import run
 
 
-@pytest.mark.parametrize("kind", ["rmsnorm", "layernorm"])
 @pytest.mark.parametrize("shape, dtype, executor",
                          workloads.cases(["nanogpt"] + workloads.NORM_SHAPES, fp32=workloads.FP32_SHAPES),
                          ids=lambda v: str(v).removeprefix("torch."))
+@pytest.mark.parametrize("kind", ["rmsnorm", "layernorm"])
 def test_norm_fwd(benchmark, copy_gbs, kind, shape, dtype, executor):
     cfg, inputs, refs, names = workloads.case_data(f"{kind}_fwd", shape, dtype)
     prepared = executors.norm_forward(kind, cfg, executor, inputs)

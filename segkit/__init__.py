@@ -12,7 +12,7 @@ from segkit.errors import (
     UnsupportedOpError,
 )
 from segkit.frontend import FusionDefinition
-from segkit.check import CheckReport, check
+from segkit.check import CheckReport, check, check_outputs
 from segkit.interp import random_inputs, run_reference
 from segkit.nvf import nvfuser_available, run_nvfuser, to_nvfuser
 from segkit.repro import Repro, emit_repro, load_repro
@@ -26,6 +26,7 @@ __all__ = [
     "run_plan",
     "CheckReport",
     "check",
+    "check_outputs",
     "random_inputs",
     "DataType",
     "FusionDefinition",

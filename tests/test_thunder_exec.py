@@ -29,7 +29,7 @@ def _run(module_or_fn, inputs, params=(), executors=None, **options):
         out = f(*inputs)
         outs = out if isinstance(out, tuple) else (out,)
         gen = torch.Generator().manual_seed(1)
-        torch.autograd.backward(outs, [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs])
+        torch.autograd.backward(outs, [torch.randn(o.shape, generator=gen, dtype=o.dtype).to(o.device) for o in outs])
         results.append(([o.detach() for o in outs], [t.grad.clone() for t in leaves]))
     return jf, results[0], results[1]
 

@@ -10,6 +10,7 @@ from thunder_exec.compat import install_nvfuser_direct_compat
 
 install_nvfuser_direct_compat()
 
+from thunder_exec.check_hook import CheckNvFusions, UncheckedFusionWarning, WrongResultWarning  # noqa: E402
 from thunder_exec.executor import qkv_split_rope, rms_norm, route, segkit_ex  # noqa: E402
 
 
@@ -20,4 +21,5 @@ def executors() -> list:
     return [segkit_ex, *[ex for ex in thunder.get_default_executors() if ex is not segkit_ex]]
 
 
-__all__ = ["executors", "qkv_split_rope", "rms_norm", "route", "segkit_ex"]
+__all__ = ["CheckNvFusions", "UncheckedFusionWarning", "WrongResultWarning", "executors", "qkv_split_rope", "rms_norm",
+           "route", "segkit_ex"]

@@ -23,8 +23,12 @@ What it claims:
   symbols. ``thunder_exec.route(fn, to)`` adds the same lookaside for a
   user's own function of the same signature, without editing the model.
 
-Compile option ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs",
-default "outputs") runs the fusions through segkit's bookend pass.
+Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs",
+default "outputs") runs the fusions through segkit's bookend pass;
+``segkit_check=True`` validates each new input signature of segkit's fusions once
+against the reference interpreter and refuses a wrong nvFuser result (warning,
+reference result instead). For Thunder's own nvFusion regions use
+``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook).
 """
 
 from __future__ import annotations
@@ -50,9 +54,11 @@ register_executor(segkit_ex)
 _DTYPES = (dtypes.bfloat16, dtypes.float16, dtypes.float32)
 
 
-def _policy() -> str:
+def _options() -> tuple[str, bool]:
+    """(bookend policy, check) from the compile options; both travel as the last arguments of segkit's symbols."""
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
-    return "outputs" if policy is None else policy
+    check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
+    return ("outputs" if policy is None else policy), bool(check)
 
 
 def _norm_cfg(a: torch.Tensor, eps: float, bias: bool) -> NormConfig:
@@ -65,26 +71,26 @@ def _stats_meta(a: TensorProxy) -> TensorProxy:
 
 
 # --------------------------------------------------------------------------- layer norm
-def _ln_fwd_meta(a, weight, bias, eps, policy):
+def _ln_fwd_meta(a, weight, bias, eps, policy, check):
     return TensorProxy(like=a), _stats_meta(a), _stats_meta(a)
 
 
-def _ln_fwd_impl(a, weight, bias, eps, policy):
+def _ln_fwd_impl(a, weight, bias, eps, policy, check):
     cfg = _norm_cfg(a, eps, bias is not None)
     y, mean, rstd = run_spec("layernorm_fwd", cfg, [a.reshape(cfg.shape), weight] + ([bias] if bias is not None else []),
-                             policy)
+                             policy, check)
     return y.reshape(a.shape), mean.reshape(a.shape[:-1]), rstd.reshape(a.shape[:-1])
 
 
-def _ln_bwd_meta(g, a, mean, rstd, weight, eps, policy):
+def _ln_bwd_meta(g, a, mean, rstd, weight, eps, policy, check):
     return TensorProxy(like=a), TensorProxy(like=weight), TensorProxy(like=weight)
 
 
-def _ln_bwd_impl(g, a, mean, rstd, weight, eps, policy):
+def _ln_bwd_impl(g, a, mean, rstd, weight, eps, policy, check):
     cfg = _norm_cfg(a, eps, False)
     rows = cfg.shape[:-1]
     dx, dw, db = run_spec("layernorm_bwd", cfg, [a.reshape(cfg.shape), g.reshape(cfg.shape), mean.reshape(rows),
-                                                 rstd.reshape(rows), weight], policy)
+                                                 rstd.reshape(rows), weight], policy, check)
     return dx.reshape(a.shape), dw, db
 
 
@@ -102,13 +108,13 @@ def _ln_checker(a, normalized_shape, weight=None, bias=None, eps=1e-5) -> bool:
 
 
 def _ln_execution(a, normalized_shape, weight=None, bias=None, eps=1e-5):
-    return ln_fwd(a, weight, bias, eps, _policy())[0]
+    return ln_fwd(a, weight, bias, eps, *_options())[0]
 
 
 def _ln_grad(a, normalized_shape, weight=None, bias=None, eps=1e-5):
-    policy = _policy()
-    y, mean, rstd = ln_fwd(a, weight, bias, eps, policy)
-    dx, dw, db = ln_bwd(get_grad(y), a, mean, rstd, weight, eps, policy)
+    options = _options()
+    y, mean, rstd = ln_fwd(a, weight, bias, eps, *options)
+    dx, dw, db = ln_bwd(get_grad(y), a, mean, rstd, weight, eps, *options)
     put_grad(a, dx)
     put_grad(weight, dw)
     if bias is not None:
@@ -121,24 +127,24 @@ segkit_ex.register_implementation(ltorch.layer_norm, checker=_ln_checker, execut
 
 
 # --------------------------------------------------------------------------- RMSNorm
-def _rms_fwd_meta(a, weight, eps, policy):
+def _rms_fwd_meta(a, weight, eps, policy, check):
     return TensorProxy(like=a), _stats_meta(a)
 
 
-def _rms_fwd_impl(a, weight, eps, policy):
+def _rms_fwd_impl(a, weight, eps, policy, check):
     cfg = _norm_cfg(a, eps, False)
-    y, rstd = run_spec("rmsnorm_fwd", cfg, [a.reshape(cfg.shape), weight], policy)
+    y, rstd = run_spec("rmsnorm_fwd", cfg, [a.reshape(cfg.shape), weight], policy, check)
     return y.reshape(a.shape), rstd.reshape(a.shape[:-1])
 
 
-def _rms_bwd_meta(g, a, rstd, weight, eps, policy):
+def _rms_bwd_meta(g, a, rstd, weight, eps, policy, check):
     return TensorProxy(like=a), TensorProxy(like=weight)
 
 
-def _rms_bwd_impl(g, a, rstd, weight, eps, policy):
+def _rms_bwd_impl(g, a, rstd, weight, eps, policy, check):
     cfg = _norm_cfg(a, eps, False)
     dx, dw = run_spec("rmsnorm_bwd", cfg, [a.reshape(cfg.shape), g.reshape(cfg.shape), rstd.reshape(cfg.shape[:-1]),
-                                           weight], policy)
+                                           weight], policy, check)
     return dx.reshape(a.shape), dw
 
 
@@ -158,13 +164,13 @@ def _rms_checker(a, normalized_shape, weight=None, eps=None) -> bool:
 
 
 def _rms_execution(a, normalized_shape, weight=None, eps=None):
-    return rms_fwd(a, weight, _rms_eps(a, eps), _policy())[0]
+    return rms_fwd(a, weight, _rms_eps(a, eps), *_options())[0]
 
 
 def _rms_grad_core(a, weight, eps):
-    policy = _policy()
-    y, rstd = rms_fwd(a, weight, eps, policy)
-    dx, dw = rms_bwd(get_grad(y), a, rstd, weight, eps, policy)
+    options = _options()
+    y, rstd = rms_fwd(a, weight, eps, *options)
+    dx, dw = rms_bwd(get_grad(y), a, rstd, weight, eps, *options)
     put_grad(a, dx)
     put_grad(weight, dw)
     return y
@@ -194,7 +200,7 @@ lit_rms_norm = segkit_ex.register_operator("segkit_litgpt_rms_norm", meta=_lit_r
 segkit_ex.register_implementation(
     lit_rms_norm,
     checker=lambda x, weight, eps=1e-6: _supported(x, weight),
-    execution_transform=lambda x, weight, eps=1e-6: rms_fwd(x, weight, eps, _policy())[0],
+    execution_transform=lambda x, weight, eps=1e-6: rms_fwd(x, weight, eps, *_options())[0],
     grad_transform=lambda x, weight, eps=1e-6: _rms_grad_core(x, weight, eps),
 )
 
@@ -206,24 +212,24 @@ def _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem) -> RopeConfig
                       dtypes.to_torch_dtype(qkv.dtype) if not isinstance(qkv.dtype, torch.dtype) else qkv.dtype)
 
 
-def _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy):
+def _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
     B, T, _ = qkv.shape
     out = (B, n_head, T, head_size)
     return tuple(TensorProxy(like=qkv, shape=out) for _ in range(3))
 
 
-def _qkv_fwd_impl(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy):
+def _qkv_fwd_impl(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
     cfg = _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem)
-    return tuple(run_spec("qkv_split_rope_fwd", cfg, [qkv, cos, sin], policy))
+    return tuple(run_spec("qkv_split_rope_fwd", cfg, [qkv, cos, sin], policy, check))
 
 
-def _qkv_bwd_meta(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy):
+def _qkv_bwd_meta(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
     return TensorProxy(like=qkv)
 
 
-def _qkv_bwd_impl(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy):
+def _qkv_bwd_impl(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
     cfg = _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem)
-    return run_spec("qkv_split_rope_bwd", cfg, [dq, dk, dv, cos, sin], policy)[0]
+    return run_spec("qkv_split_rope_bwd", cfg, [dq, dk, dv, cos, sin], policy, check)[0]
 
 
 qkv_fwd = segkit_ex.register_operator("segkit_qkv_split_rope_fwd", meta=_qkv_fwd_meta, fn=_qkv_fwd_impl)
@@ -236,7 +242,7 @@ def qkv_split_rope(qkv, cos, sin, n_head: int, n_query_groups: int, head_size: i
 
 
 def _qkv_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem):
-    return _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, None)
+    return _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, None, False)
 
 
 def _qkv_checker(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem) -> bool:
@@ -251,10 +257,10 @@ def _qkv_checker(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem) 
 
 
 def _qkv_grad(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem):
-    policy = _policy()
-    q, k, v = qkv_fwd(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy)
+    options = _options()
+    q, k, v = qkv_fwd(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, *options)
     dq, dk, dv = get_grad(q), get_grad(k), get_grad(v)
-    put_grad(qkv, qkv_bwd(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy))
+    put_grad(qkv, qkv_bwd(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, *options))
     return q, k, v
 
 
@@ -263,7 +269,7 @@ qkv_split_rope_sym = segkit_ex.register_operator(
     replaces=(qkv_split_rope, torch_models.qkv_split_rope))
 segkit_ex.register_implementation(
     qkv_split_rope_sym, checker=_qkv_checker,
-    execution_transform=lambda *a: qkv_fwd(*a, _policy()),
+    execution_transform=lambda *a: qkv_fwd(*a, *_options()),
     grad_transform=_qkv_grad,
 )
 

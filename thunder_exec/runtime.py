@@ -2,7 +2,9 @@
 
 On CUDA tensors with nvfuser_direct present the fusion runs on nvFuser (its
 FusionDefinition is built once and kept); otherwise the reference interpreter
-runs it, so the executor's routing can be tested on a CPU machine.
+runs it, so the executor's routing can be tested on a CPU machine. With ``check``
+(compile option ``segkit_check``) each signature's nvFuser result is validated once
+against the reference and refused if wrong (thunder_exec.check_hook).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import fusions
 from segkit.bookend import POLICIES, bookend
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available, run_nvfuser
+from thunder_exec.check_hook import Verdicts
 
 _FUSIONS: dict[tuple, Any] = {}
+_VERDICTS = Verdicts()
 
 
 def fusion_for(spec_name: str, cfg: Any, policy: str):
@@ -31,13 +35,17 @@ def fusion_for(spec_name: str, cfg: Any, policy: str):
     return _FUSIONS[key]
 
 
-def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str) -> list[torch.Tensor]:
+def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
+             check: bool = False) -> list[torch.Tensor]:
     """Outputs of the spec's fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
     fd = fusion_for(spec_name, cfg, policy)
     args = [t.contiguous() for t in tensors]
-    if all(t.is_cuda for t in args) and nvfuser_available():
+    if not (all(t.is_cuda for t in args) and nvfuser_available()):
+        return run_reference(fd, args)
+    if not check:
         return run_nvfuser(fd, args, profile=False).outputs
-    return run_reference(fd, args)
+    return _VERDICTS.outputs((spec_name, cfg, policy), f"segkit's {spec_name} ({policy}) on nvFuser", lambda: fd,
+                             args, lambda: run_nvfuser(fd, args, profile=False).outputs)
 
 
 def cached_signatures() -> int:

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import nvtx
@@ -46,6 +47,10 @@ def capture(path: str | None = None):
     out = Path(path) if path else Path(tempfile.mkdtemp()) / "trace.json"
     prof.export_chrome_trace(str(out))
     holder.trace = load_chrome(out)
+    if torch.cuda.is_available() and not holder.trace.kernels:
+        warnings.warn("torch.profiler recorded no CUDA kernel: if kernels ran in this block, CUPTI was unavailable "
+                      "(one CUPTI client per process: nvFuser's profiler, used by segkit.run_nvfuser(profile=True), "
+                      "is one); record in a fresh process or with nsys (segkit profile --nsys)", stacklevel=3)
 
 
 def profile_command(cmd: list[str], out_dir: Path, backend: str) -> Path:

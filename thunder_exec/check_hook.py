@@ -1,0 +1,109 @@
+"""The segkit.check hook for Thunder: validate each new fusion signature once against segkit's reference
+interpreter and refuse a wrong answer (warn, then return the reference's) instead of passing it on.
+
+Two switches, both off by default:
+
+* compile option ``segkit_check=True``: segkit_ex's own fusions (thunder_exec.runtime);
+* ``thunder.jit(..., transforms=[thunder_exec.CheckNvFusions()])``: the nvFusion regions of Thunder's
+  stock nvFuser executor. Their definitions are read back from nvFuser (``repro_script_for`` the very
+  inputs) into segkit's recorder; a region segkit cannot record (an op it lacks, in-place outputs) is
+  run unchecked, with a warning saying why.
+
+A refused signature stays refused: later calls skip nvFuser and run the reference (correct, slower).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from thunder.core.trace import TraceProvenance, from_trace
+from thunder.core.transform_common import Transform
+
+from segkit.check import check_outputs
+from segkit.errors import SegkitError
+from segkit.interp import run_reference
+from segkit.repro import load_repro
+
+
+class WrongResultWarning(UserWarning):
+    """nvFuser computed a wrong result for a fusion; the reference interpreter's result was returned instead."""
+
+
+class UncheckedFusionWarning(UserWarning):
+    """A fusion could not be validated (segkit cannot record it); nvFuser's result was returned unchecked."""
+
+
+@dataclass
+class Verdicts:
+    """Per-signature decisions: ``None`` trusted (validated or not checkable), a recorded fusion when refused."""
+
+    decided: dict[Hashable, Any] = field(default_factory=dict)
+
+    def outputs(self, key: Hashable, label: str, record: Callable[[], Any], args: Sequence[Any],
+                execute: Callable[[], Sequence[torch.Tensor]]) -> list[torch.Tensor]:
+        """``execute()``'s outputs, validated the first time ``key`` is seen; the reference's if refused."""
+        if self.decided.get(key) is not None:
+            return run_reference(self.decided[key], args)
+        outputs = list(execute())
+        if key in self.decided:
+            return outputs
+        self.decided[key] = None
+        try:
+            fusion = record()
+        except SegkitError as e:
+            warnings.warn(UncheckedFusionWarning(f"{label}: not validated, segkit cannot record it: {e}"), stacklevel=2)
+            return outputs
+        report = check_outputs(fusion, args, outputs, label=label)
+        if report.ok:
+            return outputs
+        self.decided[key] = fusion
+        warnings.warn(WrongResultWarning(
+            f"{label} computed a wrong result ({report.worst or report.error}); returning the reference "
+            f"interpreter's result for this input signature from now on"), stacklevel=2)
+        return run_reference(fusion, args)
+
+
+def signature(args: Sequence[Any]) -> tuple:
+    """What makes nvFuser compile a fusion anew: shape, strides, dtype and device of tensors, values of scalars."""
+    return tuple((tuple(a.shape), a.stride(), a.dtype, a.device) if isinstance(a, torch.Tensor) else (type(a), a)
+                 for a in args)
+
+
+@dataclass
+class CheckedRegion:
+    """Stands in for one of Thunder's FusionDefinitionWrapper objects in the trace's call context."""
+
+    wrapper: Any
+    verdicts: Verdicts
+
+    def __call__(self, *args):
+        name = self.wrapper.name
+        return self.verdicts.outputs(
+            (name, signature(args)), f"Thunder's {name} on nvFuser",
+            lambda: load_repro(self.wrapper.last_used.repro_script_for(list(args))).fd,
+            list(args), lambda: self.wrapper(*args))
+
+
+class CheckNvFusions(Transform):
+    """Validate every nvFusion region of the forward and backward traces once per input signature."""
+
+    def __init__(self) -> None:
+        self.verdicts = Verdicts()
+
+    def transform_trace_post_optimization(self, computation_trace, **kwargs):
+        checked = from_trace(computation_trace)
+        checked.bound_symbols = [self._checked(b) for b in computation_trace.bound_symbols]
+        checked.set_provenance(TraceProvenance("segkit: nvFusion regions validated against the reference"))
+        return checked
+
+    def _checked(self, bsym):
+        name = bsym.sym.name
+        if not (bsym.sym.is_fusion and name.startswith("nvFusion")):
+            return bsym
+        ctx = dict(bsym._call_ctx or {})
+        ctx[name] = CheckedRegion(ctx[name], self.verdicts)
+        return bsym.from_bsym(_call_ctx=ctx)
