@@ -114,3 +114,21 @@ def test_check_transform_leaves_traces_without_nvfusion_regions_correct():
                                                 transforms=[thunder_exec.CheckNvFusions()])
     _close(outs, want, torch.float32)
     _close(grads, want_grads, torch.float32)
+
+
+def test_transform_puts_checked_regions_in_the_call_context():
+    """Thunder's fusion symbols re-install their own wrapper when re-bound: the swap must survive that."""
+    from thunder.extend import FusionExecutor
+
+    ln = torch.nn.LayerNorm(32)
+    jm = thunder.jit(ln)
+    jm(torch.randn(4, 32))
+    trace = thunder.last_traces(jm)[-1]
+    op = next(b for b in trace.bound_symbols if b.sym.name == "layer_norm" or b.subsymbols)
+    wrapper = _Wrapper(None, None)
+    fusion = FusionExecutor("fake_nvfuser").register_temporary_operation(
+        "nvFusion0", wrapper, inputs=[a for a in op.flat_args if hasattr(a, "name")], outputs=list(op.flat_outs),
+        bsyms=[op])
+    checked = thunder_exec.CheckNvFusions()._checked(fusion)
+    assert isinstance(checked._call_ctx["nvFusion0"], CheckedRegion)
+    assert checked._call_ctx["nvFusion0"].wrapper is wrapper

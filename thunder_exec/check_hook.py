@@ -104,6 +104,7 @@ class CheckNvFusions(Transform):
         name = bsym.sym.name
         if not (bsym.sym.is_fusion and name.startswith("nvFusion")):
             return bsym
-        ctx = dict(bsym._call_ctx or {})
-        ctx[name] = CheckedRegion(ctx[name], self.verdicts)
-        return bsym.from_bsym(_call_ctx=ctx)
+        checked = bsym.from_bsym()
+        # set after from_bsym: the fusion symbol's bind postprocess re-installs Thunder's own wrapper
+        checked._call_ctx = {**(bsym._call_ctx or {}), name: CheckedRegion(bsym._call_ctx[name], self.verdicts)}
+        return checked

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,3 +29,21 @@ def _free_gpu_memory():
     yield
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
+
+
+_FRESH = "SEGKIT_FRESH_PROCESS"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked fresh_process run in a child pytest: CUPTI takes one client per process, and the
+    torch.profiler these tests read cannot start once nvFuser's profiler has run (or the reverse)."""
+    for item in items:
+        if item.get_closest_marker("fresh_process") and os.environ.get(_FRESH) != item.nodeid:
+            item.runtest = lambda item=item: _run_in_fresh_process(item)
+
+
+def _run_in_fresh_process(item) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", item.nodeid],
+                          cwd=item.config.rootpath, env={**os.environ, _FRESH: item.nodeid}, capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail(f"{item.nodeid} failed in its own process:\n{proc.stdout[-4000:]}{proc.stderr[-2000:]}", pytrace=False)

@@ -23,6 +23,7 @@ def _nvfuser_kernels(fn) -> list[str]:
     return [k.key for r in cap.trace.ranges_named("step") for k in r.kernels if k.key.startswith("nvfuser")]
 
 
+@pytest.mark.fresh_process
 @pytest.mark.parametrize("module, shape", [("LayerNorm", (16, 128, 1600)), ("RMSNorm", (2, 4096, 5120))])
 def test_norms_real_sizes_one_kernel_each_way(module, shape, record):
     mod = (torch.nn.LayerNorm(shape[-1]) if module == "LayerNorm" else torch.nn.RMSNorm(shape[-1])).cuda().bfloat16()

@@ -19,6 +19,7 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.gpu
 
 
+@pytest.mark.fresh_process
 def test_capture_attributes_kernels_to_ranges():
     spec = fusions.get("layernorm_fwd")
     fd = spec.build("nanogpt")
