@@ -45,11 +45,23 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+def _driver() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    return out.splitlines()[0] if out else "unknown"
+
+
 def pytest_benchmark_update_machine_info(config, machine_info):
     if torch.cuda.is_available():
         import nvfuser_direct
 
         machine_info["gpu"] = torch.cuda.get_device_name()
+        machine_info["driver"] = _driver()
         machine_info["nvfuser_direct"] = nvfuser_direct.version()
     machine_info["torch"] = torch.__version__
     machine_info["lightning-thunder"] = _version("lightning-thunder")

@@ -1,7 +1,10 @@
 """Summarize a pytest-benchmark JSON run: per suite and shape, the best executor, segkit's share of the
 measured copy bandwidth and its speedup over each competitor (geometric means), plus one PNG per suite.
 
-    python -m benchmarks.summarize RUN.json OUT_DIR
+    python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR
+
+Several runs (a suite split across GPU calls) are summarized together; every ratio still compares
+executors measured in the same run, because each case's executors run back to back in one session.
 """
 
 from __future__ import annotations
@@ -22,10 +25,31 @@ def load(path: Path) -> tuple[dict, list[dict]]:
         p, info = b.get("params") or {}, b.get("extra_info") or {}
         if "kernel_us_median" not in info:
             continue
-        case = tuple(str(p[k]) for k in sorted(p) if k != "executor")
-        rows.append({"suite": b["name"].split("[")[0], "case": case, "executor": p["executor"],
-                     "us": info["kernel_us_median"], "pct": info.get("pct_of_copy_bw"), "kernels": info.get("kernels")})
+        params = {k: _plain(v) for k, v in p.items()}
+        case = tuple(params[k] for k in sorted(params) if k != "executor")
+        rows.append({"suite": b["name"].split("[")[0], "case": case, "params": params, "executor": p["executor"],
+                     "us": info["kernel_us_median"], "pct": info.get("pct_of_copy_bw"), "kernels": info.get("kernels"),
+                     "wall_us": info.get("wall_us_median")})
     return data.get("machine_info", {}), rows
+
+
+def _plain(value) -> str:
+    """pytest-benchmark stores a torch.dtype parameter as 'UNSERIALIZABLE[torch.bfloat16]': keep 'bfloat16'."""
+    return str(value).removeprefix("UNSERIALIZABLE[").removesuffix("]").removeprefix("torch.")
+
+
+def load_runs(paths: list[Path]) -> tuple[dict, list[dict]]:
+    """Rows of every run; the machine of the first, with each run's measured copy bandwidth listed."""
+    machines, rows = [], []
+    for path in paths:
+        machine, run_rows = load(path)
+        machines.append(machine)
+        rows += run_rows
+    machine = dict(machines[0]) if machines else {}
+    bws = [m.get("copy_gbs") for m in machines if m.get("copy_gbs")]
+    if bws:
+        machine["copy_gbs"] = " / ".join(f"{b:.0f}" for b in bws) + " GB/s (per run)"
+    return machine, rows
 
 
 def summarize(rows: list[dict]) -> dict[str, dict]:
@@ -42,6 +66,7 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             row = {"case": " ".join(case), "best": best["executor"], "best us": round(best["us"], 1)}
             if seg:
                 row["segkit us"] = round(seg["us"], 1)
+                row["segkit kernels"] = seg["kernels"]
                 row["segkit % copy bw"] = None if seg["pct"] is None else round(seg["pct"], 1)
                 for name, r in sorted(ex.items()):
                     if name != "segkit":
@@ -64,7 +89,7 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = ["# Benchmark summary", "", "Machine: " + ", ".join(f"{k} {v}" for k, v in sorted(machine.items())
-                                                             if k in ("gpu", "torch", "nvfuser_direct", "lightning-thunder",
+                                                             if k in ("gpu", "driver", "torch", "nvfuser_direct", "lightning-thunder",
                                                                       "liger-kernel", "copy_gbs")), ""]
     for suite, s in summary.items():
         lines += [f"## {suite}", "", "Speedup of segkit (competitor time / segkit time; >1 = segkit faster), "
@@ -92,8 +117,10 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
 
 
 def main() -> None:
-    machine, rows = load(Path(sys.argv[1]))
-    print(write(machine, summarize(rows), Path(sys.argv[2])).read_text())
+    if len(sys.argv) < 3:
+        sys.exit("usage: python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR")
+    machine, rows = load_runs([Path(a) for a in sys.argv[1:-1]])
+    print(write(machine, summarize(rows), Path(sys.argv[-1])).read_text())
 
 
 if __name__ == "__main__":

@@ -52,10 +52,15 @@ def norm_bytes(kind: str, direction: str, cfg) -> int:
 
 
 def rope_bytes(cfg, mode: str) -> int:
-    s = cfg.dtype.itemsize
-    qkv = cfg.batch * cfg.T * cfg.qkv_width
-    heads = 3 * cfg.batch * cfg.n_head * cfg.T * cfg.head_size
-    return s * (qkv + heads + 2 * cfg.T * cfg.rope_n_elem)
+    """Backward: read dq, dk, dv, write dqkv. Forward: read the q and k columns, write roped q and k; v is
+    read and written (expanded to n_head heads) only with grouped-query attention, a view of qkv otherwise."""
+    s, B, T, hs = cfg.dtype.itemsize, cfg.batch, cfg.T, cfg.head_size
+    heads = B * cfg.n_head * T * hs
+    tables = 2 * T * cfg.rope_n_elem
+    if mode == "backward":
+        return s * (3 * heads + B * T * cfg.qkv_width + tables)
+    v = 0 if cfg.n_query_groups == cfg.n_head else B * T * cfg.n_query_groups * hs + heads
+    return s * (B * T * (cfg.n_head + cfg.n_query_groups) * hs + 2 * heads + v + tables)
 
 
 def amax_bytes(cfg) -> int:

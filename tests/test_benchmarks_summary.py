@@ -29,3 +29,55 @@ def test_summary_ratios_best_and_geomean(tmp_path):
     md = write(machine, summarize(rows), tmp_path / "out").read_text()
     assert "eager: 1.00x over 2 cases, segkit faster in 1" in md and "NVIDIA H200" in md
     assert (tmp_path / "out" / "test_norm_bwd.png").stat().st_size > 1000
+
+
+def test_runs_are_summarized_together_with_each_runs_bandwidth(tmp_path):
+    from benchmarks.summarize import load_runs
+
+    paths = []
+    for i, (shape, bw) in enumerate([("a", 4200.0), ("b", 4250.0)]):
+        data = {"machine_info": {"gpu": "NVIDIA H200", "copy_gbs": bw}, "benchmarks": [
+            _bench("test_norm_bwd", shape, "segkit", 10.0, 90.0), _bench("test_norm_bwd", shape, "eager", 30.0, 30.0)]}
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps(data))
+    machine, rows = load_runs(paths)
+    assert machine["copy_gbs"] == "4200 / 4250 GB/s (per run)"
+    assert summarize(rows)["test_norm_bwd"]["speedups"]["eager"] == [3.0, 3.0]
+
+
+def test_rope_floor_counts_v_only_when_grouped_query_attention_materializes_it():
+    import fusions
+    from benchmarks.workloads import rope_bytes
+
+    spec = fusions.get("qkv_split_rope_fwd")
+    for cfg in (spec.config("Llama-2-13b-hf_bs2_tiny"), spec.config("Llama-3-8B_bs2_tiny")):
+        s, heads = cfg.dtype.itemsize, cfg.batch * cfg.n_head * cfg.T * cfg.head_size
+        qkv_in = cfg.batch * cfg.T * cfg.qkv_width
+        both = s * (qkv_in + 3 * heads + 2 * cfg.T * cfg.rope_n_elem)  # read all of qkv, write q, k, v
+        v_moved = s * (cfg.batch * cfg.T * cfg.n_query_groups * cfg.head_size + heads)
+        want = both if cfg.n_query_groups != cfg.n_head else both - v_moved
+        assert rope_bytes(cfg, "forward") == want
+        assert rope_bytes(cfg, "backward") == both  # read dq, dk, dv and the tables, write dqkv
+
+
+def test_targets_count_the_bars_from_measured_rows(tmp_path):
+    from benchmarks import targets
+    from benchmarks.summarize import load_runs
+
+    def b(shape, executor, us, pct, kind="rmsnorm"):
+        return {"name": f"test_norm_bwd[{kind}-{shape}-bfloat16-{executor}]", "params": {
+            "kind": kind, "shape": shape, "dtype": "UNSERIALIZABLE[torch.bfloat16]", "executor": executor},
+            "extra_info": {"kernel_us_median": us, "pct_of_copy_bw": pct, "kernels": 1, "wall_us_median": 20.0}}
+
+    data = {"machine_info": {}, "benchmarks": [
+        b("sweep_65536x4096", "segkit", 100.0, 95.0), b("sweep_65536x4096", "torch.compile", 120.0, 80.0),
+        b("sweep_4096x256", "segkit", 10.0, 20.0), b("sweep_4096x256", "torch.compile", 5.0, 40.0),
+        b("sweep_16384x4096", "segkit", 50.0, 85.0), b("sweep_16384x4096", "liger", 60.0, 70.0)]}
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    _, rows = load_runs([tmp_path / "r.json"])
+    table = {row[0]: row for row in targets.norm_bwd(rows)}
+    floor = table["norm bwd bf16 >= 32M elements: segkit >= 90% of floor"]
+    assert floor[1] == "1 of 2" and "sweep_16384x4096 85%" in floor[2]  # 4096x256 is under 32M elements
+    assert table["norm bwd bf16 sweep: segkit beats torch.compile on >= 80%"][1] == "1 of 2 (50%)"
+    assert table["norm bwd bf16 sweep: segkit beats liger on >= 90%"][1] == "1 of 1 (100%)"
+    assert targets.nanogpt(rows) == [["nanoGPT layer norm fwd", "not measured", ""]]

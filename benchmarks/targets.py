@@ -1,0 +1,99 @@
+"""The benchmarks issue's bars, checked against measured runs (so a results page never carries a typed number).
+
+    python -m benchmarks.targets RUN.json [RUN.json ...]
+
+* norm backward, bf16, rows x hidden >= 32M elements: segkit at >= 90% of the bytes floor (copy bandwidth);
+* norm backward, bf16, sweep shapes: segkit faster than torch.compile on >= 80%, than Liger on >= 90%;
+* nanoGPT layer norm forward: kernel time <= 1.5x the floor; host wall per call of segkit's path through
+  Thunder (thunder+segkit_ex) against a bare fd.execute (the `segkit` executor);
+* qkv split + RoPE, Llama-2-13b bs2 forward and Llama-3-70B bs2 backward: segkit faster than torch.compile
+  and stock Thunder, at most 2 kernels forward.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from tabulate import tabulate
+
+import fusions
+from benchmarks.summarize import geomean, load_runs
+
+BIG = 32 * 2**20
+
+
+def _cases(rows: list[dict], suite: str, **match) -> dict[tuple, dict[str, dict]]:
+    out: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    for r in rows:
+        if r["suite"] == suite and all(r["params"].get(k) == v for k, v in match.items()):
+            out[r["case"]][r["executor"]] = r
+    return out
+
+
+def _elements(kind: str, shape: str) -> int:
+    cfg = fusions.get(f"{kind}_bwd").config(shape)
+    return cfg.rows * cfg.hidden
+
+
+def norm_bwd(rows: list[dict]) -> list[list]:
+    table = []
+    cases = _cases(rows, "test_norm_bwd", dtype="bfloat16")
+    big = [(c, ex["segkit"]) for c, ex in cases.items() if "segkit" in ex
+           and _elements(ex["segkit"]["params"]["kind"], ex["segkit"]["params"]["shape"]) >= BIG]
+    reached = [c for c, r in big if r["pct"] >= 90]
+    table.append(["norm bwd bf16 >= 32M elements: segkit >= 90% of floor", f"{len(reached)} of {len(big)}",
+                  "below: " + ", ".join(f"{' '.join(c[1:])} {r['pct']:.0f}%" for c, r in big if r["pct"] < 90)])
+    for rival, bar in (("torch.compile", 0.8), ("liger", 0.9)):
+        ratios = [ex[rival]["us"] / ex["segkit"]["us"] for c, ex in cases.items()
+                  if "segkit" in ex and rival in ex and ex["segkit"]["params"]["shape"].startswith("sweep_")]
+        wins = sum(x > 1 for x in ratios)
+        table.append([f"norm bwd bf16 sweep: segkit beats {rival} on >= {bar:.0%}",
+                      f"{wins} of {len(ratios)} ({wins / max(len(ratios), 1):.0%})",
+                      f"geomean {rival}/segkit {geomean(ratios):.2f}x"])
+    return table
+
+
+def nanogpt(rows: list[dict]) -> list[list]:
+    ex = _cases(rows, "test_norm_fwd", dtype="bfloat16", kind="layernorm", shape="nanogpt")
+    ex = next(iter(ex.values()), {})
+    if "segkit" not in ex:
+        return [["nanoGPT layer norm fwd", "not measured", ""]]
+    seg = ex["segkit"]
+    table = [["nanoGPT LN fwd: kernel time <= 1.5x floor", f"{100 / seg['pct']:.2f}x floor",
+              f"segkit {seg['us']:.1f} us; best {min(ex.values(), key=lambda r: r['us'])['executor']}"]]
+    if "thunder+segkit_ex" in ex:
+        table.append(["nanoGPT LN fwd: host wall <= 1.2x bare fd.execute",
+                      f"{ex['thunder+segkit_ex']['wall_us'] / seg['wall_us']:.2f}x (thunder+segkit_ex)",
+                      f"bare fd.execute {seg['wall_us']:.0f} us, thunder+segkit_ex {ex['thunder+segkit_ex']['wall_us']:.0f} us"
+                      + (f", stock thunder {ex['thunder']['wall_us']:.0f} us" if "thunder" in ex else "")])
+    return table
+
+
+def rope(rows: list[dict]) -> list[list]:
+    table = []
+    for shape, mode in (("Llama-2-13b-hf_bs2", "forward"), ("Llama-3-70B_bs2", "backward")):
+        ex = next(iter(_cases(rows, "test_qkv_split_rope", shape=shape, mode=mode).values()), {})
+        if "segkit" not in ex:
+            table.append([f"RoPE {shape} {mode}", "not measured", ""])
+            continue
+        seg = ex["segkit"]
+        rivals = {n: ex[n]["us"] / seg["us"] for n in ("torch.compile", "thunder") if n in ex}
+        ok = all(x > 1 for x in rivals.values()) and (mode == "backward" or seg["kernels"] <= 2)
+        table.append([f"RoPE {shape} {mode}: faster than torch.compile and thunder" + (", <= 2 kernels" if mode == "forward" else ""),
+                      "met" if ok else "missed",
+                      f"segkit {seg['us']:.1f} us, {seg['kernels']:.0f} kernels; "
+                      + ", ".join(f"{n} {ex[n]['us']:.1f} us ({x:.2f}x)" for n, x in rivals.items())
+                      + ("" if "thunder" in ex else "; thunder failed the correctness gate")])
+    return table
+
+
+def main() -> None:
+    _, rows = load_runs([Path(a) for a in sys.argv[1:]])
+    print(tabulate(norm_bwd(rows) + nanogpt(rows) + rope(rows), headers=["target", "result", "detail"],
+                   tablefmt="github"))
+
+
+if __name__ == "__main__":
+    main()
