@@ -52,13 +52,18 @@ def load_runs(paths: list[Path]) -> tuple[dict, list[dict]]:
     return machine, rows
 
 
+def by_case(rows: list[dict]) -> dict[str, dict[tuple, dict[str, dict]]]:
+    """suite -> case -> executor -> row: the executors of one case side by side."""
+    out: dict[str, dict[tuple, dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        out[r["suite"]][r["case"]][r["executor"]] = r
+    return out
+
+
 def summarize(rows: list[dict]) -> dict[str, dict]:
     """suite -> {"table": rows for markdown, "speedups": executor -> [segkit speedup per case]}."""
     out: dict[str, dict] = {}
-    by_suite: dict[str, dict[tuple, dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))
-    for r in rows:
-        by_suite[r["suite"]][r["case"]][r["executor"]] = r
-    for suite, cases in by_suite.items():
+    for suite, cases in by_case(rows).items():
         table, speedups = [], defaultdict(list)
         for case, ex in cases.items():
             best = min(ex.values(), key=lambda r: r["us"])

@@ -13,23 +13,20 @@
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from tabulate import tabulate
 
 import fusions
-from benchmarks.summarize import geomean, load_runs
+from benchmarks.summarize import by_case, geomean, load_runs
 
 BIG = 32 * 2**20
 
 
 def _cases(rows: list[dict], suite: str, **match) -> dict[tuple, dict[str, dict]]:
-    out: dict[tuple, dict[str, dict]] = defaultdict(dict)
-    for r in rows:
-        if r["suite"] == suite and all(r["params"].get(k) == v for k, v in match.items()):
-            out[r["case"]][r["executor"]] = r
-    return out
+    """The cases of ``suite`` whose parameters match, each with its executors side by side."""
+    chosen = [r for r in rows if all(r["params"].get(k) == v for k, v in match.items())]
+    return by_case(chosen).get(suite, {})
 
 
 def _elements(kind: str, shape: str) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from segkit.compare import OutputDiff, diff, tolerance
+from segkit.compare import OutputDiff, compare
 from segkit.interp import run_reference
 
 
@@ -72,6 +72,4 @@ def _verdicts(refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], lab
               tol: dict[torch.dtype, float] | None) -> CheckReport:
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
-    tols = tol or {}
-    return CheckReport([diff(i, r, o, tols.get(o.dtype, tolerance(o.dtype))) for i, (r, o) in enumerate(zip(refs, outputs))],
-                       label)
+    return CheckReport(compare(refs, outputs, tol), label)

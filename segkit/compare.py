@@ -63,7 +63,10 @@ def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = N
     return OutputDiff(index, ref.dtype, rel, max_abs, worst, tol)
 
 
-def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor]) -> list[OutputDiff]:
+def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],
+            tol: dict[torch.dtype, float] | None = None) -> list[OutputDiff]:
+    """One diff per output; ``tol`` overrides the tolerance of the dtypes it names."""
     if len(refs) != len(gots):
         raise ValueError(f"{len(refs)} reference outputs but {len(gots)} outputs to check")
-    return [diff(i, r, g) for i, (r, g) in enumerate(zip(refs, gots))]
+    tols = tol or {}
+    return [diff(i, r, g, tols.get(g.dtype)) for i, (r, g) in enumerate(zip(refs, gots))]

@@ -46,11 +46,10 @@ class Verdicts:
     def outputs(self, key: Hashable, label: str, record: Callable[[], Any], args: Sequence[Any],
                 execute: Callable[[], Sequence[torch.Tensor]]) -> list[torch.Tensor]:
         """``execute()``'s outputs, validated the first time ``key`` is seen; the reference's if refused."""
-        if self.decided.get(key) is not None:
-            return run_reference(self.decided[key], args)
-        outputs = list(execute())
         if key in self.decided:
-            return outputs
+            refused = self.decided[key]
+            return list(execute()) if refused is None else run_reference(refused, args)
+        outputs = list(execute())
         self.decided[key] = None
         try:
             fusion = record()
@@ -81,11 +80,11 @@ class CheckedRegion:
     verdicts: Verdicts
 
     def __call__(self, *args):
-        name = self.wrapper.name
+        name, inputs = self.wrapper.name, list(args)
         return self.verdicts.outputs(
             (name, signature(args)), f"Thunder's {name} on nvFuser",
-            lambda: load_repro(self.wrapper.last_used.repro_script_for(list(args))).fd,
-            list(args), lambda: self.wrapper(*args))
+            lambda: load_repro(self.wrapper.last_used.repro_script_for(inputs)).fd,
+            inputs, lambda: self.wrapper(*args))
 
 
 class CheckNvFusions(Transform):

@@ -46,7 +46,3 @@ def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: 
         return run_nvfuser(fd, args, profile=False).outputs
     return _VERDICTS.outputs((spec_name, cfg, policy), f"segkit's {spec_name} ({policy}) on nvFuser", lambda: fd,
                              args, lambda: run_nvfuser(fd, args, profile=False).outputs)
-
-
-def cached_signatures() -> int:
-    return len(_FUSIONS)
