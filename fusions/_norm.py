@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from fusions.configs import NormConfig
 from fusions.spec import dt, nv_dtype, randn
+from segkit.tuning import NvTuning
 
 
 def contiguous(n: int) -> list[bool]:
@@ -72,3 +75,35 @@ def ln_stats(x: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
 def rms_rstd(x: torch.Tensor, eps: float) -> torch.Tensor:
     x = f64(x)
     return ((x * x).mean(-1) + eps).rsqrt()
+
+
+def bwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
+    """nvFuser schedule for norm backward where its default inner-outer persistent heuristics fall short.
+
+    Measured on one H200 (nvFuser 0.2.36, bf16, cold-L2 kernel time, side by side with the default in
+    one process; benchmarks/results/h200-2026-11-21-tuning.md has the full sweep):
+
+    * hidden 384 (576000 rows): the default launches 48-thread blocks, 8 per SM (46% of the bytes floor
+      for RMSNorm). Vectorize 4 instead of 8 (96-thread blocks), cap registers at 40 and launch 16 blocks
+      per SM: RMSNorm 680 -> 446 us, layer norm 891 -> 641 us. Two rows per block (bdimy 2) was faster
+      still but returned wrong results in some runs (nvFuser's multi-reduction-per-block smem race, the
+      reason its heuristic pins bdimy to 1), so it is not used.
+    * 384 < hidden <= 1024 and hidden >= 16384: nvFuser's warp-specialized TMA scheduler
+      (``ws_normalization``) beats the default, e.g. 65536 x 1024 RMSNorm 132 -> 114 us, layer norm
+      158 -> 127 us; 16384 x 16384 RMSNorm 439 -> 411 us; 65536 x 16384 layer norm 1840 -> 1560 us.
+      Same for layer norm with >= 65536 rows and hidden >= 4096 (65536 x 4096: 444 -> 423 us).
+      At hidden 256 and 4096-8192 (fewer rows) it is slower or equal, so the default stays.
+
+    Only 16-bit I/O was measured (fp32 RMSNorm backward segments into several kernels), so fp32 keeps the
+    default.
+    """
+    rows, hidden = math.prod(cfg.shape[:-1]), cfg.hidden
+    if cfg.dtype not in (torch.bfloat16, torch.float16):
+        return None
+    if 256 < hidden <= 512 and rows >= 1 << 18:
+        return NvTuning("48-thread blocks at hidden 384 leave the GPU latency-bound: 1.4-1.5x faster",
+                        scheduler="inner_outer_persistent", vectorize=4, maxrregcount=40, blocks_per_sm=16)
+    if 512 < hidden <= 1024 or hidden >= 16384 or (layer_norm and rows >= 65536 and hidden >= 4096):
+        return NvTuning("nvFuser's warp-specialized normalization scheduler is faster here",
+                        enable_options=("ws_normalization",))
+    return None

@@ -22,9 +22,11 @@ def last_dim_slice(fd, x, ndim: int, shape: list[int], lo: int, hi: int):
     return fd.ops.slice(x, start_indices=[0] * (ndim - 1) + [lo], end_indices=shape[:-1] + [hi])
 
 
-def table(fd, t, ndim: int):
-    """cos/sin (T, rope_n_elem) cast to fp32 and broadcast over the leading (batch, head) dims."""
-    return fd.ops.broadcast(fd.ops.cast(t, dtype=dt(fd, "Float")), is_broadcast_dim=[True] * (ndim - 2) + [False, False])
+def table(fd, t, ndim: int, t_dim: int | None = None):
+    """cos/sin (T, rope_n_elem) cast to fp32 and broadcast to rank ``ndim``, T at ``t_dim`` (default ndim - 2)."""
+    t_dim = ndim - 2 if t_dim is None else t_dim
+    return fd.ops.broadcast(fd.ops.cast(t, dtype=dt(fd, "Float")),
+                            is_broadcast_dim=[d not in (t_dim, ndim - 1) for d in range(ndim)])
 
 
 def rotate(fd, a, b, ndim: int):

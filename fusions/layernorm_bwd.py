@@ -60,4 +60,5 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return dx, (dy * xhat).sum(rows), dy.sum(rows)
 
 
-SPEC = FusionSpec("layernorm_bwd", norm_configs(1e-5, True), define, inputs, reference, ("dx", "dw", "db"), __doc__)
+SPEC = FusionSpec("layernorm_bwd", norm_configs(1e-5, True), define, inputs, reference, ("dx", "dw", "db"), __doc__,
+                  lambda cfg: N.bwd_tuning(cfg, layer_norm=True))

@@ -54,4 +54,5 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return dx, (dy * xhat).sum(tuple(range(x.ndim - 1)))
 
 
-SPEC = FusionSpec("rmsnorm_bwd", norm_configs(1e-6, False), define, inputs, reference, ("dx", "dw"), __doc__)
+SPEC = FusionSpec("rmsnorm_bwd", norm_configs(1e-6, False), define, inputs, reference, ("dx", "dw"), __doc__,
+                  lambda cfg: N.bwd_tuning(cfg, layer_norm=False))

@@ -23,6 +23,8 @@ class FusionSpec:
     reference: Callable[[dict, Any], tuple]
     outputs: tuple[str, ...]
     doc: str = ""
+    tuning: Callable[[Any], Any] | None = None  # cfg -> segkit.tuning.NvTuning | None, for nvFuser
+
 
     def make_inputs(self, cfg, device="cpu", dtype: torch.dtype | None = None, seed: int = 0) -> dict[str, torch.Tensor]:
         """Inputs by name, in define_tensor order (``dtype`` overrides the config's)."""
@@ -46,6 +48,7 @@ class FusionSpec:
         cfg = self.config(cfg, dtype)
         with FusionDefinition() as fd:
             self.define(fd, cfg)
+        fd.nv_tuning = self.tuning(cfg) if self.tuning else None
         return fd
 
 

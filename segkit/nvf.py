@@ -14,6 +14,7 @@ from segkit.dtypes import DataType
 from segkit.errors import NvFuserUnavailableError
 from segkit.interp import as_fusion
 from segkit.ir import Value
+from segkit.tuning import TunedFusion
 
 
 def nvfuser_available() -> bool:
@@ -124,10 +125,12 @@ def parse_groups(scheduled_ir: str) -> list[str]:
 
 
 def compiled(fd: Any):
-    """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per definition)."""
+    """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per
+    definition); a ``TunedFusion`` when the builder attached an ``NvTuning`` (``fd.nv_tuning``)."""
     nvfd = getattr(fd, "_nvfuser", None)
     if nvfd is None:
-        nvfd = to_nvfuser(fd)
+        tuning = getattr(fd, "nv_tuning", None)
+        nvfd = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)
         fd._nvfuser = nvfd
     return nvfd
 
@@ -146,7 +149,9 @@ def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: Any = None, profile: bool 
 
 def segment_groups(nvfd: Any, kernels: Sequence[KernelInfo]) -> list[str]:
     """Scheduler of each segment of the most recent run (a single-kernel fusion has no segmented dump)."""
-    return parse_groups(nvfd.fec.get_most_recent_scheduled_ir()) or [k.scheduler for k in kernels] or ["expr_eval"]
+    fec = getattr(nvfd, "fec", None)
+    groups = parse_groups(fec.get_most_recent_scheduled_ir()) if fec is not None else getattr(nvfd, "groups", [])
+    return groups or [k.scheduler for k in kernels] or ["expr_eval"]
 
 
 def profile_call(call) -> tuple[Any, list[KernelInfo]]:

@@ -114,7 +114,7 @@ def test_case13_fork_from_input_is_not_cut():
 
 def _rope_fd():
     spec = fusions.get("qkv_split_rope_fwd")
-    return spec, spec.build("Llama-2-13b-hf_bs2_tiny")
+    return spec, spec.build("phi-2_bs2_tiny")
 
 
 def test_case14_rope_meta_chain_cut_from_compute():
@@ -125,7 +125,7 @@ def test_case14_rope_meta_chain_cut_from_compute():
     for t, _ in plan.segment_sets.items():
         assert segkit.find_aliases(fd).get(t) is qkv  # every cut tensor is a view of qkv
     assert {op.name for op in plan.prologue} == {"reshape", "permute", "slice", "squeeze"}
-    inputs = list(spec.make_inputs("Llama-2-13b-hf_bs2_tiny").values())
+    inputs = list(spec.make_inputs("phi-2_bs2_tiny").values())
     _check_realizations(plan, inputs)
     assert bookend(fd, policy="outputs").segment_sets != plan.segment_sets
 
@@ -134,7 +134,7 @@ def test_op_filter_only_bookends_listed_ops():
     spec, fd = _rope_fd()
     plan = bookend(fd, policy="inputs+outputs", ops={"slice", "squeeze"})
     assert {op.name for op in plan.prologue + plan.epilogue} <= {"slice", "squeeze"}
-    _check_realizations(plan, list(spec.make_inputs("Llama-2-13b-hf_bs2_tiny").values()))
+    _check_realizations(plan, list(spec.make_inputs("phi-2_bs2_tiny").values()))
     with pytest.raises(ValueError, match="not meta ops"):
         bookend(fd, ops={"add"})
     with pytest.raises(ValueError, match="policy must be one of"):

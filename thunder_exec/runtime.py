@@ -31,7 +31,9 @@ def fusion_for(spec_name: str, cfg: Any, policy: str):
     key = (spec_name, cfg, policy)
     if key not in _FUSIONS:
         fd = fusions.get(spec_name).build(cfg)
-        _FUSIONS[key] = fd if policy == "none" else bookend(fd, policy).apply("segment_set")
+        plan = None if policy == "none" else bookend(fd, policy)
+        # No cut: the builder's own fusion, which keeps its nvFuser tuning (fd.nv_tuning).
+        _FUSIONS[key] = fd if plan is None or not plan.cuts else plan.apply("segment_set")
     return _FUSIONS[key]
 
 

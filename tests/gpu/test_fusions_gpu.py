@@ -52,13 +52,17 @@ def test_spec_on_nvfuser(name, cfg_name, dtype, record):
             "schedulers": [k.scheduler for k in run.kernels], "rel_err": [d.rel_err for d in diffs]})
     assert all(d.ok for d in diffs), [str(d) for d in diffs]
     if name in ("layernorm_bwd", "rmsnorm_bwd") and dtype == torch.bfloat16 and cfg.hidden <= 16384:
-        assert run.kernel_count == 1, f"norm backward segmented: {run.groups}"
+        tuning = fusions.get(name).tuning(cfg)
+        if not (tuning and tuning.scheduler):  # a manual schedule runs outside nvFuser's profiler: test_tuning_gpu
+            assert run.kernel_count == 1, f"norm backward segmented: {run.groups}"
         assert run.groups[0] == "inner_outer_persistent"
     if name == "qkv_split_rope_fwd":
-        # Multi-head configs: one resize kernel each for q and k; v is a view (2 kernels).
+        # Multi-head, full-width RoPE (Llama-2): q and k roped as one slice, one resize kernel.
+        # Partial RoPE (phi-2): one resize kernel each for q and k; v is a view (2 kernels).
         # Grouped-query configs return k and v of n_head heads: the reshape that merges the
         # expanded group dim cannot be a view, so nvFuser adds one pointwise kernel writing v's
         # copies (measured on H200, nvFuser 0.2.36; Thunder's own GQA fusion also runs 3, and
-        # computes a wrong k). Target for a fused variant: benchmarks issue.
-        limit = 2 if cfg.n_query_groups == cfg.n_head else 3
+        # computes a wrong k).
+        mha = cfg.n_query_groups == cfg.n_head
+        limit = (1 if cfg.rope_n_elem == cfg.head_size else 2) if mha else 3
         assert run.kernel_count <= limit, f"RoPE forward ran {run.kernel_count} kernels: {run.groups}"

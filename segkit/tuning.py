@@ -1,0 +1,121 @@
+"""Scheduler choices a fusion builder keeps for nvFuser where the default heuristics fall short.
+
+A builder returns an ``NvTuning`` for the configs it was measured on (its
+``why`` says what it bought); ``segkit.nvf.compiled`` then runs the fusion
+through ``TunedFusion`` instead of a plain ``fd.execute``. Two kinds:
+
+* ``enable_options``: nvFuser options passed to ``fd.execute`` (e.g.
+  ``ws_normalization``, nvFuser's warp-specialized TMA normalization scheduler);
+* ``scheduler`` with overrides: the whole fusion is scheduled by that scheduler
+  with nvFuser's own heuristics, a few parameters replaced, and run through a
+  KernelExecutor (``manual_execute``), compiled once per input signature.
+
+Only overrides nvFuser's scheduler supports without extra constraints are
+offered: vectorization of the inner reduction, register cap and blocks per SM
+(the kernel is cooperative, so gdimy must fit on the device at once).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class NvTuning:
+    why: str
+    enable_options: tuple[str, ...] = ()
+    scheduler: str | None = None
+    vectorize: int | None = None
+    maxrregcount: int | None = None
+    blocks_per_sm: int | None = None
+
+    def __post_init__(self) -> None:
+        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm)
+        if self.scheduler is None and any(o is not None for o in overrides):
+            raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm need a scheduler to override")
+        if self.scheduler is not None and self.enable_options:
+            raise ValueError("NvTuning: choose enable_options or a manual scheduler, not both")
+
+    def describe(self) -> str:
+        if self.scheduler is None:
+            return f"fd.execute with {', '.join(self.enable_options)}"
+        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm")
+                 if (v := getattr(self, k)) is not None]
+        return f"manual {self.scheduler} ({', '.join(parts)})"
+
+
+def _signature(inputs: Sequence[Any]) -> tuple:
+    return tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.device) if isinstance(t, torch.Tensor) else (type(t), t)
+                 for t in inputs)
+
+
+def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
+    """Replace the tuned heuristic parameters in place (nvFuser's ReductionParams) on a GPU of ``sm_count`` SMs."""
+    lp = params.lparams
+    if tuning.vectorize is not None and tuning.vectorize != params.unroll_factor_inner_reduction:
+        old = params.unroll_factor_inner_reduction
+        params.unroll_factor_inner_reduction = tuning.vectorize
+        params.vectorize_inner_reduction = tuning.vectorize > 1
+        params.vectorization_factor_tmp_gmem_write = min(params.vectorization_factor_tmp_gmem_write, tuning.vectorize)
+        params.vectorization_factor_outer = min(params.vectorization_factor_outer, tuning.vectorize)
+        lp.bdimx = math.ceil(lp.bdimx * old / tuning.vectorize)  # same elements per block
+    if tuning.blocks_per_sm is not None:
+        lp.gdimy = tuning.blocks_per_sm * sm_count
+    params.lparams = lp
+    if tuning.maxrregcount is not None:
+        cp = params.cparams
+        cp.maxrregcount = tuning.maxrregcount
+        params.cparams = cp
+
+
+class TunedFusion:
+    """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says."""
+
+    def __init__(self, fd: Any, tuning: NvTuning) -> None:
+        self.recorded, self.tuning = fd, tuning
+        self._plain = None
+        self._manual: dict[tuple, tuple[Any, Any]] = {}
+
+    @property
+    def groups(self) -> list[str]:
+        """Scheduler of the one segment of a manual schedule (nvFuser's profiler does not see KernelExecutor runs)."""
+        return [self.tuning.scheduler] if self.tuning.scheduler else []
+
+    @property
+    def fec(self):
+        """The FusionExecutorCache of the enable_options path (None for a manual schedule)."""
+        return getattr(self._plain, "fec", None) if self._plain is not None else None
+
+    def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
+        from segkit.nvf import to_nvfuser
+
+        inputs = list(inputs)
+        if self.tuning.scheduler is None:
+            if self._plain is None:
+                self._plain = to_nvfuser(self.recorded)
+            return self._plain.execute(inputs, _enable_options=list(self.tuning.enable_options))
+        key = _signature(inputs)
+        if key not in self._manual:
+            self._manual[key] = self._schedule(to_nvfuser(self.recorded), inputs)
+        nvfd, params = self._manual[key]
+        return nvfd.manual_execute(inputs, params)
+
+    def _schedule(self, nvfd: Any, inputs: list) -> tuple[Any, Any]:
+        import nvfuser_direct as nvf
+
+        try:
+            kind = getattr(nvf.SchedulerType, self.tuning.scheduler)
+            params = nvf.schedule.compute_heuristics(nvfd.fusion, kind, inputs)
+        except Exception as e:  # nvFuser refuses: the builder's rule covers a fusion this scheduler cannot take
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise RuntimeError(f"tuned schedule {self.tuning.describe()} does not apply to this fusion "
+                               f"(input shapes {[tuple(getattr(t, 'shape', ())) for t in inputs]}): {first}") from None
+        device = next((t.device.index or 0 for t in inputs if isinstance(t, torch.Tensor) and t.is_cuda), 0)
+        override(params, self.tuning, torch.cuda.get_device_properties(device).multi_processor_count)
+        nvf.schedule.schedule(nvfd.fusion, kind, params)
+        return nvfd, params

@@ -1,0 +1,52 @@
+"""The norm-backward tunings on nvFuser: right against float64, the overrides really applied, one kernel."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fusions
+import segkit
+from segkit.compare import diff
+from segkit.nvf import compiled
+from segkit.tuning import TunedFusion
+
+pytestmark = pytest.mark.gpu
+
+TUNED = [(n, c) for n in ("rmsnorm_bwd", "layernorm_bwd") for c in ("mixorder_576000x384", "sweep_65536x1024")]
+
+
+@pytest.mark.parametrize("name, cfg_name", TUNED)
+def test_tuned_norm_backward_is_right(name, cfg_name):
+    spec = fusions.get(name)
+    cfg = spec.config(cfg_name)
+    inputs = spec.make_inputs(cfg, device="cuda")
+    fd = spec.build(cfg)
+    run = segkit.run_nvfuser(fd, list(inputs.values()), profile=False)
+    for i, (r, o) in enumerate(zip(spec.reference(inputs, cfg), run.outputs)):
+        assert diff(i, r, o).ok, str(diff(i, r, o))
+    nvfd = compiled(fd)
+    assert isinstance(nvfd, TunedFusion)
+    if nvfd.tuning.scheduler:
+        ((_, params),) = nvfd._manual.values()
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        assert params.lparams.gdimy == nvfd.tuning.blocks_per_sm * sms
+        assert params.unroll_factor_inner_reduction == nvfd.tuning.vectorize
+        assert params.cparams.maxrregcount == nvfd.tuning.maxrregcount
+
+
+@pytest.mark.fresh_process
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
+def test_manual_schedule_is_one_kernel(name):
+    spec = fusions.get(name)
+    cfg = spec.config("mixorder_576000x384")
+    args = list(spec.make_inputs(cfg, device="cuda").values())
+    nvfd = compiled(spec.build(cfg))
+    nvfd.execute(args)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        nvfd.execute(args)
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    fused = [n for n in names if "Fill" not in n and not n.startswith(("Memcpy", "Memset"))]  # not the sync-buffer zeroing
+    assert len(fused) == 1, names

@@ -1,0 +1,65 @@
+"""The nvFuser tunings the norm-backward builders keep: which configs get which, and the parameter override."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+import fusions
+from segkit.tuning import NvTuning, override
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
+def test_narrow_rows_get_the_manual_schedule(name):
+    t = fusions.get(name).build("mixorder_576000x384").nv_tuning
+    assert (t.scheduler, t.vectorize, t.maxrregcount, t.blocks_per_sm) == ("inner_outer_persistent", 4, 40, 16)
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
+@pytest.mark.parametrize("cfg", ["sweep_65536x1024", "sweep_16384x16384", "sweep_4096x1024"])
+def test_ws_normalization_where_it_was_faster(name, cfg):
+    assert fusions.get(name).build(cfg).nv_tuning.enable_options == ("ws_normalization",)
+
+
+@pytest.mark.parametrize("cfg", ["sweep_16384x4096", "sweep_65536x256", "llama2_13b", "nanogpt"])
+def test_default_heuristics_elsewhere(cfg):
+    assert fusions.get("rmsnorm_bwd").build(cfg).nv_tuning is None
+
+
+def test_layer_norm_only_rule_for_many_wide_rows():
+    assert fusions.get("layernorm_bwd").build("sweep_65536x4096").nv_tuning is not None
+    assert fusions.get("rmsnorm_bwd").build("sweep_65536x4096").nv_tuning is None
+
+
+def test_fp32_and_forward_keep_the_default():
+    assert fusions.get("rmsnorm_bwd").build("mixorder_576000x384", torch.float32).nv_tuning is None
+    assert fusions.get("rmsnorm_fwd").build("mixorder_576000x384").nv_tuning is None
+
+
+def _params(vect=8, bdimx=48, gdimy=1056, tmp_vect=4, outer_vect=2, regs=128):
+    return SimpleNamespace(unroll_factor_inner_reduction=vect, vectorize_inner_reduction=True,
+                           vectorization_factor_tmp_gmem_write=tmp_vect, vectorization_factor_outer=outer_vect,
+                           lparams=SimpleNamespace(bdimx=bdimx, gdimy=gdimy), cparams=SimpleNamespace(maxrregcount=regs))
+
+
+def test_override_keeps_elements_per_block_and_sizes_the_grid_to_the_device():
+    p = _params()
+    override(p, NvTuning("t", scheduler="inner_outer_persistent", vectorize=4, maxrregcount=40, blocks_per_sm=16), 132)
+    assert (p.unroll_factor_inner_reduction, p.lparams.bdimx) == (4, 96)  # 384 elements per row either way
+    assert p.vectorization_factor_tmp_gmem_write <= 4 and p.vectorization_factor_outer <= 4
+    assert (p.lparams.gdimy, p.cparams.maxrregcount) == (16 * 132, 40)
+
+
+def test_override_leaves_unset_parameters_alone():
+    p = _params()
+    override(p, NvTuning("t", scheduler="inner_outer_persistent", maxrregcount=64), 132)
+    assert (p.unroll_factor_inner_reduction, p.lparams.bdimx, p.lparams.gdimy, p.cparams.maxrregcount) == (8, 48, 1056, 64)
+
+
+def test_tuning_must_be_one_kind():
+    with pytest.raises(ValueError, match="need a scheduler"):
+        NvTuning("t", vectorize=4)
+    with pytest.raises(ValueError, match="not both"):
+        NvTuning("t", enable_options=("ws_normalization",), scheduler="inner_outer_persistent")
