@@ -142,6 +142,9 @@ def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: Any = None, profile: bool 
     run = NvRun(outputs)
     if not profile:
         return run
+    if not getattr(nvfd, "profilable", True):  # nvFuser's profiler cannot follow a manually scheduled kernel
+        run.groups = segment_groups(nvfd, [])
+        return run
     run.outputs, run.kernels = profile_call(lambda: nvfd.execute(list(inputs)))
     run.groups = segment_groups(nvfd, run.kernels)
     return run

@@ -82,6 +82,11 @@ class TunedFusion:
         self._manual: dict[tuple, tuple[Any, Any]] = {}
 
     @property
+    def profilable(self) -> bool:
+        """nvFuser's PythonProfiler follows FusionExecutorCache runs only, not a manual KernelExecutor."""
+        return self.tuning.scheduler is None
+
+    @property
     def groups(self) -> list[str]:
         """Scheduler of the one segment of a manual schedule (nvFuser's profiler does not see KernelExecutor runs)."""
         return [self.tuning.scheduler] if self.tuning.scheduler else []
