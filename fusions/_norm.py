@@ -81,7 +81,7 @@ def bwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
     """nvFuser schedule for norm backward where its default inner-outer persistent heuristics fall short.
 
     Measured on one H200 (nvFuser 0.2.36, bf16, cold-L2 kernel time, side by side with the default in
-    one process; benchmarks/results/h200-2026-11-21-tuning.md has the full sweep):
+    one process; benchmarks/results/h200-2026-11-21-tuning/ has the sweeps, benchmarks/explore/ the script):
 
     * hidden 384 (576000 rows): the default launches 48-thread blocks, 8 per SM (46% of the bytes floor
       for RMSNorm). Vectorize 4 instead of 8 (96-thread blocks), cap registers at 40 and launch 16 blocks
