@@ -25,7 +25,6 @@ class FusionSpec:
     doc: str = ""
     tuning: Callable[[Any], Any] | None = None  # cfg -> segkit.tuning.NvTuning | None, for nvFuser
 
-
     def make_inputs(self, cfg, device="cpu", dtype: torch.dtype | None = None, seed: int = 0) -> dict[str, torch.Tensor]:
         """Inputs by name, in define_tensor order (``dtype`` overrides the config's)."""
         cfg = self.config(cfg, dtype)

@@ -124,6 +124,12 @@ def parse_groups(scheduled_ir: str) -> list[str]:
     return groups
 
 
+def signature(args: Sequence[Any]) -> tuple:
+    """What makes nvFuser compile a fusion anew: shape, strides, dtype and device of tensors, values of scalars."""
+    return tuple((tuple(a.shape), a.stride(), a.dtype, a.device) if isinstance(a, torch.Tensor) else (type(a), a)
+                 for a in args)
+
+
 def compiled(fd: Any):
     """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per
     definition); a ``TunedFusion`` when the builder attached an ``NvTuning`` (``fd.nv_tuning``)."""

@@ -49,11 +49,6 @@ class NvTuning:
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
 
-def _signature(inputs: Sequence[Any]) -> tuple:
-    return tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.device) if isinstance(t, torch.Tensor) else (type(t), t)
-                 for t in inputs)
-
-
 def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
     """Replace the tuned heuristic parameters in place (nvFuser's ReductionParams) on a GPU of ``sm_count`` SMs."""
     lp = params.lparams
@@ -94,17 +89,17 @@ class TunedFusion:
     @property
     def fec(self):
         """The FusionExecutorCache of the enable_options path (None for a manual schedule)."""
-        return getattr(self._plain, "fec", None) if self._plain is not None else None
+        return getattr(self._plain, "fec", None)
 
     def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
-        from segkit.nvf import to_nvfuser
+        from segkit.nvf import signature, to_nvfuser
 
         inputs = list(inputs)
         if self.tuning.scheduler is None:
             if self._plain is None:
                 self._plain = to_nvfuser(self.recorded)
             return self._plain.execute(inputs, _enable_options=list(self.tuning.enable_options))
-        key = _signature(inputs)
+        key = signature(inputs)
         if key not in self._manual:
             self._manual[key] = self._schedule(to_nvfuser(self.recorded), inputs)
         nvfd, params = self._manual[key]

@@ -26,6 +26,7 @@ from thunder.core.transform_common import Transform
 from segkit.check import check_outputs
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
+from segkit.nvf import signature
 from segkit.repro import load_repro
 
 
@@ -64,12 +65,6 @@ class Verdicts:
             f"{label} computed a wrong result ({report.worst or report.error}); returning the reference "
             f"interpreter's result for this input signature from now on"), stacklevel=2)
         return run_reference(fusion, args)
-
-
-def signature(args: Sequence[Any]) -> tuple:
-    """What makes nvFuser compile a fusion anew: shape, strides, dtype and device of tensors, values of scalars."""
-    return tuple((tuple(a.shape), a.stride(), a.dtype, a.device) if isinstance(a, torch.Tensor) else (type(a), a)
-                 for a in args)
 
 
 @dataclass
