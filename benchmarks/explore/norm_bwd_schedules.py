@@ -5,12 +5,14 @@ events) and correctness against the default schedule's outputs.
                                                                             (+ manual tweaks on the 2nd list)
     python benchmarks/explore/norm_bwd_schedules.py grid|regs|safe          the sweeps of the committed logs
 
-Logs of the runs on an H200: benchmarks/results/h200-2026-11-21-tuning/norm_bwd_*.log.
+Logs of the runs on an H200: benchmarks/results/h200-2026-11-21-tuning/norm_bwd_*.log (made by this
+script before it was restructured to share one Case and segkit.tuning.override; on 132 SMs and the logged
+shapes the parameters it sets are the same).
 """
 import statistics
 import sys
 import time
-import traceback
+from dataclasses import dataclass
 
 import torch
 import nvfuser_direct as nvf
@@ -19,8 +21,10 @@ from nvfuser_direct import schedule, SchedulerType
 import fusions
 from benchmarks.harness import flush_l2, copy_bandwidth_gbs
 from benchmarks.workloads import norm_bytes
+from segkit.tuning import NvTuning, override
 
 GBS = copy_bandwidth_gbs()
+SMS = torch.cuda.get_device_properties(0).multi_processor_count
 print(f"copy bw {GBS:.0f} GB/s")
 
 
@@ -32,143 +36,126 @@ def build(kind, cfg):
 
 
 def time_us(fn, reps=15):
-    fn(); torch.cuda.synchronize()
+    fn()
+    torch.cuda.synchronize()
     ts = []
     for _ in range(reps):
         flush_l2()
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
         ts.append(s.elapsed_time(e) * 1e3)
     return statistics.median(ts)
 
 
-def heur(fd, inputs):
-    try:
-        return schedule.compute_heuristics(fd.fusion, SchedulerType.inner_outer_persistent, inputs)
-    except TypeError:
-        return schedule.compute_heuristics(fd.fusion, inputs, SchedulerType.inner_outer_persistent)
+@dataclass
+class Case:
+    """One norm backward workload: inputs, bytes floor (us) and the default schedule's outputs to compare to."""
 
+    kind: str
+    shape: str
 
-def manual(kind, cfg, inputs, tweak):
-    fd = build(kind, cfg)
-    p = heur(fd, inputs)
-    tweak(p)
-    schedule.schedule(fd.fusion, SchedulerType.inner_outer_persistent, p)
-    return fd, p
+    def __post_init__(self):
+        spec = fusions.get(f"{self.kind}_bwd")
+        self.cfg = spec.config(self.shape, torch.bfloat16)
+        self.inputs = list(spec.make_inputs(self.cfg, device="cuda").values())
+        self.floor = norm_bytes(self.kind, "bwd", self.cfg) / GBS / 1e3
+        self.default = build(self.kind, self.cfg)
+        self.ref = self.default.execute(self.inputs)
 
+    def report(self, tag, us, ok=True, extra=""):
+        print(f"RES {self.kind:9s} {self.shape:22s} {tag:28s} {us:9.1f} us  {100*self.floor/us:5.1f}% floor  ok={ok} "
+              f"{extra}", flush=True)
 
-def _lp(p, **kw):
-    lp = p.lparams
-    for k, v in kw.items():
+    def run_default(self, reps=15):
+        self.report("default", time_us(lambda: self.default.execute(self.inputs), reps))
+
+    def run_ws(self, tag="ws_normalization", reps=15):
+        fw = build(self.kind, self.cfg)
+        out = fw.execute(self.inputs, _enable_options=["ws_normalization"])
+        self.report(tag, time_us(lambda: fw.execute(self.inputs, _enable_options=["ws_normalization"]), reps),
+                    close(out, self.ref))
+
+    def run_manual(self, tag, vectorize=None, maxrregcount=None, gdimy=None, bdimy=None, reps=9, repeat=1):
+        """nvFuser's inner-outer heuristics with segkit.tuning.override's replacements (+ bdimy); ok only if
+        ``repeat`` runs all match the default schedule. Returns (us, ok), or None when nvFuser refuses."""
         try:
-            setattr(lp, k, v)
-        except Exception:
-            cur = {a: getattr(lp, a) for a in ("gdimx", "gdimy", "gdimz", "bdimx", "bdimy", "bdimz")}
-            cur.update(kw)
-            lp = nvf.LaunchParams(*[cur[a] for a in ("gdimx", "gdimy", "gdimz", "bdimx", "bdimy", "bdimz")])
-            break
-    p.lparams = lp
-
-
-def _vect(p, v, hidden):
-    p.unroll_factor_inner_reduction = v
-    p.vectorization_factor_tmp_gmem_write = min(4, v)
-    p.vectorization_factor_outer = min(p.vectorization_factor_outer, v)
-    _lp(p, bdimx=-(-hidden // (v * p.batches_per_block_inner_reduction)))
-
-
-def _reg(p, n):
-    c = p.cparams
-    c.maxrregcount = n
-    p.cparams = c
+            fd = build(self.kind, self.cfg)
+            p = schedule.compute_heuristics(fd.fusion, SchedulerType.inner_outer_persistent, self.inputs)
+            override(p, NvTuning("explore", scheduler="inner_outer_persistent", vectorize=vectorize,
+                                 maxrregcount=maxrregcount), SMS)
+            for name, value in (("gdimy", gdimy), ("bdimy", bdimy)):
+                if value is not None:
+                    setattr(p.lparams, name, value)
+            schedule.schedule(fd.fusion, SchedulerType.inner_outer_persistent, p)
+            ok = all(close(fd.manual_execute(self.inputs, p), self.ref) for _ in range(repeat))
+            us = time_us(lambda: fd.manual_execute(self.inputs, p), reps)
+        except Exception as e:
+            print("fail", self.kind, self.shape, tag, str(e).splitlines()[0][-120:] if str(e) else repr(e))
+            return None
+        self.report(tag, us, ok, f"g={p.lparams.gdimy} b=({p.lparams.bdimx},{p.lparams.bdimy})")
+        return us, ok
 
 
 def close(a, b):
     return all(torch.allclose(x.float(), y.float(), rtol=2e-2, atol=2e-2) for x, y in zip(a, b))
 
 
-def report(tag, kind, shape, us, floor, ok=True, extra=""):
-    print(f"RES {kind:9s} {shape:22s} {tag:28s} {us:9.1f} us  {100*floor/us:5.1f}% floor  ok={ok} {extra}", flush=True)
-
-
 def grid(kind, shape, vects, bdimys, ks):
-    spec = fusions.get(f"{kind}_bwd")
-    cfg = spec.config(shape, torch.bfloat16)
-    inputs = list(spec.make_inputs(cfg, device="cuda").values())
-    floor = norm_bytes(kind, "bwd", cfg) / GBS / 1e3
-    fd = build(kind, cfg)
-    ref = fd.execute(inputs)
-    report("default", kind, shape, time_us(lambda: fd.execute(inputs)), floor)
+    case = Case(kind, shape)
+    case.run_default()
     best = None
     for v in vects:
         for b in bdimys:
             for k in ks:
-                def tw(p):
-                    if v != p.unroll_factor_inner_reduction:
-                        _vect(p, v, cfg.hidden)
-                    _lp(p, bdimy=b, gdimy=132 * k)
-                try:
-                    fm, pm = manual(kind, cfg, inputs, tw)
-                    out = fm.manual_execute(inputs, pm)
-                    us = time_us(lambda: fm.manual_execute(inputs, pm), reps=9)
-                    ok = close(out, ref)
-                    report(f"vect={v} bdimy={b} gdimy={132*k}", kind, shape, us, floor, ok)
-                    if ok and (best is None or us < best[0]):
-                        best = (us, v, b, k)
-                except Exception as e:
-                    print("fail", kind, shape, v, b, k, str(e).splitlines()[0][-120:] if str(e) else repr(e))
-    print("BEST", kind, shape, best, f"{100*floor/best[0]:.1f}% floor" if best else "")
+                got = case.run_manual(f"vect={v} bdimy={b} gdimy={SMS * k}", vectorize=v, bdimy=b, gdimy=SMS * k)
+                if got and got[1] and (best is None or got[0] < best[0]):
+                    best = (got[0], v, b, k)
+    print("BEST", kind, shape, best, f"{100*case.floor/best[0]:.1f}% floor" if best else "")
 
 
 def regs(kind, shape, combos, regs_list):
-    spec = fusions.get(f"{kind}_bwd")
-    cfg = spec.config(shape, torch.bfloat16)
-    inputs = list(spec.make_inputs(cfg, device="cuda").values())
-    floor = norm_bytes(kind, "bwd", cfg) / GBS / 1e3
-    fd = build(kind, cfg)
-    ref = fd.execute(inputs)
+    case = Case(kind, shape)
     for r in regs_list:
         for b, g in combos:
-            def tw(p):
-                _lp(p, bdimy=b, gdimy=g)
-                if r:
-                    _reg(p, r)
-            try:
-                fm, pm = manual(kind, cfg, inputs, tw)
-                out = fm.manual_execute(inputs, pm)
-                us = time_us(lambda: fm.manual_execute(inputs, pm), reps=9)
-                report(f"reg={r} bdimy={b} gdimy={g}", kind, shape, us, floor, close(out, ref))
-            except Exception as e:
-                print("fail", kind, shape, r, b, g, str(e).splitlines()[0][-100:] if str(e) else repr(e))
+            case.run_manual(f"reg={r} bdimy={b} gdimy={g}", maxrregcount=r or None, bdimy=b, gdimy=g)
 
 
 def safe(kind, shape, vects, regs_list, gs, repeat=5):
-    spec = fusions.get(f"{kind}_bwd")
-    cfg = spec.config(shape, torch.bfloat16)
-    inputs = list(spec.make_inputs(cfg, device="cuda").values())
-    floor = norm_bytes(kind, "bwd", cfg) / GBS / 1e3
-    fd = build(kind, cfg)
-    ref = fd.execute(inputs)
-    report("default", kind, shape, time_us(lambda: fd.execute(inputs), reps=9), floor)
-    fw = build(kind, cfg)
-    fw.execute(inputs, _enable_options=["ws_normalization"])
-    report("ws", kind, shape, time_us(lambda: fw.execute(inputs, _enable_options=["ws_normalization"]), reps=9), floor)
+    case = Case(kind, shape)
+    case.run_default(reps=9)
+    case.run_ws("ws", reps=9)
     for v in vects:
         for r in regs_list:
             for g in gs:
-                def tw(p):
-                    if v != p.unroll_factor_inner_reduction:
-                        _vect(p, v, cfg.hidden)
-                    _lp(p, gdimy=g)
-                    if r:
-                        _reg(p, r)
-                try:
-                    fm, pm = manual(kind, cfg, inputs, tw)
-                    oks = [close(fm.manual_execute(inputs, pm), ref) for _ in range(repeat)]
-                    us = time_us(lambda: fm.manual_execute(inputs, pm), reps=9)
-                    report(f"v={v} reg={r} b=1 g={g}", kind, shape, us, floor, all(oks))
-                except Exception as e:
-                    print("fail", kind, shape, v, r, g, str(e).splitlines()[0][-60:] if str(e) else repr(e))
+                case.run_manual(f"v={v} reg={r} b=1 g={g}", vectorize=v, maxrregcount=r or None, gdimy=g, repeat=repeat)
+
+
+def shapes(names, manual):
+    """Default vs ws_normalization; on the ``manual`` shapes also single-parameter tweaks of the heuristic."""
+    for kind in ("rmsnorm", "layernorm"):
+        for shape in names:
+            case = Case(kind, shape)
+            case.run_default()
+            case.run_ws()
+            if shape not in manual:
+                continue
+            p0 = schedule.compute_heuristics(build(kind, case.cfg).fusion, SchedulerType.inner_outer_persistent,
+                                             case.inputs)
+            print(str(p0)[:3000])
+            base_g = p0.lparams.gdimy
+            t0 = time.time()
+            case.run_manual("manual copy", reps=15)
+            for g in sorted({base_g // 2, base_g * 2, SMS * 4, SMS * 8, SMS * 16, SMS * 24}):
+                case.run_manual(f"manual gdimy={g}", gdimy=g, reps=15)
+            for v in (4, 2):
+                case.run_manual(f"manual vect={v}", vectorize=v, reps=15)
+            for b in (2, 4):
+                case.run_manual(f"manual bdimy={b}", bdimy=b, reps=15)
+            case.run_manual("manual maxrreg=255", maxrregcount=255, reps=15)
+            print(f"manual variants {time.time() - t0:.1f} s")
 
 
 if sys.argv[1] == "safe":
@@ -176,67 +163,14 @@ if sys.argv[1] == "safe":
         safe(kind, "mixorder_576000x384", (8, 4), (0, 48, 40, 32), (1056, 2112, 3168, 4224))
         safe(kind, "sweep_65536x1024", (8,), (40, 32), (2112, 3168))
         safe(kind, "sweep_65536x256", (8,), (40, 32), (2112, 3168, 4224))
-    sys.exit(0)
-
-if sys.argv[1] == "regs":
+elif sys.argv[1] == "regs":
     for kind in ("rmsnorm", "layernorm"):
         regs(kind, "mixorder_576000x384", [(2, 1056), (4, 1056), (2, 2112), (8, 528), (4, 2112)], (0, 64, 48, 40))
         regs(kind, "sweep_65536x256", [(8, 528), (4, 1056), (8, 1056), (16, 264), (16, 528)], (0, 64, 40))
-    sys.exit(0)
-
-if sys.argv[1] == "grid":
+elif sys.argv[1] == "grid":
     for kind in ("rmsnorm", "layernorm"):
         grid(kind, "mixorder_576000x384", (8, 4), (1, 2, 4, 8), (2, 4, 6, 8))
         grid(kind, "sweep_65536x1024", (8,), (1, 2, 4, 8), (2, 4, 6, 8))
         grid(kind, "sweep_65536x256", (8,), (1, 2, 4, 8), (2, 4, 6, 8))
-    sys.exit(0)
-
-SHAPES = sys.argv[1].split(",")
-MANUAL = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else set()
-for kind in ("rmsnorm", "layernorm"):
-    for shape in SHAPES:
-        spec = fusions.get(f"{kind}_bwd")
-        cfg = spec.config(shape, torch.bfloat16)
-        inputs = list(spec.make_inputs(cfg, device="cuda").values())
-        floor = norm_bytes(kind, "bwd", cfg) / GBS / 1e3  # us
-        fd = build(kind, cfg)
-        ref = fd.execute(inputs)
-        us = time_us(lambda: fd.execute(inputs))
-        report("default", kind, shape, us, floor)
-        try:
-            fw = build(kind, cfg)
-            out = fw.execute(inputs, _enable_options=["ws_normalization"])
-            us = time_us(lambda: fw.execute(inputs, _enable_options=["ws_normalization"]))
-            report("ws_normalization", kind, shape, us, floor, close(out, ref))
-        except Exception as e:
-            print("ws fail", kind, shape, str(e)[:300])
-        if shape not in MANUAL:
-            continue
-        try:
-            f0 = build(kind, cfg)
-            p0 = heur(f0, inputs)
-            print(str(p0)[:3000])
-            print("attrs", [a for a in dir(p0) if not a.startswith("_")])
-        except Exception:
-            traceback.print_exc()
-            continue
-        def variants():
-            base_g = p0.lparams.gdimy
-            yield "copy", lambda p: None
-            for g in sorted({base_g // 2, base_g * 2, 132 * 4, 132 * 8, 132 * 16, 132 * 24}):
-                yield f"gdimy={g}", (lambda g: lambda p: _lp(p, gdimy=g))(g)
-            for v in (4, 2):
-                yield f"vect={v}", (lambda v: lambda p: _vect(p, v, cfg.hidden))(v)
-            for b in (2, 4):
-                yield f"bdimy={b}", (lambda b: lambda p: _lp(p, bdimy=b))(b)
-            yield "maxrreg=255", lambda p: _reg(p, 255)
-        for name, tw in variants():
-            try:
-                t0 = time.time()
-                fm, pm = manual(kind, cfg, inputs, tw)
-                out = fm.manual_execute(inputs, pm)
-                us = time_us(lambda: fm.manual_execute(inputs, pm))
-                report("manual " + name, kind, shape, us, floor, close(out, ref),
-                       f"g={pm.lparams.gdimy} b=({pm.lparams.bdimx},{pm.lparams.bdimy}) {time.time()-t0:.1f}s")
-            except Exception as e:
-                print("manual fail", name, str(e).splitlines()[0][:300] if str(e) else repr(e))
+else:
+    shapes(sys.argv[1].split(","), set(sys.argv[2].split(",")) if len(sys.argv) > 2 else set())

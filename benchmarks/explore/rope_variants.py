@@ -13,17 +13,10 @@ import nvfuser_direct as nvf
 
 import fusions
 from fusions import _rope as R
+from fusions.qkv_split_rope_fwd import _rope
 from fusions.spec import dt
 from benchmarks.harness import flush_l2
 from segkit.nvf import profile_call
-
-
-def tab(fd, t, n, t_dim):
-    """cos/sin (T, rn) in fp32 broadcast to rank n with T at t_dim, rn last."""
-    bd = [True] * n
-    bd[t_dim] = False
-    bd[-1] = False
-    return fd.ops.broadcast(fd.ops.cast(t, dtype=dt(fd, "Float")), is_broadcast_dim=bd)
 
 
 def sl(fd, x, shape, dim, lo, hi):
@@ -47,42 +40,23 @@ def cat_pad(fd, parts, shapes, dim):
     return acc
 
 
-CAT = "cat"
+def cat(fd, parts, shapes, dim, how):
+    return fd.ops.cat(parts, dim=dim) if how == "cat" else cat_pad(fd, parts, shapes, dim)
 
 
-def cat(fd, parts, shapes, dim):
-    return fd.ops.cat(parts, dim=dim) if CAT == "cat" else cat_pad(fd, parts, shapes, dim)
-
-
-def adjoint(fd, g, shape, cfg, cos, sin, t_dim):
+def adjoint(fd, g, shape, cfg, cos, sin, t_dim, rot):
     n, rn, half = len(shape), cfg.rope_n_elem, cfg.rope_n_elem // 2
     gr = sl(fd, g, shape, n - 1, 0, rn) if rn < cfg.head_size else g
     rshape = shape[:-1] + [rn]
-    gs = fd.ops.mul(gr, tab(fd, sin, n, t_dim))
+    gs = fd.ops.mul(gr, R.table(fd, sin, n, t_dim))
     hshape = rshape[:-1] + [half]
     rot_t = cat(fd, [sl(fd, gs, rshape, n - 1, half, rn), fd.ops.neg(sl(fd, gs, rshape, n - 1, 0, half))],
-                [hshape, hshape], n - 1)
-    out = fd.ops.add(fd.ops.mul(gr, tab(fd, cos, n, t_dim)), rot_t)
+                [hshape, hshape], n - 1, rot)
+    out = fd.ops.add(fd.ops.mul(gr, R.table(fd, cos, n, t_dim)), rot_t)
     if rn == cfg.head_size:
         return out
-    return cat(fd, [out, sl(fd, g, shape, n - 1, rn, cfg.head_size)], [rshape, shape[:-1] + [cfg.head_size - rn]], n - 1)
-
-
-def rope(fd, x, shape, cfg, cos, sin, t_dim):
-    """forward RoPE, fp32 math, cast to io."""
-    f32, n = dt(fd, "Float"), len(shape)
-    rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
-    xr = sl(fd, x, shape, n - 1, 0, rn) if rn < cfg.head_size else x
-    rshape = shape[:-1] + [rn]
-    x1 = fd.ops.cast(sl(fd, xr, rshape, n - 1, 0, half), dtype=f32)
-    x2 = fd.ops.cast(sl(fd, xr, rshape, n - 1, half, rn), dtype=f32)
-    rotated = fd.ops.cat([fd.ops.neg(x2), x1], dim=n - 1)
-    out = fd.ops.add(fd.ops.mul(fd.ops.cast(xr, dtype=f32), tab(fd, cos, n, t_dim)),
-                     fd.ops.mul(rotated, tab(fd, sin, n, t_dim)))
-    out = fd.ops.cast(out, dtype=R.io(fd, cfg))
-    if rn == cfg.head_size:
-        return out
-    return fd.ops.cat([out, sl(fd, x, shape, n - 1, rn, cfg.head_size)], dim=n - 1)
+    return cat(fd, [out, sl(fd, g, shape, n - 1, rn, cfg.head_size)], [rshape, shape[:-1] + [cfg.head_size - rn]], n - 1,
+               rot)
 
 
 def group_sum(fd, g, shape, dim, how):
@@ -95,7 +69,7 @@ def group_sum(fd, g, shape, dim, how):
     return acc
 
 
-def bwd_variant(layout, how, order="sum_first", heads="cat"):
+def bwd_variant(layout, how, order="sum_first", heads="cat", rot="cat"):
     def define(fd, cfg):
         B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
         f32, io = dt(fd, "Float"), R.io(fd, cfg)
@@ -112,13 +86,13 @@ def bwd_variant(layout, how, order="sum_first", heads="cat"):
         one = list(shape)
         one[hd] = 1
         if order == "rope_first":
-            dk = adjoint(fd, dk, shape, cfg, cos, sin, t_dim)
+            dk = adjoint(fd, dk, shape, cfg, cos, sin, t_dim, rot)
         if Q > 1:
             dk, dv = (group_sum(fd, g, shape, hd, how) for g in (dk, dv))
-        dq = adjoint(fd, dq, shape, cfg, cos, sin, t_dim)
+        dq = adjoint(fd, dq, shape, cfg, cos, sin, t_dim, rot)
         if order != "rope_first":
-            dk = adjoint(fd, dk, one, cfg, cos, sin, t_dim)
-        d = fd.ops.cat([dq, dk, dv], dim=hd) if heads == "cat" else cat_pad(fd, [dq, dk, dv], [shape, one, one], hd)
+            dk = adjoint(fd, dk, one, cfg, cos, sin, t_dim, rot)
+        d = cat(fd, [dq, dk, dv], [shape, one, one], hd, heads)
         if layout != "btgqh":
             d = fd.ops.permute(d, dims=[0, 3, 1, 2, 4])
         fd.add_output(fd.ops.cast(fd.ops.reshape(d, new_shape=[B, T, cfg.qkv_width]), dtype=io))
@@ -138,7 +112,7 @@ def fwd_variant(layout):
             shape, hd, t_dim = [B, T, G, Q + 2, H], 3, 1
         qk_shape = list(shape)
         qk_shape[hd] = Q + 1
-        qk = rope(fd, sl(fd, x, shape, hd, 0, Q + 1), qk_shape, cfg, cos, sin, t_dim)
+        qk = _rope(fd, sl(fd, x, shape, hd, 0, Q + 1), cfg, qk_shape, t_dim, cos, sin)
         q, k, v = sl(fd, qk, qk_shape, hd, 0, Q), sl(fd, qk, qk_shape, hd, Q, Q + 1), sl(fd, x, shape, hd, Q + 1, Q + 2)
         if layout != "permute_first":
             q, k, v = (fd.ops.permute(t, dims=[0, 2, 3, 1, 4]) for t in (q, k, v))
@@ -182,8 +156,9 @@ def try_variant(tag, define, cfg, inputs, ref):
         print(f"FAIL {cfg.name} {tag}: {str(e).splitlines()[0][:300] if str(e) else repr(e)}", flush=True)
 
 
-# (rotation as cat or pad+add, GQA sum before or after the RoPE adjoint, heads joined by cat or pad+add).
-# rope2.log ran the first five; rope3.log ran only the last, the builder before it cast ahead of the cat.
+# rope.log: both forward layouts, backward layout x GQA sum (reduction or unrolled slice adds).
+# rope2.log / rope3.log: (rotation cat or pad+add, GQA sum before or after the RoPE adjoint, heads joined by
+# cat or pad+add); rope3.log ran only the last one, the builder before "current" cast ahead of the cat.
 BWD_VARIANTS = [("cat", "rope_first", "cat"), ("pad", "rope_first", "pad"), ("pad", "sum_first", "pad"),
                 ("pad", "sum_first", "cat"), ("cat", "sum_first", "pad"), ("cat", "sum_first", "cat")]
 for shape in sys.argv[1].split(","):
@@ -196,12 +171,14 @@ for shape in sys.argv[1].split(","):
         ref = fd0.execute(inputs)
         try_variant("current", spec.define, cfg, inputs, ref)
         if direction == "fwd":
-            if cfg.q_per_kv == 1:
-                try_variant("qk_permute_last", fwd_variant("permute_last"), cfg, inputs, ref)
-        else:
-            for rot, order, heads in BWD_VARIANTS:
-                if order == "rope_first" and cfg.q_per_kv == 1:
-                    continue
-                CAT = rot
-                try_variant(f"rot={rot} {order} heads={heads}", bwd_variant("bgqth", "reduce", order, heads), cfg, inputs, ref)
-            CAT = "cat"
+            for layout in ("permute_first", "permute_last"):
+                try_variant("qk_" + layout, fwd_variant(layout), cfg, inputs, ref)
+            continue
+        for layout in ("bgqth", "btgqh"):
+            for how in ("reduce", "slices") if cfg.q_per_kv > 1 else ("reduce",):
+                try_variant(f"{layout}_{how}", bwd_variant(layout, how), cfg, inputs, ref)
+        for rot, order, heads in BWD_VARIANTS:
+            if order == "rope_first" and cfg.q_per_kv == 1:
+                continue
+            try_variant(f"rot={rot} {order} heads={heads}", bwd_variant("bgqth", "reduce", order, heads, rot), cfg,
+                        inputs, ref)
