@@ -58,6 +58,20 @@ class KernelTimer:
         return sum(e.time_range.elapsed_us() for e in kernels) * 1e-6
 
 
+def kernel_us(fn: Callable[[], Any], reps: int = 30) -> float:
+    """Median summed kernel time (us) of one call with L2 flushed before each: the benchmarks' timer outside
+    pytest-benchmark, for exploration scripts."""
+    fn()
+    timer = KernelTimer()
+    times = []
+    for _ in range(reps):
+        flush_l2()
+        timer()
+        fn()
+        times.append(timer() * 1e6)
+    return statistics.median(times)
+
+
 def copy_bandwidth_gbs(nbytes: int = 1 << 30, reps: int = 20) -> float:
     """Device-to-device copy bandwidth (read + write counted), median of ``reps`` copies."""
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")

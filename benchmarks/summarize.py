@@ -29,7 +29,7 @@ def load(path: Path) -> tuple[dict, list[dict]]:
         case = tuple(params[k] for k in sorted(params) if k != "executor")
         rows.append({"suite": b["name"].split("[")[0], "case": case, "params": params, "executor": p["executor"],
                      "us": info["kernel_us_median"], "pct": info.get("pct_of_copy_bw"), "kernels": info.get("kernels"),
-                     "wall_us": info.get("wall_us_median")})
+                     "wall_us": info.get("wall_us_median"), "wall_us_runtime": info.get("wall_us_runtime")})
     return data.get("machine_info", {}), rows
 
 

@@ -88,11 +88,16 @@ def bwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
       per SM: RMSNorm 680 -> 446 us, layer norm 891 -> 641 us. Two rows per block (bdimy 2) was faster
       still but returned wrong results in some runs (nvFuser's multi-reduction-per-block smem race, the
       reason its heuristic pins bdimy to 1), so it is not used.
+    * hidden 256: nvFuser's fused inner-outer kernel reached 7-33% of the floor and no safe inner-outer
+      parameters helped (two rows per block races, above). dx and dw (+ db) as two fusions, the second
+      reading x and dy again (from L2 when they fit): RMSNorm 4096 / 16384 / 65536 rows 16.1 -> 11.1,
+      30.4 -> 18.2, 72.1 -> 57.7 us; layer norm 22.1 -> 12.4, 41.6 -> 22.7, 86.0 -> 72.4 us
+      (benchmarks/explore/norm_bwd_split.py).
     * 384 < hidden <= 1024 and hidden >= 16384: nvFuser's warp-specialized TMA scheduler
       (``ws_normalization``) beats the default, e.g. 65536 x 1024 RMSNorm 132 -> 114 us, layer norm
       158 -> 127 us; 16384 x 16384 RMSNorm 439 -> 411 us; 65536 x 16384 layer norm 1840 -> 1560 us.
       Same for layer norm with >= 65536 rows and hidden >= 4096 (65536 x 4096: 444 -> 423 us).
-      At hidden 256 and 4096-8192 (fewer rows) it is slower or equal, so the default stays.
+      At hidden 256 and 4096-8192 (fewer rows) it was slower or equal.
 
     Only 16-bit I/O was measured (fp32 RMSNorm backward segments into several kernels), so fp32 keeps the
     default.
@@ -100,6 +105,10 @@ def bwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
     rows, hidden = math.prod(cfg.shape[:-1]), cfg.hidden
     if cfg.dtype not in (torch.bfloat16, torch.float16):
         return None
+    if hidden == 256 and rows >= 4096:
+        outputs = 3 if layer_norm else 2
+        return NvTuning("the fused inner-outer kernel is poor at hidden 256: dx and dw as two fusions, 1.2-1.8x",
+                        split=((0,), tuple(range(1, outputs))))
     if 256 < hidden <= 512 and rows >= 1 << 18:
         return NvTuning("48-thread blocks at hidden 384 leave the GPU latency-bound: 1.4-1.5x faster",
                         scheduler="inner_outer_persistent", vectorize=4, maxrregcount=40, blocks_per_sm=16)

@@ -9,7 +9,7 @@ printed back as a script or replayed into nvFuser exactly as written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -228,6 +228,16 @@ class Fusion:
         kept = {id(v) for v in self.outputs} | {id(v) for v in self.inputs}
         kept |= {id(v) for op in self.ops for v in [*op.inputs, *op.outputs]}
         self.values = [v for v in self.values if id(v) in kept]
+
+    def keep_outputs(self, indices: Sequence[int]) -> Fusion:
+        """A copy with only the outputs at ``indices`` (in that order) and the ops they need; same inputs."""
+        bad = [i for i in indices if not 0 <= i < len(self.outputs)]
+        if bad:
+            raise IndexError(f"output indices {bad} out of range: the fusion has {len(self.outputs)} outputs")
+        new, _ = self.copy()
+        new.outputs = [new.outputs[i] for i in indices]
+        new.prune()
+        return new
 
     def __repr__(self) -> str:
         return f"<Fusion {len(self.inputs)} inputs, {len(self.ops)} ops, {len(self.outputs)} outputs>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from segkit.ir import Value
 from segkit.tuning import TunedFusion
 
 
+@functools.cache
 def nvfuser_available() -> bool:
-    """True when a CUDA device and nvfuser_direct are both present."""
+    """True when a CUDA device and nvfuser_direct are both present (asked once: it sits on per-call paths)."""
     if not torch.cuda.is_available():
         return False
     try:
@@ -150,6 +152,11 @@ def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: Any = None, profile: bool 
         return run
     if not getattr(nvfd, "profilable", True):  # nvFuser's profiler cannot follow a manually scheduled kernel
         run.groups = segment_groups(nvfd, [])
+        return run
+    if isinstance(nvfd, TunedFusion) and nvfd.tuning.split:  # nvFuser's profiler reports one definition's run
+        for part in nvfd.parts():
+            run.kernels += profile_call(lambda: part.execute(list(inputs)))[1]
+        run.groups = [k.scheduler for k in run.kernels]
         return run
     run.outputs, run.kernels = profile_call(lambda: nvfd.execute(list(inputs)))
     run.groups = segment_groups(nvfd, run.kernels)

@@ -2,13 +2,17 @@
 
 A builder returns an ``NvTuning`` for the configs it was measured on (its
 ``why`` says what it bought); ``segkit.nvf.compiled`` then runs the fusion
-through ``TunedFusion`` instead of a plain ``fd.execute``. Two kinds:
+through ``TunedFusion`` instead of a plain ``fd.execute``. Three kinds:
 
 * ``enable_options``: nvFuser options passed to ``fd.execute`` (e.g.
   ``ws_normalization``, nvFuser's warp-specialized TMA normalization scheduler);
 * ``scheduler`` with overrides: the whole fusion is scheduled by that scheduler
   with nvFuser's own heuristics, a few parameters replaced, and run through a
-  KernelExecutor (``manual_execute``), compiled once per input signature.
+  KernelExecutor (``manual_execute``), compiled once per input signature;
+* ``split``: the outputs in groups, each group its own nvFuser fusion (the ops
+  it needs, the same inputs) with default heuristics, run back to back. The
+  later parts read the inputs again: it pays where those reads hit L2 and the
+  fused schedule is poor (norm backward at hidden 256).
 
 Only overrides nvFuser's scheduler supports without extra constraints are
 offered: vectorization of the inner reduction, register cap and blocks per SM
@@ -24,6 +28,8 @@ from typing import Any
 
 import torch
 
+from segkit.interp import as_fusion
+
 
 @dataclass(frozen=True)
 class NvTuning:
@@ -33,15 +39,18 @@ class NvTuning:
     vectorize: int | None = None
     maxrregcount: int | None = None
     blocks_per_sm: int | None = None
+    split: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm)
         if self.scheduler is None and any(o is not None for o in overrides):
             raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm need a scheduler to override")
-        if self.scheduler is not None and self.enable_options:
-            raise ValueError("NvTuning: choose enable_options or a manual scheduler, not both")
+        if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
+            raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
 
     def describe(self) -> str:
+        if self.split:
+            return "split into fusions with outputs " + " | ".join(",".join(map(str, g)) for g in self.split)
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
         parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm")
@@ -75,6 +84,11 @@ class TunedFusion:
         self.recorded, self.tuning = fd, tuning
         self._plain = None
         self._manual: dict[tuple, tuple[Any, Any]] = {}
+        self._parts: list[Any] | None = None
+        if tuning.split:
+            n = len(as_fusion(fd).outputs)
+            if sorted(i for g in tuning.split for i in g) != list(range(n)):
+                raise ValueError(f"NvTuning split {tuning.split} must name each of the fusion's {n} outputs once")
 
     @property
     def profilable(self) -> bool:
@@ -88,13 +102,15 @@ class TunedFusion:
 
     @property
     def fec(self):
-        """The FusionExecutorCache of the enable_options path (None for a manual schedule)."""
+        """The FusionExecutorCache of the enable_options path (None for a manual schedule or a split)."""
         return getattr(self._plain, "fec", None)
 
     def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
         from segkit.nvf import signature, to_nvfuser
 
         inputs = list(inputs)
+        if self.tuning.split:
+            return self._execute_split(inputs)
         if self.tuning.scheduler is None:
             if self._plain is None:
                 self._plain = to_nvfuser(self.recorded)
@@ -104,6 +120,21 @@ class TunedFusion:
             self._manual[key] = self._schedule(to_nvfuser(self.recorded), inputs)
         nvfd, params = self._manual[key]
         return nvfd.manual_execute(inputs, params)
+
+    def parts(self) -> list[Any]:
+        """The nvFuser definitions of a split, one per output group (built on first use; [] without a split)."""
+        from segkit.nvf import to_nvfuser
+
+        if self._parts is None:
+            self._parts = [to_nvfuser(as_fusion(self.recorded).keep_outputs(g)) for g in self.tuning.split]
+        return self._parts
+
+    def _execute_split(self, inputs: list) -> list[torch.Tensor]:
+        outputs: list[Any] = [None] * sum(map(len, self.tuning.split))
+        for group, part in zip(self.tuning.split, self.parts()):
+            for i, t in zip(group, part.execute(inputs)):
+                outputs[i] = t
+        return outputs
 
     def _schedule(self, nvfd: Any, inputs: list) -> tuple[Any, Any]:
         import nvfuser_direct as nvf

@@ -81,3 +81,23 @@ def test_targets_count_the_bars_from_measured_rows(tmp_path):
     assert table["norm bwd bf16 sweep: segkit beats torch.compile on >= 80%"][1] == "1 of 2 (50%)"
     assert table["norm bwd bf16 sweep: segkit beats liger on >= 90%"][1] == "1 of 1 (100%)"
     assert targets.nanogpt(rows) == [["nanoGPT layer norm fwd", "not measured", ""]]
+
+
+def test_nanogpt_host_wall_bar_compares_segkit_runtime_with_bare_execute(tmp_path):
+    from benchmarks import targets
+    from benchmarks.summarize import load_runs
+
+    def b(executor, us, wall, runtime=None):
+        info = {"kernel_us_median": us, "pct_of_copy_bw": 50.0, "kernels": 1, "wall_us_median": wall}
+        if runtime is not None:
+            info["wall_us_runtime"] = runtime
+        return {"name": f"test_norm_fwd[layernorm-nanogpt-bfloat16-{executor}]", "params": {
+            "kind": "layernorm", "shape": "nanogpt", "dtype": "UNSERIALIZABLE[torch.bfloat16]",
+            "executor": executor}, "extra_info": info}
+
+    data = {"machine_info": {}, "benchmarks": [b("segkit", 6.0, 20.0, 25.0), b("thunder", 5.0, 90.0)]}
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    _, rows = load_runs([tmp_path / "r.json"])
+    kernel, wall = targets.nanogpt(rows)
+    assert kernel[1] == "2.00x floor" and "best thunder" in kernel[2]
+    assert wall[1] == "1.25x (segkit runtime path)" and "thunder 90 us" in wall[2]

@@ -23,7 +23,7 @@ def test_ws_normalization_where_it_was_faster(name, cfg):
     assert fusions.get(name).build(cfg).nv_tuning.enable_options == ("ws_normalization",)
 
 
-@pytest.mark.parametrize("cfg", ["sweep_16384x4096", "sweep_65536x256", "llama2_13b", "nanogpt"])
+@pytest.mark.parametrize("cfg", ["sweep_16384x4096", "sweep_4096x4096", "llama2_13b", "nanogpt"])
 def test_default_heuristics_elsewhere(cfg):
     assert fusions.get("rmsnorm_bwd").build(cfg).nv_tuning is None
 
@@ -61,5 +61,38 @@ def test_override_leaves_unset_parameters_alone():
 def test_tuning_must_be_one_kind():
     with pytest.raises(ValueError, match="need a scheduler"):
         NvTuning("t", vectorize=4)
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="choose one of"):
         NvTuning("t", enable_options=("ws_normalization",), scheduler="inner_outer_persistent")
+    with pytest.raises(ValueError, match="choose one of"):
+        NvTuning("t", enable_options=("ws_normalization",), split=((0,), (1,)))
+
+
+@pytest.mark.parametrize("name, groups", [("rmsnorm_bwd", ((0,), (1,))), ("layernorm_bwd", ((0,), (1, 2)))])
+def test_hidden_256_splits_dx_from_the_weight_gradients(name, groups):
+    assert fusions.get(name).build("sweep_16384x256").nv_tuning.split == groups
+    assert fusions.get(name).build("sweep_16384x256", torch.float32).nv_tuning is None
+
+
+def test_split_parts_compute_what_the_whole_fusion_computes():
+    from segkit.interp import as_fusion, run_reference
+
+    spec = fusions.get("layernorm_bwd")
+    cfg = spec.config("sweep_4096x256")
+    args = list(spec.make_inputs(cfg, device="cpu").values())
+    fusion = as_fusion(spec.build(cfg))
+    whole = run_reference(fusion, args)
+    dx_part, w_part = fusion.keep_outputs([0]), fusion.keep_outputs([1, 2])
+    assert len(dx_part.ops) < len(fusion.ops) and len(w_part.ops) < len(fusion.ops)
+    got = run_reference(dx_part, args) + run_reference(w_part, args)
+    assert all(torch.equal(a, b) for a, b in zip(whole, got))
+
+
+def test_split_must_cover_each_output_once():
+    from segkit.tuning import TunedFusion
+
+    fd = fusions.get("rmsnorm_bwd").build("sweep_4096x256")
+    with pytest.raises(ValueError, match="each of the fusion's 2 outputs once"):
+        TunedFusion(fd, NvTuning("t", split=((0,), (0, 1))))
+    with pytest.raises(IndexError, match="out of range"):
+        fusions.get("rmsnorm_bwd").build("sweep_4096x256").fusion.keep_outputs([2])
+

@@ -46,7 +46,7 @@ import thunder.torch as ltorch
 
 from fusions import torch_models
 from fusions.configs import NormConfig, RopeConfig
-from thunder_exec.runtime import run_spec
+from thunder_exec.runtime import SpecRunner, runner
 
 segkit_ex = OperatorExecutor("segkit", version="0.1")
 register_executor(segkit_ex)
@@ -66,6 +66,27 @@ def _norm_cfg(a: torch.Tensor, eps: float, bias: bool) -> NormConfig:
     return NormConfig("thunder", shape, a.dtype, float(eps), bias)
 
 
+_RUNNERS: dict[tuple, SpecRunner] = {}
+
+
+def _cached_runner(key: tuple, make: Callable[[], SpecRunner]) -> SpecRunner:
+    """Runners looked up by plain values (shape, dtype, ...): no config dataclass is built on the per-call path."""
+    found = _RUNNERS.get(key)
+    if found is None:
+        found = _RUNNERS[key] = make()
+    return found
+
+
+def _norm_runner(spec_name: str, a: torch.Tensor, eps: float, bias: bool, policy: str, check: bool) -> SpecRunner:
+    return _cached_runner((spec_name, a.shape, a.dtype, eps, bias, policy, check),
+                          lambda: runner(spec_name, _norm_cfg(a, eps, bias), policy, check))
+
+
+def _shaped(t: torch.Tensor, shape) -> torch.Tensor:
+    """``t`` viewed as ``shape``; no reshape call when it already has it (2-D and 3-D inputs, the common case)."""
+    return t if t.shape == shape else t.reshape(shape)
+
+
 def _stats_meta(a: TensorProxy) -> TensorProxy:
     return TensorProxy(like=a, shape=tuple(a.shape[:-1]), dtype=dtypes.float32)
 
@@ -76,10 +97,10 @@ def _ln_fwd_meta(a, weight, bias, eps, policy, check):
 
 
 def _ln_fwd_impl(a, weight, bias, eps, policy, check):
-    cfg = _norm_cfg(a, eps, bias is not None)
-    y, mean, rstd = run_spec("layernorm_fwd", cfg, [a.reshape(cfg.shape), weight] + ([bias] if bias is not None else []),
-                             policy, check)
-    return y.reshape(a.shape), mean.reshape(a.shape[:-1]), rstd.reshape(a.shape[:-1])
+    run = _norm_runner("layernorm_fwd", a, eps, bias is not None, policy, check)
+    y, mean, rstd = run([_shaped(a, run.cfg.shape), weight] + ([bias] if bias is not None else []))
+    rows = a.shape[:-1]
+    return _shaped(y, a.shape), _shaped(mean, rows), _shaped(rstd, rows)
 
 
 def _ln_bwd_meta(g, a, mean, rstd, weight, eps, policy, check):
@@ -87,11 +108,11 @@ def _ln_bwd_meta(g, a, mean, rstd, weight, eps, policy, check):
 
 
 def _ln_bwd_impl(g, a, mean, rstd, weight, eps, policy, check):
-    cfg = _norm_cfg(a, eps, False)
-    rows = cfg.shape[:-1]
-    dx, dw, db = run_spec("layernorm_bwd", cfg, [a.reshape(cfg.shape), g.reshape(cfg.shape), mean.reshape(rows),
-                                                 rstd.reshape(rows), weight], policy, check)
-    return dx.reshape(a.shape), dw, db
+    run = _norm_runner("layernorm_bwd", a, eps, False, policy, check)
+    shape = run.cfg.shape
+    dx, dw, db = run([_shaped(a, shape), _shaped(g, shape), _shaped(mean, shape[:-1]), _shaped(rstd, shape[:-1]),
+                      weight])
+    return _shaped(dx, a.shape), dw, db
 
 
 ln_fwd = segkit_ex.register_operator("segkit_layer_norm_fwd", meta=_ln_fwd_meta, fn=_ln_fwd_impl)
@@ -132,9 +153,9 @@ def _rms_fwd_meta(a, weight, eps, policy, check):
 
 
 def _rms_fwd_impl(a, weight, eps, policy, check):
-    cfg = _norm_cfg(a, eps, False)
-    y, rstd = run_spec("rmsnorm_fwd", cfg, [a.reshape(cfg.shape), weight], policy, check)
-    return y.reshape(a.shape), rstd.reshape(a.shape[:-1])
+    run = _norm_runner("rmsnorm_fwd", a, eps, False, policy, check)
+    y, rstd = run([_shaped(a, run.cfg.shape), weight])
+    return _shaped(y, a.shape), _shaped(rstd, a.shape[:-1])
 
 
 def _rms_bwd_meta(g, a, rstd, weight, eps, policy, check):
@@ -142,10 +163,10 @@ def _rms_bwd_meta(g, a, rstd, weight, eps, policy, check):
 
 
 def _rms_bwd_impl(g, a, rstd, weight, eps, policy, check):
-    cfg = _norm_cfg(a, eps, False)
-    dx, dw = run_spec("rmsnorm_bwd", cfg, [a.reshape(cfg.shape), g.reshape(cfg.shape), rstd.reshape(cfg.shape[:-1]),
-                                           weight], policy, check)
-    return dx.reshape(a.shape), dw
+    run = _norm_runner("rmsnorm_bwd", a, eps, False, policy, check)
+    shape = run.cfg.shape
+    dx, dw = run([_shaped(a, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), weight])
+    return _shaped(dx, a.shape), dw
 
 
 rms_fwd = segkit_ex.register_operator("segkit_rms_norm_fwd", meta=_rms_fwd_meta, fn=_rms_fwd_impl)
@@ -212,6 +233,12 @@ def _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem) -> RopeConfig
                       dtypes.to_torch_dtype(qkv.dtype) if not isinstance(qkv.dtype, torch.dtype) else qkv.dtype)
 
 
+def _rope_runner(spec_name, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check) -> SpecRunner:
+    return _cached_runner(
+        (spec_name, qkv.shape, qkv.dtype, n_head, n_query_groups, head_size, rope_n_elem, policy, check),
+        lambda: runner(spec_name, _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem), policy, check))
+
+
 def _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
     B, T, _ = qkv.shape
     out = (B, n_head, T, head_size)
@@ -219,8 +246,8 @@ def _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem,
 
 
 def _qkv_fwd_impl(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
-    cfg = _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem)
-    return tuple(run_spec("qkv_split_rope_fwd", cfg, [qkv, cos, sin], policy, check))
+    return tuple(_rope_runner("qkv_split_rope_fwd", qkv, n_head, n_query_groups, head_size, rope_n_elem, policy,
+                              check)([qkv, cos, sin]))
 
 
 def _qkv_bwd_meta(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
@@ -228,8 +255,8 @@ def _qkv_bwd_meta(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, 
 
 
 def _qkv_bwd_impl(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
-    cfg = _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem)
-    return run_spec("qkv_split_rope_bwd", cfg, [dq, dk, dv, cos, sin], policy, check)[0]
+    return _rope_runner("qkv_split_rope_bwd", qkv, n_head, n_query_groups, head_size, rope_n_elem, policy,
+                        check)([dq, dk, dv, cos, sin])[0]
 
 
 qkv_fwd = segkit_ex.register_operator("segkit_qkv_split_rope_fwd", meta=_qkv_fwd_meta, fn=_qkv_fwd_impl)

@@ -10,6 +10,7 @@ against the reference and refused if wrong (thunder_exec.check_hook).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -17,10 +18,11 @@ import torch
 import fusions
 from segkit.bookend import POLICIES, bookend
 from segkit.interp import run_reference
-from segkit.nvf import nvfuser_available, run_nvfuser
+from segkit.nvf import compiled, nvfuser_available
 from thunder_exec.check_hook import Verdicts
 
 _FUSIONS: dict[tuple, Any] = {}
+_RUNNERS: dict[tuple, "SpecRunner"] = {}
 _VERDICTS = Verdicts()
 
 
@@ -37,14 +39,40 @@ def fusion_for(spec_name: str, cfg: Any, policy: str):
     return _FUSIONS[key]
 
 
+@dataclass(frozen=True)
+class SpecRunner:
+    """One spec, config and policy with its fusion resolved once, so a call costs what nvFuser's execute costs
+    plus a contiguity check (the executor calls this for every Thunder operator call)."""
+
+    spec_name: str
+    cfg: Any
+    policy: str
+    check: bool
+    fd: Any
+
+    def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Outputs of the fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
+        args = [t if t.is_contiguous() else t.contiguous() for t in tensors]
+        if not (nvfuser_available() and all(t.is_cuda for t in args)):
+            return run_reference(self.fd, args)
+        nvfd = compiled(self.fd)
+        if not self.check:
+            return nvfd.execute(args)
+        return _VERDICTS.outputs((self.spec_name, self.cfg, self.policy),
+                                 f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd, args,
+                                 lambda: nvfd.execute(args))
+
+
+def runner(spec_name: str, cfg: Any, policy: str, check: bool = False) -> SpecRunner:
+    """The cached SpecRunner of ``spec_name`` for ``cfg`` under bookend ``policy``."""
+    key = (spec_name, cfg, policy, check)
+    found = _RUNNERS.get(key)
+    if found is None:
+        found = _RUNNERS[key] = SpecRunner(spec_name, cfg, policy, check, fusion_for(spec_name, cfg, policy))
+    return found
+
+
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
              check: bool = False) -> list[torch.Tensor]:
-    """Outputs of the spec's fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
-    fd = fusion_for(spec_name, cfg, policy)
-    args = [t.contiguous() for t in tensors]
-    if not (all(t.is_cuda for t in args) and nvfuser_available()):
-        return run_reference(fd, args)
-    if not check:
-        return run_nvfuser(fd, args, profile=False).outputs
-    return _VERDICTS.outputs((spec_name, cfg, policy), f"segkit's {spec_name} ({policy}) on nvFuser", lambda: fd,
-                             args, lambda: run_nvfuser(fd, args, profile=False).outputs)
+    """Outputs of the spec's fusion on ``tensors`` (see SpecRunner)."""
+    return runner(spec_name, cfg, policy, check)(tensors)

@@ -13,7 +13,8 @@ from segkit.tuning import TunedFusion
 
 pytestmark = pytest.mark.gpu
 
-TUNED = [(n, c) for n in ("rmsnorm_bwd", "layernorm_bwd") for c in ("mixorder_576000x384", "sweep_65536x1024")]
+TUNED = [(n, c) for n in ("rmsnorm_bwd", "layernorm_bwd")
+         for c in ("mixorder_576000x384", "sweep_65536x1024", "sweep_4096x256")]
 
 
 @pytest.mark.parametrize("name, cfg_name", TUNED)
@@ -33,6 +34,9 @@ def test_tuned_norm_backward_is_right(name, cfg_name):
         assert params.lparams.gdimy == nvfd.tuning.blocks_per_sm * sms
         assert params.unroll_factor_inner_reduction == nvfd.tuning.vectorize
         assert params.cparams.maxrregcount == nvfd.tuning.maxrregcount
+    if nvfd.tuning.split:  # one nvFuser definition per output group, each with only its outputs
+        args = list(inputs.values())
+        assert [len(p.execute(args)) for p in nvfd.parts()] == [len(g) for g in nvfd.tuning.split]
 
 
 @pytest.mark.fresh_process

@@ -1,0 +1,37 @@
+"""What the norm exploration scripts share: a workload on the GPU with its bytes floor, the spec's fusion
+on nvFuser (optionally only some of its outputs), and the closeness check against the default schedule."""
+import torch
+import nvfuser_direct as nvf
+
+import fusions
+from benchmarks.harness import copy_bandwidth_gbs
+from benchmarks.workloads import norm_bytes
+
+GBS = copy_bandwidth_gbs()
+print(f"copy bw {GBS:.0f} GB/s", flush=True)
+
+
+def norm_case(kind: str, direction: str, shape: str):
+    """(spec, bf16 config, inputs on the GPU, bytes floor in us at the measured copy bandwidth)."""
+    spec = fusions.get(f"{kind}_{direction}")
+    cfg = spec.config(shape, torch.bfloat16)
+    inputs = list(spec.make_inputs(cfg, device="cuda").values())
+    return spec, cfg, inputs, norm_bytes(kind, direction, cfg) / GBS / 1e3
+
+
+def build(spec, cfg, keep=None):
+    """The spec's fusion on nvFuser; with ``keep``, only those output indices are outputs."""
+    with nvf.FusionDefinition() as fd:
+        if keep is None:
+            spec.define(fd, cfg)
+        else:
+            outputs, add = [], fd.add_output
+            fd.add_output = outputs.append
+            spec.define(fd, cfg)
+            for i in keep:
+                add(outputs[i])
+    return fd
+
+
+def close(a, b) -> bool:
+    return all(torch.allclose(x.float(), y.float(), rtol=2e-2, atol=2e-2) for x, y in zip(a, b))

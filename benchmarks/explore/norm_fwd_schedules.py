@@ -1,0 +1,67 @@
+"""Exploration for the nanoGPT layer norm forward target (kernel time within 1.5x of the bytes floor): nvFuser's
+inner persistent schedule for the forward with a few heuristic parameters replaced, CUPTI kernel time with a
+cold L2 (the benchmark harness's timer), correctness against the default schedule.
+
+    python benchmarks/explore/norm_fwd_schedules.py [SHAPE ...]      (default: nanogpt)
+"""
+import sys
+
+from nvfuser_direct import schedule, SchedulerType
+
+from benchmarks.explore.common import build, close, norm_case
+from benchmarks.harness import kernel_us
+
+
+def explore(kind: str, shape: str) -> None:
+    spec, cfg, inputs, floor = norm_case(kind, "fwd", shape)
+    default = build(spec, cfg)
+    ref = default.execute(inputs)
+
+    def report(tag, us, ok=True, extra=""):
+        print(f"RES {kind:9s} {shape:12s} {tag:34s} {us:7.2f} us  {us / floor:5.2f}x floor  ok={ok} {extra}",
+              flush=True)
+
+    report("default fd.execute", kernel_us(lambda: default.execute(inputs)))
+    report("default fd.execute (again)", kernel_us(lambda: default.execute(inputs)))
+    for opts in (["ws_normalization"],):
+        fo = build(spec, cfg)
+        try:
+            out = fo.execute(inputs, _enable_options=opts)
+            report(f"enable {opts[0]}", kernel_us(lambda: fo.execute(inputs, _enable_options=opts)), close(out, ref))
+        except Exception as e:
+            print("fail", opts, str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e))
+    p0 = schedule.compute_heuristics(build(spec, cfg).fusion, SchedulerType.inner_persistent, inputs)
+    print(str(p0)[:2500])
+    variants = {"manual copy": {}}
+    for v in (4, 2):
+        if v < p0.unroll_factor_inner_reduction:
+            variants[f"vect {v}"] = {"unroll_factor_inner_reduction": v, "vectorize_inner_reduction": True}
+    for u in (2, 4):
+        variants[f"unroll iter {u}"] = {"unroll_factor_iter_dom": u}
+    for b in (2, 4):
+        variants[f"rows per block {b}"] = {"multiple_reds_per_blk": True, "bdimy": b}
+    for tag, change in variants.items():
+        fm = build(spec, cfg)
+        try:
+            p = schedule.compute_heuristics(fm.fusion, SchedulerType.inner_persistent, inputs)
+            lp = p.lparams
+            for name, value in change.items():
+                if name in ("bdimy",):
+                    setattr(lp, name, value)
+                else:
+                    setattr(p, name, value)
+            if "unroll_factor_inner_reduction" in change:
+                lp.bdimx = -(-lp.bdimx * p0.unroll_factor_inner_reduction // change["unroll_factor_inner_reduction"])
+            p.lparams = lp
+            schedule.schedule(fm.fusion, SchedulerType.inner_persistent, p)
+            out = fm.manual_execute(inputs, p)
+            report(tag, kernel_us(lambda: fm.manual_execute(inputs, p)), close(out, ref),
+                   f"block=({p.lparams.bdimx},{p.lparams.bdimy}) grid=({p.lparams.gdimx},{p.lparams.gdimy})")
+        except Exception as e:
+            print("fail", tag, str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e), flush=True)
+
+
+if __name__ == "__main__":
+    for shape in sys.argv[1:] or ["nanogpt"]:
+        for kind in ("layernorm", "rmsnorm"):
+            explore(kind, shape)
