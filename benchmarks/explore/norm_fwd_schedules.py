@@ -6,6 +6,9 @@ cold L2 (the benchmark harness's timer), correctness against the default schedul
 """
 import sys
 
+import thunder
+import torch
+import torch.nn.functional as F
 from nvfuser_direct import schedule, SchedulerType
 
 from benchmarks.explore.common import build, close, norm_case
@@ -23,6 +26,14 @@ def explore(kind: str, shape: str) -> None:
 
     report("default fd.execute", kernel_us(lambda: default.execute(inputs)))
     report("default fd.execute (again)", kernel_us(lambda: default.execute(inputs)))
+    y_only = build(spec, cfg, keep=[0])  # what inference needs (Thunder's own forward fusion returns only y)
+    out = y_only.execute(inputs)
+    report("y only (no statistics out)", kernel_us(lambda: y_only.execute(inputs)), close(out, ref[:1]))
+    stock = thunder.jit(lambda *a: F.layer_norm(a[0], (cfg.hidden,), *a[1:], cfg.eps) if kind == "layernorm"
+                        else F.rms_norm(a[0], (cfg.hidden,), a[1], cfg.eps))
+    with torch.no_grad():
+        out = stock(*inputs)
+        report("stock thunder (same process)", kernel_us(lambda: stock(*inputs)), close([out], ref[:1]))
     for opts in (["ws_normalization"],):
         fo = build(spec, cfg)
         try:
