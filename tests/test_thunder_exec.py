@@ -56,6 +56,20 @@ def test_norm_modules_route_forward_and_backward(module, dtype):
     _close(grads, want_grads, dtype)
 
 
+@pytest.mark.parametrize("module", ["LayerNorm", "RMSNorm"])
+def test_norms_of_any_rank_reuse_no_wrong_runner(module):
+    """4-D input (flattened to rows x hidden and back) then 2-D and 3-D inputs through one jitted module:
+    segkit's runners are cached per shape, so each call must still match eager, forward and backward."""
+    torch.manual_seed(0)
+    mod = torch.nn.LayerNorm(64) if module == "LayerNorm" else torch.nn.RMSNorm(64)
+    for shape in [(2, 3, 4, 64), (5, 64), (2, 3, 4, 64), (3, 7, 64)]:
+        x = torch.randn(shape, requires_grad=True)
+        jm, (outs, grads), (want_outs, want_grads) = _run(mod, [x], list(mod.parameters()))
+        assert outs[0].shape == shape and grads[0].shape == shape
+        _close(outs, want_outs, torch.float32)
+        _close(grads, want_grads, torch.float32)
+
+
 def test_functional_rms_norm_default_eps_matches_thunder():
     x = torch.randn(16, 32, requires_grad=True)
     w = torch.rand(32, requires_grad=True)
