@@ -72,6 +72,23 @@ def kernel_us(fn: Callable[[], Any], reps: int = 30) -> float:
     return statistics.median(times)
 
 
+def event_us(fn: Callable[[], Any], reps: int = 15) -> float:
+    """Median time (us) of one call between two CUDA events, L2 flushed before each: launch gaps included,
+    unlike ``kernel_us``; what the earlier exploration logs were made with."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        flush_l2()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
+
+
 def copy_bandwidth_gbs(nbytes: int = 1 << 30, reps: int = 20) -> float:
     """Device-to-device copy bandwidth (read + write counted), median of ``reps`` copies."""
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")

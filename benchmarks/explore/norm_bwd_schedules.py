@@ -9,45 +9,18 @@ Logs of the runs on an H200: benchmarks/results/h200-2026-11-21-tuning/norm_bwd_
 script before it was restructured to share one Case and segkit.tuning.override; on 132 SMs and the logged
 shapes the parameters it sets are the same).
 """
-import statistics
 import sys
 import time
 from dataclasses import dataclass
 
 import torch
-import nvfuser_direct as nvf
 from nvfuser_direct import schedule, SchedulerType
 
-import fusions
-from benchmarks.harness import flush_l2, copy_bandwidth_gbs
-from benchmarks.workloads import norm_bytes
+from benchmarks.explore.common import build, close, norm_case
+from benchmarks.harness import event_us
 from segkit.tuning import NvTuning, override
 
-GBS = copy_bandwidth_gbs()
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
-print(f"copy bw {GBS:.0f} GB/s")
-
-
-def build(kind, cfg):
-    spec = fusions.get(f"{kind}_bwd")
-    with nvf.FusionDefinition() as fd:
-        spec.define(fd, cfg)
-    return fd
-
-
-def time_us(fn, reps=15):
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        flush_l2()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e) * 1e3)
-    return statistics.median(ts)
 
 
 @dataclass
@@ -58,11 +31,8 @@ class Case:
     shape: str
 
     def __post_init__(self):
-        spec = fusions.get(f"{self.kind}_bwd")
-        self.cfg = spec.config(self.shape, torch.bfloat16)
-        self.inputs = list(spec.make_inputs(self.cfg, device="cuda").values())
-        self.floor = norm_bytes(self.kind, "bwd", self.cfg) / GBS / 1e3
-        self.default = build(self.kind, self.cfg)
+        self.spec, self.cfg, self.inputs, self.floor = norm_case(self.kind, "bwd", self.shape)
+        self.default = build(self.spec, self.cfg)
         self.ref = self.default.execute(self.inputs)
 
     def report(self, tag, us, ok=True, extra=""):
@@ -70,19 +40,19 @@ class Case:
               f"{extra}", flush=True)
 
     def run_default(self, reps=15):
-        self.report("default", time_us(lambda: self.default.execute(self.inputs), reps))
+        self.report("default", event_us(lambda: self.default.execute(self.inputs), reps))
 
     def run_ws(self, tag="ws_normalization", reps=15):
-        fw = build(self.kind, self.cfg)
+        fw = build(self.spec, self.cfg)
         out = fw.execute(self.inputs, _enable_options=["ws_normalization"])
-        self.report(tag, time_us(lambda: fw.execute(self.inputs, _enable_options=["ws_normalization"]), reps),
+        self.report(tag, event_us(lambda: fw.execute(self.inputs, _enable_options=["ws_normalization"]), reps),
                     close(out, self.ref))
 
     def run_manual(self, tag, vectorize=None, maxrregcount=None, gdimy=None, bdimy=None, reps=9, repeat=1):
         """nvFuser's inner-outer heuristics with segkit.tuning.override's replacements (+ bdimy); ok only if
         ``repeat`` runs all match the default schedule. Returns (us, ok), or None when nvFuser refuses."""
         try:
-            fd = build(self.kind, self.cfg)
+            fd = build(self.spec, self.cfg)
             p = schedule.compute_heuristics(fd.fusion, SchedulerType.inner_outer_persistent, self.inputs)
             override(p, NvTuning("explore", scheduler="inner_outer_persistent", vectorize=vectorize,
                                  maxrregcount=maxrregcount), SMS)
@@ -91,16 +61,12 @@ class Case:
                     setattr(p.lparams, name, value)
             schedule.schedule(fd.fusion, SchedulerType.inner_outer_persistent, p)
             ok = all(close(fd.manual_execute(self.inputs, p), self.ref) for _ in range(repeat))
-            us = time_us(lambda: fd.manual_execute(self.inputs, p), reps)
+            us = event_us(lambda: fd.manual_execute(self.inputs, p), reps)
         except Exception as e:
             print("fail", self.kind, self.shape, tag, str(e).splitlines()[0][-120:] if str(e) else repr(e))
             return None
         self.report(tag, us, ok, f"g={p.lparams.gdimy} b=({p.lparams.bdimx},{p.lparams.bdimy})")
         return us, ok
-
-
-def close(a, b):
-    return all(torch.allclose(x.float(), y.float(), rtol=2e-2, atol=2e-2) for x, y in zip(a, b))
 
 
 def grid(kind, shape, vects, bdimys, ks):
@@ -142,7 +108,7 @@ def shapes(names, manual):
             case.run_ws()
             if shape not in manual:
                 continue
-            p0 = schedule.compute_heuristics(build(kind, case.cfg).fusion, SchedulerType.inner_outer_persistent,
+            p0 = schedule.compute_heuristics(build(case.spec, case.cfg).fusion, SchedulerType.inner_outer_persistent,
                                              case.inputs)
             print(str(p0)[:3000])
             base_g = p0.lparams.gdimy

@@ -5,7 +5,6 @@ median of 15) against the current builder, correctness checked against its outpu
 
 Logs of the runs on an H200: benchmarks/results/h200-2026-11-21-tuning/rope*.log.
 """
-import statistics
 import sys
 
 import torch
@@ -15,7 +14,7 @@ import fusions
 from fusions import _rope as R
 from fusions.qkv_split_rope_fwd import _rope
 from fusions.spec import dt
-from benchmarks.harness import flush_l2
+from benchmarks.harness import event_us
 from segkit.nvf import profile_call
 
 
@@ -127,21 +126,6 @@ def fwd_variant(layout):
     return define
 
 
-def time_us(fn, reps=15):
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        flush_l2()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e) * 1e3)
-    return statistics.median(ts)
-
-
 def try_variant(tag, define, cfg, inputs, ref):
     try:
         with nvf.FusionDefinition() as fd:
@@ -149,7 +133,7 @@ def try_variant(tag, define, cfg, inputs, ref):
         out = fd.execute(inputs)
         _, kernels = profile_call(lambda: fd.execute(inputs))
         ok = all(torch.allclose(a.float(), b.float(), rtol=1e-2, atol=1e-2) and a.shape == b.shape for a, b in zip(out, ref))
-        us = time_us(lambda: fd.execute(inputs))
+        us = event_us(lambda: fd.execute(inputs))
         print(f"RES {cfg.name:22s} {tag:24s} {us:8.1f} us  kernels={len(kernels)} "
               f"[{' '.join(k.scheduler for k in kernels)}] ok={ok}", flush=True)
     except Exception as e:
