@@ -19,12 +19,13 @@ from thunder_exec.runtime import runner
 EXECUTORS = ("segkit", "eager", "torch.compile", "thunder", "thunder+segkit_ex", "liger", "quack")
 
 
-def _segkit(spec_name: str, cfg, inputs: list[torch.Tensor]) -> Prepared:
-    """The fusions builder on nvFuser, its FusionDefinition built and compiled once, timed as a bare execute.
+def _segkit(spec_name: str, cfg, inputs: list[torch.Tensor], outputs: tuple[int, ...] | None = None) -> Prepared:
+    """The fusions builder on nvFuser, its FusionDefinition built and compiled once, timed as a bare execute
+    (only the ``outputs`` given, when given).
 
     ``wall_us_runtime`` is the host wall of the same compiled fusion through segkit's per-call path
     (thunder_exec.runtime's SpecRunner, what segkit_ex runs for each Thunder operator call)."""
-    run = runner(spec_name, cfg, "none")
+    run = runner(spec_name, cfg, "none", outputs=outputs)
     nvfd = compiled(run.fd)
     nvfd.execute(inputs)
     return Prepared(lambda: nvfd.execute(inputs), info={"wall_us_runtime": wall_us(lambda: run(inputs), 20)})
@@ -53,8 +54,8 @@ def _compile(fn: Callable, executor: str) -> Callable:
 
 def _skip_unavailable(executor: str, workload: str) -> None:
     if executor == "quack" and importlib.util.find_spec("quack") is None:
-        pytest.skip("quack-kernels is not staged on the GPU host (its CUDA library wheel, ~92 MB, exceeds the "
-                    "64 MiB transfer limit; see benchmarks/README.md)")
+        pytest.skip("quack-kernels is not importable: stage it with benchmarks/stage_quack.sh and source "
+                    "benchmarks/activate_quack.sh on the GPU host (benchmarks/README.md)")
     if executor == "liger" and importlib.util.find_spec("liger_kernel") is None:
         pytest.skip("liger-kernel is not installed")
     if executor in ("liger", "quack") and workload not in ("layernorm", "rmsnorm"):
@@ -73,12 +74,36 @@ def _norm_fn(kind: str, cfg, executor: str) -> Callable:
     if executor == "quack":
         import quack
 
-        if kind == "layernorm":
-            pytest.skip("quack's layer norm API is not wired here (only quack.rmsnorm(x, weight, eps) is known)")
-        return lambda x, w: quack.rmsnorm(x, w, cfg.eps)
+        return lambda x, w: quack.rmsnorm(x, w, eps=cfg.eps)
     if kind == "layernorm":
         return _compile(lambda x, w, b: F.layer_norm(x, (H,), w, b, cfg.eps), executor)
     return _compile(lambda x, w: F.rms_norm(x, (H,), w, cfg.eps), executor)
+
+
+def _quack_layernorm(cfg, inputs: dict, backward: bool) -> Prepared:
+    """quack's layer norm has no autograd wrapper: layernorm_fwd takes 2-D rows and float32 weight and bias
+    (upcast once, untimed); layernorm_bwd takes x, weight, dy and the saved float32 mean and rstd, which the
+    workload provides as segkit's backward gets them, so nothing else runs per round. Its dw/db partial sums
+    are part of the timed call."""
+    from quack.rmsnorm import layernorm_bwd, layernorm_fwd
+
+    H = cfg.hidden
+    x, w = inputs["x"], inputs["weight"]
+    x2 = x.reshape(-1, H)
+    if not backward:
+        w32, b32 = w.float(), inputs["bias"].float()
+        p = Prepared(lambda: layernorm_fwd(x2, w32, b32, cfg.eps).view(x.shape),
+                     info={"quack_weight_dtype": "float32"})
+        p.outputs = lambda: (p.fn(),)
+        return p
+    dy, mean, rstd = inputs["dy"].reshape(-1, H), inputs["mean"].reshape(-1), inputs["rstd"].reshape(-1)
+
+    def call():
+        dx, dw, db = layernorm_bwd(x2, w, dy, rstd, mean, has_bias=True)
+        return dx.view(x.shape), dw, db
+
+    call()
+    return Prepared(call)
 
 
 def _mix_order_info(executor: str) -> dict:
@@ -90,12 +115,13 @@ def _mix_order_info(executor: str) -> dict:
 
 
 def norm_forward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
-    """Forward: y from x, weight (and bias for layer norm)."""
+    """Forward without autograd: y from x, weight (and bias for layer norm). Every executor writes y alone
+    (segkit: its forward fusion with y as the only output, what segkit_ex runs for inference)."""
     _skip_unavailable(executor, kind)
     if executor == "segkit":
-        p = _segkit(f"{kind}_fwd", cfg, list(inputs.values()))
-        p.outputs = lambda: p.fn()[:1]
-        return p
+        return _segkit(f"{kind}_fwd", cfg, list(inputs.values()), outputs=(0,))
+    if executor == "quack" and kind == "layernorm":
+        return _quack_layernorm(cfg, inputs, backward=False)
     fn = _norm_fn(kind, cfg, executor)
     args = list(inputs.values())
     with torch.no_grad():
@@ -111,6 +137,8 @@ def norm_backward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
     _skip_unavailable(executor, kind)
     if executor == "segkit":
         return _segkit(f"{kind}_bwd", cfg, list(inputs.values()))
+    if executor == "quack" and kind == "layernorm":
+        return _quack_layernorm(cfg, inputs, backward=True)
     x = inputs["x"].detach().requires_grad_(True)
     w = inputs["weight"].detach().requires_grad_(True)
     leaves = [x, w]

@@ -45,10 +45,12 @@ def case_data(spec_name: str, shape: str, dtype: torch.dtype):
 
 
 def norm_bytes(kind: str, direction: str, cfg) -> int:
+    """Backward reads x, dy, weight and the fp32 statistics and writes dx, dw (, db); forward (no autograd,
+    as the forward suite runs it) reads x, weight (, bias) and writes y."""
     s, M, N = cfg.dtype.itemsize, cfg.rows, cfg.hidden
     if direction == "bwd":
         return s * (3 * M * N + 2 * N) + 4 * M if kind == "rmsnorm" else 3 * s * (M * N + N) + 8 * M
-    return s * (2 * M * N + N) + 4 * M if kind == "rmsnorm" else s * (2 * M * N + 2 * N) + 8 * M
+    return s * (2 * M * N + N) if kind == "rmsnorm" else s * (2 * M * N + 2 * N)
 
 
 def rope_bytes(cfg, mode: str) -> int:

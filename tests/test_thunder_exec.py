@@ -147,3 +147,31 @@ def test_segkit_comes_first_and_compat_is_a_no_op_without_cuda():
         assert install_nvfuser_direct_compat() is False
     with pytest.raises(ValueError, match="to must be one of"):
         thunder_exec.route(_my_rms, "softmax")
+
+
+@pytest.mark.parametrize("module", ["LayerNorm", "RMSNorm"])
+def test_inference_runs_the_y_only_fusion(module):
+    """Without autograd segkit_ex runs the forward fusion with y as its only output (no statistics written)."""
+    torch.manual_seed(0)
+    mod = torch.nn.LayerNorm(64) if module == "LayerNorm" else torch.nn.RMSNorm(64)
+    with torch.no_grad():
+        mod.weight.uniform_(0.5, 1.5)
+    x = torch.randn(3, 5, 64)
+    jm = thunder.jit(mod, executors=thunder_exec.executors())
+    with torch.no_grad():
+        got, want = jm(x), mod(x)
+    name = "layer_norm" if module == "LayerNorm" else "rms_norm"
+    symbols = _symbols(thunder.last_traces(jm)[-1])
+    assert f"segkit_{name}" in symbols and f"segkit_{name}_fwd" not in symbols
+    _close([got], [want], torch.float32)
+
+
+def test_y_only_fusion_keeps_only_y():
+    from fusions.configs import NormConfig
+    from thunder_exec.runtime import runner
+
+    cfg = NormConfig("t", (4, 32), torch.float32, 1e-5, True)
+    full, y_only = runner("layernorm_fwd", cfg, "none"), runner("layernorm_fwd", cfg, "none", outputs=(0,))
+    assert len(full.fd.fusion.outputs) == 3 and len(y_only.fd.fusion.outputs) == 1
+    inputs = [torch.randn(4, 32), torch.rand(32), torch.randn(32)]
+    torch.testing.assert_close(y_only(inputs)[0], full(inputs)[0])

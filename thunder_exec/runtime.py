@@ -17,6 +17,7 @@ import torch
 
 import fusions
 from segkit.bookend import POLICIES, bookend
+from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.nvf import compiled, nvfuser_available
 from thunder_exec.check_hook import Verdicts
@@ -26,13 +27,27 @@ _RUNNERS: dict[tuple, "SpecRunner"] = {}
 _VERDICTS = Verdicts()
 
 
-def fusion_for(spec_name: str, cfg: Any, policy: str):
-    """The recorded fusion of ``spec_name`` for ``cfg``, with the bookend ``policy`` applied (cached)."""
+def only_outputs(fd: Any, outputs: tuple[int, ...]):
+    """The recorded fusion ``fd`` with only the outputs at ``outputs`` and the ops they need (inference wants
+    y, not the statistics a backward would read); the builder's nvFuser tuning is kept."""
+    tuning = getattr(fd, "nv_tuning", None)
+    if tuning is not None and tuning.split:
+        raise ValueError(f"cannot keep outputs {outputs} of a fusion whose tuning splits its outputs {tuning.split}")
+    new = FusionDefinition.from_fusion(fd.fusion.keep_outputs(outputs))
+    new.nv_tuning = tuning
+    return new
+
+
+def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] | None = None):
+    """The recorded fusion of ``spec_name`` for ``cfg`` (only ``outputs`` when given), with the bookend
+    ``policy`` applied (cached)."""
     if policy not in POLICIES:
         raise ValueError(f"segkit_bookend must be one of {POLICIES}, got {policy!r}")
-    key = (spec_name, cfg, policy)
+    key = (spec_name, cfg, policy, outputs)
     if key not in _FUSIONS:
         fd = fusions.get(spec_name).build(cfg)
+        if outputs is not None:
+            fd = only_outputs(fd, outputs)
         plan = None if policy == "none" else bookend(fd, policy)
         # No cut: the builder's own fusion, which keeps its nvFuser tuning (fd.nv_tuning).
         _FUSIONS[key] = fd if plan is None or not plan.cuts else plan.apply("segment_set")
@@ -49,6 +64,7 @@ class SpecRunner:
     policy: str
     check: bool
     fd: Any
+    outputs: tuple[int, ...] | None = None
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Outputs of the fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
@@ -58,17 +74,19 @@ class SpecRunner:
         nvfd = compiled(self.fd)
         if not self.check:
             return nvfd.execute(args)
-        return _VERDICTS.outputs((self.spec_name, self.cfg, self.policy),
+        return _VERDICTS.outputs((self.spec_name, self.cfg, self.policy, self.outputs),
                                  f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd, args,
                                  lambda: nvfd.execute(args))
 
 
-def runner(spec_name: str, cfg: Any, policy: str, check: bool = False) -> SpecRunner:
-    """The cached SpecRunner of ``spec_name`` for ``cfg`` under bookend ``policy``."""
-    key = (spec_name, cfg, policy, check)
+def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
+           outputs: tuple[int, ...] | None = None) -> SpecRunner:
+    """The cached SpecRunner of ``spec_name`` for ``cfg`` under bookend ``policy`` (only ``outputs`` when given)."""
+    key = (spec_name, cfg, policy, check, outputs)
     found = _RUNNERS.get(key)
     if found is None:
-        found = _RUNNERS[key] = SpecRunner(spec_name, cfg, policy, check, fusion_for(spec_name, cfg, policy))
+        found = _RUNNERS[key] = SpecRunner(spec_name, cfg, policy, check,
+                                           fusion_for(spec_name, cfg, policy, outputs), outputs)
     return found
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import thunder
+import thunder_exec
 from fusions import torch_models as tm
 from fusions._rope import cos_sin
 from segkit import trace
@@ -36,6 +37,21 @@ def test_norms_real_sizes_one_kernel_each_way(module, shape, record):
     bwd = _nvfuser_kernels(lambda: y.backward(torch.ones_like(y), retain_graph=True))
     record({"test": "thunder_exec_norm", "module": module, "fwd_kernels": fwd, "bwd_kernels": bwd})
     assert len(fwd) == 1 and len(bwd) == 1, (fwd, bwd)
+
+
+@pytest.mark.parametrize("module", ["LayerNorm", "RMSNorm"])
+def test_norm_inference_is_one_y_only_kernel(module, record):
+    """nanoGPT size without autograd: one nvFuser kernel writing y alone (segkit_layer_norm / segkit_rms_norm)."""
+    mod = (torch.nn.LayerNorm(1600) if module == "LayerNorm" else torch.nn.RMSNorm(1600)).cuda().bfloat16()
+    x = torch.randn(16, 128, 1600, device="cuda", dtype=torch.bfloat16)
+    jm = thunder.jit(mod, executors=thunder_exec.executors())
+    with torch.no_grad():
+        _close([jm(x)], [mod(x)], torch.bfloat16)
+        kernels = _nvfuser_kernels(lambda: jm(x))
+    name = "layer_norm" if module == "LayerNorm" else "rms_norm"
+    assert f"segkit_{name}" in _symbols(thunder.last_traces(jm)[-1])
+    record({"test": "thunder_exec_norm_inference", "module": module, "kernels": kernels})
+    assert len(kernels) == 1, kernels
 
 
 @pytest.mark.parametrize("geometry", [(32, 8, 128, 128), (40, 40, 128, 128)], ids=["llama3_8b_gqa", "llama2_13b_mha"])
