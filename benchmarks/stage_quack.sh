@@ -3,11 +3,11 @@
 #
 # Its CUDA library wheel (nvidia-cutlass-dsl-libs-cu13, ~92 MB) does not fit one transfer beside the 40 MiB
 # .gpu environment, so everything is unpacked, tarred, xz-compressed and split in two git-ignored parts:
-#   .quack-a/  (about 56 MiB)  carry it alone in one call
+#   .quack-a/  (about 56 MiB)  carry it alone in one call, which copies it out of the tree to /tmp/quack-a/
 #   .quack-b/  (the rest)      carry it with .gpu in the next call, while the host is warm
-# The host keeps ignored paths between calls, so the second call sees both; there,
-#   source benchmarks/activate_quack.sh
-# unpacks them into .quack-site/ once and puts it on PYTHONPATH.
+# The host drops ignored paths a call does not carry (hence the copy to /tmp); in the second call
+#   QUACK_PART_A=/tmp/quack-a/site.tar.xz.part source benchmarks/activate_quack.sh
+# unpacks both into .quack-site/ and puts it on PYTHONPATH.
 # Run on the development machine from the project root.
 set -euo pipefail
 WHEELS=(quack-kernels==0.6.5 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-dsl-libs-base==4.8.1

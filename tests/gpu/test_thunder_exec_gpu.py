@@ -39,6 +39,7 @@ def test_norms_real_sizes_one_kernel_each_way(module, shape, record):
     assert len(fwd) == 1 and len(bwd) == 1, (fwd, bwd)
 
 
+@pytest.mark.fresh_process
 @pytest.mark.parametrize("module", ["LayerNorm", "RMSNorm"])
 def test_norm_inference_is_one_y_only_kernel(module, record):
     """nanoGPT size without autograd: one nvFuser kernel writing y alone (segkit_layer_norm / segkit_rms_norm)."""
