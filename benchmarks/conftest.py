@@ -66,6 +66,7 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["torch"] = torch.__version__
     machine_info["lightning-thunder"] = _version("lightning-thunder")
     machine_info["liger-kernel"] = _version("liger-kernel")
+    machine_info["quack-kernels"] = _version("quack-kernels")
     machine_info["copy_gbs"] = _COPY_GBS[0] if _COPY_GBS else None
 
 

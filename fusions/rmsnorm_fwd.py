@@ -30,4 +30,5 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return N.f64(inp["x"]) * rstd.unsqueeze(-1) * N.f64(inp["weight"]), rstd
 
 
-SPEC = FusionSpec("rmsnorm_fwd", norm_configs(1e-6, False), define, inputs, reference, ("y", "rstd"), __doc__)
+SPEC = FusionSpec("rmsnorm_fwd", norm_configs(1e-6, False), define, inputs, reference, ("y", "rstd"), __doc__,
+                  N.fwd_tuning)

@@ -8,15 +8,20 @@ through ``TunedFusion`` instead of a plain ``fd.execute``. Three kinds:
   ``ws_normalization``, nvFuser's warp-specialized TMA normalization scheduler);
 * ``scheduler`` with overrides: the whole fusion is scheduled by that scheduler
   with nvFuser's own heuristics, a few parameters replaced, and run through a
-  KernelExecutor (``manual_execute``), compiled once per input signature;
+  KernelExecutor (``manual_execute``), compiled once per input signature. A
+  manual schedule skips what nvFuser's segmenter does first (e.g. turning a
+  Welford ``var_mean`` into two passes), so a tuned builder writes that itself;
 * ``split``: the outputs in groups, each group its own nvFuser fusion (the ops
   it needs, the same inputs) with default heuristics, run back to back. The
   later parts read the inputs again: it pays where those reads hit L2 and the
   fused schedule is poor (norm backward at hidden 256).
 
 Only overrides nvFuser's scheduler supports without extra constraints are
-offered: vectorization of the inner reduction, register cap and blocks per SM
-(the kernel is cooperative, so gdimy must fit on the device at once).
+offered: vectorization of the inner reduction, register cap, blocks per SM
+(the inner-outer kernel is cooperative, so gdimy must fit on the device at
+once) and rows per block for the inner persistent scheduler. Several rows per
+block are refused for the inner-outer scheduler: there they race on shared
+memory (the reason nvFuser's own heuristic pins bdimy to 1, its PR 3423).
 """
 
 from __future__ import annotations
@@ -39,12 +44,17 @@ class NvTuning:
     vectorize: int | None = None
     maxrregcount: int | None = None
     blocks_per_sm: int | None = None
+    rows_per_block: int | None = None
     split: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
-        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm)
+        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block)
         if self.scheduler is None and any(o is not None for o in overrides):
-            raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm need a scheduler to override")
+            raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block need a scheduler "
+                             "to override")
+        if self.rows_per_block is not None and self.scheduler != "inner_persistent":
+            raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
+                             f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
         if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
             raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
 
@@ -53,7 +63,7 @@ class NvTuning:
             return "split into fusions with outputs " + " | ".join(",".join(map(str, g)) for g in self.split)
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
-        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm")
+        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block")
                  if (v := getattr(self, k)) is not None]
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
@@ -70,6 +80,9 @@ def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
         lp.bdimx = math.ceil(lp.bdimx * old / tuning.vectorize)  # same elements per block
     if tuning.blocks_per_sm is not None:
         lp.gdimy = tuning.blocks_per_sm * sm_count
+    if tuning.rows_per_block is not None:
+        params.multiple_reds_per_blk = tuning.rows_per_block > 1
+        lp.bdimy = tuning.rows_per_block
     params.lparams = lp
     if tuning.maxrregcount is not None:
         cp = params.cparams

@@ -1,4 +1,4 @@
-"""The nvFuser tunings the norm-backward builders keep: which configs get which, and the parameter override."""
+"""The nvFuser tunings the norm builders keep: which configs get which, and the parameter override."""
 
 from __future__ import annotations
 
@@ -33,9 +33,30 @@ def test_layer_norm_only_rule_for_many_wide_rows():
     assert fusions.get("rmsnorm_bwd").build("sweep_65536x4096").nv_tuning is None
 
 
-def test_fp32_and_forward_keep_the_default():
+def test_fp32_keeps_the_default():
     assert fusions.get("rmsnorm_bwd").build("mixorder_576000x384", torch.float32).nv_tuning is None
-    assert fusions.get("rmsnorm_fwd").build("mixorder_576000x384").nv_tuning is None
+    assert fusions.get("rmsnorm_fwd").build("mixorder_576000x384", torch.float32).nv_tuning is None
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_fwd", "layernorm_fwd"])
+@pytest.mark.parametrize("cfg, rows", [("mixorder_576000x384", 4), ("sweep_65536x256", 8), ("sweep_4096x256", 8)])
+def test_narrow_forward_gets_several_rows_per_block(name, cfg, rows):
+    t = fusions.get(name).build(cfg).nv_tuning
+    assert (t.scheduler, t.rows_per_block) == ("inner_persistent", rows)
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_fwd", "layernorm_fwd"])
+@pytest.mark.parametrize("cfg", ["nanogpt", "sweep_65536x1024", "sweep_4096x1024", "llama2_13b", "nanogpt_tiny"])
+def test_forward_keeps_the_default_elsewhere(name, cfg):
+    assert fusions.get(name).build(cfg).nv_tuning is None
+
+
+def test_inference_keeps_the_forward_tuning():
+    from thunder_exec.runtime import fusion_for
+
+    cfg = fusions.get("rmsnorm_fwd").config("mixorder_576000x384")
+    y_only = fusion_for("rmsnorm_fwd", cfg, "none", outputs=(0,))
+    assert len(y_only.fusion.outputs) == 1 and y_only.nv_tuning.rows_per_block == 4
 
 
 def _params(vect=8, bdimx=48, gdimy=1056, tmp_vect=4, outer_vect=2, regs=128):
@@ -52,6 +73,13 @@ def test_override_keeps_elements_per_block_and_sizes_the_grid_to_the_device():
     assert (p.lparams.gdimy, p.cparams.maxrregcount) == (16 * 132, 40)
 
 
+def test_override_puts_several_rows_in_a_block():
+    p = _params()
+    p.multiple_reds_per_blk, p.lparams.bdimy = False, 1
+    override(p, NvTuning("t", scheduler="inner_persistent", rows_per_block=4), 132)
+    assert (p.multiple_reds_per_blk, p.lparams.bdimy, p.lparams.bdimx) == (True, 4, 48)
+
+
 def test_override_leaves_unset_parameters_alone():
     p = _params()
     override(p, NvTuning("t", scheduler="inner_outer_persistent", maxrregcount=64), 132)
@@ -65,6 +93,11 @@ def test_tuning_must_be_one_kind():
         NvTuning("t", enable_options=("ws_normalization",), scheduler="inner_outer_persistent")
     with pytest.raises(ValueError, match="choose one of"):
         NvTuning("t", enable_options=("ws_normalization",), split=((0,), (1,)))
+
+
+def test_rows_per_block_is_refused_where_it_races():
+    with pytest.raises(ValueError, match="inner_persistent scheduler, not inner_outer_persistent"):
+        NvTuning("t", scheduler="inner_outer_persistent", rows_per_block=2)
 
 
 @pytest.mark.parametrize("name, groups", [("rmsnorm_bwd", ((0,), (1,))), ("layernorm_bwd", ((0,), (1, 2)))])

@@ -3,6 +3,7 @@ inner persistent schedule for the forward with a few heuristic parameters replac
 cold L2 (the benchmark harness's timer), correctness against the default schedule.
 
     python benchmarks/explore/norm_fwd_schedules.py [SHAPE ...]      (default: nanogpt)
+    python benchmarks/explore/norm_fwd_schedules.py --sweep SHAPE ...  (y only: default, ws, rows per block)
 """
 import sys
 
@@ -52,27 +53,67 @@ def explore(kind: str, shape: str) -> None:
     for b in (2, 4):
         variants[f"rows per block {b}"] = {"multiple_reds_per_blk": True, "bdimy": b}
     for tag, change in variants.items():
-        fm = build(spec, cfg)
-        try:
-            p = schedule.compute_heuristics(fm.fusion, SchedulerType.inner_persistent, inputs)
-            lp = p.lparams
-            for name, value in change.items():
-                if name in ("bdimy",):
-                    setattr(lp, name, value)
-                else:
-                    setattr(p, name, value)
-            if "unroll_factor_inner_reduction" in change:
-                lp.bdimx = -(-lp.bdimx * p0.unroll_factor_inner_reduction // change["unroll_factor_inner_reduction"])
-            p.lparams = lp
-            schedule.schedule(fm.fusion, SchedulerType.inner_persistent, p)
-            out = fm.manual_execute(inputs, p)
-            report(tag, kernel_us(lambda: fm.manual_execute(inputs, p)), close(out, ref),
-                   f"block=({p.lparams.bdimx},{p.lparams.bdimy}) grid=({p.lparams.gdimx},{p.lparams.gdimy})")
-        except Exception as e:
-            print("fail", tag, str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e), flush=True)
+        manual_variant(spec, cfg, inputs, change, ref, lambda us, ok, extra, tag=tag: report(tag, us, ok, extra))
+
+
+def manual_variant(spec, cfg, inputs, change: dict, ref, report, keep=None) -> None:
+    """nvFuser's inner persistent heuristics for the fusion with the parameters in ``change`` replaced
+    (``bdimy`` is a launch parameter; a smaller inner vectorization widens bdimx to cover the same
+    elements), scheduled and run manually; ``report(us, ok, launch)``, or a ``fail`` line."""
+    fm = build(spec, cfg, keep)
+    try:
+        p = schedule.compute_heuristics(fm.fusion, SchedulerType.inner_persistent, inputs)
+        old_vect = p.unroll_factor_inner_reduction
+        lp = p.lparams
+        for name, value in change.items():
+            if name == "bdimy":
+                lp.bdimy = value
+            else:
+                setattr(p, name, value)
+        if "unroll_factor_inner_reduction" in change:
+            lp.bdimx = -(-lp.bdimx * old_vect // change["unroll_factor_inner_reduction"])
+        p.lparams = lp
+        schedule.schedule(fm.fusion, SchedulerType.inner_persistent, p)
+        out = fm.manual_execute(inputs, p)
+        report(kernel_us(lambda: fm.manual_execute(inputs, p)), close(out, ref),
+               f"block=({p.lparams.bdimx},{p.lparams.bdimy}) grid=({p.lparams.gdimx},{p.lparams.gdimy})")
+    except Exception as e:
+        print("fail", change, str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e), flush=True)
+
+
+def sweep(kind: str, shape: str) -> None:
+    """The forward with y as its only output (what inference runs): nvFuser's default against
+    ``ws_normalization`` and inner persistent schedules with several rows per block and narrower vectors."""
+    spec, cfg, inputs, floor = norm_case(kind, "fwd", shape)
+    fd = build(spec, cfg, keep=[0])
+    ref = fd.execute(inputs)
+
+    def report(tag, us, ok=True, extra=""):
+        print(f"RES {kind:9s} {shape:20s} {tag:26s} {us:8.2f} us  {100 * floor / us:5.1f}% floor  ok={ok} {extra}",
+              flush=True)
+
+    report("default (y only)", kernel_us(lambda: fd.execute(inputs)))
+    ws = build(spec, cfg, keep=[0])
+    out = ws.execute(inputs, _enable_options=["ws_normalization"])
+    report("ws_normalization", kernel_us(lambda: ws.execute(inputs, _enable_options=["ws_normalization"])),
+           close(out, ref))
+    for vect in (None, 4):
+        for rows in (1, 2, 4, 8):
+            change = {"multiple_reds_per_blk": rows > 1, "bdimy": rows}
+            if vect:
+                change.update(unroll_factor_inner_reduction=vect, vectorize_inner_reduction=True)
+            tag = f"rows/block {rows}" + (f" vect {vect}" if vect else "")
+            manual_variant(spec, cfg, inputs, change, ref,
+                           lambda us, ok, extra, tag=tag: report(tag, us, ok, extra), keep=[0])
 
 
 if __name__ == "__main__":
-    for shape in sys.argv[1:] or ["nanogpt"]:
-        for kind in ("layernorm", "rmsnorm"):
-            explore(kind, shape)
+    args = sys.argv[1:]
+    if args[:1] == ["--sweep"]:
+        for shape in args[1:]:
+            for kind in ("rmsnorm", "layernorm"):
+                sweep(kind, shape)
+    else:
+        for shape in args or ["nanogpt"]:
+            for kind in ("layernorm", "rmsnorm"):
+                explore(kind, shape)

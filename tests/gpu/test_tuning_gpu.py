@@ -1,4 +1,4 @@
-"""The norm-backward tunings on nvFuser: right against float64, the overrides really applied, one kernel."""
+"""The norm tunings on nvFuser: right against float64, the overrides really applied, one kernel."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ pytestmark = pytest.mark.gpu
 
 TUNED = [(n, c) for n in ("rmsnorm_bwd", "layernorm_bwd")
          for c in ("mixorder_576000x384", "sweep_65536x1024", "sweep_4096x256")]
+TUNED += [(n, c) for n in ("rmsnorm_fwd", "layernorm_fwd") for c in ("mixorder_576000x384", "sweep_65536x256")]
 
 
 @pytest.mark.parametrize("name, cfg_name", TUNED)
@@ -28,19 +29,25 @@ def test_tuned_norm_backward_is_right(name, cfg_name):
         assert diff(i, r, o).ok, str(diff(i, r, o))
     nvfd = compiled(fd)
     assert isinstance(nvfd, TunedFusion)
-    if nvfd.tuning.scheduler:
+    t = nvfd.tuning
+    if t.scheduler:
         ((_, params),) = nvfd._manual.values()
         sms = torch.cuda.get_device_properties(0).multi_processor_count
-        assert params.lparams.gdimy == nvfd.tuning.blocks_per_sm * sms
-        assert params.unroll_factor_inner_reduction == nvfd.tuning.vectorize
-        assert params.cparams.maxrregcount == nvfd.tuning.maxrregcount
+        if t.blocks_per_sm is not None:
+            assert params.lparams.gdimy == t.blocks_per_sm * sms
+        if t.vectorize is not None:
+            assert params.unroll_factor_inner_reduction == t.vectorize
+        if t.maxrregcount is not None:
+            assert params.cparams.maxrregcount == t.maxrregcount
+        if t.rows_per_block is not None:
+            assert params.multiple_reds_per_blk and params.lparams.bdimy == t.rows_per_block
     if nvfd.tuning.split:  # one nvFuser definition per output group, each with only its outputs
         args = list(inputs.values())
         assert [len(p.execute(args)) for p in nvfd.parts()] == [len(g) for g in nvfd.tuning.split]
 
 
 @pytest.mark.fresh_process
-@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd", "rmsnorm_fwd", "layernorm_fwd"])
 def test_manual_schedule_is_one_kernel(name):
     spec = fusions.get(name)
     cfg = spec.config("mixorder_576000x384")
