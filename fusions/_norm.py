@@ -77,30 +77,29 @@ def rms_rstd(x: torch.Tensor, eps: float) -> torch.Tensor:
     return ((x * x).mean(-1) + eps).rsqrt()
 
 
-def fwd_tuning(cfg: NormConfig) -> NvTuning | None:
-    """nvFuser schedule for the forward where its default inner persistent heuristics leave loads out of flight.
+def fwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
+    """nvFuser schedule for the RMSNorm forward at hidden 384, where the default inner persistent heuristics
+    put 1-2 rows (48-thread vectors) in a block and leave loads out of flight.
 
-    At hidden 256-384 a row is 32-48 threads' worth of 8-element vectors and the default puts 1-2 rows in a
-    block; more rows per block (bdimy) keep more loads in flight. Measured on one H200 (nvFuser 0.2.36, bf16,
-    y only, cold-L2 kernel time, one process; benchmarks/results/h200-2026-11-23/norm_fwd_sweep*.log),
-    default -> tuned, RMSNorm / layer norm:
+    Measured on one H200 (nvFuser 0.2.36, bf16, y only, cold L2, one process; benchmarks/results/
+    h200-2026-11-23/: norm_fwd_sweep*.log for the kernels, norm_fwd.json for the host wall per call):
 
-    * 576000 x 384, 4 rows per block: 348.5 -> 263.3 us / 350.9 -> 325.8 us (8 rows: 295.8 / 350.8);
-    * hidden 256, 8 rows per block: 65536 rows 22.1 -> 19.0 / 22.3 -> 20.8 us, 16384 rows 7.30 -> 6.06 /
-      7.36 -> 6.74 us, 4096 rows 3.14 -> 2.62 / 3.30 -> 2.88 us (4 rows: level with the default).
+    * 576000 x 384, 4 rows per block: RMSNorm kernel 348.5 -> 263.3 us, wall per call 371 -> 309 us; layer
+      norm kernel 350.9 -> 325.8 us but wall 371 -> 372 us (8 rows: 295.8 / 350.8 us kernel).
+    * hidden 256, 8 rows per block: kernels 1.07-1.20x faster (RMSNorm 65536 / 16384 / 4096 rows 22.1 -> 19.0,
+      7.30 -> 6.06, 3.14 -> 2.62 us), yet every call slower: a manual schedule runs through
+      ``manual_execute``, which costs 35-50 us more host time per call than ``fd.execute`` (4096 x 256 wall
+      20.6 -> 69.2 us). Not used.
+    * Hidden 1024 and wider: neither more rows per block nor ws_normalization moved the kernel.
 
-    Hidden 1024 and wider: neither more rows per block nor ws_normalization moved the kernel (nanoGPT,
-    4096 / 16384 / 65536 x 1024). Only 16-bit I/O was measured.
+    So only RMSNorm at hidden 384 with many rows, 16-bit I/O (fp32 was not measured).
     """
     rows, hidden = math.prod(cfg.shape[:-1]), cfg.hidden
-    if cfg.dtype not in (torch.bfloat16, torch.float16):
+    if layer_norm or cfg.dtype not in (torch.bfloat16, torch.float16):
         return None
     if 256 < hidden <= 512 and rows >= 1 << 18:
-        return NvTuning("1-2 rows per block at hidden 384 leave loads out of flight: 4 rows, 1.08-1.32x",
-                        scheduler="inner_persistent", rows_per_block=4)
-    if hidden <= 256 and rows >= 4096:
-        return NvTuning("1-4 rows per block at hidden 256 leave loads out of flight: 8 rows, 1.07-1.20x",
-                        scheduler="inner_persistent", rows_per_block=8)
+        return NvTuning("1-2 rows per block at hidden 384 leave loads out of flight: 4 rows, 1.32x kernel, "
+                        "1.2x per call", scheduler="inner_persistent", rows_per_block=4)
     return None
 
 

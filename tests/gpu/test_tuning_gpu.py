@@ -15,7 +15,7 @@ pytestmark = pytest.mark.gpu
 
 TUNED = [(n, c) for n in ("rmsnorm_bwd", "layernorm_bwd")
          for c in ("mixorder_576000x384", "sweep_65536x1024", "sweep_4096x256")]
-TUNED += [(n, c) for n in ("rmsnorm_fwd", "layernorm_fwd") for c in ("mixorder_576000x384", "sweep_65536x256")]
+TUNED += [("rmsnorm_fwd", "mixorder_576000x384")]
 
 
 @pytest.mark.parametrize("name, cfg_name", TUNED)
@@ -47,7 +47,7 @@ def test_tuned_norm_backward_is_right(name, cfg_name):
 
 
 @pytest.mark.fresh_process
-@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd", "rmsnorm_fwd", "layernorm_fwd"])
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd", "rmsnorm_fwd"])
 def test_manual_schedule_is_one_kernel(name):
     spec = fusions.get(name)
     cfg = spec.config("mixorder_576000x384")
