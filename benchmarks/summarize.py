@@ -95,7 +95,7 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = ["# Benchmark summary", "", "Machine: " + ", ".join(f"{k} {v}" for k, v in sorted(machine.items())
                                                              if k in ("gpu", "driver", "torch", "nvfuser_direct", "lightning-thunder",
-                                                                      "liger-kernel", "copy_gbs")), ""]
+                                                                      "liger-kernel", "quack-kernels", "copy_gbs")), ""]
     for suite, s in summary.items():
         lines += [f"## {suite}", "", "Speedup of segkit (competitor time / segkit time; >1 = segkit faster), "
                   "geometric mean over cases:", ""]

@@ -82,14 +82,14 @@ def fwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
     put 1-2 rows (48-thread vectors) in a block and leave loads out of flight.
 
     Measured on one H200 (nvFuser 0.2.36, bf16, y only, cold L2, one process; benchmarks/results/
-    h200-2026-11-23/: norm_fwd_sweep*.log for the kernels, norm_fwd.json for the host wall per call):
+    h200-2026-11-23/: norm_fwd_sweep*.log for the kernels, norm_fwd_*.json for the host wall per call):
 
-    * 576000 x 384, 4 rows per block: RMSNorm kernel 348.5 -> 263.3 us, wall per call 371 -> 309 us; layer
-      norm kernel 350.9 -> 325.8 us but wall 371 -> 372 us (8 rows: 295.8 / 350.8 us kernel).
+    * 576000 x 384, 4 rows per block: RMSNorm kernel 348.5 -> 263.3 us, wall per call 371 -> 299 us; layer
+      norm kernel 350.9 -> 325.8 us but wall 372 -> 372 us (8 rows: 295.8 / 350.8 us kernel).
     * hidden 256, 8 rows per block: kernels 1.07-1.20x faster (RMSNorm 65536 / 16384 / 4096 rows 22.1 -> 19.0,
       7.30 -> 6.06, 3.14 -> 2.62 us), yet every call slower: a manual schedule runs through
-      ``manual_execute``, which costs 35-50 us more host time per call than ``fd.execute`` (4096 x 256 wall
-      20.6 -> 69.2 us). Not used.
+      ``manual_execute``, which costs 25-50 us more host time per call than ``fd.execute`` (4096 x 256 wall
+      21.6 -> 69.2 us). Not used.
     * Hidden 1024 and wider: neither more rows per block nor ws_normalization moved the kernel.
 
     So only RMSNorm at hidden 384 with many rows, 16-bit I/O (fp32 was not measured).

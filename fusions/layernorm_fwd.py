@@ -5,7 +5,7 @@ That is what nvFuser's segmenter makes of a Welford ``var_mean`` in a persistent
 kernel anyway (measured level with var_mean on H200: nanoGPT 6.66 vs 6.78 us,
 benchmarks/results/h200-2026-11-23/ln_fwd_variance.log); written out, a manual
 schedule (which skips the segmenter) gets the same kernel, where with var_mean it
-ran twice as long. The centred x stays in registers: one normalization kernel.
+ran 1.10-1.34x as long. The centred x stays in registers: one normalization kernel.
 """
 
 from __future__ import annotations

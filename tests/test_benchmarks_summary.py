@@ -60,27 +60,47 @@ def test_rope_floor_counts_v_only_when_grouped_query_attention_materializes_it()
         assert rope_bytes(cfg, "backward") == both  # read dq, dk, dv and the tables, write dqkv
 
 
-def test_targets_count_the_bars_from_measured_rows(tmp_path):
+def _norm_bwd_row(shape, executor, us, pct, kind="rmsnorm"):
+    """One bf16 norm-backward benchmark as pytest-benchmark stores it (dtype unserializable)."""
+    return {"name": f"test_norm_bwd[{kind}-{shape}-bfloat16-{executor}]", "params": {
+        "kind": kind, "shape": shape, "dtype": "UNSERIALIZABLE[torch.bfloat16]", "executor": executor},
+        "extra_info": {"kernel_us_median": us, "pct_of_copy_bw": pct, "kernels": 1, "wall_us_median": 20.0}}
+
+
+def _norm_bwd_targets(tmp_path, benches: list[tuple]) -> tuple[list[dict], dict[str, list]]:
+    """The rows of a run made of (shape, executor, us, pct) RMSNorm-backward benchmarks, and its norm-backward
+    targets by name."""
     from benchmarks import targets
     from benchmarks.summarize import load_runs
 
-    def b(shape, executor, us, pct, kind="rmsnorm"):
-        return {"name": f"test_norm_bwd[{kind}-{shape}-bfloat16-{executor}]", "params": {
-            "kind": kind, "shape": shape, "dtype": "UNSERIALIZABLE[torch.bfloat16]", "executor": executor},
-            "extra_info": {"kernel_us_median": us, "pct_of_copy_bw": pct, "kernels": 1, "wall_us_median": 20.0}}
-
-    data = {"machine_info": {}, "benchmarks": [
-        b("sweep_65536x4096", "segkit", 100.0, 95.0), b("sweep_65536x4096", "torch.compile", 120.0, 80.0),
-        b("sweep_4096x256", "segkit", 10.0, 20.0), b("sweep_4096x256", "torch.compile", 5.0, 40.0),
-        b("sweep_16384x4096", "segkit", 50.0, 85.0), b("sweep_16384x4096", "liger", 60.0, 70.0)]}
-    (tmp_path / "r.json").write_text(json.dumps(data))
+    (tmp_path / "r.json").write_text(json.dumps({"machine_info": {}, "benchmarks": [_norm_bwd_row(*b) for b in benches]}))
     _, rows = load_runs([tmp_path / "r.json"])
-    table = {row[0]: row for row in targets.norm_bwd(rows)}
+    return rows, {row[0]: row for row in targets.norm_bwd(rows)}
+
+
+def test_targets_count_the_bars_from_measured_rows(tmp_path):
+    from benchmarks import targets
+
+    rows, table = _norm_bwd_targets(tmp_path, [
+        ("sweep_65536x4096", "segkit", 100.0, 95.0), ("sweep_65536x4096", "torch.compile", 120.0, 80.0),
+        ("sweep_4096x256", "segkit", 10.0, 20.0), ("sweep_4096x256", "torch.compile", 5.0, 40.0),
+        ("sweep_16384x4096", "segkit", 50.0, 85.0), ("sweep_16384x4096", "liger", 60.0, 70.0)])
     floor = table["norm bwd bf16 >= 32M elements: segkit >= 90% of floor"]
     assert floor[1] == "1 of 2" and "sweep_16384x4096 85%" in floor[2]  # 4096x256 is under 32M elements
     assert table["norm bwd bf16 sweep: segkit beats torch.compile on >= 80%"][1] == "1 of 2 (50%)"
     assert table["norm bwd bf16 sweep: segkit beats liger on >= 90%"][1] == "1 of 1 (100%)"
+    assert "Another executor of the same run >= 90% on 0 of those" in floor[2]
     assert targets.nanogpt(rows) == [["nanoGPT layer norm fwd", "not measured", ""]]
+
+
+def test_floor_bar_names_a_rival_that_reaches_it_and_rivals_not_run(tmp_path):
+    _, table = _norm_bwd_targets(tmp_path, [
+        ("mixorder_576000x384", "segkit", 450.0, 71.0), ("mixorder_576000x384", "quack", 354.0, 90.2),
+        ("sweep_16384x4096", "segkit", 109.0, 88.0), ("sweep_16384x4096", "quack", 121.0, 79.6)])
+    floor = table["norm bwd bf16 >= 32M elements: segkit >= 90% of floor"]
+    assert floor[1] == "0 of 2"
+    assert "on 1 of those: rmsnorm mixorder_576000x384 (quack 90%)" in floor[2]
+    assert table["norm bwd bf16 sweep: segkit beats liger on >= 90%"][1] == "not measured in these runs"
 
 
 def test_nanogpt_host_wall_bar_compares_segkit_runtime_with_bare_execute(tmp_path):
@@ -99,5 +119,5 @@ def test_nanogpt_host_wall_bar_compares_segkit_runtime_with_bare_execute(tmp_pat
     (tmp_path / "r.json").write_text(json.dumps(data))
     _, rows = load_runs([tmp_path / "r.json"])
     kernel, wall = targets.nanogpt(rows)
-    assert kernel[1] == "2.00x floor" and "best thunder" in kernel[2]
+    assert kernel[1] == "2.00x floor" and "best thunder 5.0 us = 2.00x floor" in kernel[2]
     assert wall[1] == "1.25x (segkit runtime path)" and "thunder 90 us" in wall[2]
