@@ -4,7 +4,7 @@
 # Its MLIR library alone (_cutlass_ir, 188 MB, 50 MB xz-compressed) does not fit one transfer beside the
 # 40 MiB .gpu environment, so quack travels as two self-contained, git-ignored archives:
 #   .quack-a/site-a.tar.xz  the MLIR library and the CuTe DSL runtime   carry it alone in one call
-#   .quack-b/site-b.tar.xz  everything else (~13 MiB)   carry it with .gpu in the next call, while warm
+#   .quack-b/site-b.tar.xz  everything else (8.3 MiB)   carry it with .gpu in the next call, while warm
 # `source benchmarks/activate_quack.sh` unpacks whichever archive a call carries into /tmp/quack-site on the
 # host (kept there while the host stays warm) and, once both are there, puts quack on PYTHONPATH.
 # Run on the development machine from the project root.
