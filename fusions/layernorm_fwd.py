@@ -29,9 +29,9 @@ def define(fd, cfg: NormConfig) -> None:
     var = fd.ops.mul(fd.ops.sum(fd.ops.mul(xc, xc), dims=[n - 1], dtype=f32), inv_h)
     rstd = fd.ops.rsqrt(fd.ops.add(var, cfg.eps))
     xhat = fd.ops.mul(xc, N.per_row(fd, rstd, n))
-    y = fd.ops.mul(xhat, N.per_col(fd, fd.ops.cast(w, dtype=dt(fd, "Float")), n))
+    y = fd.ops.mul(xhat, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     if b is not None:
-        y = fd.ops.add(y, N.per_col(fd, fd.ops.cast(b, dtype=dt(fd, "Float")), n))
+        y = fd.ops.add(y, N.per_col(fd, fd.ops.cast(b, dtype=f32), n))
     fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
     fd.add_output(mean)
     fd.add_output(rstd)
@@ -50,4 +50,4 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
 
 
 SPEC = FusionSpec("layernorm_fwd", norm_configs(1e-5, True), define, inputs, reference, ("y", "mean", "rstd"),
-                  __doc__, lambda cfg: N.fwd_tuning(cfg, layer_norm=True))
+                  __doc__)

@@ -31,4 +31,4 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
 
 
 SPEC = FusionSpec("rmsnorm_fwd", norm_configs(1e-6, False), define, inputs, reference, ("y", "rstd"), __doc__,
-                  lambda cfg: N.fwd_tuning(cfg, layer_norm=False))
+                  N.fwd_tuning)

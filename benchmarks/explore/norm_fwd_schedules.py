@@ -14,6 +14,7 @@ from nvfuser_direct import schedule, SchedulerType
 
 from benchmarks.explore.common import build, close, norm_case
 from benchmarks.harness import kernel_us
+from segkit.tuning import NvTuning, override
 
 
 def explore(kind: str, shape: str) -> None:
@@ -47,38 +48,34 @@ def explore(kind: str, shape: str) -> None:
     variants = {"manual copy": {}}
     for v in (4, 2):
         if v < p0.unroll_factor_inner_reduction:
-            variants[f"vect {v}"] = {"unroll_factor_inner_reduction": v, "vectorize_inner_reduction": True}
+            variants[f"vect {v}"] = {"vectorize": v}
     for u in (2, 4):
-        variants[f"unroll iter {u}"] = {"unroll_factor_iter_dom": u}
+        variants[f"unroll iter {u}"] = {"extra": {"unroll_factor_iter_dom": u}}
     for b in (2, 4):
-        variants[f"rows per block {b}"] = {"multiple_reds_per_blk": True, "bdimy": b}
+        variants[f"rows per block {b}"] = {"rows_per_block": b}
     for tag, change in variants.items():
-        manual_variant(spec, cfg, inputs, change, ref, lambda us, ok, extra, tag=tag: report(tag, us, ok, extra))
+        manual_variant(spec, cfg, inputs, ref, lambda us, ok, extra, tag=tag: report(tag, us, ok, extra), **change)
 
 
-def manual_variant(spec, cfg, inputs, change: dict, ref, report, keep=None) -> None:
-    """nvFuser's inner persistent heuristics for the fusion with the parameters in ``change`` replaced
-    (``bdimy`` is a launch parameter; a smaller inner vectorization widens bdimx to cover the same
-    elements), scheduled and run manually; ``report(us, ok, launch)``, or a ``fail`` line."""
+def manual_variant(spec, cfg, inputs, ref, report, vectorize=None, rows_per_block=None, extra=None,
+                   keep=None) -> None:
+    """nvFuser's inner persistent heuristics for the fusion with vectorize / rows per block replaced as a
+    builder's ``NvTuning`` replaces them (``segkit.tuning.override``) and any ``extra`` heuristic parameters
+    set, scheduled and run manually; ``report(us, ok, launch)``, or a ``fail`` line."""
     fm = build(spec, cfg, keep)
+    tuning = NvTuning("exploration", scheduler="inner_persistent", vectorize=vectorize, rows_per_block=rows_per_block)
     try:
         p = schedule.compute_heuristics(fm.fusion, SchedulerType.inner_persistent, inputs)
-        old_vect = p.unroll_factor_inner_reduction
-        lp = p.lparams
-        for name, value in change.items():
-            if name == "bdimy":
-                lp.bdimy = value
-            else:
-                setattr(p, name, value)
-        if "unroll_factor_inner_reduction" in change:
-            lp.bdimx = -(-lp.bdimx * old_vect // change["unroll_factor_inner_reduction"])
-        p.lparams = lp
+        override(p, tuning, torch.cuda.get_device_properties(0).multi_processor_count)
+        for name, value in (extra or {}).items():
+            setattr(p, name, value)
         schedule.schedule(fm.fusion, SchedulerType.inner_persistent, p)
         out = fm.manual_execute(inputs, p)
         report(kernel_us(lambda: fm.manual_execute(inputs, p)), close(out, ref),
                f"block=({p.lparams.bdimx},{p.lparams.bdimy}) grid=({p.lparams.gdimx},{p.lparams.gdimy})")
     except Exception as e:
-        print("fail", change, str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e), flush=True)
+        print("fail", tuning.describe(), extra or "",
+              str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e), flush=True)
 
 
 def sweep(kind: str, shape: str) -> None:
@@ -99,12 +96,9 @@ def sweep(kind: str, shape: str) -> None:
            close(out, ref))
     for vect in (None, 4):
         for rows in (1, 2, 4, 8):
-            change = {"multiple_reds_per_blk": rows > 1, "bdimy": rows}
-            if vect:
-                change.update(unroll_factor_inner_reduction=vect, vectorize_inner_reduction=True)
             tag = f"rows/block {rows}" + (f" vect {vect}" if vect else "")
-            manual_variant(spec, cfg, inputs, change, ref,
-                           lambda us, ok, extra, tag=tag: report(tag, us, ok, extra), keep=[0])
+            manual_variant(spec, cfg, inputs, ref, lambda us, ok, extra, tag=tag: report(tag, us, ok, extra),
+                           vectorize=vect, rows_per_block=rows, keep=[0])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ TUNED += [("rmsnorm_fwd", "mixorder_576000x384")]
 
 
 @pytest.mark.parametrize("name, cfg_name", TUNED)
-def test_tuned_norm_backward_is_right(name, cfg_name):
+def test_tuned_norm_is_right(name, cfg_name):
     spec = fusions.get(name)
     cfg = spec.config(cfg_name)
     inputs = spec.make_inputs(cfg, device="cuda")
@@ -41,9 +41,9 @@ def test_tuned_norm_backward_is_right(name, cfg_name):
             assert params.cparams.maxrregcount == t.maxrregcount
         if t.rows_per_block is not None:
             assert params.multiple_reds_per_blk and params.lparams.bdimy == t.rows_per_block
-    if nvfd.tuning.split:  # one nvFuser definition per output group, each with only its outputs
+    if t.split:  # one nvFuser definition per output group, each with only its outputs
         args = list(inputs.values())
-        assert [len(p.execute(args)) for p in nvfd.parts()] == [len(g) for g in nvfd.tuning.split]
+        assert [len(p.execute(args)) for p in nvfd.parts()] == [len(g) for g in t.split]
 
 
 @pytest.mark.fresh_process
