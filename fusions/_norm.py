@@ -125,6 +125,10 @@ def bwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
       158 -> 127 us; 16384 x 16384 RMSNorm 439 -> 411 us; 65536 x 16384 layer norm 1840 -> 1560 us.
       Same for layer norm with >= 65536 rows and hidden >= 4096 (65536 x 4096: 444 -> 423 us).
       At hidden 256 and 4096-8192 (fewer rows) it was slower or equal.
+    * 4096-65536 rows at hidden 1024-16384 otherwise: replacing the inner-outer persistent batch, grid, register
+      cap or buffer projection gained at most 2.3% (CUPTI, benchmarks/results/h200-2026-11-23-final/
+      norm_bwd_inner_outer.log), less than the 21-64 us of host time a manual schedule adds per call
+      (manual_host.log), so they keep the default.
 
     Only 16-bit I/O was measured (fp32 RMSNorm backward segments into several kernels), so fp32 keeps the
     default.

@@ -10,7 +10,11 @@ through ``TunedFusion`` instead of a plain ``fd.execute``. Three kinds:
   with nvFuser's own heuristics, a few parameters replaced, and run through a
   KernelExecutor (``manual_execute``), compiled once per input signature. A
   manual schedule skips what nvFuser's segmenter does first (e.g. turning a
-  Welford ``var_mean`` into two passes), so a tuned builder writes that itself;
+  Welford ``var_mean`` into two passes), so a tuned builder writes that itself.
+  It also costs 21-64 us more host time per call than ``fd.execute`` (H200,
+  benchmarks/results/h200-2026-11-23-final/manual_host.log: nvFuser's run
+  without FusionExecutorCache's input-signature cache), so it pays only where
+  the kernel gains more;
 * ``split``: the outputs in groups, each group its own nvFuser fusion (the ops
   it needs, the same inputs) with default heuristics, run back to back. The
   later parts read the inputs again: it pays where those reads hit L2 and the
