@@ -35,3 +35,11 @@ def build(spec, cfg, keep=None):
 
 def close(a, b) -> bool:
     return all(torch.allclose(x.float(), y.float(), rtol=2e-2, atol=2e-2) for x, y in zip(a, b))
+
+
+def reporter(kind: str, shape: str, floor_us: float):
+    """The exploration scripts' result line: kernel time, the bytes floor's share of it, the check, details."""
+    def report(tag, us, ok=True, extra=""):
+        print(f"RES {kind:9s} {shape:20s} {tag:26s} {us:8.2f} us  {100 * floor_us / us:5.1f}% floor  ok={ok} {extra}",
+              flush=True)
+    return report

@@ -15,7 +15,7 @@ import sys
 import torch
 from nvfuser_direct import schedule, SchedulerType
 
-from benchmarks.explore.common import build, close, norm_case
+from benchmarks.explore.common import build, close, norm_case, reporter
 from benchmarks.harness import kernel_us
 from segkit.experiment import wall_us
 
@@ -71,11 +71,7 @@ def sweep(kind: str, shape: str) -> None:
     spec, cfg, inputs, floor = norm_case(kind, "bwd", shape)
     default = build(spec, cfg)
     ref = default.execute(inputs)
-
-    def report(tag, us, ok=True, extra=""):
-        print(f"RES {kind:9s} {shape:20s} {tag:22s} {us:8.1f} us  {100 * floor / us:5.1f}% floor  ok={ok} {extra}",
-              flush=True)
-
+    report = reporter(kind, shape, floor)
     report("default", kernel_us(lambda: default.execute(inputs), 20))
     ws = build(spec, cfg)
     out = ws.execute(inputs, _enable_options=["ws_normalization"])

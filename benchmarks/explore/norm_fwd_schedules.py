@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from nvfuser_direct import schedule, SchedulerType
 
-from benchmarks.explore.common import build, close, norm_case
+from benchmarks.explore.common import build, close, norm_case, reporter
 from benchmarks.harness import kernel_us
 from segkit.tuning import NvTuning, override
 
@@ -84,11 +84,7 @@ def sweep(kind: str, shape: str) -> None:
     spec, cfg, inputs, floor = norm_case(kind, "fwd", shape)
     fd = build(spec, cfg, keep=[0])
     ref = fd.execute(inputs)
-
-    def report(tag, us, ok=True, extra=""):
-        print(f"RES {kind:9s} {shape:20s} {tag:26s} {us:8.2f} us  {100 * floor / us:5.1f}% floor  ok={ok} {extra}",
-              flush=True)
-
+    report = reporter(kind, shape, floor)
     report("default (y only)", kernel_us(lambda: fd.execute(inputs)))
     ws = build(spec, cfg, keep=[0])
     out = ws.execute(inputs, _enable_options=["ws_normalization"])
