@@ -65,14 +65,15 @@ class KernelTimer:
         return sum(e.time_range.elapsed_us() for e in kernels) * 1e-6
 
 
-def kernel_us(fn: Callable[[], Any], reps: int = 30) -> float:
-    """Median summed kernel time (us) of one call with L2 flushed before each: the benchmarks' timer outside
-    pytest-benchmark, for exploration scripts."""
+def kernel_us(fn: Callable[[], Any], reps: int = 30, flush: Callable[[], Any] | None = None) -> float:
+    """Median summed kernel time (us) of one call with L2 flushed before each (``flush``, default
+    ``flush_l2``): the benchmarks' timer outside pytest-benchmark, for exploration scripts."""
+    flush = flush or flush_l2
     fn()
     timer = KernelTimer()
     times = []
     for _ in range(reps):
-        flush_l2()
+        flush()
         timer()
         fn()
         times.append(timer() * 1e6)

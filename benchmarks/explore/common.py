@@ -2,6 +2,7 @@
 on nvFuser (optionally only some of its outputs), and the closeness check against the default schedule."""
 import torch
 import nvfuser_direct as nvf
+from nvfuser_direct import schedule
 
 import fusions
 from benchmarks.harness import copy_bandwidth_gbs
@@ -31,6 +32,16 @@ def build(spec, cfg, keep=None):
             for i in keep:
                 add(outputs[i])
     return fd
+
+
+def schedule_manually(spec, cfg, inputs, scheduler, tweak, keep=None):
+    """The spec's fusion (``keep`` as in ``build``) scheduled by ``scheduler`` with nvFuser's own heuristic
+    parameters, ``tweak(params)`` applied first: (fd, params), ready for ``fd.manual_execute(inputs, params)``."""
+    fd = build(spec, cfg, keep)
+    params = schedule.compute_heuristics(fd.fusion, scheduler, inputs)
+    tweak(params)
+    schedule.schedule(fd.fusion, scheduler, params)
+    return fd, params
 
 
 def close(a, b) -> bool:

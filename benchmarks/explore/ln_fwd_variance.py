@@ -13,7 +13,6 @@ benchmarks' CUPTI timer, cold L2, one process, and checked against the float64 r
 import sys
 
 import nvfuser_direct as nvf
-import torch
 
 from benchmarks.explore.common import build, norm_case
 from benchmarks.harness import KernelTimer, kernel_us

@@ -15,7 +15,7 @@ import sys
 import torch
 from nvfuser_direct import schedule, SchedulerType
 
-from benchmarks.explore.common import build, close, norm_case, reporter
+from benchmarks.explore.common import build, close, norm_case, reporter, schedule_manually
 from benchmarks.harness import kernel_us
 from segkit.experiment import wall_us
 
@@ -81,11 +81,8 @@ def sweep(kind: str, shape: str) -> None:
     print(f"HEUR {kind:9s} {shape:20s} {summary(p0)}", flush=True)
     best = None
     for tag, changes in variants(p0):
-        fm = build(spec, cfg)
         try:
-            p = schedule.compute_heuristics(fm.fusion, IO, inputs)
-            apply(p, changes)
-            schedule.schedule(fm.fusion, IO, p)
+            fm, p = schedule_manually(spec, cfg, inputs, IO, lambda p, changes=changes: apply(p, changes))
             out = fm.manual_execute(inputs, p)
             ok = close(out, ref) and close(fm.manual_execute(inputs, p), ref)
             us = kernel_us(lambda: fm.manual_execute(inputs, p), 20)
@@ -109,13 +106,6 @@ def host() -> None:
     import nvfuser_direct as nvf
     from segkit.tuning import NvTuning, override
 
-    def tuned(spec, cfg, inputs, sched, tuning):
-        fm = build(spec, cfg)
-        p = schedule.compute_heuristics(fm.fusion, sched, inputs)
-        override(p, tuning, SMS)
-        schedule.schedule(fm.fusion, sched, p)
-        return fm, p
-
     for kind, direction, shape, sched, tuning in (
             ("rmsnorm", "fwd", "sweep_65536x256", SchedulerType.inner_persistent,
              NvTuning("probe", scheduler="inner_persistent", rows_per_block=8)),
@@ -124,7 +114,7 @@ def host() -> None:
         spec, cfg, inputs, _ = norm_case(kind, direction, shape)
         plain = build(spec, cfg)
         ref = plain.execute(inputs)
-        fm, p = tuned(spec, cfg, inputs, sched, tuning)
+        fm, p = schedule_manually(spec, cfg, inputs, sched, lambda p, t=tuning: override(p, t, SMS))
         fm.manual_execute(inputs, p)
         lp, cp = p.lparams, p.cparams
         rows = {"fd.execute (default)": lambda: plain.execute(inputs),
@@ -135,7 +125,8 @@ def host() -> None:
             print(f"HOST {kind} {direction} {shape:20s} {name:24s} ok={ok} kernel {kernel_us(call, 20):7.1f} us  "
                   "wall " + " ".join(f"{wall_us(call, 200):7.1f}" for _ in range(3)), flush=True)
         try:
-            fec = nvf.FusionExecutorCache(tuned(spec, cfg, inputs, sched, tuning)[0].fusion, auto_schedule=False)
+            scheduled = schedule_manually(spec, cfg, inputs, sched, lambda p, t=tuning: override(p, t, SMS))[0]
+            fec = nvf.FusionExecutorCache(scheduled.fusion, auto_schedule=False)
             print(f"FEC {kind} {direction} ok={close(fec.execute(inputs), ref)}", flush=True)
         except Exception as e:
             msg = str(e).strip().splitlines()

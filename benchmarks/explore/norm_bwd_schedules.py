@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from nvfuser_direct import schedule, SchedulerType
 
-from benchmarks.explore.common import build, close, norm_case
+from benchmarks.explore.common import build, close, norm_case, schedule_manually
 from benchmarks.harness import event_us
 from segkit.tuning import NvTuning, override
 
@@ -51,15 +51,15 @@ class Case:
     def run_manual(self, tag, vectorize=None, maxrregcount=None, gdimy=None, bdimy=None, reps=9, repeat=1):
         """nvFuser's inner-outer heuristics with segkit.tuning.override's replacements (+ bdimy); ok only if
         ``repeat`` runs all match the default schedule. Returns (us, ok), or None when nvFuser refuses."""
-        try:
-            fd = build(self.spec, self.cfg)
-            p = schedule.compute_heuristics(fd.fusion, SchedulerType.inner_outer_persistent, self.inputs)
+        def tweak(p):
             override(p, NvTuning("explore", scheduler="inner_outer_persistent", vectorize=vectorize,
                                  maxrregcount=maxrregcount), SMS)
             for name, value in (("gdimy", gdimy), ("bdimy", bdimy)):
                 if value is not None:
                     setattr(p.lparams, name, value)
-            schedule.schedule(fd.fusion, SchedulerType.inner_outer_persistent, p)
+
+        try:
+            fd, p = schedule_manually(self.spec, self.cfg, self.inputs, SchedulerType.inner_outer_persistent, tweak)
             ok = all(close(fd.manual_execute(self.inputs, p), self.ref) for _ in range(repeat))
             us = event_us(lambda: fd.manual_execute(self.inputs, p), reps)
         except Exception as e:

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from nvfuser_direct import schedule, SchedulerType
 
-from benchmarks.explore.common import build, close, norm_case, reporter
+from benchmarks.explore.common import build, close, norm_case, reporter, schedule_manually
 from benchmarks.harness import kernel_us
 from segkit.tuning import NvTuning, override
 
@@ -62,14 +62,15 @@ def manual_variant(spec, cfg, inputs, ref, report, vectorize=None, rows_per_bloc
     """nvFuser's inner persistent heuristics for the fusion with vectorize / rows per block replaced as a
     builder's ``NvTuning`` replaces them (``segkit.tuning.override``) and any ``extra`` heuristic parameters
     set, scheduled and run manually; ``report(us, ok, launch)``, or a ``fail`` line."""
-    fm = build(spec, cfg, keep)
     tuning = NvTuning("exploration", scheduler="inner_persistent", vectorize=vectorize, rows_per_block=rows_per_block)
-    try:
-        p = schedule.compute_heuristics(fm.fusion, SchedulerType.inner_persistent, inputs)
+
+    def tweak(p):
         override(p, tuning, torch.cuda.get_device_properties(0).multi_processor_count)
         for name, value in (extra or {}).items():
             setattr(p, name, value)
-        schedule.schedule(fm.fusion, SchedulerType.inner_persistent, p)
+
+    try:
+        fm, p = schedule_manually(spec, cfg, inputs, SchedulerType.inner_persistent, tweak, keep)
         out = fm.manual_execute(inputs, p)
         report(kernel_us(lambda: fm.manual_execute(inputs, p)), close(out, ref),
                f"block=({p.lparams.bdimx},{p.lparams.bdimy}) grid=({p.lparams.gdimx},{p.lparams.gdimy})")

@@ -1,19 +1,18 @@
 """Why does the same nvFuser kernel time shorter under Thunder than as a bare fd.execute? (forward suite,
 benchmarks/results/h200-2026-11-23-final/write_flush_norm_fwd_*.json: thunder+segkit_ex, which runs segkit's
 own y-only fusion, beat bare segkit on 34 of 36 cases, by up to 7%.) The benchmark timer's round was: flush
-L2 (a 512 MiB zero_), start the CUPTI profiler, call. Thunder spends ~70 us more host time before its launch. This times one fusion under variants of
-that round: a host wait before the call, a read-only flush (L2 left holding clean lines), both, and the
-harness's flush as it is now (write, then read the same buffer back).
+L2 (a 512 MiB zero_), start the CUPTI profiler, call. Thunder spends ~70 us more host time before its
+launch. This times one fusion under variants of that round: a host wait before the call, a read-only flush
+(L2 left holding clean lines), both, and the harness's flush as it is now (write, then read it back).
 
     python benchmarks/explore/timer_bias.py
 """
-import statistics
 import time
 
 import torch
 
 from benchmarks.explore.common import build, norm_case
-from benchmarks.harness import KernelTimer, flush_l2
+from benchmarks.harness import flush_l2, kernel_us
 
 _read_buffer = None
 _write_buffer = None
@@ -52,25 +51,14 @@ ROUNDS = {
 }
 
 
-def kernel_us(fn, flush, wait_us, reps=30) -> float:
-    fn()
-    timer, times = KernelTimer(), []
-    for _ in range(reps):
-        flush()
-        timer()
-        spin(wait_us)
-        fn()
-        times.append(timer() * 1e6)
-    return statistics.median(times)
-
-
 def main() -> None:
     for kind, direction, shape in (("layernorm", "fwd", "nanogpt"), ("rmsnorm", "fwd", "sweep_4096x4096"),
                                    ("rmsnorm", "fwd", "sweep_65536x4096"), ("rmsnorm", "bwd", "sweep_4096x8192")):
         spec, cfg, inputs, floor = norm_case(kind, direction, shape)
         fd = build(spec, cfg, keep=[0] if direction == "fwd" else None)
         for name, (flush, wait) in ROUNDS.items():
-            us = [kernel_us(lambda: fd.execute(inputs), flush, wait) for _ in range(2)]
+            # the wait runs inside the timed window, between the profiler's start and the launch
+            us = [kernel_us(lambda: (spin(wait), fd.execute(inputs)), flush=flush) for _ in range(2)]
             print(f"RES {kind:9s} {direction} {shape:18s} {name:26s} " + " ".join(f"{u:8.2f}" for u in us) +
                   f" us  floor {floor:7.2f} us", flush=True)
 
