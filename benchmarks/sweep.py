@@ -137,7 +137,7 @@ def _pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool) -> 
     cases = work / f"shard{shard.index}.cases"
     cases.write_text("\n".join(shard.cases) + "\n")
     env = {"SEGKIT_SWEEP_SHARD": str(cases), "SEGKIT_SWEEP_DEVICE": shard.device,
-           "SEGKIT_SWEEP_DURATIONS": str(work / f"shard{shard.index}.durations.json"),
+           "SEGKIT_SWEEP_REPORT": str(work / f"shard{shard.index}.report.json"),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "pytest", "-p", "benchmarks.sweep_plugin", "-p", "no:cacheprovider",
                *pytest_args, f"--benchmark-json={work / f'shard{shard.index}.json'}"]
@@ -177,32 +177,36 @@ def run_submitit(jobs: list[ShardJob], folder: Path, cluster: str | None, partit
 
 # --------------------------------------------------------------------------- merging
 def merge(shards: list[Shard], work: Path, codes: list[int]) -> dict:
-    """One pytest-benchmark document out of the shards' documents, with the sweep's own record beside it."""
-    benchmarks, machines, durations, first = [], [], {}, None
+    """One pytest-benchmark document out of the shards' documents, with the sweep's own record beside it:
+    per-case durations and outcomes (a GPU test run has no benchmark records, only those)."""
+    benchmarks, machines, durations, outcomes, first = [], [], {}, {}, None
     for shard, code in zip(shards, codes):
+        report = work / f"shard{shard.index}.report.json"
+        if report.exists():
+            data = json.loads(report.read_text())
+            durations.update(data["durations"])
+            outcomes.update({k: {"outcome": v, "device": shard.device} for k, v in data["outcomes"].items()})
+        elif code != 0:
+            raise SweepError(f"shard {shard.index} (device {shard.device}) exited {code} before reporting: "
+                             f"see {work / f'shard{shard.index}.log'}")
         path = work / f"shard{shard.index}.json"
-        dpath = work / f"shard{shard.index}.durations.json"
-        if dpath.exists():
-            durations.update(json.loads(dpath.read_text()))
-        if not path.exists():
-            machines.append({"sweep_device": shard.device, "exit_code": code, "results": "none written"})
-            continue
-        doc = json.loads(path.read_text())
+        doc = json.loads(path.read_text()) if path.exists() else {}
         benchmarks += doc.get("benchmarks", [])
         machines.append({**doc.get("machine_info", {}), "sweep_device": shard.device, "exit_code": code})
-        first = first or doc
-    if first is None:
-        raise SweepError("no shard wrote results: see the shard logs in " + str(work))
-    merged = {k: v for k, v in first.items() if k not in ("benchmarks", "machine_info")}
-    machine = {k: v for k, v in next(m for m in machines if "results" not in m).items()
-               if k not in ("sweep_device", "exit_code")}
-    gbs = {m["sweep_device"]: m.get("copy_gbs") for m in machines if m.get("copy_gbs")}
+        first = first or (doc or None)
+    merged = {k: v for k, v in (first or {}).items() if k not in ("benchmarks", "machine_info")}
+    machine = {k: v for k, v in (first or {}).get("machine_info", {}).items() if k != "sweep_device"}
+    gbs = {m["sweep_device"]: m["copy_gbs"] for m in machines if m.get("copy_gbs")}
     if gbs:
         machine["copy_gbs_per_device"] = gbs
     merged["machine_info"] = machine
     merged["benchmarks"] = sorted(benchmarks, key=lambda b: b["fullname"])
+    counts: dict[str, int] = {}
+    for o in outcomes.values():
+        counts[o["outcome"]] = counts.get(o["outcome"], 0) + 1
     merged["sweep"] = {"devices": [s.device for s in shards], "shards": machines,
-                       "cases": {s.device: len(s.cases) for s in shards}, "durations": durations}
+                       "cases": {s.device: len(s.cases) for s in shards}, "counts": counts,
+                       "durations": durations, "outcomes": outcomes}
     return merged
 
 
@@ -258,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             merged = merge(shards, work, codes)
             args.output.parent.mkdir(parents=True, exist_ok=True)
             args.output.write_text(json.dumps(merged, indent=1))
-            print(f"merged {len(merged['benchmarks'])} benchmark record(s) from {len(shards)} shard(s) into {args.output}")
+            counts = ", ".join(f"{n} {k}" for k, n in sorted(merged["sweep"]["counts"].items()))
+            print(f"merged {len(shards)} shard(s) into {args.output}: {counts}; "
+                  f"{len(merged['benchmarks'])} benchmark record(s)")
     except SweepError as e:
         print(f"sweep: {e}", file=sys.stderr)
         return 2

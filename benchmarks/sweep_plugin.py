@@ -18,9 +18,10 @@ import pytest
 
 SHARD_ENV = "SEGKIT_SWEEP_SHARD"  # file: one node id a line, the cases this shard runs
 DEVICE_ENV = "SEGKIT_SWEEP_DEVICE"  # the device label of this shard (what CUDA_VISIBLE_DEVICES holds)
-DURATIONS_ENV = "SEGKIT_SWEEP_DURATIONS"  # file this shard writes {node id: seconds} into
+REPORT_ENV = "SEGKIT_SWEEP_REPORT"  # file this shard writes {"durations": {id: s}, "outcomes": {id: outcome}} into
 
 _durations: dict[str, float] = defaultdict(float)
+_outcomes: dict[str, str] = {}
 
 
 def _active() -> bool:
@@ -39,8 +40,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if _active():
-        _durations[report.nodeid] += report.duration
+    if not _active():
+        return
+    _durations[report.nodeid] += report.duration
+    # The call's outcome, unless set-up or teardown failed or skipped the case.
+    if report.when == "call" or report.outcome != "passed":
+        _outcomes.setdefault(report.nodeid, "error" if report.failed and report.when != "call" else report.outcome)
 
 
 def _gpu_name() -> str | None:
@@ -69,6 +74,7 @@ def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    out = os.environ.get(DURATIONS_ENV)
+    out = os.environ.get(REPORT_ENV)
     if _active() and out:
-        Path(out).write_text(json.dumps({k: round(v, 6) for k, v in _durations.items()}, indent=1))
+        Path(out).write_text(json.dumps({"durations": {k: round(v, 6) for k, v in _durations.items()},
+                                         "outcomes": _outcomes}, indent=1))

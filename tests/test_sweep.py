@@ -45,11 +45,20 @@ def test_merged_cases_equal_an_unsharded_run_with_each_device_recorded(swept, su
     assert len(names) == len(set(names)) == 8
     assert set(names) == _unsharded(tmp_path, suite)
     devices = {b["extra_info"]["sweep_device"] for b in doc["benchmarks"]}
-    assert devices == {"0", "1", "2"}  # 9 cases (8 benchmarks + 1 plain) over 3 shards: every shard ran some
+    assert devices == {"0", "1", "2"}  # 10 cases (8 benchmarks + 2 plain) over 3 shards: every shard ran some
     assert all(b["extra_info"]["sweep_duration_s"] > 0 for b in doc["benchmarks"])
-    assert doc["sweep"]["devices"] == ["0", "1", "2"] and sum(doc["sweep"]["cases"].values()) == 9
+    assert doc["sweep"]["devices"] == ["0", "1", "2"] and sum(doc["sweep"]["cases"].values()) == 10
     assert all(s["exit_code"] == 0 for s in doc["sweep"]["shards"])
     assert "test_plain_case_without_benchmark" in " ".join(doc["sweep"]["durations"])
+    assert doc["sweep"]["counts"] == {"passed": 10}
+
+
+def test_a_test_run_without_benchmarks_merges_outcomes(suite, tmp_path):
+    out = tmp_path / "tests.json"
+    assert main(["--devices", "0,1", "-o", str(out), "--", suite, "-k", "plain"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["sweep"]["counts"] == {"passed": 2} and doc["benchmarks"] == []
+    assert {o["device"] for o in doc["sweep"]["outcomes"].values()} == {"0", "1"}
 
 
 def test_merged_json_reads_with_summarize_and_pytest_benchmark_compare(swept):
