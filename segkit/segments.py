@@ -58,8 +58,15 @@ def meta_chains(fusion: Fusion) -> list[list[Op]]:
 
 
 def describe_chain(chain: Sequence[Op]) -> str:
+    """A chain as its paths from the head tensor to each end (a chain forks where a view feeds several)."""
+    users = {id(op): [u for u in chain if u.inputs and u.inputs[0] is op.outputs[0]] for op in chain}
+
+    def paths(op: Op) -> list[str]:
+        step = f"{op.name} {op.outputs[0].name}"
+        return [f"{step} -> {rest}" for u in users[id(op)] for rest in paths(u)] or [step]
+
     head = chain[0].inputs[0].name if chain[0].inputs else "?"
-    return f"{head} -> " + " -> ".join(f"{op.name} {op.outputs[0].name}" for op in chain)
+    return "\n".join(f"{head} -> {p}" for p in paths(chain[0]))
 
 
 def regions(fusion: Fusion, cuts: Sequence[Any] = ()) -> list[list[Op]]:
@@ -91,7 +98,7 @@ def describe_cpu(fd: Any) -> str:
     fusion = as_fusion(fd)
     lines = ["fusion:", format_fusion(fusion), "", "meta-op (view) chains:"]
     chains = meta_chains(fusion)
-    lines += [f"  {describe_chain(c)}" for c in chains] or ["  none"]
+    lines += [f"  {line}" for c in chains for line in describe_chain(c).splitlines()] or ["  none"]
     for policy in ("outputs", "inputs+outputs"):
         plan = bookend(fd, policy)
         lines += ["", f"bookend plan ({policy}{', what nvFuser does' if policy == 'outputs' else ''}):", plan.describe()]
