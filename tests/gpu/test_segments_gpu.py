@@ -13,7 +13,7 @@ from segkit.segments import analyze, check_repro_script, segment_repros
 pytestmark = [pytest.mark.gpu, pytest.mark.fresh_process]  # torch.profiler timing: its own CUPTI client
 
 CASES = ["layernorm_fwd:nanogpt", "qkv_split_rope_fwd:Llama-2-13b-hf_bs2", "qkv_split_rope_fwd:Llama-3-8B_bs2",
-         "layernorm_bwd:nanogpt", "rmsnorm_bwd:llama2_13b"]
+         "layernorm_bwd:nanogpt"]
 
 
 def _dump_groups(raw: str) -> list[str]:
