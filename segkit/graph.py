@@ -1,5 +1,6 @@
 """A picture of a fusion: its DAG with segments (or bookend regions) as clusters, meta (view) ops drawn apart
-from compute, bookend cuts and aliases marked, edges labelled with shapes and dtypes.
+from compute (dashed, italic), bookend cuts (red dashed, "segment_set") and aliases ("view of") marked, edges
+between clusters in orange, every edge labelled with its shape and dtype.
 
 ``Picture`` is the drawing's data; ``to_dot`` writes Graphviz text (always), ``draw`` renders with matplotlib
 and a layered layout computed here, so PNG and SVG need no Graphviz binary: clusters are laid out left to
@@ -67,6 +68,7 @@ class _Edge:
     dst: str
     value: Value
     cut: bool
+    crossing: bool = False  # between two clusters: through global memory when clusters are segments
 
 
 def _nodes_and_edges(p: Picture):
@@ -85,6 +87,9 @@ def _nodes_and_edges(p: Picture):
     for v in dict.fromkeys(f.outputs):
         src = op_node[id(v.definition)] if v.definition is not None else f"in_{v.name}"
         edges.append(_Edge(src, f"out_{v.name}", v, (id(v), 0) in p.cuts))
+    cluster_of = {f"op{i}": k for k, c in enumerate(p.clusters) for i in c.ops}
+    for e in edges:
+        e.crossing = e.src in cluster_of and e.dst in cluster_of and cluster_of[e.src] != cluster_of[e.dst]
     return op_node, edges
 
 
@@ -122,6 +127,8 @@ def to_dot(p: Picture) -> str:
         label = edge_label(p, e.value)
         if e.cut:
             out.append(f'  "{e.src}" -> "{e.dst}" [label="segment_set\\n{_esc(label)}", style=dashed, color=red, cut=true];')
+        elif e.crossing:
+            out.append(f'  "{e.src}" -> "{e.dst}" [label="{_esc(label)}", color=darkorange, penwidth=2, crossing=true];')
         else:
             out.append(f'  "{e.src}" -> "{e.dst}" [label="{_esc(label)}"];')
     out.append("}")
@@ -185,8 +192,9 @@ def draw(p: Picture, ax) -> None:
         ax.text(x_lo + 0.05, y_lo + 0.05, c.label, fontsize=6.5, va="top", ha="left", weight="bold", zorder=5)
     for e in edges:
         (x1, y1), (x2, y2) = pos[e.src], pos[e.dst]
+        color = "red" if e.cut else "darkorange" if e.crossing else "#555"
         ax.annotate("", xy=(x2, y2 - h), xytext=(x1, y1 + h), zorder=1,
-                    arrowprops=dict(arrowstyle="->", lw=1.2 if e.cut else 0.6, color="red" if e.cut else "#555",
+                    arrowprops=dict(arrowstyle="->", lw=1.2 if e.cut or e.crossing else 0.6, color=color,
                                     linestyle="--" if e.cut else "-", shrinkA=0, shrinkB=0))
         label = ("segment_set " if e.cut else "") + edge_label(p, e.value)
         ax.text((x1 + x2) / 2, (y1 + y2) / 2, label, fontsize=4.5, color="red" if e.cut else "#333",

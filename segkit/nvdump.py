@@ -23,7 +23,7 @@ _TENSOR = re.compile(r"\b(T\d+)_([a-z])_(\w+?)\[")
 _OUT_AT_COL0 = re.compile(r"^(T\d+)_[a-z]_\w+?\[")
 _EXPR_NAME = re.compile(r"^\((\d+)\)\s*$")
 _OP_NAME = re.compile(r"^\s*=\s*([A-Za-z_][\w:.]*)\s*\(")
-_REJECT = re.compile(r"^Scheduler _(\w+?)_ \*\*\*rejected\*\*\* because : ?(.*)$")
+REJECT = re.compile(r"^Scheduler _(\w+?)_ \*\*\*rejected\*\*\* because : ?(.*)$")
 _ACCEPT = re.compile(r"^\*\*\*Accepted\*\*\* as: (\w+)")
 
 #: nvFuser's printed dtype -> bytes per element
@@ -211,7 +211,7 @@ def parse_segmenter_log(text: str) -> list[Attempt]:
         if cur is None:
             continue
         raw.append(line)
-        if m := _REJECT.match(line):
+        if m := REJECT.match(line):
             in_fusion = False
             cur.rejected.append((m.group(1), m.group(2).strip()))
         elif m := _ACCEPT.match(line):

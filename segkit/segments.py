@@ -30,6 +30,7 @@ from segkit.bookend import bookend, sub_fusion
 from segkit.compare import OutputDiff, compare
 from segkit.interp import Interpreter, as_fusion
 from segkit.ir import Fusion, Op, Value
+from segkit.nvdump import REJECT as _REJECT_LINE
 from segkit.nvdump import Attempt, NvSegmentation, parse_segmented_fusion, parse_segmenter_log, tensors_in
 
 _TV_NAME = re.compile(r"^(T\d+)_")
@@ -285,7 +286,7 @@ def analyze(fd: Any, inputs: Sequence[Any], *, reps: int = 20, log: bool = True)
                             raw_log=raw_log, notes=notes, value_names=value_names,
                             shapes={k: tuple(t.shape) for k, t in env.items() if isinstance(t, torch.Tensor)},
                             nvfd=nvfd)
-    _explain(report, names)
+    _explain(report, env)
     return report
 
 
@@ -368,8 +369,9 @@ def _place_unmapped(fusion: Fusion, segments: list[Segment]) -> None:
         s.ops = sorted(i for i, segs in where.items() if s.index in segs)
 
 
-def _explain(report: SegmentsReport, names: dict[str, Value]) -> None:
-    """Attach the segmenter's reasons: why not one kernel, and for each edge why its ends stayed apart."""
+def _explain(report: SegmentsReport, env: dict) -> None:
+    """Attach the segmenter's reasons: why not one kernel, and for each edge why its ends stayed apart (from
+    the log; for a pair the log never tried, nvFuser's schedulers asked about the two together)."""
     unseg = next((a for a in report.attempts if a.kind == "unsegmented"), None)
     if unseg is not None:
         report.unsegmented_why = unseg.why()
@@ -380,10 +382,44 @@ def _explain(report: SegmentsReport, names: dict[str, Value]) -> None:
             for o in fusion.ops[i].outputs:
                 if id(o) in report.value_names:
                     value_seg.setdefault(report.value_names[id(o)], set()).add(s.index)
+    said: dict[tuple[int, int], str] = {}
     for e in report.edges:
-        tried = [a for a in report.attempts if a.kind == "merge" and not a.accepted
-                 and {e.src, e.dst} <= {s for t in a.outputs for s in value_seg.get(t, ())}]
-        e.why_not_merged = tried[-1].why() if tried else "not tried as a pair in the log"
+        if (e.src, e.dst) not in said:
+            tried = [a for a in report.attempts if a.kind == "merge" and not a.accepted
+                     and {e.src, e.dst} <= {s for t in a.outputs for s in value_seg.get(t, ())}]
+            said[e.src, e.dst] = (f"segmenter log: {tried[-1].why()}" if tried
+                                  else recheck_pair(report, e.src, e.dst, env))
+        e.why_not_merged = said[e.src, e.dst]
+
+
+#: nvFuser's schedulers in the order it proposes them (scheduler_types.h), matmul and expr_eval left out
+SCHEDULERS = ("no_op", "reduction", "resize", "transpose", "pointwise", "inner_persistent", "outer_persistent",
+              "inner_outer_persistent")
+
+
+def recheck_pair(report: SegmentsReport, a: int, b: int, env: dict) -> str:
+    """Ask each nvFuser scheduler (``nvfuser_direct.schedule.can_schedule``, which returns its own reject
+    message) whether it takes segments ``a`` and ``b`` as one fusion; what each said, in one line."""
+    import nvfuser_direct as nvf
+
+    from segkit.nvf import to_nvfuser
+
+    fusion = report.fusion
+    ops = [fusion.ops[i] for i in sorted(set(report.segments[a].ops) | set(report.segments[b].ops))]
+    reads, gives = boundary(fusion, ops)
+    args = [env[id(v)] if id(v) in env else v.value for v in reads]
+    try:
+        nvfd = to_nvfuser(sub_fusion(fusion, ops, reads, gives, args))
+        said = []
+        for name in SCHEDULERS:
+            ok, msg = nvf.schedule.can_schedule(nvfd.fusion, getattr(nvf.SchedulerType, name), args)
+            if ok:
+                return f"re-check (can_schedule): {name} accepts the pair as one fusion; the segmenter did not try it"
+            found = [f"{m.group(1)}: {m.group(2).strip()}" for m in map(_REJECT_LINE.match, msg.splitlines()) if m]
+            said += found or [f"{name}: {msg.strip() or 'refused without a message'}"]
+        return "re-check (can_schedule): " + "; ".join(said)
+    except Exception as e:  # a re-check is extra information: say why it is missing instead of failing
+        return f"not tried as a pair in the log; re-check failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
 
 
 def segmenter_log(fd: Any, inputs: Sequence[Any], timeout: float = 300) -> str:
@@ -403,6 +439,21 @@ def segmenter_log(fd: Any, inputs: Sequence[Any], timeout: float = 300) -> str:
 
 
 # --------------------------------------------------------------------------- one repro per segment
+def boundary(fusion: Fusion, ops: Sequence[Op]) -> tuple[list[Value], list[Value]]:
+    """What a piece of the fusion made of ``ops`` reads from outside (fusion inputs, other pieces' values)
+    and what it must give back (fusion outputs, values read outside it)."""
+    produced = {id(o) for op in ops for o in op.outputs}
+    inside = {id(op) for op in ops}
+    reads: list[Value] = []
+    for op in ops:
+        for v in op.inputs:
+            if id(v) not in produced and v not in reads and (v.definition is not None or v in fusion.inputs):
+                reads.append(v)
+    gives = [o for op in ops for o in op.outputs if o.is_tensor and (
+        o in fusion.outputs or any(id(u) not in inside for u in fusion.uses(o)))]
+    return reads, gives
+
+
 @dataclass
 class SegmentRepro:
     segment: int
@@ -426,15 +477,7 @@ def segment_repros(report: SegmentsReport, inputs: Sequence[Any], out_dir: str |
         ops = [fusion.ops[i] for i in seg.ops]
         if not ops:
             continue
-        produced = {id(o) for op in ops for o in op.outputs}
-        seg_inputs: list[Value] = []
-        for op in ops:
-            for v in op.inputs:
-                if id(v) not in produced and v not in seg_inputs and (v.definition is not None or v in fusion.inputs):
-                    seg_inputs.append(v)
-        inside = {id(op) for op in ops}
-        seg_outputs = [o for op in ops for o in op.outputs if o.is_tensor and (
-            o in fusion.outputs or any(id(u) not in inside for u in fusion.uses(o)))]
+        seg_inputs, seg_outputs = boundary(fusion, ops)
         if not seg_outputs:
             continue
         args = [interp.value_of(v) for v in seg_inputs]
@@ -502,13 +545,14 @@ def format_report(report: SegmentsReport) -> str:
 # --------------------------------------------------------------------------- pictures
 def gpu_picture(report: SegmentsReport, title: str = ""):
     """The fusion with nvFuser's segments as clusters (an op nvFuser recomputes in several is drawn in the
-    first), concrete shapes on the edges."""
+    first), concrete shapes on the edges, and the segment_sets of the outputs bookend plan (nvFuser's own)."""
     from segkit.graph import Cluster, picture
 
     first = report.segment_of()
     clusters = [Cluster(f"segment {s.index}: {s.scheduler}" + (f", {s.kernel_us:.1f} us" if s.kernels else ", no kernel"),
                         [i for i in s.ops if first[i] == s.index]) for s in report.segments]
-    return picture(report.fd, clusters, title=title, shapes=report.shapes)
+    cuts = bookend(report.fd, "outputs").cuts  # where nvFuser's own mark-aliases pass puts segment_sets
+    return picture(report.fd, clusters, cuts, title=title, shapes=report.shapes)
 
 
 def plan_picture(fd: Any, cuts: Sequence[Any] = (), title: str = ""):
