@@ -98,27 +98,27 @@ def _cpu_sections(target: str) -> list[str]:
 
 def _gpu_sections(target: str) -> list[str]:
     from segkit.experiment import HEADERS, run_experiment
-    from segkit.segments import analyze, gpu_picture, op_label, site_line
+    from segkit.segments import analyze, gpu_picture, human_bytes, op_label, site_line
     from segkit.segments_cmd import load
     from segkit.trace import capture
     from segkit.trace.report import gpu_trace_rows
 
     fd, inputs = load(target, "cuda")
     rep = analyze(fd, inputs)
-    mib = 1 / (1 << 20)
+    hb = human_bytes
     fusion = fd.fusion
     parts = [f"<p>{len(rep.segments)} segment(s) on {html.escape(rep.device)}: kernel time {rep.kernel_us:.1f} us "
-             f"(cold L2), host wall {rep.wall_us:.1f} us per call. Unsegmented floor {rep.floor_bytes * mib:.2f} MiB; "
-             f"segments move {rep.segmented_bytes * mib:.2f} MiB; <b>segmentation cost "
-             f"{rep.segmentation_cost_bytes * mib:.2f} MiB</b>.</p>"]
+             f"(cold L2), host wall {rep.wall_us:.1f} us per call. Unsegmented floor {hb(rep.floor_bytes)}; "
+             f"segments move {hb(rep.segmented_bytes)}; <b>segmentation cost "
+             f"{hb(rep.segmentation_cost_bytes)}</b> (bytes above the floor).</p>"]
     if rep.unsegmented_why:
         parts.append(f"<p>Why not one kernel (nvFuser's segmenter): {html.escape(rep.unsegmented_why)}</p>")
     parts += ["<h2>Picture: nvFuser's segments</h2>", _image(gpu_picture(rep, target))]
     rows = []
     for s in rep.segments:
         ops = "\n".join(f"{op_label(fusion.ops[i])}   {site_line(fusion.ops[i])}" for i in s.ops)
-        ios = "\n".join([f"in  {t.label()} ({t.nbytes * mib:.2f} MiB)" for t in s.inputs] +
-                        [f"out {t.label()} ({t.nbytes * mib:.2f} MiB)" for t in s.outputs])
+        ios = "\n".join([f"in  {t.label()} ({hb(t.nbytes)})" for t in s.inputs] +
+                        [f"out {t.label()} ({hb(t.nbytes)})" for t in s.outputs])
         rows.append([s.index, s.scheduler, ops + ("\nnvFuser's own: " + ", ".join(s.nv_only) if s.nv_only else ""),
                      ios, "\n".join(k.name for k in s.kernels) or "none", s.kernel_us,
                      f"{100 * s.kernel_us / rep.wall_us:.0f}%" if rep.wall_us else "-"])
@@ -126,8 +126,8 @@ def _gpu_sections(target: str) -> list[str]:
               _table(["seg", "scheduler", "ops (source line)", "inputs / outputs", "kernels", "kernel us", "of host wall"], rows)]
     if rep.edges:
         parts += ["<h2>Edges through global memory</h2>",
-                  _table(["from", "to", "tensor", "MiB written + read", "why not merged (nvFuser's segmenter)"],
-                         [[e.src, e.dst, e.tensor.label(), f"{e.nbytes * mib:.2f}", e.why_not_merged] for e in rep.edges])]
+                  _table(["from", "to", "tensor", "written + read", "why not merged (nvFuser's segmenter)"],
+                         [[e.src, e.dst, e.tensor.label(), hb(e.nbytes), e.why_not_merged] for e in rep.edges])]
     parts += _fusion_sections(fd)
     measured = run_experiment(fd, inputs, reps=20, cold_l2=True)
     parts += ["<h2>Bookend variants (cold-L2 kernel time)</h2>", _table(HEADERS, [m.row() for m in measured])]

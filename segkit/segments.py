@@ -206,6 +206,14 @@ class SegmentsReport:
         return out
 
 
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if abs(n) < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.2f} GiB"
+
+
 def op_label(op: Op) -> str:
     outs = ", ".join(o.name for o in op.outputs)
     return f"{outs} = {op.name}({', '.join(v.name for v in op.inputs if not v.literal)})"
@@ -400,15 +408,14 @@ SCHEDULERS = ("no_op", "reduction", "resize", "transpose", "pointwise", "inner_p
 def recheck_pair(report: SegmentsReport, a: int, b: int, env: dict) -> str:
     """Ask each nvFuser scheduler (``nvfuser_direct.schedule.can_schedule``, which returns its own reject
     message) whether it takes segments ``a`` and ``b`` as one fusion; what each said, in one line."""
-    import nvfuser_direct as nvf
-
-    from segkit.nvf import to_nvfuser
+    from segkit.nvf import _nvf, to_nvfuser
 
     fusion = report.fusion
     ops = [fusion.ops[i] for i in sorted(set(report.segments[a].ops) | set(report.segments[b].ops))]
     reads, gives = boundary(fusion, ops)
     args = [env[id(v)] if id(v) in env else v.value for v in reads]
     try:
+        nvf = _nvf()
         nvfd = to_nvfuser(sub_fusion(fusion, ops, reads, gives, args))
         said = []
         for name in SCHEDULERS:
@@ -510,22 +517,22 @@ def format_report(report: SegmentsReport) -> str:
     from tabulate import tabulate
 
     fusion = report.fusion
-    mib = 1 / (1 << 20)
+    hb = human_bytes
     lines = [f"{len(report.segments)} segment(s) on {report.device}; kernel time {report.kernel_us:.1f} us (cold L2), "
              f"host wall {report.wall_us:.1f} us per call"]
     if report.unsegmented_why:
-        lines.append(f"why not one kernel: {report.unsegmented_why}")
+        lines.append(f"why not one kernel (segmenter log): {report.unsegmented_why}")
     rows = []
     for s in report.segments:
         rows.append([s.index, s.group_id, s.scheduler, len(s.ops), len(s.kernels), f"{s.kernel_us:.1f}",
                      f"{100 * s.kernel_us / report.wall_us:.0f}%" if report.wall_us else "-",
-                     f"{sum(t.nbytes for t in s.inputs) * mib:.2f}", f"{sum(t.nbytes for t in s.outputs) * mib:.2f}"])
+                     hb(sum(t.nbytes for t in s.inputs)), hb(sum(t.nbytes for t in s.outputs))])
     lines.append(tabulate(rows, headers=["seg", "group", "scheduler", "ops", "kernels", "kernel us",
-                                         "of host wall", "in MiB", "out MiB"]))
+                                         "of host wall", "in", "out"]))
     for s in report.segments:
         lines.append(f"\nsegment {s.index} ({s.scheduler}, nvFuser group {s.group_id}):")
-        lines += [f"  in  {t.label()}  {t.nbytes * mib:.2f} MiB" for t in s.inputs]
-        lines += [f"  out {t.label()}  {t.nbytes * mib:.2f} MiB" for t in s.outputs]
+        lines += [f"  in  {t.label()}  {hb(t.nbytes)}" for t in s.inputs]
+        lines += [f"  out {t.label()}  {hb(t.nbytes)}" for t in s.outputs]
         for i in s.ops:
             op = fusion.ops[i]
             lines.append(f"  op  {op_label(op):50s} {site_line(op)}")
@@ -534,10 +541,10 @@ def format_report(report: SegmentsReport) -> str:
     if report.edges:
         lines.append("\nedges (intermediates through global memory):")
         for e in report.edges:
-            lines.append(f"  {e.src} -> {e.dst}: {e.tensor.label()}  {e.nbytes * mib:.2f} MiB written+read; "
+            lines.append(f"  {e.src} -> {e.dst}: {e.tensor.label()}  {hb(e.nbytes)} written+read; "
                          f"not merged: {e.why_not_merged}")
-    lines.append(f"\nunsegmented floor {report.floor_bytes * mib:.2f} MiB; segments move {report.segmented_bytes * mib:.2f} MiB: "
-                 f"segmentation cost {report.segmentation_cost_bytes * mib:.2f} MiB")
+    lines.append(f"\nunsegmented floor {hb(report.floor_bytes)}; segments move {hb(report.segmented_bytes)}: "
+                 f"segmentation cost {hb(report.segmentation_cost_bytes)}")
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines)
 

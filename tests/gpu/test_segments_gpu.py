@@ -24,7 +24,7 @@ def _dump_groups(raw: str) -> list[str]:
     return [re.match(r"\s+([a-z_]+)\{", line).group(1) for line in blocks[-1].splitlines()]
 
 
-@pytest.mark.parametrize("target", CASES)
+@pytest.mark.parametrize("target", CASES, ids=[c.replace(":", "-") for c in CASES])
 def test_segments_agree_with_nvfusers_dump_and_repros_match(target, tmp_path, record):
     name, cfg = target.split(":")
     spec = fusions.get(name)
