@@ -51,6 +51,18 @@ class OpDef:
     meta: bool = False
     doc: str = ""
     literal_operands: bool = True  # python numbers given as operands become constant scalars
+    #: nvFuser's other spellings of the op (pybind overloads, e.g. a reduction's ``dim=``): a function
+    #: ``(args, kwargs) -> (args, kwargs)`` giving this entry's canonical call; raises TypeError.
+    overloads: Callable[[tuple, dict], tuple[tuple, dict]] | None = None
+    #: Which outputs come from nvFuser's random stream (Philox), which the reference cannot reproduce:
+    #: True for all of them, or a function of the bound arguments giving one flag per output.
+    random: bool | Callable[[dict], Sequence[bool]] = False
+
+    def random_outputs(self, args: dict[str, Any], n_outputs: int) -> list[bool]:
+        """One flag per output: does it come from nvFuser's random stream?"""
+        if callable(self.random):
+            return list(self.random(args))
+        return [bool(self.random)] * n_outputs
 
     @property
     def params(self) -> list[str]:
@@ -68,6 +80,8 @@ class OpDef:
 
     def bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Bind a call like Python would; raise TypeError naming the problem."""
+        if self.overloads is not None:
+            args, kwargs = self.overloads(tuple(args), dict(kwargs))
         params = self.params
         if len(args) > len(params):
             raise TypeError(f"takes at most {len(params)} arguments ({', '.join(params)}), got {len(args)}")
@@ -351,32 +365,65 @@ def _reduced(x: Value, dims: list[int], keepdim: bool, dtype: DataType) -> Out:
     return Out(dtype, tuple(shape), tuple(bc), tuple(ex))
 
 
-def _sum_dtype(x: Value, dtype: DataType | None) -> DataType:
-    if dtype is not None and dtype is not DataType.Null:
+def _sum_dtype(x: Value, dtype: DataType) -> DataType:
+    if dtype is not DataType.Null:
         return dtype
     return x.dtype if x.dtype.is_float or x.dtype.torch.is_complex else DataType.Int
+
+
+def _reduction_overloads(name: str):
+    """nvFuser's three reduction overloads, as one canonical call ``(arg, dims, keepdim, dtype)``:
+    ``(arg, dtype=Null)`` over every dim, ``(arg, dim: int, keepdim, dtype)`` and
+    ``(arg, dims: list, keepdim, dtype)``."""
+
+    def normalize(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if len(args) >= 2 and isinstance(args[1], DataType):  # (arg, dtype): every dim
+            if len(args) > 2 or {"dim", "dims", "keepdim", "dtype"} & set(kwargs):
+                raise TypeError(f"{name}(arg, dtype) reduces every dim and takes no other argument")
+            args, kwargs = args[:1], {**kwargs, "dtype": args[1]}
+        if len(args) >= 2 and isinstance(args[1], int) and not isinstance(args[1], bool):
+            args = (args[0], [args[1]], *args[2:])
+        if "dim" in kwargs:
+            dim = kwargs.pop("dim")
+            if "dims" in kwargs or len(args) > 1:
+                raise TypeError(f"{name}: give dim= or dims=, not both")
+            if not isinstance(dim, int) or isinstance(dim, bool):
+                raise TypeError(f"{name}: dim= takes one int (dims= takes a list), got {dim!r}")
+            kwargs["dims"] = [dim]
+        if kwargs.get("dtype", DataType.Null) is None:  # a Python None spelling of DataType.Null
+            kwargs["dtype"] = DataType.Null
+        has_dims = len(args) > 1 or kwargs.get("dims") is not None
+        if not has_dims and (len(args) > 2 or "keepdim" in kwargs):
+            raise TypeError(f"{name}: keepdim needs dim= or dims= (nvFuser's every-dim overload takes only dtype=)")
+        return args, kwargs
+
+    return normalize
 
 
 def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
     def infer(a: dict) -> list[Out]:
         x = _tensor(a["arg"], f"{name}'s arg")
         dims = norm_dims(a["dims"], x.ndim) if a["dims"] is not None else list(range(x.ndim))
-        dtype = _sum_dtype(x, a.get("dtype")) if with_dtype else x.dtype
+        if not isinstance(a["dtype"], DataType):
+            raise InferError(f"dtype must be a DataType, got {a['dtype']!r}")
+        if not with_dtype and a["dtype"] is not DataType.Null:
+            raise InferError(f"dtype={a['dtype']!r}: nvFuser's {name} takes no dtype other than DataType.Null")
+        dtype = _sum_dtype(x, a["dtype"]) if with_dtype else x.dtype
         return [_reduced(x, dims, bool(a["keepdim"]), dtype)]
 
     def run(a: dict, ctx: RunContext):
         x = a["arg"]
-        dims = sorted(d % x.ndim for d in ([a["dims"]] if isinstance(a["dims"], int) else a["dims"] or range(x.ndim)))
+        dims = range(x.ndim) if a["dims"] is None else [a["dims"]] if isinstance(a["dims"], int) else a["dims"]
+        dims = sorted(d % x.ndim for d in dims)
         if with_dtype:
-            dt = a.get("dtype")
-            if dt is not None and dt is not DataType.Null:
-                x = x.to(dt.torch)
+            if a["dtype"] is not DataType.Null:
+                x = x.to(a["dtype"].torch)
             elif not (x.dtype.is_floating_point or x.dtype.is_complex):
                 x = x.to(torch.int64)
-        return reduce(x, dims, bool(a["keepdim"]))
+        return reduce(x, dims, bool(a["keepdim"])) if dims else x.clone()
 
-    attrs = (("dims", None), ("keepdim", False)) + ((("dtype", None),) if with_dtype else ())
-    return _register(OpDef(name, ("arg",), attrs, infer, run))
+    attrs = (("dims", None), ("keepdim", False), ("dtype", DataType.Null))
+    return _register(OpDef(name, ("arg",), attrs, infer, run, overloads=_reduction_overloads(name)))
 
 
 def _prod(x, dims, keepdim):
@@ -385,18 +432,10 @@ def _prod(x, dims, keepdim):
     return x
 
 
-def _amax(x, dims, keepdim):
-    return torch.amax(x, dims, keepdim=keepdim) if dims else x.clone()
-
-
-def _amin(x, dims, keepdim):
-    return torch.amin(x, dims, keepdim=keepdim) if dims else x.clone()
-
-
-_reduction("sum", lambda x, d, k: torch.sum(x, d, keepdim=k) if d else x.clone(), True)
+_reduction("sum", lambda x, d, k: torch.sum(x, d, keepdim=k), True)
 _reduction("prod", _prod, True)
-_reduction("max", _amax, False)
-_reduction("min", _amin, False)
+_reduction("max", lambda x, d, k: torch.amax(x, d, keepdim=k), False)
+_reduction("min", lambda x, d, k: torch.amin(x, d, keepdim=k), False)
 
 
 def _var_infer(n_out: int, keepdim_attr: bool):
