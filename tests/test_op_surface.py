@@ -83,8 +83,6 @@ def test_samples_follow_the_shape_rule_and_round_trip(op):
         text = segkit.emit_repro(fd, inputs)
         again = segkit.load_repro(text)
         assert _structure(again.fd) == _structure(fd)
-        assert segkit.emit_repro(segkit.load_repro(segkit.emit_repro(again.fd, inputs)).fd, inputs) == \
-            segkit.emit_repro(again.fd, inputs)
         if any(catalogue.get(o.name).random for o in as_fusion(fd).ops):
             continue
         for a, b in zip(outs, segkit.run_reference(again.fd, inputs)):
