@@ -532,9 +532,13 @@ def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
 
 
 def _prod(x, dims, keepdim):
+    """Product over several dims, accumulated in float32 for 16-bit floats (as nvFuser does), rounded once."""
+    out_dtype = x.dtype
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.float()
     for d in sorted(dims, reverse=True):
         x = torch.prod(x, d, keepdim=keepdim)
-    return x
+    return x.to(out_dtype)
 
 
 _reduction("sum", lambda x, d, k: torch.sum(x, d, keepdim=k), True)
@@ -548,6 +552,10 @@ def _var_infer(n_out: int, keepdim_attr: bool):
         x = _tensor(a["arg"], "arg")
         if not x.dtype.is_float:
             raise InferError(f"variance needs a floating-point tensor, got {x.dtype.name}")
+        if n_out == 2 and x.dtype in (DataType.Half, DataType.BFloat16, DataType.Float8_e4m3fn, DataType.Float8_e5m2):
+            raise InferError(f"var_mean is not supported for {x.dtype.name} (nvFuser's rule): cast arg to Float first")
+        if a.get("correction", 0) < 0:
+            raise InferError(f"correction must be non-negative, got {a['correction']}")
         dims = norm_dims(a["dims"], x.ndim)
         out = _reduced(x, dims, bool(a.get("keepdim", False)) if keepdim_attr else False, x.dtype)
         outs = [out] * min(n_out, 2)

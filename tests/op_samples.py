@@ -400,7 +400,7 @@ def _table() -> dict[str, OpSamples]:
     for op in ("sum", "prod", "max", "min"):
         t[op] = OpSamples(ALL, _reduce(op))
     for op in ("var", "var_mean", "welford"):
-        t[op] = OpSamples(FLOATS, _var(op), tol={torch.bfloat16: 2e-2})
+        t[op] = OpSamples((F32, F64), _var(op))  # nvFuser refuses var_mean of 16-bit floats
     for name in _samples_meta(F32):
         t[name] = OpSamples(ALL, _meta(name))
     t["iota"] = OpSamples((I64, F32), _samples_iota)
