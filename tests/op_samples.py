@@ -180,7 +180,8 @@ def _samples_scatter(dt):
     x, xp = layouts((6, 5), dt)
     idx = torch.stack([torch.randperm(6, generator=_GEN)[:4] for _ in range(5)], 1)  # unique per column
     return [Sample([x, idx, values((4, 5), dt)], lambda fd, v: fd.ops.scatter(v[0], v[1], v[2], 0)),
-            Sample([xp, idx, 2.0 if dt.is_float else 2], lambda fd, v: fd.ops.scatter(v[0], v[1], v[2], dim=0))]
+            Sample([xp, idx, 2.0 if dt.is_float else 2],
+                   lambda fd, v: fd.ops.scatter(v[0], v[1], fd.ops.cast(v[2], dtype=dt), dim=0))]
 
 
 def _samples_embedding(dt):
