@@ -26,6 +26,8 @@ def test_every_nvfuser_op_is_supported_or_refused_with_a_reason():
     assert set(catalogue.REFUSED) <= set(OPS["ops"]), "REFUSED names ops nvfuser_direct does not have"
     supported = [op for op in OPS["ops"] if op in catalogue.CATALOGUE]
     assert len(supported) / len(OPS["ops"]) >= 0.95, f"{len(supported)} of {len(OPS['ops'])} supported"
+    recorded = {op: "supported" if op in catalogue.CATALOGUE else "refused" for op in OPS["ops"]}
+    assert recorded == OPS["ops"], "tests/data/nvfuser_direct_ops.json's status column is out of date"
 
 
 def test_catalogue_has_no_op_nvfuser_lacks():
