@@ -9,6 +9,12 @@ interpreter can never disagree.
 
 nvfuser_direct 0.2.36 has no ``mean``, ``amax`` or ``amin`` op; the recording
 frontend offers ``mean`` as sum * (1/N), exactly as Thunder decomposes it.
+
+Families with more to say live in their own modules, registered into the one
+CATALOGUE when this module is imported: ops_indexing (gather/scatter/embedding,
+scans, sort, topk, triu), ops_matmul (matmul, linear, grouped_mm, attention),
+ops_random (uniform, normal, rand_like, randn_like). ``REFUSED`` lists the
+nvFuser ops segkit deliberately does not record, with the reason.
 """
 
 from __future__ import annotations
@@ -284,8 +290,7 @@ def _clamp(x, lo, hi):
 
 
 def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = "",
-               check: Callable[[dict], None] | None = None, literal_operands: bool = True,
-               random: bool = False) -> OpDef:
+               check: Callable[[dict], None] | None = None, literal_operands: bool = True) -> OpDef:
     """An elementwise op; ``check`` adds nvFuser's own argument rules before torch's dtype rule runs."""
     inferred = _pointwise_infer(name, fn, operands)
 
@@ -302,8 +307,7 @@ def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = ""
             return fn(*vals)
         return fn(*vals)
 
-    return _register(OpDef(name, operands, (), infer, run, doc=doc, literal_operands=literal_operands,
-                           random=random))
+    return _register(OpDef(name, operands, (), infer, run, doc=doc, literal_operands=literal_operands))
 
 
 _UNARY = {
