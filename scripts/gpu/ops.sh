@@ -3,7 +3,7 @@
 # reference interpreter. Writes $OUT/ops/pytest.log and $OUT/ops/summary.json; prints the tally last.
 source .gpu/activate.sh
 mkdir -p "$OUT/ops"
-SEGKIT_OPS_SUMMARY="$OUT/ops/summary.json" timeout 540 python -m pytest -m gpu -q -p no:cacheprovider \
+SEGKIT_OPS_SUMMARY="$OUT/ops/summary.json" timeout 480 python -m pytest -m gpu -q -p no:cacheprovider \
     tests/gpu/test_ops_gpu.py -rf --durations=10 > "$OUT/ops/pytest.log" 2>&1
 rc=$?
 grep -E "^FAILED|passed|failed" "$OUT/ops/pytest.log" | tail -40

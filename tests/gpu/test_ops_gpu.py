@@ -26,7 +26,7 @@ pytestmark = pytest.mark.gpu
 TALLY: Counter = Counter()
 FAILED: dict[str, list[str]] = {}
 #: Wall-clock budget for the whole module (nvFuser compiles every fusion); ops past it are skipped, counted.
-BUDGET_S = float(os.environ.get("SEGKIT_OPS_BUDGET_S", "420"))
+BUDGET_S = float(os.environ.get("SEGKIT_OPS_BUDGET_S", "300"))
 _START = time.monotonic()
 
 
