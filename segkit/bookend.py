@@ -30,7 +30,7 @@ import torch
 from segkit.alias import META_OPS, AliasAnalysis, analyze
 from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
-from segkit.ir import Fusion, Op, Value, ops_needed_by
+from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
 from segkit.layout import compute_tensor_descriptor
 
 POLICIES = ("none", "outputs", "inputs+outputs")
@@ -235,8 +235,26 @@ class HostPlan:
             fusion.inputs.append(nv)
         fusion.outputs = [vmap[id(v)] for v in self.core_outputs]
         fusion.prune()
+        fusion.tuning = retune(self.plan.fusion.tuning, self._served())
         self._cores[key] = FusionDefinition.from_fusion(fusion)
         return self._cores[key]
+
+    def _served(self) -> list[list[int]]:
+        """For each core output, the indices of the fusion outputs computed from it (through the epilogue)."""
+        epilogue, core = {id(op) for op in self.epilogue}, {id(v): j for j, v in enumerate(self.core_outputs)}
+        served: list[list[int]] = [[] for _ in self.core_outputs]
+        for i, out in enumerate(self.plan.fusion.outputs):
+            stack, seen = [out], set()
+            while stack:
+                v = stack.pop()
+                if id(v) in seen:
+                    continue
+                seen.add(id(v))
+                if id(v) in core:
+                    served[core[id(v)]].append(i)
+                elif v.definition is not None and id(v.definition) in epilogue:
+                    stack.extend(v.definition.inputs)
+        return served
 
     def run(self, inputs: Sequence[Any], backend: str = "reference", check: bool = True) -> list[Any]:
         """Prologue views, the core fusion on ``backend``, epilogue views; outputs in fusion order."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -61,6 +61,20 @@ class NvTuning:
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
         if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
             raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
+
+    def for_outputs(self, served: Sequence[Sequence[int]]) -> NvTuning | None:
+        """This tuning for a rewritten fusion whose output j computes the old outputs ``served[j]`` (keep_outputs,
+        the minimizer, a host plan's core). Only a split names outputs: its groups are mapped onto the new
+        outputs; a split left with one group is one fusion on nvFuser's defaults (None)."""
+        if not self.split:
+            return self
+        groups = [tuple(j for j, old in enumerate(served) if set(old) & set(g)) for g in self.split]
+        groups = [g for g in groups if g]
+        flat = sorted(j for g in groups for j in g)
+        if flat != list(range(len(served))):
+            raise ValueError(f"NvTuning split {self.split} does not map onto the rewritten fusion's outputs "
+                             f"(old outputs per new output: {[list(o) for o in served]})")
+        return replace(self, split=tuple(groups)) if len(groups) > 1 else None
 
     def describe(self) -> str:
         if self.split:

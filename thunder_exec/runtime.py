@@ -29,13 +29,8 @@ _VERDICTS = Verdicts()
 
 def only_outputs(fd: Any, outputs: tuple[int, ...]):
     """The recorded fusion ``fd`` with only the outputs at ``outputs`` and the ops they need (inference wants
-    y, not the statistics a backward would read); the builder's nvFuser tuning is kept."""
-    tuning = getattr(fd, "nv_tuning", None)
-    if tuning is not None and tuning.split:
-        raise ValueError(f"cannot keep outputs {outputs} of a fusion whose tuning splits its outputs {tuning.split}")
-    new = FusionDefinition.from_fusion(fd.fusion.keep_outputs(outputs))
-    new.nv_tuning = tuning
-    return new
+    y, not the statistics a backward would read); the fusion's nvFuser tuning travels with it (keep_outputs)."""
+    return FusionDefinition.from_fusion(fd.fusion.keep_outputs(outputs))
 
 
 def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] | None = None):
@@ -49,7 +44,7 @@ def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] |
         if outputs is not None:
             fd = only_outputs(fd, outputs)
         plan = None if policy == "none" else bookend(fd, policy)
-        # No cut: the builder's own fusion, which keeps its nvFuser tuning (fd.nv_tuning).
+        # The rewrite carries the builder's nvFuser tuning (Fusion.tuning); no cut: the builder's own fusion.
         _FUSIONS[key] = fd if plan is None or not plan.cuts else plan.apply("segment_set")
     return _FUSIONS[key]
 
