@@ -46,8 +46,8 @@ def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool) -> None:
     rstd = N.define_stat(fd, cfg)
     w = N.define_vec(fd, cfg)
 
-    def view3(t):
-        return fd.ops.reshape(fd.ops.cast(t, dtype=f32), new_shape=[P, chunk, H])
+    def view3(t):  # the view on the input itself, so a bookend from inputs can take it to the host
+        return fd.ops.cast(fd.ops.reshape(t, new_shape=[P, chunk, H]), dtype=f32)
 
     def stat3(t):
         return N.per_row(fd, fd.ops.reshape(t, new_shape=[P, chunk]), 3)
@@ -61,8 +61,8 @@ def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool) -> None:
     if layer_norm:
         mean_g = fd.ops.mul(fd.ops.sum(g, dims=[2], dtype=f32), inv_h)
         inner = fd.ops.sub(inner, N.per_row(fd, mean_g, 3))
-    dx = fd.ops.reshape(fd.ops.mul(inner, rstd_b), new_shape=list(cfg.shape))
-    fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
+    dx = fd.ops.cast(fd.ops.mul(inner, rstd_b), dtype=N.io(fd, cfg))
+    fd.add_output(fd.ops.reshape(dx, new_shape=list(cfg.shape)))
     fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), dims=[1], dtype=f32))
     if layer_norm:
         fd.add_output(fd.ops.sum(dyf, dims=[1], dtype=f32))

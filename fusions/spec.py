@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from segkit.dtypes import DataType, from_torch
+from segkit.tuning import TableEntry, TuningTable, gpu_model
+
+#: ``segkit tune``'s winners per GPU model, committed (``segkit tune --merge`` adds a run's results).
+TABLE_PATH = Path(__file__).with_name("tunings.json")
+
+
+@functools.lru_cache(maxsize=1)
+def tuning_table() -> TuningTable:
+    """The committed tuning table, read once (``tuning_table.cache_clear()`` after editing it)."""
+    return TuningTable.load(TABLE_PATH)
 
 
 @dataclass(frozen=True)
@@ -40,15 +52,30 @@ class FusionSpec:
                 raise KeyError(f"{self.name} has no config {cfg!r}; known: {', '.join(self.configs)}") from None
         return replace(cfg, dtype=dtype) if dtype is not None else cfg
 
-    def build(self, cfg, dtype: torch.dtype | None = None):
-        """The recorded segkit FusionDefinition of this spec for ``cfg``."""
+    def build(self, cfg, dtype: torch.dtype | None = None, gpu: str | None = None,
+              table: TuningTable | None = None):
+        """The recorded segkit FusionDefinition of this spec for ``cfg``, with its nvFuser tuning (``tuned``)."""
         from segkit import FusionDefinition
 
         cfg = self.config(cfg, dtype)
         with FusionDefinition() as fd:
             self.define(fd, cfg)
-        fd.nv_tuning = self.tuning(cfg) if self.tuning else None
+        fd.nv_tuning = self.tuned(cfg, gpu, table)
         return fd
+
+    def table_entry(self, cfg, gpu: str | None = None, table: TuningTable | None = None) -> TableEntry | None:
+        """The tuning table's entry for ``cfg`` on ``gpu`` (default: this machine's GPU; None without one)."""
+        cfg = self.config(cfg)
+        table = table if table is not None else tuning_table()
+        return table.lookup(gpu or gpu_model(), self.name, cfg.name, cfg.dtype)
+
+    def tuned(self, cfg, gpu: str | None = None, table: TuningTable | None = None):
+        """The fused builder's nvFuser tuning: the table's winner on this GPU model when it has one (None where
+        nvFuser's defaults won), else the builder's own rule."""
+        entry = self.table_entry(cfg, gpu, table)
+        if entry is not None and entry.formulation == "fused":
+            return entry.tuning
+        return self.tuning(self.config(cfg)) if self.tuning else None
 
 
 def nv_dtype(dtype: torch.dtype) -> DataType:

@@ -181,3 +181,112 @@ class TunedFusion:
         override(params, self.tuning, torch.cuda.get_device_properties(device).multi_processor_count)
         nvf.schedule.schedule(nvfd.fusion, kind, params)
         return nvfd, params
+
+
+_FIELDS = ("why", "enable_options", "scheduler", "vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "split")
+
+
+def tuning_to_dict(tuning: NvTuning | None) -> dict | None:
+    """The JSON form of a tuning (tuples as lists), for the tuning table."""
+    if tuning is None:
+        return None
+    return {k: v for k in _FIELDS if (v := getattr(tuning, k)) not in (None, ())}
+
+
+def tuning_from_dict(d: dict | None) -> NvTuning | None:
+    if d is None:
+        return None
+    unknown = set(d) - set(_FIELDS)
+    if unknown:
+        raise ValueError(f"tuning table: unknown NvTuning fields {sorted(unknown)}; known: {list(_FIELDS)}")
+    return NvTuning(**{k: tuple(tuple(g) for g in v) if k == "split" else tuple(v) if k == "enable_options" else v
+                       for k, v in d.items()})
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """The winner of ``segkit tune`` for one spec, config and dtype on one GPU model, with what it bought."""
+
+    gpu: str
+    spec: str
+    config: str
+    dtype: str
+    formulation: str = "fused"  # or "two_stage" (norm backward: per-chunk partials, then their sum)
+    chunk: int | None = None
+    tuning: NvTuning | None = None
+    bookend: str = "none"
+    us: float | None = None  # the winner's time (CUDA events, cold L2)
+    default_us: float | None = None  # nvFuser's defaults, same timer, same run
+    measured: str = ""  # date and versions of the run
+
+    def key(self) -> tuple[str, str, str, str]:
+        return self.gpu, self.spec, self.config, self.dtype
+
+    def describe(self) -> str:
+        how = self.tuning.describe() if self.tuning else "nvFuser defaults"
+        form = f"two-stage chunk {self.chunk}, " if self.formulation == "two_stage" else ""
+        bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
+                  if self.us and self.default_us else "")
+        return f"{form}{how}, bookend {self.bookend}{bought}"
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "dtype", "formulation", "chunk", "bookend",
+                                           "us", "default_us", "measured")}
+        d["tuning"] = tuning_to_dict(self.tuning)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TableEntry:
+        return cls(**{**d, "tuning": tuning_from_dict(d.get("tuning"))})
+
+
+class TuningTable:
+    """Tuning winners per GPU model (a committed JSON file): builders and segkit_ex look their config up at
+    run time; a GPU model with no entry keeps the builder's own rule (or nvFuser's defaults)."""
+
+    def __init__(self, entries: Sequence[TableEntry] = ()) -> None:
+        self._entries = {e.key(): e for e in entries}
+
+    @classmethod
+    def load(cls, path) -> TuningTable:
+        import json
+        from pathlib import Path
+
+        path = Path(path)
+        if not path.exists():
+            return cls()
+        try:
+            data = json.loads(path.read_text())
+            return cls([TableEntry.from_dict(d) for d in data["entries"]])
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"tuning table {path} is malformed: {e}") from None
+
+    def save(self, path) -> None:
+        import json
+        from pathlib import Path
+
+        entries = [self._entries[k].to_dict() for k in sorted(self._entries)]
+        Path(path).write_text(json.dumps({"entries": entries}, indent=1) + "\n")
+
+    def put(self, entry: TableEntry) -> None:
+        self._entries[entry.key()] = entry
+
+    def merge(self, other: TuningTable) -> None:
+        for e in other.entries():
+            self.put(e)
+
+    def lookup(self, gpu: str | None, spec: str, config: str, dtype: Any) -> TableEntry | None:
+        if gpu is None:
+            return None
+        return self._entries.get((gpu, spec, config, str(dtype).removeprefix("torch.")))
+
+    def entries(self) -> list[TableEntry]:
+        return list(self._entries.values())
+
+    def gpus(self) -> list[str]:
+        return sorted({e.gpu for e in self._entries.values()})
+
+
+def gpu_model() -> str | None:
+    """The CUDA device's model name (the tuning table's key), or None without a GPU."""
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None

@@ -60,18 +60,19 @@ class SpecRunner:
     check: bool
     fd: Any
     outputs: tuple[int, ...] | None = None
+    staged: Any = None  # a multi-fusion formulation the tuning table chose for this GPU (e.g. two-stage norm bwd)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Outputs of the fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
         args = [t if t.is_contiguous() else t.contiguous() for t in tensors]
         if not (nvfuser_available() and all(t.is_cuda for t in args)):
             return run_reference(self.fd, args)
-        nvfd = compiled(self.fd)
+        execute = self.staged.execute if self.staged is not None else compiled(self.fd).execute
         if not self.check:
-            return nvfd.execute(args)
+            return execute(args)
         return _VERDICTS.outputs((self.spec_name, self.cfg, self.policy, self.outputs),
                                  f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd, args,
-                                 lambda: nvfd.execute(args))
+                                 lambda: execute(args))
 
 
 def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
@@ -81,8 +82,21 @@ def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
     found = _RUNNERS.get(key)
     if found is None:
         found = _RUNNERS[key] = SpecRunner(spec_name, cfg, policy, check,
-                                           fusion_for(spec_name, cfg, policy, outputs), outputs)
+                                           fusion_for(spec_name, cfg, policy, outputs), outputs,
+                                           staged_for(spec_name, cfg) if outputs is None else None)
     return found
+
+
+def staged_for(spec_name: str, cfg: Any, gpu: str | None = None):
+    """The two-stage formulation when the tuning table chose it for this spec and config on this GPU, else None."""
+    entry = fusions.get(spec_name).table_entry(cfg, gpu)
+    if entry is None or entry.formulation != "two_stage":
+        return None
+    from fusions.norm_bwd_two_stage import two_stage
+
+    staged = two_stage(spec_name, cfg, entry.chunk)
+    staged.stages[0].nv_tuning = entry.tuning
+    return staged
 
 
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
