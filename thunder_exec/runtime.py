@@ -87,9 +87,9 @@ def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
     return found
 
 
-def staged_for(spec_name: str, cfg: Any, gpu: str | None = None):
+def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = None):
     """The two-stage formulation when the tuning table chose it for this spec and config on this GPU, else None."""
-    entry = fusions.get(spec_name).table_entry(cfg, gpu)
+    entry = fusions.get(spec_name).table_entry(cfg, gpu, table)
     if entry is None or entry.formulation != "two_stage":
         return None
     from fusions.norm_bwd_two_stage import two_stage
