@@ -63,16 +63,15 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
         out.append(Candidate(tuning=rule, origin="builder rule"))
     tunings: list[NvTuning] = [_t(enable_options=("ws_normalization",))]
     if spec_name in NORM_BWD:
-        grid = [(4, 40, 16), (4, None, 16), (4, 40, 8), (2, 40, 16)] if quick else \
+        grid = [(4, 40, 16), (4, None, 16), (2, 40, 16)] if quick else \
             [(v, r, b) for v in (2, 4, 8) for r in (None, 40, 64) for b in (None, 8, 16)]
         tunings += [_t(scheduler="inner_outer_persistent", vectorize=v, maxrregcount=r, blocks_per_sm=b)
                     for v, r, b in grid]
     elif spec_name.endswith("norm_fwd"):
         tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
-    for policy in cut_policies:
-        out += [Candidate(tuning=t, bookend=policy) for t in tunings if not (_same(t, rule) and policy == "none")]
-        if policy != "none":
-            out += [Candidate(bookend=policy), *([Candidate(tuning=rule, bookend=policy)] if rule else [])]
+    out += [Candidate(tuning=t) for t in tunings if not _same(t, rule)]
+    for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
+        out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
     if spec_name in NORM_BWD:
         from fusions.norm_bwd_two_stage import chunk_for
 
@@ -210,7 +209,7 @@ def _nvfuser_version() -> str:
     try:
         import nvfuser_direct
 
-        return f", nvfuser_direct {getattr(nvfuser_direct, '__version__', '?')}"
+        return f", nvfuser_direct {nvfuser_direct.version()}"
     except ImportError:
         return ""
 
