@@ -104,7 +104,7 @@ class TwoStage:
     def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
         """dx, dw (, db): the outputs of the fused builder, in its order."""
         first = self._run(self.stages[0], list(inputs), backend)
-        return [first[0], *self._run(self.stages[1], first[1:], backend)]
+        return [first[0], *self._run(self.stages[1], [p.contiguous() for p in first[1:]], backend)]
 
     def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """On nvFuser, like a compiled fusion's ``execute``."""
