@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,6 +23,7 @@ from segkit.bookend import bookend
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
+from segkit.timing import event_us
 from segkit.tuning import NvTuning, TableEntry, TuningTable, gpu_model
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
@@ -147,27 +147,6 @@ def validate(runner: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], b
     return (not bad), (f"WRONG: {bad[0]}" if bad else f"max rel err {worst:.1e}")
 
 
-_FLUSH: list[torch.Tensor] = []
-
-
-def cold_l2_us(call: Callable[[], Any], reps: int = 20) -> float:
-    """Median time (us) of one call between CUDA events, L2 flushed (written and read back) before each."""
-    if not _FLUSH:
-        _FLUSH.append(torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1,
-                                  dtype=torch.float32, device="cuda"))
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(reps):
-        _FLUSH[0].zero_()
-        _FLUSH[0].sum()
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
-
-
 @dataclass
 class TuneResult:
     spec: str
@@ -252,7 +231,7 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
     log(f"segkit tune {spec_name}:{run_cfg.name} {str(cfg.dtype).removeprefix('torch.')}: {len(cands)} candidates "
         f"on {backend}")
     trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,
-                    None if reference else cold_l2_us, log)
+                    None if reference else event_us, log)
     return TuneResult(spec_name, cfg.name, str(cfg.dtype).removeprefix("torch."), trials)
 
 
@@ -268,7 +247,7 @@ def tune_script(path: str, reference: bool = False, log: Callable[[str], None] =
     refs = run_reference(repro.fd, inputs)
     cuts = [p for p in POLICIES if p == "none" or bookend(repro.fd, p).cuts]
     cands = space(Path(path).stem, None, None, quick=True, cut_policies=cuts)
-    trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else cold_l2_us, log=log)
+    trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else event_us, log=log)
     return TuneResult(Path(path).stem, "script", "", trials)
 
 

@@ -53,7 +53,8 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
 
 
 def test_tune_search_validates_and_times_on_nvfuser():
-    from segkit.tune import Candidate, cold_l2_us, search
+    from segkit.timing import event_us
+    from segkit.tune import Candidate, search
     from segkit.tuning import NvTuning
 
     spec = fusions.get("rmsnorm_bwd")
@@ -62,7 +63,7 @@ def test_tune_search_validates_and_times_on_nvfuser():
     cands = [Candidate(), Candidate(tuning=NvTuning("t", enable_options=("ws_normalization",))),
              Candidate("two_stage", chunk_for(cfg.rows, 132))]
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg), cands, "nvfuser",
-                    "rmsnorm_bwd", cfg, cold_l2_us)
+                    "rmsnorm_bwd", cfg, event_us)
     assert all(t.ok and t.us > 0 for t in trials), [(t.candidate.label(), t.note) for t in trials]
 
 
