@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ class FusionSpec:
     outputs: tuple[str, ...]
     doc: str = ""
     tuning: Callable[[Any], Any] | None = None  # cfg -> segkit.tuning.NvTuning | None, for nvFuser
+    formulations: dict[str, Callable[[Any, Any], None]] = field(default_factory=dict)  # other defines, same math
 
     def make_inputs(self, cfg, device="cpu", dtype: torch.dtype | None = None, seed: int = 0) -> dict[str, torch.Tensor]:
         """Inputs by name, in define_tensor order (``dtype`` overrides the config's)."""
@@ -53,13 +54,19 @@ class FusionSpec:
         return replace(cfg, dtype=dtype) if dtype is not None else cfg
 
     def build(self, cfg, dtype: torch.dtype | None = None, gpu: str | None = None,
-              table: TuningTable | None = None):
-        """The recorded segkit FusionDefinition of this spec for ``cfg``, with its nvFuser tuning (``tuned``)."""
+              table: TuningTable | None = None, formulation: str | None = None):
+        """The recorded segkit FusionDefinition of this spec for ``cfg``, with its nvFuser tuning (``tuned``): the
+        ``formulation`` given, else the one the tuning table chose for this GPU, else ``define``."""
         from segkit import FusionDefinition
 
         cfg = self.config(cfg, dtype)
+        if formulation is None:
+            entry = self.table_entry(cfg, gpu, table)
+            formulation = entry.formulation if entry is not None and entry.formulation in self.formulations else None
+        if formulation is not None and formulation not in self.formulations:
+            raise KeyError(f"{self.name} has no formulation {formulation!r}; known: {', '.join(self.formulations)}")
         with FusionDefinition() as fd:
-            self.define(fd, cfg)
+            (self.formulations[formulation] if formulation else self.define)(fd, cfg)
         fd.nv_tuning = self.tuned(cfg, gpu, table)
         return fd
 
@@ -73,7 +80,7 @@ class FusionSpec:
         """The fused builder's nvFuser tuning: the table's winner on this GPU model when it has one (None where
         nvFuser's defaults won), else the builder's own rule."""
         entry = self.table_entry(cfg, gpu, table)
-        if entry is not None and entry.formulation == "fused":
+        if entry is not None and (entry.formulation == "fused" or entry.formulation in self.formulations):
             return entry.tuning
         return self.tuning(self.config(cfg)) if self.tuning else None
 

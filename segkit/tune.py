@@ -32,14 +32,14 @@ POLICIES = ("none", "outputs", "inputs+outputs")
 
 @dataclass(frozen=True)
 class Candidate:
-    formulation: str = "fused"  # or "two_stage"
+    formulation: str = "fused"  # "two_stage" (norm backward), or one of the spec's named formulations
     chunk: int | None = None
     tuning: NvTuning | None = None
     bookend: str = "none"
     origin: str = ""  # "nvFuser defaults", "builder rule": the baselines the search must reproduce or beat
 
     def label(self) -> str:
-        form = f"two-stage chunk {self.chunk}" if self.formulation == "two_stage" else "fused"
+        form = f"two-stage chunk {self.chunk}" if self.formulation == "two_stage" else self.formulation
         how = self.tuning.describe() if self.tuning else "defaults"
         extra = f" [{self.origin}]" if self.origin else ""
         return f"{form} / {how} / bookend {self.bookend}{extra}"
@@ -55,9 +55,10 @@ def _same(a: NvTuning | None, b: NvTuning | None) -> bool:
 
 
 def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, quick: bool = True,
-          cut_policies: Sequence[str] = ("none",)) -> list[Candidate]:
+          cut_policies: Sequence[str] = ("none",), formulations: Sequence[str] = ()) -> list[Candidate]:
     """The candidates for ``spec_name`` at ``cfg``: nvFuser's defaults and the builder's rule first, then
-    enable options, heuristic overrides, formulations and bookend policies (only policies that cut)."""
+    enable options, heuristic overrides, formulations (the spec's named ones, the two-stage norm backward) and
+    bookend policies (only policies that cut)."""
     out = [Candidate(origin="nvFuser defaults")]
     if rule is not None:
         out.append(Candidate(tuning=rule, origin="builder rule"))
@@ -72,6 +73,7 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
     out += [Candidate(tuning=t) for t in tunings if not _same(t, rule)]
     for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
         out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
+    out += [Candidate(name, bookend=policy) for name in formulations for policy in cut_policies]
     if spec_name in NORM_BWD:
         from fusions.norm_bwd_two_stage import chunk_for
 
@@ -115,10 +117,14 @@ def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = N
         first.nv_tuning = cand.tuning
         staged.stages = (first, staged.stages[1])
         return staged
-    if cand.formulation != "fused":
-        raise SegkitError(f"unknown formulation {cand.formulation!r}")
     from segkit.frontend import FusionDefinition
 
+    if cand.formulation != "fused":
+        import fusions
+
+        if spec_name is None or cand.formulation not in fusions.get(spec_name).formulations:
+            raise SegkitError(f"unknown formulation {cand.formulation!r}" + (f" of {spec_name}" if spec_name else ""))
+        fd = fusions.get(spec_name).build(cfg, formulation=cand.formulation)
     tuned = FusionDefinition.from_fusion(fd.fusion.copy()[0])
     tuned.nv_tuning = cand.tuning
     return _Single(_bookended(tuned, cand.bookend))
@@ -227,7 +233,7 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
     refs = spec.reference(inputs, run_cfg)
     cuts = [p for p in POLICIES if p == "none" or bookend(fd, p).cuts]
     rule = spec.tuning(cfg) if spec.tuning else None
-    cands = space(spec_name, run_cfg, rule, sms, quick, cuts)
+    cands = space(spec_name, run_cfg, rule, sms, quick, cuts, list(spec.formulations))
     log(f"segkit tune {spec_name}:{run_cfg.name} {str(cfg.dtype).removeprefix('torch.')}: {len(cands)} candidates "
         f"on {backend}")
     trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,

@@ -133,3 +133,25 @@ def test_cli_tune_reference_and_gpu_requirement(capsys):
     if not torch.cuda.is_available():
         assert cli_main(["tune", "rmsnorm_fwd:mixorder_576000x384"]) == 2
         assert "needs a CUDA device" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cfg", ["Llama-3-70B_bs1_tiny", "Llama-2-13b-hf_bs2_tiny"])
+def test_rope_backward_sliced_sum_formulation_matches_the_reference(cfg):
+    spec = fusions.get("qkv_split_rope_bwd")
+    c = spec.config(cfg)
+    inputs = spec.make_inputs(c)
+    fd = spec.build(c, formulation="sliced_sum")
+    from segkit.compare import compare
+    from segkit.interp import run_reference
+
+    assert all(d.ok for d in compare(spec.reference(inputs, c), run_reference(fd, list(inputs.values()))))
+    assert not any(op.name == "sum" for op in fd.fusion.ops)  # no reduction left to segment on
+
+
+def test_the_table_picks_a_named_formulation_for_its_gpu():
+    spec = fusions.get("qkv_split_rope_bwd")
+    table = TuningTable([TableEntry("GPU A", "qkv_split_rope_bwd", "Llama-3-70B_bs1_tiny", "bfloat16", "sliced_sum")])
+    ops = lambda gpu: {op.name for op in spec.build("Llama-3-70B_bs1_tiny", gpu=gpu, table=table).fusion.ops}  # noqa: E731
+    assert "sum" not in ops("GPU A") and "sum" in ops("GPU B")
+    with pytest.raises(KeyError, match="no formulation 'bogus'"):
+        spec.build("Llama-3-70B_bs1_tiny", formulation="bogus")

@@ -19,28 +19,29 @@ python -c "import torch, nvfuser_direct; print('torch', torch.__version__, 'nvfu
 
 if [ -z "${PERF_SKIP_TESTS:-}" ]; then
   part "GPU tests: tuning state, two-stage, tune, CUDA graphs"
-  SEGKIT_RECORD="$TMP/record.jsonl" timeout 150 python -m pytest -m gpu -q -p no:cacheprovider \
-    tests/gpu/test_perf_gpu.py tests/gpu/test_tuning_gpu.py 2>&1 | tail -25
+  # test_tuning_gpu's one-kernel checks (a child process each) are left out: they do not change here
+  SEGKIT_RECORD="$TMP/record.jsonl" timeout 110 python -m pytest -m gpu -q -p no:cacheprovider -rxXf \
+    tests/gpu/test_perf_gpu.py tests/gpu/test_tuning_gpu.py -k "not one_kernel" 2>&1 | tail -25
   echo "tests exit ${PIPESTATUS[0]}"
 fi
 
 if [ -z "${PERF_SKIP_TUNE:-}" ]; then
   for spec in rmsnorm_bwd layernorm_bwd; do
     part "segkit tune $spec:mixorder_576000x384"
-    timeout 150 segkit tune "$spec:mixorder_576000x384" --out "$TMP/tunings.json" 2>&1 | tail -40
+    timeout 100 segkit tune "$spec:mixorder_576000x384" --out "$TMP/tunings.json" 2>&1 | tail -40
   done
 fi
 
 if [ -z "${PERF_SKIP_BENCH:-}" ]; then
   part "norm backward 576000 x 384 bf16: segkit, segkit two-stage, torch.compile (cold-L2 kernel time)"
-  SEGKIT_BENCH_LOG="$TMP/bench.jsonl" timeout 200 python -m pytest -q -p no:cacheprovider benchmarks/test_norm_bwd.py \
+  SEGKIT_BENCH_LOG="$TMP/bench.jsonl" timeout 150 python -m pytest -q -p no:cacheprovider benchmarks/test_norm_bwd.py \
     -k "mixorder_576000x384 and bfloat16 and (segkit or compile) and not thunder" --benchmark-columns=median \
     2>&1 | tail -15
 fi
 
 if [ -z "${PERF_SKIP_GRAPH:-}" ]; then
   part "CUDA-graph bookend table"
-  timeout 150 python -m benchmarks.graph_bookend --json "$TMP/graph.json" --reps 30 2>&1 | tail -70
+  timeout 110 python -m benchmarks.graph_bookend --json "$TMP/graph.json" --reps 30 2>&1 | tail -70
 fi
 
 part "summary"

@@ -80,3 +80,21 @@ def test_graph_replay_matches_the_call():
     assert all(d.ok for d in compare(refs, list(outs)))
     us, note = graph_wall_us(lambda: nvfd.execute(inputs), refs, 10)
     assert us is not None and note == ""
+
+
+@pytest.mark.parametrize("formulation", [None, "sliced_sum"])
+def test_rope_backward_formulations_on_nvfuser(formulation, record):
+    """Llama-3-70B bs2 backward: right against float64 either way; the kernel count and time recorded."""
+    from segkit.nvf import run_nvfuser
+    from segkit.timing import event_us
+
+    spec = fusions.get("qkv_split_rope_bwd")
+    cfg = spec.config("Llama-3-70B_bs2")
+    inputs = spec.make_inputs(cfg, device="cuda")
+    args = list(inputs.values())
+    fd = spec.build(cfg, formulation=formulation)
+    run = run_nvfuser(fd, args)
+    assert all(d.ok for d in compare(spec.reference(inputs, cfg), run.outputs))
+    nvfd = compiled(fd)
+    record({"test": "rope_bwd_kernels", "formulation": formulation or "sum", "kernels": run.kernel_count,
+            "groups": run.groups, "event_us": round(event_us(lambda: nvfd.execute(args)), 1)})
