@@ -64,10 +64,10 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
         out.append(Candidate(tuning=rule, origin="builder rule"))
     tunings: list[NvTuning] = [_t(enable_options=("ws_normalization",))]
     if spec_name in NORM_BWD:
-        grid = [(4, 40, 16), (4, None, 16), (2, 40, 16)] if quick else \
-            [(v, r, b) for v in (2, 4, 8) for r in (None, 40, 64) for b in (None, 8, 16)]
-        tunings += [_t(scheduler="inner_outer_persistent", vectorize=v, maxrregcount=r, blocks_per_sm=b)
-                    for v, r, b in grid]
+        grid = [(4, 40, 16, None), (4, None, 16, None), (2, 40, 16, None), (4, None, 16, 2)] if quick else \
+            [(v, r, b, p) for v in (2, 4, 8) for r in (None, 40, 64) for b in (None, 8, 16) for p in (None, 2)]
+        tunings += [_t(scheduler="inner_outer_persistent", vectorize=v, maxrregcount=r, blocks_per_sm=b,
+                       persistent_batch=p) for v, r, b, p in grid]
     elif spec_name.endswith("norm_fwd"):
         tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
     out += [Candidate(tuning=t) for t in tunings if not _same(t, rule)]

@@ -21,9 +21,10 @@ through ``TunedFusion`` instead of a plain ``fd.execute``. Three kinds:
   fused schedule is poor (norm backward at hidden 256).
 
 Only overrides nvFuser's scheduler supports without extra constraints are
-offered: vectorization of the inner reduction, register cap, blocks per SM
-(the inner-outer kernel is cooperative, so gdimy must fit on the device at
-once) and rows per block for the inner persistent scheduler. Several rows per
+offered: vectorization of the inner reduction, register-persistent batch (same
+elements per block row), register cap, blocks per SM (the inner-outer kernel is
+cooperative, so gdimy must fit on the device at once) and rows per block for the
+inner persistent scheduler. Several rows per
 block are refused for the inner-outer scheduler: there they race on shared
 memory (the reason nvFuser's own heuristic pins bdimy to 1, its PR 3423).
 """
@@ -50,12 +51,13 @@ class NvTuning:
     blocks_per_sm: int | None = None
     rows_per_block: int | None = None
     split: tuple[tuple[int, ...], ...] = ()
+    persistent_batch: int | None = None  # register-persistent batch per thread (same elements per block row)
 
     def __post_init__(self) -> None:
-        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block)
+        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch)
         if self.scheduler is None and any(o is not None for o in overrides):
-            raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block need a scheduler "
-                             "to override")
+            raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block / persistent_batch "
+                             "need a scheduler to override")
         if self.rows_per_block is not None and self.scheduler != "inner_persistent":
             raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
@@ -81,7 +83,7 @@ class NvTuning:
             return "split into fusions with outputs " + " | ".join(",".join(map(str, g)) for g in self.split)
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
-        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block")
+        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch")
                  if (v := getattr(self, k)) is not None]
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
@@ -96,6 +98,11 @@ def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
         params.vectorization_factor_tmp_gmem_write = min(params.vectorization_factor_tmp_gmem_write, tuning.vectorize)
         params.vectorization_factor_outer = min(params.vectorization_factor_outer, tuning.vectorize)
         lp.bdimx = math.ceil(lp.bdimx * old / tuning.vectorize)  # same elements per block
+    if tuning.persistent_batch is not None and tuning.persistent_batch != params.batches_per_block_inner_reduction:
+        per_row = lp.bdimx * params.batches_per_block_inner_reduction
+        params.batches_per_block_inner_reduction = tuning.persistent_batch
+        bdimx = math.ceil(per_row / tuning.persistent_batch)
+        lp.bdimx = 32 * math.ceil(bdimx / 32) if params.pad_inner_reduction_to_warp else bdimx
     if tuning.blocks_per_sm is not None:
         lp.gdimy = tuning.blocks_per_sm * sm_count
     if tuning.rows_per_block is not None:
@@ -183,7 +190,8 @@ class TunedFusion:
         return nvfd, params
 
 
-_FIELDS = ("why", "enable_options", "scheduler", "vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "split")
+_FIELDS = ("why", "enable_options", "scheduler", "vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "split",
+           "persistent_batch")
 
 
 def tuning_to_dict(tuning: NvTuning | None) -> dict | None:

@@ -3,7 +3,7 @@
 # backward, the norm backward benchmark there (segkit default vs two-stage vs torch.compile, bf16, cold-L2 kernel
 # time) and the CUDA-graph bookend table. Writes $OUT/perf/perf.log and $OUT/perf/results.json (its
 # "tuning_table" merges into the committed table with `segkit tune --merge`), then prints a summary.
-# Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1.
+# Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_ROPE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1.
 set -uo pipefail
 source .gpu/activate.sh
 DIR="${OUT:-out}/perf"
@@ -30,6 +30,11 @@ if [ -z "${PERF_SKIP_TUNE:-}" ]; then
     part "segkit tune $spec:mixorder_576000x384"
     timeout 100 segkit tune "$spec:mixorder_576000x384" --out "$TMP/tunings.json" 2>&1 | tail -40
   done
+fi
+
+if [ -z "${PERF_SKIP_ROPE:-}" ]; then
+  part "segkit tune qkv_split_rope_bwd:Llama-3-70B_bs2 (sum vs sliced_sum, bookend)"
+  timeout 80 segkit tune qkv_split_rope_bwd:Llama-3-70B_bs2 --out "$TMP/tunings.json" 2>&1 | tail -20
 fi
 
 if [ -z "${PERF_SKIP_BENCH:-}" ]; then
