@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 21 on the GPU host (< 8 minutes on an H100): the tuning GPU tests, `segkit tune` on the 576000 x 384 norm
-# backward, the norm backward benchmark there (segkit default vs two-stage vs torch.compile, bf16, cold-L2 kernel
-# time) and the CUDA-graph bookend table. Writes $OUT/perf/perf.log and $OUT/perf/results.json (its
+# backward (and the RoPE backward formulations), the norm backward benchmark there (segkit default vs two-stage vs
+# torch.compile, bf16, cold-L2 kernel time), the CUDA-graph bookend table and the manual-schedule host-cost repro. Writes $OUT/perf/perf.log and $OUT/perf/results.json (its
 # "tuning_table" merges into the committed table with `segkit tune --merge`), then prints a summary.
-# Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_ROPE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1.
+# Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_ROPE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1,
+# PERF_SKIP_MANUAL=1.
 set -uo pipefail
 source .gpu/activate.sh
 DIR="${OUT:-out}/perf"
@@ -49,6 +50,11 @@ if [ -z "${PERF_SKIP_GRAPH:-}" ]; then
   timeout 110 python -m benchmarks.graph_bookend --json "$TMP/graph.json" --reps 30 2>&1 | tail -70
 fi
 
+if [ -z "${PERF_SKIP_MANUAL:-}" ]; then
+  part "host cost of a manual schedule, smallest repro (fd.execute vs fd.manual_execute, same kernel)"
+  timeout 60 python benchmarks/explore/manual_host_repro.py 2>&1 | tee "$TMP/manual.txt" | tail -6
+fi
+
 part "summary"
 python - "$TMP" "$DIR/results.json" <<'EOF'
 import json, sys
@@ -85,6 +91,9 @@ if (tmp / "graph.json").exists():
     print()
     print(tabulate(rows, headers=["workload", "variant", "check", "kernels", "sync wall us", "async host us",
                                   "graph replay us"]))
+if (tmp / "manual.txt").exists():
+    res["manual_host_repro"] = (tmp / "manual.txt").read_text().splitlines()
+    print("\n" + "\n".join(res["manual_host_repro"]))
 if (tmp / "record.jsonl").exists():
     res["gpu_test_records"] = [json.loads(line) for line in (tmp / "record.jsonl").read_text().splitlines()]
     for r in res["gpu_test_records"]:
