@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -70,19 +71,23 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
                        persistent_batch=p) for v, r, b, p in grid]
     elif spec_name.endswith("norm_fwd"):
         tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
-    out += [Candidate(tuning=t) for t in tunings if not _same(t, rule)]
-    for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
-        out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
-    out += [Candidate(name, bookend=policy) for name in formulations for policy in cut_policies]
+    two_stage: list[Candidate] = []
     if spec_name in NORM_BWD:
         from fusions.norm_bwd_two_stage import chunk_for
 
         rows = cfg.rows
         chunks = sorted({chunk_for(rows, p * sm_count) for p in ((1, 4) if quick else (1, 2, 4, 8))}
                         | ({c for c in (64,) if rows % c == 0 and rows // c > 4 * sm_count}))
-        for chunk in chunks:
-            for policy in ("none", "inputs+outputs"):
-                out.append(Candidate("two_stage", chunk, None, policy))
+        two_stage = [Candidate("two_stage", c, None, policy) for policy in ("none", "inputs+outputs") for c in chunks]
+    # Most promising first, so a search cut short by its budget has tried them: enable options, the named
+    # formulations and the two-stage one, then the heuristic overrides, then bookend variants.
+    out += [Candidate(tuning=tunings[0])]
+    out += [Candidate(name) for name in formulations] + [c for c in two_stage if c.bookend == "none"]
+    out += [Candidate(tuning=t) for t in tunings[1:] if not _same(t, rule)]
+    for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
+        out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
+        out += [Candidate(name, bookend=policy) for name in formulations]
+    out += [c for c in two_stage if c.bookend != "none"]
     return out
 
 
@@ -201,10 +206,15 @@ def _nvfuser_version() -> str:
 
 def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candidates: Sequence[Candidate],
            backend: str, spec_name: str | None = None, cfg: Any = None, timer: Callable | None = None,
-           log: Callable[[str], None] = lambda _: None) -> list[Trial]:
-    """Validate each candidate on ``backend``; time the ones that pass with ``timer`` (none: validate only)."""
+           log: Callable[[str], None] = lambda _: None, budget_s: float | None = None) -> list[Trial]:
+    """Validate each candidate on ``backend``; time the ones that pass with ``timer`` (none: validate only).
+    Past ``budget_s`` seconds the remaining candidates are listed as not tried."""
     trials = []
+    t0 = time.perf_counter()
     for cand in candidates:
+        if budget_s is not None and trials and time.perf_counter() - t0 > budget_s:  # the first (defaults) always runs
+            trials.append(Trial(cand, False, f"not tried: past the {budget_s:.0f} s budget"))
+            continue
         try:
             runner = realize(fd, cand, spec_name, cfg)
         except SegkitError as e:
@@ -218,7 +228,7 @@ def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candida
 
 
 def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, reference: bool = False,
-              quick: bool = True, log: Callable[[str], None] = print) -> TuneResult:
+              quick: bool = True, log: Callable[[str], None] = print, budget_s: float | None = None) -> TuneResult:
     """Search one fusions spec and config: on nvFuser with timing, or (``reference``) on the interpreter at
     the config's tiny twin, validation only."""
     import fusions
@@ -237,11 +247,12 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
     log(f"segkit tune {spec_name}:{run_cfg.name} {str(cfg.dtype).removeprefix('torch.')}: {len(cands)} candidates "
         f"on {backend}")
     trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,
-                    None if reference else event_us, log)
+                    None if reference else event_us, log, budget_s)
     return TuneResult(spec_name, cfg.name, str(cfg.dtype).removeprefix("torch."), trials)
 
 
-def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print) -> TuneResult:
+def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print,
+                budget_s: float | None = None) -> TuneResult:
     """Search scheduler options x bookend policy for a repro script (its interpreter result is the reference)."""
     from pathlib import Path
 
@@ -253,7 +264,8 @@ def tune_script(path: str, reference: bool = False, log: Callable[[str], None] =
     refs = run_reference(repro.fd, inputs)
     cuts = [p for p in POLICIES if p == "none" or bookend(repro.fd, p).cuts]
     cands = space(Path(path).stem, None, None, quick=True, cut_policies=cuts)
-    trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else event_us, log=log)
+    trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else event_us, log=log,
+                    budget_s=budget_s)
     return TuneResult(Path(path).stem, "script", "", trials)
 
 
@@ -264,6 +276,7 @@ def add_parser(sub) -> None:
     p.add_argument("--reference", action="store_true",
                    help="no GPU: validate every candidate on the reference interpreter at the tiny config, no timing")
     p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
+    p.add_argument("--budget", type=float, metavar="SECONDS", help="stop trying new candidates after this long")
     p.add_argument("--out", help="merge the winner into this tuning table JSON")
     p.add_argument("--write", action="store_true", help="merge the winner into the committed table (fusions/tunings.json)")
     p.add_argument("--merge", nargs="+", metavar="TABLE", help="merge these tables into the committed table and exit")
@@ -293,11 +306,11 @@ def run(args: argparse.Namespace) -> int:
 
     log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
     if Path(args.target).exists():
-        result = tune_script(args.target, args.reference, log)
+        result = tune_script(args.target, args.reference, log, args.budget)
     elif ":" in args.target:
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
         name, config = args.target.split(":", 1)
-        result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log)
+        result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget)
     else:
         raise SegkitError(f"{args.target}: no such script, and not a fusions spec NAME:CONFIG")
     print(tabulate(result.rows(), headers=["candidate", "check", "result", "us (cold L2)"]))

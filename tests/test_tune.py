@@ -155,3 +155,12 @@ def test_the_table_picks_a_named_formulation_for_its_gpu():
     assert "sum" not in ops("GPU A") and "sum" in ops("GPU B")
     with pytest.raises(KeyError, match="no formulation 'bogus'"):
         spec.build("Llama-3-70B_bs1_tiny", formulation="bogus")
+
+
+def test_a_search_past_its_budget_lists_the_rest_as_not_tried():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384_tiny")
+    inputs = spec.make_inputs(cfg)
+    trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg),
+                    [Candidate(), Candidate("two_stage", 4)], "reference", "rmsnorm_bwd", cfg, budget_s=-1.0)
+    assert trials[0].ok and not trials[1].ok and "budget" in trials[1].note

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 21 on the GPU host (< 8 minutes on an H100): the tuning GPU tests, `segkit tune` on the 576000 x 384 norm
 # backward (and the RoPE backward formulations), the norm backward benchmark there (segkit default vs two-stage vs
-# torch.compile, bf16, cold-L2 kernel time), the CUDA-graph bookend table and the manual-schedule host-cost repro. Writes $OUT/perf/perf.log and $OUT/perf/results.json (its
-# "tuning_table" merges into the committed table with `segkit tune --merge`), then prints a summary.
+# torch.compile, bf16, cold-L2 kernel time), the CUDA-graph bookend table and the manual-schedule host-cost repro.
+# Writes $OUT/perf/perf.log and $OUT/perf/results.json (its "tuning_table" merges into the committed table with
+# `segkit tune --merge`), then prints a summary.
 # Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_ROPE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1,
 # PERF_SKIP_MANUAL=1.
 set -uo pipefail
@@ -13,15 +14,16 @@ LOG="$DIR/perf.log"
 TMP="$(mktemp -d)"
 : > "$LOG"
 exec > >(tee -a "$LOG") 2>&1
-segkit() { python -c "import sys; from segkit.cli import main; sys.exit(main())" "$@"; }
-part() { echo; echo "=== $1 ($(date -u +%H:%M:%S))"; }
+part() { echo; echo "=== $1 ($(date -u +%H:%M:%S), ${SECONDS}s)"; }
+BUDGET="${PERF_BUDGET:-450}"  # seconds for the whole script: each part's limit is cut to what is left
+cap() { local left=$(( BUDGET - SECONDS - 15 )); (( left < $1 )) && echo $(( left > 5 ? left : 5 )) || echo "$1"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python -c "import torch, nvfuser_direct; print('torch', torch.__version__, 'nvfuser_direct', nvfuser_direct.version())"
 
 if [ -z "${PERF_SKIP_TESTS:-}" ]; then
   part "GPU tests: tuning state, two-stage, tune, CUDA graphs"
   # test_tuning_gpu's one-kernel checks (a child process each) are left out: they do not change here
-  SEGKIT_RECORD="$TMP/record.jsonl" timeout 110 python -m pytest -m gpu -q -p no:cacheprovider -rxXf \
+  SEGKIT_RECORD="$TMP/record.jsonl" timeout $(cap 90) python -m pytest -m gpu -q -p no:cacheprovider -rxXf \
     tests/gpu/test_perf_gpu.py tests/gpu/test_tuning_gpu.py -k "not one_kernel" 2>&1 | tail -25
   echo "tests exit ${PIPESTATUS[0]}"
 fi
@@ -29,30 +31,30 @@ fi
 if [ -z "${PERF_SKIP_TUNE:-}" ]; then
   for spec in rmsnorm_bwd layernorm_bwd; do
     part "segkit tune $spec:mixorder_576000x384"
-    timeout 100 segkit tune "$spec:mixorder_576000x384" --out "$TMP/tunings.json" 2>&1 | tail -40
+    timeout $(cap 85) python -m segkit.cli tune "$spec:mixorder_576000x384" --budget $(( $(cap 85) - 30 )) --out "$TMP/tunings.json" 2>&1 | tail -40
   done
 fi
 
 if [ -z "${PERF_SKIP_ROPE:-}" ]; then
   part "segkit tune qkv_split_rope_bwd:Llama-3-70B_bs2 (sum vs sliced_sum, bookend)"
-  timeout 80 segkit tune qkv_split_rope_bwd:Llama-3-70B_bs2 --out "$TMP/tunings.json" 2>&1 | tail -20
+  timeout $(cap 60) python -m segkit.cli tune qkv_split_rope_bwd:Llama-3-70B_bs2 --budget $(( $(cap 60) - 30 )) --out "$TMP/tunings.json" 2>&1 | tail -20
 fi
 
 if [ -z "${PERF_SKIP_BENCH:-}" ]; then
   part "norm backward 576000 x 384 bf16: segkit, segkit two-stage, torch.compile (cold-L2 kernel time)"
-  SEGKIT_BENCH_LOG="$TMP/bench.jsonl" timeout 150 python -m pytest -q -p no:cacheprovider benchmarks/test_norm_bwd.py \
+  SEGKIT_BENCH_LOG="$TMP/bench.jsonl" timeout $(cap 120) python -m pytest -q -p no:cacheprovider benchmarks/test_norm_bwd.py \
     -k "mixorder_576000x384 and bfloat16 and (segkit or compile) and not thunder" --benchmark-columns=median \
     2>&1 | tail -15
 fi
 
 if [ -z "${PERF_SKIP_GRAPH:-}" ]; then
   part "CUDA-graph bookend table"
-  timeout 110 python -m benchmarks.graph_bookend --json "$TMP/graph.json" --reps 30 2>&1 | tail -70
+  timeout $(cap 90) python -m benchmarks.graph_bookend --json "$TMP/graph.json" --reps 30 2>&1 | tail -70
 fi
 
 if [ -z "${PERF_SKIP_MANUAL:-}" ]; then
   part "host cost of a manual schedule, smallest repro (fd.execute vs fd.manual_execute, same kernel)"
-  timeout 60 python benchmarks/explore/manual_host_repro.py 2>&1 | tee "$TMP/manual.txt" | tail -6
+  timeout $(cap 40) python benchmarks/explore/manual_host_repro.py 2>&1 | tee "$TMP/manual.txt" | tail -6
 fi
 
 part "summary"
