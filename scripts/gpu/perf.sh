@@ -23,7 +23,7 @@ python -c "import torch, nvfuser_direct; print('torch', torch.__version__, 'nvfu
 if [ -z "${PERF_SKIP_TESTS:-}" ]; then
   part "GPU tests: tuning state, two-stage, tune, CUDA graphs"
   # test_tuning_gpu's one-kernel checks (a child process each) are left out: they do not change here
-  SEGKIT_RECORD="$TMP/record.jsonl" timeout $(cap 90) python -m pytest -m gpu -q -p no:cacheprovider -rxXf \
+  SEGKIT_RECORD="$TMP/record.jsonl" timeout -s INT $(cap 90) python -m pytest -m gpu -q -p no:cacheprovider -rxXf \
     tests/gpu/test_perf_gpu.py tests/gpu/test_tuning_gpu.py -k "not one_kernel" 2>&1 | tail -25
   echo "tests exit ${PIPESTATUS[0]}"
 fi
@@ -31,18 +31,18 @@ fi
 if [ -z "${PERF_SKIP_TUNE:-}" ]; then
   for spec in rmsnorm_bwd layernorm_bwd; do
     part "segkit tune $spec:mixorder_576000x384"
-    timeout $(cap 85) python -m segkit.cli tune "$spec:mixorder_576000x384" --budget $(( $(cap 85) - 30 )) --out "$TMP/tunings.json" 2>&1 | tail -40
+    timeout $(cap 85) python -m segkit.cli tune "$spec:mixorder_576000x384" --budget $(( $(cap 85) - 40 )) --out "$TMP/tunings.json" 2>&1 | tail -40
   done
 fi
 
 if [ -z "${PERF_SKIP_ROPE:-}" ]; then
   part "segkit tune qkv_split_rope_bwd:Llama-3-70B_bs2 (sum vs sliced_sum, bookend)"
-  timeout $(cap 60) python -m segkit.cli tune qkv_split_rope_bwd:Llama-3-70B_bs2 --budget $(( $(cap 60) - 30 )) --out "$TMP/tunings.json" 2>&1 | tail -20
+  timeout $(cap 60) python -m segkit.cli tune qkv_split_rope_bwd:Llama-3-70B_bs2 --budget $(( $(cap 60) - 35 )) --out "$TMP/tunings.json" 2>&1 | tail -20
 fi
 
 if [ -z "${PERF_SKIP_BENCH:-}" ]; then
   part "norm backward 576000 x 384 bf16: segkit, segkit two-stage, torch.compile (cold-L2 kernel time)"
-  SEGKIT_BENCH_LOG="$TMP/bench.jsonl" timeout $(cap 120) python -m pytest -q -p no:cacheprovider benchmarks/test_norm_bwd.py \
+  SEGKIT_BENCH_LOG="$TMP/bench.jsonl" timeout -s INT $(cap 120) python -m pytest -q -p no:cacheprovider benchmarks/test_norm_bwd.py \
     -k "mixorder_576000x384 and bfloat16 and (segkit or compile) and not thunder" --benchmark-columns=median \
     2>&1 | tail -15
 fi
