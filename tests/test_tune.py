@@ -164,3 +164,12 @@ def test_a_search_past_its_budget_lists_the_rest_as_not_tried():
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg),
                     [Candidate(), Candidate("two_stage", 4)], "reference", "rmsnorm_bwd", cfg, budget_s=-1.0)
     assert trials[0].ok and not trials[1].ok and "budget" in trials[1].note
+
+
+def test_tune_a_repro_script_on_the_reference(capsys):
+    from pathlib import Path
+
+    script = Path(__file__).parent / "data" / "minimized" / "gqa_k_nvfuser.py"
+    assert cli_main(["tune", str(script), "--reference"]) == 0
+    out = capsys.readouterr().out
+    assert "nvFuser defaults" in out and "candidates match the reference" in out

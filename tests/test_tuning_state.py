@@ -106,3 +106,13 @@ def test_executor_fusions_keep_the_builders_tuning(policy):
     spec = fusions.get("rmsnorm_bwd")
     cfg = spec.config("mixorder_576000x384")
     assert fusion_for("rmsnorm_bwd", cfg, policy).nv_tuning == spec.tuning(cfg)
+
+
+def test_bookend_table_rows_fit_the_headers():
+    from segkit.experiment import HEADERS, Measurement
+
+    ok = Measurement("v", True, 1e-3, ["pointwise"], 1, 5.0, 20.0, 1, 8.0, None, "no capture: x")
+    wrong = Measurement("w", False, 1.0, [], 0, 0.0, 0.0, 0)
+    assert len(ok.row()) == len(wrong.row()) == len(HEADERS)
+    assert ok.row()[HEADERS.index("graph replay us")] == "no capture: x"
+    assert ok.row()[HEADERS.index("async host us/call")] == "8.0"

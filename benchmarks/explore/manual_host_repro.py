@@ -2,7 +2,8 @@
 through ``fd.execute`` (FusionExecutorCache) and through ``fd.manual_execute`` after
 ``schedule.compute_heuristics`` + ``schedule.schedule`` with nvFuser's own, unchanged parameters (so the kernel
 is the same). Prints the host wall per synchronised call and the CPU time per call launched asynchronously,
-medians. Needs only torch and nvfuser_direct.
+medians. Standalone on purpose (its two timers repeat segkit.experiment's): it needs only torch and
+nvfuser_direct, so it can go upstream as is.
 
     python benchmarks/explore/manual_host_repro.py
 """
