@@ -94,6 +94,16 @@ class TwoStage:
             built.append(fd)
         self.stages = tuple(built)
 
+    def tuned(self, tuning: Any = None, bookend_policy: str = "none") -> TwoStage:
+        """This formulation with stage 1 bookended by ``bookend_policy`` (segment_set realization, where it cuts)
+        and run with ``tuning`` (what ``segkit tune`` tries and the tuning table keeps)."""
+        from segkit.bookend import bookended
+
+        first = bookended(self.stages[0], bookend_policy)
+        first.nv_tuning = tuning
+        self.stages = (first, self.stages[1])
+        return self
+
     @property
     def partials(self) -> int:
         return self.cfg.rows // self.chunk

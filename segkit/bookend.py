@@ -139,6 +139,14 @@ def bookend(fd: Any, policy: str = "outputs", ops: Iterable[str] | None = None) 
                 sorted(epilogue, key=lambda o: order[id(o)]))
 
 
+def bookended(fd: Any, policy: str, ops: Iterable[str] | None = None) -> Any:
+    """``fd`` with ``policy``'s segment_sets inserted, or ``fd`` itself where the policy cuts nothing."""
+    if policy == "none":
+        return fd
+    plan = bookend(fd, policy, ops)
+    return plan.apply("segment_set") if plan.cuts else fd
+
+
 def _depended_by_non_aliases(fusion: Fusion, is_alias) -> set[int]:
     """ids of ops transitively needed to compute any tensor that is not a (bookendable) alias."""
     return ops_needed_by(v for v in fusion.tensors() if not is_alias(v))

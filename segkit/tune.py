@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from segkit.bookend import bookend
+from segkit.bookend import POLICIES, bookend, bookended
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
@@ -28,7 +28,6 @@ from segkit.timing import event_us
 from segkit.tuning import NvTuning, TableEntry, TuningTable, gpu_model
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
-POLICIES = ("none", "outputs", "inputs+outputs")
 
 
 @dataclass(frozen=True)
@@ -105,23 +104,12 @@ class _Single:
         return compiled(self.fd).execute(list(inputs))
 
 
-def _bookended(fd: Any, policy: str) -> Any:
-    if policy == "none":
-        return fd
-    plan = bookend(fd, policy)
-    return plan.apply("segment_set") if plan.cuts else fd
-
-
 def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = None):
     """The candidate as something with ``run(inputs, backend)``; ``fd`` is the builder's (or script's) fusion."""
     if cand.formulation == "two_stage":
         from fusions.norm_bwd_two_stage import two_stage
 
-        staged = two_stage(spec_name, cfg, cand.chunk)
-        first = _bookended(staged.stages[0], cand.bookend)
-        first.nv_tuning = cand.tuning
-        staged.stages = (first, staged.stages[1])
-        return staged
+        return two_stage(spec_name, cfg, cand.chunk).tuned(cand.tuning, cand.bookend)
     from segkit.frontend import FusionDefinition
 
     if cand.formulation != "fused":
@@ -132,7 +120,7 @@ def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = N
         fd = fusions.get(spec_name).build(cfg, formulation=cand.formulation)
     tuned = FusionDefinition.from_fusion(fd.fusion.copy()[0])
     tuned.nv_tuning = cand.tuning
-    return _Single(_bookended(tuned, cand.bookend))
+    return _Single(bookended(tuned, cand.bookend))
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 import fusions
-from segkit.bookend import POLICIES, bookend
+from segkit.bookend import POLICIES, bookended
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.nvf import compiled, nvfuser_available
@@ -43,9 +43,8 @@ def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] |
         fd = fusions.get(spec_name).build(cfg)
         if outputs is not None:
             fd = only_outputs(fd, outputs)
-        plan = None if policy == "none" else bookend(fd, policy)
         # The rewrite carries the builder's nvFuser tuning (Fusion.tuning); no cut: the builder's own fusion.
-        _FUSIONS[key] = fd if plan is None or not plan.cuts else plan.apply("segment_set")
+        _FUSIONS[key] = bookended(fd, policy)
     return _FUSIONS[key]
 
 
@@ -94,9 +93,7 @@ def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = No
         return None
     from fusions.norm_bwd_two_stage import two_stage
 
-    staged = two_stage(spec_name, cfg, entry.chunk)
-    staged.stages[0].nv_tuning = entry.tuning
-    return staged
+    return two_stage(spec_name, cfg, entry.chunk).tuned(entry.tuning, entry.bookend)
 
 
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
