@@ -79,6 +79,13 @@ def test_the_fastest_valid_candidate_wins_and_records_what_it_bought():
     assert "500.0 -> 400.0 us (1.25x)" in e.describe()
 
 
+def test_a_gain_within_noise_keeps_nvfusers_defaults():
+    result = TuneResult("rmsnorm_bwd", "c", "bfloat16", [
+        Trial(Candidate(origin="nvFuser defaults"), True, "", 500.0),
+        Trial(Candidate(tuning=NvTuning("x", enable_options=("ws_normalization",))), True, "", 495.0)])
+    assert result.winner.candidate.origin == "nvFuser defaults" and result.entry("G").tuning is None
+
+
 def test_table_round_trip_and_lookup_by_gpu_model(tmp_path):
     tuned = NvTuning("tuned", scheduler="inner_outer_persistent", vectorize=2, blocks_per_sm=8)
     table = TuningTable([
