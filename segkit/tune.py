@@ -174,7 +174,7 @@ class TuneResult:
         return best
 
     def entry(self, gpu: str) -> TableEntry:
-        win, default = self.winner, self.baseline("nvFuser defaults")
+        win, default, rule = self.winner, self.baseline("nvFuser defaults"), self.baseline("builder rule")
         if win is None:
             raise SegkitError(f"segkit tune {self.spec}:{self.config}: no candidate passed and was timed")
         c = win.candidate
@@ -186,6 +186,7 @@ class TuneResult:
         versions = f"torch {torch.__version__}" + _nvfuser_version()
         return TableEntry(gpu, self.spec, self.config, self.dtype, c.formulation, c.chunk, tuning, c.bookend,
                           round(win.us, 2), default_us and round(default_us, 2),
+                          rule.us and round(rule.us, 2) if rule is not None else None,
                           f"{datetime.date.today().isoformat()}, {versions}")
 
     def rows(self) -> list[list]:

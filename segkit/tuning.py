@@ -225,6 +225,7 @@ class TableEntry:
     bookend: str = "none"
     us: float | None = None  # the winner's time (CUDA events, cold L2)
     default_us: float | None = None  # nvFuser's defaults, same timer, same run
+    rule_us: float | None = None  # the builder's hand-picked rule, same timer, same run (None: no rule, or wrong)
     measured: str = ""  # date and versions of the run
 
     def key(self) -> tuple[str, str, str, str]:
@@ -235,11 +236,12 @@ class TableEntry:
         form = f"two-stage chunk {self.chunk}, " if self.formulation == "two_stage" else ""
         bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
                   if self.us and self.default_us else "")
-        return f"{form}{how}, bookend {self.bookend}{bought}"
+        rule = f"; the builder's rule {self.rule_us:.1f} us" if self.rule_us else ""
+        return f"{form}{how}, bookend {self.bookend}{bought}{rule}"
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "dtype", "formulation", "chunk", "bookend",
-                                           "us", "default_us", "measured")}
+                                           "us", "default_us", "rule_us", "measured")}
         d["tuning"] = tuning_to_dict(self.tuning)
         return d
 

@@ -75,8 +75,8 @@ def test_the_fastest_valid_candidate_wins_and_records_what_it_bought():
         Trial(Candidate(tuning=NvTuning("x", enable_options=("ws_normalization",))), False, "WRONG"),
     ])
     e = result.entry("NVIDIA H100 80GB HBM3")
-    assert (e.formulation, e.chunk, e.us, e.default_us) == ("two_stage", 4500, 400.0, 500.0)
-    assert "500.0 -> 400.0 us (1.25x)" in e.describe()
+    assert (e.formulation, e.chunk, e.us, e.default_us, e.rule_us) == ("two_stage", 4500, 400.0, 500.0, 450.0)
+    assert "500.0 -> 400.0 us (1.25x); the builder's rule 450.0 us" in e.describe()
 
 
 def test_a_gain_within_noise_keeps_nvfusers_defaults():

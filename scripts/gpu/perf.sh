@@ -71,8 +71,9 @@ if (tmp / "tunings.json").exists():
     res["tuning_table"] = json.loads((tmp / "tunings.json").read_text())
     print(tabulate([[e["spec"], e["formulation"], e["chunk"] or "-", (e["tuning"] or {}).get("scheduler")
                      or ",".join((e["tuning"] or {}).get("enable_options", [])) or "defaults", e["bookend"],
-                     e["default_us"], e["us"]] for e in res["tuning_table"]["entries"]],
-                   headers=["tune winner", "formulation", "chunk", "schedule", "bookend", "default us", "winner us"]))
+                     e["default_us"], e["rule_us"], e["us"]] for e in res["tuning_table"]["entries"]],
+                   headers=["tune winner", "formulation", "chunk", "schedule", "bookend", "default us", "hand rule us",
+                            "winner us"]))
 if (tmp / "bench.jsonl").exists():
     rows = [json.loads(line) for line in (tmp / "bench.jsonl").read_text().splitlines()]
     res["norm_bwd"] = rows
