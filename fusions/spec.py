@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,8 +20,9 @@ TABLE_PATH = Path(__file__).with_name("tunings.json")
 
 @functools.lru_cache(maxsize=1)
 def tuning_table() -> TuningTable:
-    """The committed tuning table, read once (``tuning_table.cache_clear()`` after editing it)."""
-    return TuningTable.load(TABLE_PATH)
+    """The tuning table the builders read, once (``tuning_table.cache_clear()`` after editing it): the committed
+    one, or the file named by $SEGKIT_TUNING_TABLE (e.g. a fresh ``segkit tune --out`` before it is merged)."""
+    return TuningTable.load(os.environ.get("SEGKIT_TUNING_TABLE") or TABLE_PATH)
 
 
 @dataclass(frozen=True)

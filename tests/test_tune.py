@@ -123,6 +123,21 @@ def test_executor_runs_the_two_stage_formulation_the_table_chose():
     assert all(d.ok for d in compare(spec.reference(inputs, cfg), staged.run(list(inputs.values()))))
 
 
+def test_the_builders_read_the_table_named_by_the_environment(tmp_path, monkeypatch):
+    from fusions.spec import tuning_table
+
+    tuned = NvTuning("env", enable_options=("ws_normalization",))
+    TuningTable([TableEntry("GPU E", "rmsnorm_bwd", "nanogpt", "bfloat16", tuning=tuned)]).save(tmp_path / "t.json")
+    monkeypatch.setenv("SEGKIT_TUNING_TABLE", str(tmp_path / "t.json"))
+    tuning_table.cache_clear()
+    try:
+        assert fusions.get("rmsnorm_bwd").build("nanogpt", gpu="GPU E").nv_tuning == tuned
+    finally:
+        monkeypatch.delenv("SEGKIT_TUNING_TABLE")
+        tuning_table.cache_clear()
+    assert fusions.get("rmsnorm_bwd").build("nanogpt", gpu="GPU E").nv_tuning is None
+
+
 def test_malformed_table_names_the_file(tmp_path):
     (tmp_path / "bad.json").write_text('{"entries": [{"gpu": "A"}]}')
     with pytest.raises(ValueError, match="bad.json is malformed"):

@@ -42,6 +42,8 @@ fi
 
 if [ -z "${PERF_SKIP_BENCH:-}" ]; then
   part "norm backward 576000 x 384 bf16: segkit, segkit two-stage, torch.compile (cold-L2 kernel time)"
+  # the builders read this run's tune winners (when the tune part ran), not only the committed table
+  [ -f "$TMP/tunings.json" ] && export SEGKIT_TUNING_TABLE="$TMP/tunings.json"
   SEGKIT_BENCH_LOG="$TMP/bench.jsonl" timeout -s INT $(cap 120) python -m pytest -q -p no:cacheprovider benchmarks/test_norm_bwd.py \
     -k "mixorder_576000x384 and bfloat16 and (segkit or compile) and not thunder" --benchmark-columns=median \
     2>&1 | tail -15
