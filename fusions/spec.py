@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +73,15 @@ class FusionSpec:
         return fd
 
     def table_entry(self, cfg, gpu: str | None = None, table: TuningTable | None = None) -> TableEntry | None:
-        """The tuning table's entry for ``cfg`` on ``gpu`` (default: this machine's GPU; None without one)."""
-        cfg = self.config(cfg)
+        """The tuning table's entry for ``cfg`` on ``gpu`` (default: this machine's GPU; None without one),
+        matched by the config's sizes and dtype, so segkit_ex's run-time configs find it too."""
         table = table if table is not None else tuning_table()
-        return table.lookup(gpu or gpu_model(), self.name, cfg.name, cfg.dtype)
+        return table.lookup(gpu or gpu_model(), self.name, signature(self.config(cfg)))
+
+    def entry(self, cfg, gpu: str, **fields) -> TableEntry:
+        """A tuning table entry for ``cfg`` on ``gpu`` (``fields``: formulation, chunk, tuning, ...)."""
+        cfg = self.config(cfg)
+        return TableEntry(gpu, self.name, cfg.name, signature(cfg), **fields)
 
     def tuned(self, cfg, gpu: str | None = None, table: TuningTable | None = None):
         """The fused builder's nvFuser tuning: the table's winner on this GPU model when it has one (None where
@@ -85,6 +90,16 @@ class FusionSpec:
         if entry is not None and (entry.formulation == "fused" or entry.formulation in self.formulations):
             return entry.tuning
         return self.tuning(self.config(cfg)) if self.tuning else None
+
+
+def signature(cfg) -> str:
+    """What a tuning is matched by: a config's sizes and dtype, not its name (segkit_ex names its run-time
+    configs "thunder"); a norm by rows x hidden, however its rows are shaped."""
+    dtype = str(cfg.dtype).removeprefix("torch.")
+    if hasattr(cfg, "rows") and hasattr(cfg, "hidden"):
+        return f"{cfg.rows}x{cfg.hidden} {dtype}"
+    sizes = " ".join(f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if f.name not in ("name", "dtype"))
+    return f"{sizes} {dtype}"
 
 
 def nv_dtype(dtype: torch.dtype) -> DataType:

@@ -153,7 +153,7 @@ MIN_GAIN = 0.03  # a tuning must beat nvFuser's defaults by 3% to be kept
 class TuneResult:
     spec: str
     config: str
-    dtype: str
+    signature: str  # the tuning table's key for the config (fusions.spec.signature)
     trials: list[Trial] = field(default_factory=list)
 
     def timed(self) -> list[Trial]:
@@ -184,7 +184,7 @@ class TuneResult:
             bought = f", {default_us:.1f} -> {win.us:.1f} us" if default_us else ""
             tuning = replace(tuning, why=f"segkit tune winner on {gpu}{bought}")
         versions = f"torch {torch.__version__}" + _nvfuser_version()
-        return TableEntry(gpu, self.spec, self.config, self.dtype, c.formulation, c.chunk, tuning, c.bookend,
+        return TableEntry(gpu, self.spec, self.config, self.signature, c.formulation, c.chunk, tuning, c.bookend,
                           round(win.us, 2), default_us and round(default_us, 2),
                           rule.us and round(rule.us, 2) if rule is not None else None,
                           f"{datetime.date.today().isoformat()}, {versions}")
@@ -247,7 +247,9 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
         f"on {backend}")
     trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,
                     None if reference else event_us, log, budget_s)
-    return TuneResult(spec_name, cfg.name, str(cfg.dtype).removeprefix("torch."), trials)
+    from fusions.spec import signature
+
+    return TuneResult(spec_name, cfg.name, signature(cfg), trials)
 
 
 def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print,
@@ -265,7 +267,7 @@ def tune_script(path: str, reference: bool = False, log: Callable[[str], None] =
     cands = space(Path(path).stem, None, None, quick=True, cut_policies=cuts)
     trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else event_us, log=log,
                     budget_s=budget_s)
-    return TuneResult(Path(path).stem, "script", "", trials)
+    return TuneResult(Path(path).stem, "script", f"script {Path(path).name}", trials)
 
 
 def add_parser(sub) -> None:

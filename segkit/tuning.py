@@ -213,12 +213,13 @@ def tuning_from_dict(d: dict | None) -> NvTuning | None:
 
 @dataclass(frozen=True)
 class TableEntry:
-    """The winner of ``segkit tune`` for one spec, config and dtype on one GPU model, with what it bought."""
+    """The winner of ``segkit tune`` for one spec and config (sizes and dtype) on one GPU model, with what it
+    bought."""
 
     gpu: str
     spec: str
-    config: str
-    dtype: str
+    config: str  # the config's name, for people
+    signature: str  # what a config is matched by: its sizes and dtype (fusions.spec.signature), not its name
     formulation: str = "fused"  # or "two_stage" (norm backward: per-chunk partials, then their sum)
     chunk: int | None = None
     tuning: NvTuning | None = None
@@ -228,8 +229,8 @@ class TableEntry:
     rule_us: float | None = None  # the builder's hand-picked rule, same timer, same run (None: no rule, or wrong)
     measured: str = ""  # date and versions of the run
 
-    def key(self) -> tuple[str, str, str, str]:
-        return self.gpu, self.spec, self.config, self.dtype
+    def key(self) -> tuple[str, str, str]:
+        return self.gpu, self.spec, self.signature
 
     def describe(self) -> str:
         how = self.tuning.describe() if self.tuning else "nvFuser defaults"
@@ -240,7 +241,7 @@ class TableEntry:
         return f"{form}{how}, bookend {self.bookend}{bought}{rule}"
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "dtype", "formulation", "chunk", "bookend",
+        d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "signature", "formulation", "chunk", "bookend",
                                            "us", "default_us", "rule_us", "measured")}
         d["tuning"] = tuning_to_dict(self.tuning)
         return d
@@ -285,10 +286,10 @@ class TuningTable:
         for e in other.entries():
             self.put(e)
 
-    def lookup(self, gpu: str | None, spec: str, config: str, dtype: Any) -> TableEntry | None:
+    def lookup(self, gpu: str | None, spec: str, signature: str) -> TableEntry | None:
         if gpu is None:
             return None
-        return self._entries.get((gpu, spec, config, str(dtype).removeprefix("torch.")))
+        return self._entries.get((gpu, spec, signature))
 
     def entries(self) -> list[TableEntry]:
         return list(self._entries.values())

@@ -11,7 +11,7 @@ from fusions.norm_bwd_two_stage import two_stage
 from segkit import FusionDefinition
 from segkit.cli import main as cli_main
 from segkit.tune import Candidate, Trial, TuneResult, search, space, tune_spec, validate
-from segkit.tuning import NvTuning, TableEntry, TuningTable
+from segkit.tuning import NvTuning, TuningTable
 
 
 def test_space_starts_with_the_baselines_and_offers_each_kind():
@@ -68,7 +68,7 @@ def test_a_candidate_that_does_not_record_is_rejected_untimed():
 
 def test_the_fastest_valid_candidate_wins_and_records_what_it_bought():
     rule = NvTuning("hand", scheduler="inner_outer_persistent", vectorize=4)
-    result = TuneResult("rmsnorm_bwd", "mixorder_576000x384", "bfloat16", [
+    result = TuneResult("rmsnorm_bwd", "mixorder_576000x384", "576000x384 bfloat16", [
         Trial(Candidate(origin="nvFuser defaults"), True, "", 500.0),
         Trial(Candidate(tuning=rule, origin="builder rule"), True, "", 450.0),
         Trial(Candidate("two_stage", 4500), True, "", 400.0),
@@ -80,7 +80,7 @@ def test_the_fastest_valid_candidate_wins_and_records_what_it_bought():
 
 
 def test_a_gain_within_noise_keeps_nvfusers_defaults():
-    result = TuneResult("rmsnorm_bwd", "c", "bfloat16", [
+    result = TuneResult("rmsnorm_bwd", "c", "s", [
         Trial(Candidate(origin="nvFuser defaults"), True, "", 500.0),
         Trial(Candidate(tuning=NvTuning("x", enable_options=("ws_normalization",))), True, "", 495.0)])
     assert result.winner.candidate.origin == "nvFuser defaults" and result.entry("G").tuning is None
@@ -88,12 +88,12 @@ def test_a_gain_within_noise_keeps_nvfusers_defaults():
 
 def test_table_round_trip_and_lookup_by_gpu_model(tmp_path):
     tuned = NvTuning("tuned", scheduler="inner_outer_persistent", vectorize=2, blocks_per_sm=8)
+    rms, ln = fusions.get("rmsnorm_bwd"), fusions.get("layernorm_bwd")
     table = TuningTable([
-        TableEntry("GPU A", "rmsnorm_bwd", "mixorder_576000x384", "bfloat16", tuning=tuned, us=1.0, default_us=2.0),
-        TableEntry("GPU B", "rmsnorm_bwd", "mixorder_576000x384", "bfloat16"),  # nvFuser's defaults won
-        TableEntry("GPU A", "layernorm_bwd", "mixorder_576000x384", "bfloat16", "two_stage", 4500),
-        TableEntry("GPU A", "layernorm_bwd", "nanogpt", "bfloat16",
-                   tuning=NvTuning("s", split=((0,), (1, 2)))),
+        rms.entry("mixorder_576000x384", "GPU A", tuning=tuned, us=1.0, default_us=2.0),
+        rms.entry("mixorder_576000x384", "GPU B"),  # nvFuser's defaults won
+        ln.entry("mixorder_576000x384", "GPU A", formulation="two_stage", chunk=4500),
+        ln.entry("nanogpt", "GPU A", tuning=NvTuning("s", split=((0,), (1, 2)))),
     ])
     table.save(tmp_path / "t.json")
     back = TuningTable.load(tmp_path / "t.json")
@@ -112,8 +112,8 @@ def test_table_round_trip_and_lookup_by_gpu_model(tmp_path):
 def test_executor_runs_the_two_stage_formulation_the_table_chose():
     from thunder_exec.runtime import staged_for
 
-    table = TuningTable([TableEntry("GPU A", "layernorm_bwd", "mixorder_576000x384_tiny", "bfloat16", "two_stage", 8)])
     spec = fusions.get("layernorm_bwd")
+    table = TuningTable([spec.entry("mixorder_576000x384_tiny", "GPU A", formulation="two_stage", chunk=8)])
     cfg = spec.config("mixorder_576000x384_tiny")
     staged = staged_for("layernorm_bwd", cfg, "GPU A", table)
     assert staged.chunk == 8 and staged_for("layernorm_bwd", cfg, "GPU B", table) is None
@@ -127,7 +127,7 @@ def test_the_builders_read_the_table_named_by_the_environment(tmp_path, monkeypa
     from fusions.spec import tuning_table
 
     tuned = NvTuning("env", enable_options=("ws_normalization",))
-    TuningTable([TableEntry("GPU E", "rmsnorm_bwd", "nanogpt", "bfloat16", tuning=tuned)]).save(tmp_path / "t.json")
+    TuningTable([fusions.get("rmsnorm_bwd").entry("nanogpt", "GPU E", tuning=tuned)]).save(tmp_path / "t.json")
     monkeypatch.setenv("SEGKIT_TUNING_TABLE", str(tmp_path / "t.json"))
     tuning_table.cache_clear()
     try:
@@ -138,11 +138,23 @@ def test_the_builders_read_the_table_named_by_the_environment(tmp_path, monkeypa
     assert fusions.get("rmsnorm_bwd").build("nanogpt", gpu="GPU E").nv_tuning is None
 
 
+def test_run_time_configs_find_the_entry_of_the_same_sizes():
+    """segkit_ex names its configs "thunder" and may shape rows as batch x seq: matched by rows x hidden, dtype."""
+    from dataclasses import replace
+
+    spec = fusions.get("rmsnorm_bwd")
+    table = TuningTable([spec.entry("mixorder_576000x384", "GPU A", formulation="two_stage", chunk=4500)])
+    cfg = spec.config("mixorder_576000x384")
+    assert spec.table_entry(replace(cfg, name="thunder", shape=(1000, 576, 384)), "GPU A", table).chunk == 4500
+    assert spec.table_entry(replace(cfg, name="thunder", dtype=torch.float16), "GPU A", table) is None
+    assert spec.table_entry(replace(cfg, name="thunder", shape=(576000, 512)), "GPU A", table) is None
+
+
 def test_malformed_table_names_the_file(tmp_path):
     (tmp_path / "bad.json").write_text('{"entries": [{"gpu": "A"}]}')
     with pytest.raises(ValueError, match="bad.json is malformed"):
         TuningTable.load(tmp_path / "bad.json")
-    (tmp_path / "bad2.json").write_text('{"entries": [{"gpu": "A", "spec": "s", "config": "c", "dtype": "d", '
+    (tmp_path / "bad2.json").write_text('{"entries": [{"gpu": "A", "spec": "s", "config": "c", "signature": "d", '
                                         '"tuning": {"why": "w", "bogus": 1}}]}')
     with pytest.raises(ValueError, match="unknown NvTuning fields"):
         TuningTable.load(tmp_path / "bad2.json")
@@ -172,7 +184,7 @@ def test_rope_backward_sliced_sum_formulation_matches_the_reference(cfg):
 
 def test_the_table_picks_a_named_formulation_for_its_gpu():
     spec = fusions.get("qkv_split_rope_bwd")
-    table = TuningTable([TableEntry("GPU A", "qkv_split_rope_bwd", "Llama-3-70B_bs1_tiny", "bfloat16", "sliced_sum")])
+    table = TuningTable([spec.entry("Llama-3-70B_bs1_tiny", "GPU A", formulation="sliced_sum")])
     ops = lambda gpu: {op.name for op in spec.build("Llama-3-70B_bs1_tiny", gpu=gpu, table=table).fusion.ops}  # noqa: E731
     assert "sum" not in ops("GPU A") and "sum" in ops("GPU B")
     with pytest.raises(KeyError, match="no formulation 'bogus'"):
