@@ -324,9 +324,12 @@ def run(args: argparse.Namespace) -> int:
     rule = result.baseline("builder rule")
     if rule is not None:
         print(f"builder rule: {rule.candidate.tuning.describe()}: " + (f"{rule.us:.1f} us" if rule.us else rule.note))
-    for path in [p for p in (args.out, args.write and "committed") if p]:
-        if path == "committed":
-            from fusions.spec import TABLE_PATH as path
+    paths = [Path(args.out)] if args.out else []
+    if args.write:
+        from fusions.spec import TABLE_PATH
+
+        paths.append(TABLE_PATH)
+    for path in paths:
         table = TuningTable.load(path)
         table.put(entry)
         table.save(path)

@@ -207,3 +207,19 @@ def test_tune_a_repro_script_on_the_reference(capsys):
     assert cli_main(["tune", str(script), "--reference"]) == 0
     out = capsys.readouterr().out
     assert "nvFuser defaults" in out and "candidates match the reference" in out
+
+
+def test_merge_adds_a_runs_winners_to_the_committed_table(tmp_path, monkeypatch, capsys):
+    import fusions.spec
+
+    committed = tmp_path / "tunings.json"
+    spec = fusions.get("rmsnorm_bwd")
+    TuningTable([spec.entry("nanogpt", "GPU A")]).save(committed)
+    run = tmp_path / "run.json"
+    TuningTable([spec.entry("nanogpt", "GPU B", formulation="two_stage", chunk=16),
+                 spec.entry("nanogpt", "GPU A", tuning=NvTuning("w", enable_options=("ws_normalization",)))]).save(run)
+    monkeypatch.setattr(fusions.spec, "TABLE_PATH", committed)
+    assert cli_main(["tune", "--merge", str(run)]) == 0
+    merged = TuningTable.load(committed)
+    assert merged.gpus() == ["GPU A", "GPU B"] and len(merged.entries()) == 2
+    assert spec.table_entry("nanogpt", "GPU A", merged).tuning.enable_options == ("ws_normalization",)  # newer wins
