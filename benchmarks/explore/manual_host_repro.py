@@ -18,16 +18,17 @@ from nvfuser_direct import DataType, FusionDefinition, SchedulerType, schedule
 def pointwise(fd):
     x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
     y = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
-    fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.cast(x, DataType.Float), fd.ops.cast(y, DataType.Float)),
-                              DataType.BFloat16))
+    xf, yf = fd.ops.cast(x, dtype=DataType.Float), fd.ops.cast(y, dtype=DataType.Float)
+    fd.add_output(fd.ops.cast(fd.ops.add(xf, yf), dtype=DataType.BFloat16))
 
 
 def rms_norm(fd):
     x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
-    xf = fd.ops.cast(x, DataType.Float)
+    xf = fd.ops.cast(x, dtype=DataType.Float)
     ms = fd.ops.sum(fd.ops.mul(xf, xf), dims=[1])
     rstd = fd.ops.rsqrt(fd.ops.add(fd.ops.mul(ms, 1.0 / 256), 1e-6))
-    fd.add_output(fd.ops.cast(fd.ops.mul(xf, fd.ops.broadcast(rstd, [False, True])), DataType.BFloat16))
+    rstd_b = fd.ops.broadcast(rstd, is_broadcast_dim=[False, True])
+    fd.add_output(fd.ops.cast(fd.ops.mul(xf, rstd_b), dtype=DataType.BFloat16))
 
 
 def sync_us(call, reps=300):
