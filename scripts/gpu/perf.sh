@@ -69,7 +69,7 @@ import torch
 from tabulate import tabulate
 
 tmp, out = Path(sys.argv[1]), Path(sys.argv[2])
-res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
+res = {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "torch": torch.__version__}
 if (tmp / "tunings.json").exists():
     res["tuning_table"] = json.loads((tmp / "tunings.json").read_text())
     print(tabulate([[e["spec"], e["formulation"], e["chunk"] or "-", (e["tuning"] or {}).get("scheduler")
