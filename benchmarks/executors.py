@@ -17,6 +17,7 @@ from segkit.nvf import compiled
 from thunder_exec.runtime import runner
 
 EXECUTORS = ("segkit", "eager", "torch.compile", "thunder", "thunder+segkit_ex", "liger", "quack")
+TWO_STAGE = "segkit two-stage"  # norm backward only: the two-stage formulation beside the fused builder
 
 
 def _segkit(spec_name: str, cfg, inputs: list[torch.Tensor], outputs: tuple[int, ...] | None = None) -> Prepared:
@@ -132,11 +133,25 @@ def norm_forward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
     return p
 
 
+def _segkit_two_stage(spec_name: str, cfg, inputs: list[torch.Tensor]) -> Prepared:
+    """The two-stage formulation (fusions/norm_bwd_two_stage.py): the tuning table's chunk and stage-1 tuning
+    when it chose two-stage on this GPU, else one partial per SM at most and nvFuser's defaults."""
+    from fusions.norm_bwd_two_stage import chunk_for, two_stage
+    from thunder_exec.runtime import staged_for
+
+    staged = staged_for(spec_name, cfg) or two_stage(
+        spec_name, cfg, chunk_for(cfg.rows, torch.cuda.get_device_properties(0).multi_processor_count))
+    staged.execute(inputs)
+    return Prepared(lambda: staged.execute(inputs), info={"two_stage_chunk": staged.chunk})
+
+
 def norm_backward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
     """Backward only: the forward runs in the untimed setup of every round; dx, dw (, db) are timed."""
     _skip_unavailable(executor, kind)
     if executor == "segkit":
         return _segkit(f"{kind}_bwd", cfg, list(inputs.values()))
+    if executor == TWO_STAGE:
+        return _segkit_two_stage(f"{kind}_bwd", cfg, list(inputs.values()))
     if executor == "quack" and kind == "layernorm":
         return _quack_layernorm(cfg, inputs, backward=True)
     x = inputs["x"].detach().requires_grad_(True)

@@ -266,6 +266,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     segments_cmd.add_parsers(sub)
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
+    from segkit import tune
+    tune.add_parser(sub)
+    sub.choices["tune"].set_defaults(func=tune.run)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
