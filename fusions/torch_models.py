@@ -86,6 +86,6 @@ def rope_cache(T: int, n_elem: int, device="cpu", base: int = 10000) -> tuple[to
 
 
 def fp8_amax(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per-row, per-column and global amax of |x| in fp32, as float8 scaling recipes take them."""
+    """Per-row (last dim), per-column (leading dims) and global amax of |x| in fp32, as float8 scaling recipes take them."""
     a = x.float().abs()
-    return a.amax(dim=-1), a.amax(dim=0), a.amax()
+    return a.amax(dim=-1), a.amax(dim=tuple(range(x.ndim - 1))), a.amax()
