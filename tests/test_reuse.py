@@ -1,0 +1,125 @@
+"""segkit.reuse_reductions on CPU: for random sets of max / min / sum reductions of one tensor (each written with
+its own abs(cast(x)) prologue or sharing one, any keepdim), the rewritten fusion computes the original's outputs
+on the reference interpreter, reads its input once (one prologue), and keeps one full-size reduction per
+inclusion-minimal dim set; half-precision sums are left alone; Thunder's own captured fp8 region is rewritten."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fusions
+import segkit
+from segkit import DataType, FusionDefinition
+from segkit.reuse import full_size_reductions, reuse_reductions
+from tests.conftest import DATA
+
+
+def _reductions(data, ndim: int) -> list[tuple[str, list[int] | None, bool, bool]]:
+    """(kind, dims or None for all, keepdim, own prologue) of 1-6 reductions."""
+    dims = st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(sorted)
+    one = st.tuples(st.sampled_from(["max", "min", "sum"]), st.one_of(dims, st.none()), st.booleans(), st.booleans())
+    return data.draw(st.lists(one, min_size=1, max_size=6))
+
+
+def _expected_full_reductions(reds) -> int:
+    """Reductions whose dim set has no proper subset among reductions of the same kind: they still read x."""
+    sets = [(kind, frozenset(range(99)) if dims is None else frozenset(dims)) for kind, dims, _, _ in reds]
+    return sum(1 for k, d in sets if not any(k2 == k and d2 < d for k2, d2 in sets))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.data())
+def test_rewritten_fusion_matches_and_reads_the_input_once(data):
+    shape = data.draw(st.lists(st.integers(2, 5), min_size=1, max_size=4))
+    reds = _reductions(data, len(shape))
+    reds = [(k, None if d is None or len(d) == len(shape) else d, kd, own) for k, d, kd, own in reds]
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=shape, contiguity=[True] * len(shape), dtype=DataType.BFloat16)
+        shared = fd.ops.abs(fd.ops.cast(x, dtype=DataType.Float))
+        for kind, dims, keepdim, own in reds:
+            a = fd.ops.abs(fd.ops.cast(x, dtype=DataType.Float)) if own else shared
+            fd.add_output(getattr(fd.ops, kind)(a, dims=dims, keepdim=keepdim))
+    plan = reuse_reductions(fd)
+    new = plan.apply()
+    inputs = segkit.random_inputs(fd, seed=data.draw(st.integers(0, 9)))
+    want, got = segkit.run_reference(fd, inputs), segkit.run_reference(new, inputs)
+    for (kind, *_), w, g in zip(reds, want, got):
+        assert g.shape == w.shape and g.dtype == w.dtype, plan.describe()
+        if kind == "sum":  # reassociated in float32
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-4)
+        else:
+            assert torch.equal(g, w), plan.describe()
+    x_new = new.fusion.inputs[0]
+    assert len(new.fusion.uses(x_new)) == 1, f"x read by several prologues after the pass\n{new}"
+    assert full_size_reductions(new) == {x_new.name: _expected_full_reductions(reds)}, f"{plan.describe()}\n{new}"
+
+
+def test_chain_of_dims_leaves_one_pass_over_x():
+    """Rowwise, the seed's [0, 1] and tensorwise on 3-D x: one reduction reads x, each wider one the next."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[12, 34, 56], contiguity=[True] * 3, dtype=DataType.BFloat16)
+        a = fd.ops.abs(fd.ops.cast(x, dtype=DataType.Float))
+        fd.add_output(fd.ops.max(a, dims=[0, 1, 2]))
+        fd.add_output(fd.ops.max(a, dims=[0, 1], keepdim=True))
+        fd.add_output(fd.ops.max(a, dims=[1]))
+    plan = reuse_reductions(fd)
+    assert [(r.wide.name, r.narrow.name) for r in plan.reuses] == [("tv3", "tv4"), ("tv4", "tv5")]
+    assert "tv0: 3 -> 1" in plan.describe()
+    inputs = segkit.random_inputs(fd)
+    assert all(torch.equal(w, g) for w, g in zip(segkit.run_reference(fd, inputs), segkit.run_reference(plan.apply(), inputs)))
+
+
+def test_half_precision_sum_is_left_alone_and_said_so():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[8, 16], contiguity=[True, True], dtype=DataType.BFloat16)
+        fd.add_output(fd.ops.sum(x, dims=[1]))
+        fd.add_output(fd.ops.sum(x, dims=[0, 1]))
+        fd.add_output(fd.ops.sum(x, dims=[0, 1], dtype=DataType.Float))
+    plan = reuse_reductions(fd)
+    assert plan.reuses == [] and len(plan.skipped) == 1
+    assert "BFloat16 sum would round its partial sums" in plan.describe()
+
+
+def test_different_kinds_and_dtypes_are_not_mixed():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[8, 16], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.max(x, dims=[1]))
+        fd.add_output(fd.ops.min(x, dims=[0, 1]))
+        fd.add_output(fd.ops.sum(fd.ops.neg(x), dims=[0, 1]))
+        fd.add_output(fd.ops.max(fd.ops.neg(x), dims=[0, 1]))
+    plan = reuse_reductions(fd)
+    assert plan.reuses == [] and plan.skipped == []
+    assert [(m.duplicate.name, m.kept.name) for m in plan.merges] == [("tv5", "tv3")]  # the two neg(x)
+
+
+def test_fp8_builder_variants_compute_the_reference():
+    spec = fusions.get("fp8_amax")
+    from dataclasses import replace
+
+    for name in ("4096x4096_tiny", "seed_12x34x56"):
+        for variant in ("direct", "inner_outer", "two_stage"):
+            cfg = replace(spec.config(name), variant=variant)
+            inp = spec.make_inputs(cfg)
+            got = segkit.run_reference(spec.build(cfg), list(inp.values()))
+            for want, g in zip(spec.reference(inp, cfg), got):
+                assert torch.equal(g, want.float()), (name, variant)
+
+
+def test_thunder_captured_fp8_region_is_rewritten():
+    """Thunder's own nvFusion region for fp8 amax (captured on the GPU host by scripts/capture_thunder_repros.py)."""
+    repro = segkit.load_repro(DATA / "thunder" / "fp8_amax_fwd_nvFusion0.py")
+    plan = reuse_reductions(repro.fd)
+    assert [(r.kind, r.dims, r.narrow_dims) for r in plan.reuses] == [("max", (0, 1), (1,))]
+    x = repro.make_inputs("cpu")
+    want = torch.ops.aten.abs(x[0].float())
+    got = segkit.run_reference(plan.apply(), x)
+    assert torch.equal(got[0], want.amax(1)) and torch.equal(got[1], want.amax(0)) and torch.equal(got[2], want.amax())
+
+
+@pytest.mark.parametrize("bad", [["not", "a", "fusion"], None])
+def test_bad_input_names_what_it_got(bad):
+    with pytest.raises(TypeError, match="segkit FusionDefinition"):
+        reuse_reductions(bad)
