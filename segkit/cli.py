@@ -259,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--format", default="table", choices=["table", "markdown", "csv", "json"])
     p.add_argument("--plot", help="write a PNG: kernel timeline per range and kernel time A vs B")
     p.set_defaults(func=cmd_trace_compare)
+    from segkit import reuse_cli
+
+    reuse_cli.add_parser(sub)
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
     args = parser.parse_args(argv)

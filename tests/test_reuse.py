@@ -123,3 +123,23 @@ def test_thunder_captured_fp8_region_is_rewritten():
 def test_bad_input_names_what_it_got(bad):
     with pytest.raises(TypeError, match="segkit FusionDefinition"):
         reuse_reductions(bad)
+
+
+def _cli(*argv) -> int:
+    from segkit.cli import main
+
+    return main(list(argv))
+
+
+def test_cli_prints_the_plan_and_checks_it(capsys):
+    assert _cli("reuse", str(DATA / "thunder" / "fp8_amax_fwd_nvFusion0.py")) == 0
+    out = capsys.readouterr().out
+    assert "tv5 = max over dims [0, 1] now reads tv3" in out and "tv5: Float[] = max(tv3, dims=[0])" in out
+    assert "reference check of the rewritten fusion (cpu): ok" in out
+
+
+def test_cli_on_a_spec_and_on_a_missing_script(capsys):
+    assert _cli("reuse", "fp8_amax:seed_12x34x56") == 0
+    assert "now reads tv4 (max over dims [0, 1])" in capsys.readouterr().out
+    assert _cli("reuse", "no_such_script.py") == 2
+    assert "no_such_script.py: no such script" in capsys.readouterr().err

@@ -1,0 +1,109 @@
+"""Reduction reuse for Thunder's stock nvFusion regions:
+``thunder.jit(fn, transforms=[thunder_exec.ReuseNvFusions()])``.
+
+Each region's definition is read back from nvFuser (``repro_script_for`` the very inputs, as the check hook
+does) the first time an input signature is seen; when ``segkit.reuse_reductions`` rewrites it (a wider
+max / min / sum fed from a narrower one), the rewritten fusion is validated once against Thunder's own answer
+and then runs instead of Thunder's region for that signature (on nvFuser for CUDA inputs, else the reference
+interpreter). A region with nothing to reuse, one segkit cannot record, or a rewrite that does not match keeps
+Thunder's fusion (the last two with a ``ReuseSkippedWarning`` saying why).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from thunder.core.trace import TraceProvenance, from_trace
+from thunder.core.transform_common import Transform
+
+from segkit.check import check_outputs
+from segkit.errors import SegkitError
+from segkit.interp import run_reference
+from segkit.nvf import compiled, nvfuser_available, signature
+from segkit.repro import load_repro
+from segkit.reuse import reuse_reductions
+
+
+class ReuseSkippedWarning(UserWarning):
+    """A region kept Thunder's own fusion: segkit could not record it, or its rewrite did not match."""
+
+
+@dataclass
+class Rewrites:
+    """Per-signature decisions: the rewritten recorded fusion to run, or None to keep Thunder's region."""
+
+    decided: dict[Hashable, Any] = field(default_factory=dict)
+    plans: dict[Hashable, str] = field(default_factory=dict)  # what each rewrite did (plan.describe())
+
+    def clear(self) -> None:
+        self.decided.clear()
+        self.plans.clear()
+
+
+def _execute(fd: Any, args: Sequence[Any]) -> list[torch.Tensor]:
+    if nvfuser_available() and all(t.is_cuda for t in args if isinstance(t, torch.Tensor)):
+        return list(compiled(fd).execute(list(args)))
+    return run_reference(fd, args)
+
+
+@dataclass
+class ReusedRegion:
+    """Stands in for one of Thunder's FusionDefinitionWrapper objects in the trace's call context."""
+
+    wrapper: Any
+    rewrites: Rewrites
+
+    def __call__(self, *args):
+        key = (self.wrapper.name, signature(args))
+        if key in self.rewrites.decided:
+            fd = self.rewrites.decided[key]
+            return self.wrapper(*args) if fd is None else _execute(fd, args)
+        outputs = list(self.wrapper(*args))
+        self.rewrites.decided[key] = self._decide(key, list(args), outputs)
+        return outputs
+
+    def _decide(self, key: Hashable, args: list, outputs: list[torch.Tensor]) -> Any:
+        name = self.wrapper.name
+        try:
+            fd = load_repro(self.wrapper.last_used.repro_script_for(args)).fd
+        except SegkitError as e:
+            warnings.warn(ReuseSkippedWarning(f"{name}: kept Thunder's fusion, segkit cannot record it: {e}"),
+                          stacklevel=3)
+            return None
+        plan = reuse_reductions(fd)
+        if not plan.reuses:
+            return None
+        new = plan.apply()
+        report = check_outputs(fd, args, _execute(new, args), label=f"{name} with reductions reused")
+        if not report.ok:
+            warnings.warn(ReuseSkippedWarning(f"{name}: kept Thunder's fusion, the rewrite does not match the "
+                                              f"reference: {report.worst or report.error}"), stacklevel=3)
+            return None
+        self.rewrites.plans[key] = plan.describe()
+        return new
+
+
+class ReuseNvFusions(Transform):
+    """Rewrite every nvFusion region of the forward and backward traces to reuse its reductions (per signature)."""
+
+    def __init__(self) -> None:
+        self.rewrites = Rewrites()
+
+    def transform_trace_post_optimization(self, computation_trace, **kwargs):
+        new = from_trace(computation_trace)
+        new.bound_symbols = [self._reused(b) for b in computation_trace.bound_symbols]
+        new.set_provenance(TraceProvenance("segkit: nvFusion regions with reductions reused"))
+        return new
+
+    def _reused(self, bsym):
+        name = bsym.sym.name
+        if not (bsym.sym.is_fusion and name.startswith("nvFusion")):
+            return bsym
+        reused = bsym.from_bsym()
+        # set after from_bsym: the fusion symbol's bind postprocess re-installs Thunder's own wrapper
+        reused._call_ctx = {**(bsym._call_ctx or {}), name: ReusedRegion(bsym._call_ctx[name], self.rewrites)}
+        return reused
