@@ -133,8 +133,8 @@ def _static_dims(op: Op, ndim: int) -> frozenset[int] | None:
     if dims is None:
         return frozenset(range(ndim))
     dims = [dims] if isinstance(dims, int) else dims
-    if not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-        return None  # symbolic dims: not this pass's business
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        return None  # no dims (a copy) or symbolic ones: not this pass's business
     return frozenset(d % ndim for d in dims)
 
 

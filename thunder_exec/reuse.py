@@ -39,10 +39,6 @@ class Rewrites:
     decided: dict[Hashable, Any] = field(default_factory=dict)
     plans: dict[Hashable, str] = field(default_factory=dict)  # what each rewrite did (plan.describe())
 
-    def clear(self) -> None:
-        self.decided.clear()
-        self.plans.clear()
-
 
 def _execute(fd: Any, args: Sequence[Any]) -> list[torch.Tensor]:
     if nvfuser_available() and all(t.is_cuda for t in args if isinstance(t, torch.Tensor)):
