@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from thunder.core.trace import TraceProvenance, from_trace
 from thunder.core.transform_common import Transform
 
 from segkit.check import check_outputs
@@ -26,6 +25,7 @@ from segkit.interp import run_reference
 from segkit.nvf import compiled, nvfuser_available, signature
 from segkit.repro import load_repro
 from segkit.reuse import reuse_reductions
+from thunder_exec.check_hook import wrap_nvfusion_regions
 
 
 class ReuseSkippedWarning(UserWarning):
@@ -90,16 +90,5 @@ class ReuseNvFusions(Transform):
         self.rewrites = Rewrites()
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):
-        new = from_trace(computation_trace)
-        new.bound_symbols = [self._reused(b) for b in computation_trace.bound_symbols]
-        new.set_provenance(TraceProvenance("segkit: nvFusion regions with reductions reused"))
-        return new
-
-    def _reused(self, bsym):
-        name = bsym.sym.name
-        if not (bsym.sym.is_fusion and name.startswith("nvFusion")):
-            return bsym
-        reused = bsym.from_bsym()
-        # set after from_bsym: the fusion symbol's bind postprocess re-installs Thunder's own wrapper
-        reused._call_ctx = {**(bsym._call_ctx or {}), name: ReusedRegion(bsym._call_ctx[name], self.rewrites)}
-        return reused
+        return wrap_nvfusion_regions(computation_trace, lambda wrapper: ReusedRegion(wrapper, self.rewrites),
+                                     "segkit: nvFusion regions with reductions reused")
