@@ -8,6 +8,10 @@ one's output instead (keepdim on either side is bridged with ``squeeze`` / ``bro
 the same elementwise prologue (``cast``, ``abs``, ``neg``, any attribute-free unary op) are merged first, so
 ``abs(cast(x))`` written once per reduction, as tracers emit it, counts as one value.
 
+````inner_outer=True`` also pairs a max / min over the trailing dims with one over the complementary leading dims
+(rowwise and columnwise amax) into the pattern of nvFuser's inner-outer persistent scheduler (``Pair``), so that
+both can share one read of the tensor.
+
 ``max`` / ``min`` are exact in any order. ``sum`` is reassociated (the partial sums are rounded to the output
 dtype first), so it is reused only when that dtype is float32 / float64 / complex or an integer type; a
 half-precision sum is left alone and the plan says so.
@@ -54,6 +58,19 @@ class Reuse:
 
 
 @dataclass
+class Pair:
+    """With ``inner_outer``: the ``outer`` reduction (over the leading dims) reads ``where(src > inner, inner, src)``
+    (``<`` for min), which equals ``src`` since no element exceeds its own row's max (a NaN row gives NaN either
+    way), so that ``src`` is read after the ``inner`` reduction (over the trailing dims) is broadcast back:
+    the norm-backward shape nvFuser's inner-outer persistent scheduler runs in one kernel."""
+
+    kind: str
+    inner: Value
+    outer: Value
+    inner_dims: tuple[int, ...]
+
+
+@dataclass
 class Skipped:
     """A wide reduction that a narrower one covers but that the pass left alone, and why."""
 
@@ -70,6 +87,7 @@ class ReusePlan:
     merges: list[Merge] = field(default_factory=list)
     reuses: list[Reuse] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)
 
     @property
     def fusion(self) -> Fusion:
@@ -77,7 +95,7 @@ class ReusePlan:
 
     @property
     def changed(self) -> bool:
-        return bool(self.merges or self.reuses)
+        return bool(self.merges or self.reuses or self.pairs)
 
     def apply(self) -> FusionDefinition:
         """A new fusion with the merges and reuses made (same inputs and outputs, in the same order).
@@ -92,6 +110,11 @@ class ReusePlan:
             note = " (sum reassociated: partial sums kept in " + r.wide.dtype.name + ")" if r.kind == "sum" else ""
             lines.append(f"  {r.wide.name} = {r.kind} over dims {list(r.dims)} now reads {r.narrow.name} "
                          f"({r.kind} over dims {list(r.narrow_dims)}){note}")
+        for p in self.pairs:
+            op = ">" if p.kind == "max" else "<"
+            lines.append(f"  {p.outer.name} = {p.kind} over the leading dims reads where(src {op} {p.inner.name}, "
+                         f"{p.inner.name}, src) = src, after {p.inner.name} ({p.kind} over dims {list(p.inner_dims)}): "
+                         "one inner-outer pattern")
         for s in self.skipped:
             lines.append(f"  left {s.wide.name} alone (covered by {s.narrow.name}): {s.reason}")
         if not lines:
@@ -103,8 +126,10 @@ class ReusePlan:
         return "\n".join([head, *lines] + ([f"  full-size reductions per input: {passes}"] if passes else []))
 
 
-def reuse_reductions(fd: Any) -> ReusePlan:
-    """Plan the reuse of narrower reductions by wider ones (see module docstring); ``plan.apply()`` realizes it."""
+def reuse_reductions(fd: Any, inner_outer: bool = False) -> ReusePlan:
+    """Plan the reuse of narrower reductions by wider ones (see module docstring); ``plan.apply()`` realizes it.
+    With ``inner_outer``, a max / min over the trailing dims and one over the complementary leading dims of the
+    same value are also paired into nvFuser's inner-outer pattern (see ``Pair``)."""
     fusion = as_fusion(fd)
     canon, merges = _merge_prologues(fusion)
     groups: dict[tuple, list[tuple[Op, frozenset[int]]]] = {}
@@ -115,9 +140,11 @@ def reuse_reductions(fd: Any) -> ReusePlan:
             groups.setdefault((op.name, canon[id(src)], op.output.dtype), []).append((op, dims))
     plan = ReusePlan(fd, merges)
     for members in groups.values():
+        minimal = []
         for op, dims in members:
             covers = [(o, d) for o, d in members if d < dims]
             if not covers:
+                minimal.append((op, dims))
                 continue
             narrow, ndims = max(covers, key=lambda c: (len(c[1]), -_numel(c[0].output), -fusion.ops.index(c[0])))
             if op.name == "sum" and op.output.dtype not in SUM_REASSOCIATES:
@@ -125,7 +152,25 @@ def reuse_reductions(fd: Any) -> ReusePlan:
                                             "partial sums once more (reuse only in float32/float64/integer dtypes)"))
                 continue
             plan.reuses.append(Reuse(op.name, op.output, narrow.output, tuple(sorted(dims)), tuple(sorted(ndims))))
+        if inner_outer and members[0][0].name in ("max", "min"):
+            plan.pairs += _pairs(minimal)
     return plan
+
+
+def _pairs(minimal: list[tuple[Op, frozenset[int]]]) -> list[Pair]:
+    """(inner, outer) reductions of one value: dims {k, .., n-1} and {0, .., k-1}; each reduction in one pair."""
+    pairs, used = [], set()
+    for inner, idims in minimal:
+        n = inner.args["arg"].ndim
+        k = n - len(idims)
+        if k < 1 or idims != frozenset(range(k, n)) or id(inner) in used:
+            continue
+        for outer, odims in minimal:
+            if odims == frozenset(range(k)) and id(outer) not in used:
+                used.update((id(inner), id(outer)))
+                pairs.append(Pair(inner.name, inner.output, outer.output, tuple(sorted(idims))))
+                break
+    return pairs
 
 
 def _static_dims(op: Op, ndim: int) -> frozenset[int] | None:
@@ -245,6 +290,8 @@ def _rewrite(plan: ReusePlan) -> Fusion:
     fusion, vmap = plan.fusion.copy()
     for m in plan.merges:
         fusion.replace_uses(vmap[id(m.duplicate)], vmap[id(m.kept)])
+    for p in plan.pairs:
+        _clip_to_inner(fusion, p, vmap[id(p.inner)], vmap[id(p.outer)].definition)
     for r in plan.reuses:
         wide = vmap[id(r.wide)]
         old = wide.definition
@@ -257,6 +304,22 @@ def _rewrite(plan: ReusePlan) -> Fusion:
     fusion.prune()
     fusion.ops = _stable_topological(fusion)
     return fusion
+
+
+def _clip_to_inner(fusion: Fusion, p: Pair, inner: Value, outer: Op) -> None:
+    """Make ``outer`` reduce ``where(src > inner, inner, src)`` (``<`` for min), inserted right before it."""
+    src = outer.args["arg"]
+    if not p.inner.definition.args.get("keepdim"):
+        flags = [d in p.inner_dims for d in range(src.ndim)]
+        inner = _add_before(fusion, outer, _make_op(fusion, "broadcast", {"arg": inner, "is_broadcast_dim": flags}))
+    cmp = _add_before(fusion, outer, _make_op(fusion, "gt" if p.kind == "max" else "lt", {"lhs": src, "rhs": inner}))
+    clipped = _add_before(fusion, outer, _make_op(fusion, "where", {"condition": cmp, "x": inner, "y": src}))
+    outer.args = {**outer.args, "arg": clipped}
+
+
+def _add_before(fusion: Fusion, anchor: Op, op: Op) -> Value:
+    fusion.add_op(op, fusion.ops.index(anchor))
+    return op.output
 
 
 def _check_same_shape(plan: ReusePlan, r: Reuse, wide: Value, new_ops: list[Op]) -> None:

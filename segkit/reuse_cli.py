@@ -9,6 +9,8 @@ import argparse
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
     p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
+    p.add_argument("--inner-outer", action="store_true",
+                   help="also pair a max/min over the trailing dims with one over the leading dims (one inner-outer kernel)")
     p.add_argument("--reps", type=int, default=50, help="host wall-time repetitions per variant on the GPU")
     p.set_defaults(func=run)
 
@@ -22,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from segkit.reuse import reuse_reductions
 
     fd, cpu = _load_target(args.target, "cpu")
-    plan = reuse_reductions(fd)
+    plan = reuse_reductions(fd, inner_outer=args.inner_outer)
     print(plan.describe())
     if not plan.changed:
         return 0

@@ -47,10 +47,11 @@ def _fp8_trace_with_region(region: _Region, x: torch.Tensor):
     return fused
 
 
-def test_fp8_region_runs_rewritten_after_its_first_call():
+@pytest.mark.parametrize("inner_outer", [False, True])
+def test_fp8_region_runs_rewritten_after_its_first_call(inner_outer):
     x = torch.randn(64, 256).bfloat16()
     region = _Region(CAPTURED)
-    transform = thunder_exec.ReuseNvFusions()
+    transform = thunder_exec.ReuseNvFusions(inner_outer=inner_outer)
     run = transform.transform_trace_post_optimization(_fp8_trace_with_region(region, x)).python_callable()
     want = tm.fp8_amax(x)
     for _ in range(3):
@@ -58,7 +59,7 @@ def test_fp8_region_runs_rewritten_after_its_first_call():
         assert all(torch.equal(g, w) for g, w in zip(got, want))
     assert region.calls == 1, "after the first call the rewritten fusion must run, not Thunder's region"
     (plan,) = transform.rewrites.plans.values()
-    assert "max over dims [0, 1] now reads" in plan
+    assert "max over dims [0, 1] now reads" in plan and ("one inner-outer pattern" in plan) == inner_outer
 
 
 def test_region_segkit_cannot_record_keeps_thunders_fusion_with_a_warning():

@@ -52,6 +52,7 @@ class ReusedRegion:
 
     wrapper: Any
     rewrites: Rewrites
+    inner_outer: bool = False
 
     def __call__(self, *args):
         key = (self.wrapper.name, signature(args))
@@ -70,8 +71,8 @@ class ReusedRegion:
             warnings.warn(ReuseSkippedWarning(f"{name}: kept Thunder's fusion, segkit cannot record it: {e}"),
                           stacklevel=3)
             return None
-        plan = reuse_reductions(fd)
-        if not plan.reuses:
+        plan = reuse_reductions(fd, inner_outer=self.inner_outer)
+        if not (plan.reuses or plan.pairs):
             return None
         new = plan.apply()
         report = check_outputs(fd, args, _execute(new, args), label=f"{name} with reductions reused")
@@ -86,9 +87,9 @@ class ReusedRegion:
 class ReuseNvFusions(Transform):
     """Rewrite every nvFusion region of the forward and backward traces to reuse its reductions (per signature)."""
 
-    def __init__(self) -> None:
-        self.rewrites = Rewrites()
+    def __init__(self, inner_outer: bool = False) -> None:
+        self.rewrites, self.inner_outer = Rewrites(), inner_outer  # inner_outer: see segkit.reuse_reductions
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):
-        return wrap_nvfusion_regions(computation_trace, lambda wrapper: ReusedRegion(wrapper, self.rewrites),
+        return wrap_nvfusion_regions(computation_trace, lambda wrapper: ReusedRegion(wrapper, self.rewrites, self.inner_outer),
                                      "segkit: nvFusion regions with reductions reused")

@@ -1,4 +1,4 @@
-"""fp8 amax formulations on nvFuser: the builder as written, through segkit.reuse_reductions, and the
+"""fp8 amax formulations on nvFuser: the builder as written, through segkit.reuse_reductions (with and without inner_outer pairing), and the
 inner_outer / two_stage variants (fusions/fp8_amax.py): segments and schedulers nvFuser chose (its profiler),
 exactness against the float64 reference, and event time per call with L2 flushed (launch gaps included; the
 benchmark suite has CUPTI kernel time). Run: python -m benchmarks.explore.fp8_amax_variants [SHAPE ...]"""
@@ -22,6 +22,7 @@ def fusions_for(cfg):
     yield "direct", SPEC.build(cfg)
     yield "direct+reuse", reuse_reductions(SPEC.build(cfg)).apply()
     if "col" in cfg.amaxes:
+        yield "direct+reuse+inner_outer", reuse_reductions(SPEC.build(cfg), inner_outer=True).apply()
         for variant in ("inner_outer", "two_stage"):
             yield variant, SPEC.build(replace(cfg, variant=variant))
 

@@ -31,12 +31,15 @@ def test_rewritten_fp8_fusion_is_exact_on_nvfuser(record, shape, amaxes):
     cfg = replace(SPEC.config(shape), amaxes=amaxes)
     fd = SPEC.build(cfg)
     inp = SPEC.make_inputs(cfg, device="cuda")
-    new = reuse_reductions(fd).apply()
-    before, after = segkit.run_nvfuser(fd, list(inp.values())), segkit.run_nvfuser(new, list(inp.values()))
-    record({"test": "reuse", "shape": shape, "amaxes": amaxes, "groups_before": before.groups,
-            "groups_after": after.groups, "kernels_before": before.kernel_count, "kernels_after": after.kernel_count})
+    runs = {"before": segkit.run_nvfuser(fd, list(inp.values()))}
+    for inner_outer in (False, True):
+        new = reuse_reductions(fd, inner_outer=inner_outer).apply()
+        runs[f"after{'+inner_outer' if inner_outer else ''}"] = segkit.run_nvfuser(new, list(inp.values()))
+    record({"test": "reuse", "shape": shape, "amaxes": amaxes,
+            **{k: {"groups": r.groups, "kernels": r.kernel_count} for k, r in runs.items()}})
     want = SPEC.reference(inp, cfg)
-    assert _exact(before.outputs, want) and _exact(after.outputs, want)
+    for name, run in runs.items():
+        assert _exact(run.outputs, want), name
 
 
 @pytest.mark.parametrize("shape", ["4096x4096", "seed_12x34x56"])
