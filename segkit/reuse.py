@@ -8,7 +8,7 @@ one's output instead (keepdim on either side is bridged with ``squeeze`` / ``bro
 the same elementwise prologue (``cast``, ``abs``, ``neg``, any attribute-free unary op) are merged first, so
 ``abs(cast(x))`` written once per reduction, as tracers emit it, counts as one value.
 
-````inner_outer=True`` also pairs a max / min over the trailing dims with one over the complementary leading dims
+``inner_outer=True`` also pairs a max / min over the trailing dims with one over the complementary leading dims
 (rowwise and columnwise amax) into the pattern of nvFuser's inner-outer persistent scheduler (``Pair``), so that
 both can share one read of the tensor.
 
