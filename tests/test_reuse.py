@@ -20,8 +20,13 @@ from tests.conftest import DATA
 def _reductions(data, ndim: int) -> list[tuple[str, list[int] | None, bool, bool]]:
     """(kind, dims or None for all, keepdim, own prologue) of 1-6 reductions."""
     dims = st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(sorted)
-    one = st.tuples(st.sampled_from(["max", "min", "sum"]), st.one_of(dims, st.none()), st.booleans(), st.booleans())
-    return data.draw(st.lists(one, min_size=1, max_size=6))
+    kinds = st.sampled_from(["max", "min", "sum"])
+    one = st.tuples(kinds, st.one_of(dims, st.none()), st.booleans(), st.booleans())
+    reds = data.draw(st.lists(one, min_size=1, max_size=6))
+    if ndim > 1 and data.draw(st.booleans()):  # a rowwise + columnwise pair (what inner_outer pairs)
+        k, kind = data.draw(st.integers(1, ndim - 1)), data.draw(kinds)
+        reds += [(kind, list(range(k, ndim)), data.draw(st.booleans()), False), (kind, list(range(k)), False, False)]
+    return reds
 
 
 def _expected_full_reductions(reds) -> int:
