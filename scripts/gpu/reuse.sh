@@ -65,3 +65,4 @@ for (shape, amaxes), by in table.items():
 print("kernel time, % of the bytes floor (x read once) at the measured copy bandwidth, kernels per call")
 print(tabulate(out, headers=["shape", "amaxes", *execs]))
 PY
+[ -f "$DIR/fp8_amax.json" ] && python -m benchmarks.targets "$DIR/fp8_amax.json" | grep -E "target|---|fp8"
