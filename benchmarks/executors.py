@@ -194,8 +194,8 @@ def rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
     return Prepared(backward, setup, info=_mix_order_info(executor))
 
 
-AMAX_EXECUTORS = ("segkit", "segkit+reuse", "segkit:inner_outer", "segkit:two_stage", "eager", "torch.compile",
-                  "torch.compile+reuse_fx", "thunder", "thunder+reuse")
+AMAX_EXECUTORS = ("segkit", "segkit+reuse", "segkit:inner_outer", "segkit:inner_outer_rows", "segkit:two_stage", "eager",
+                  "torch.compile", "torch.compile+reuse_fx", "thunder", "thunder+reuse")
 
 
 def amax(cfg, executor: str, inputs: dict) -> Prepared:

@@ -71,7 +71,7 @@ class RopeConfig:
 
 
 AMAXES = ("row", "col", "all")
-AMAX_VARIANTS = ("direct", "inner_outer", "two_stage")
+AMAX_VARIANTS = ("direct", "inner_outer", "inner_outer_rows", "two_stage")
 
 
 @dataclass(frozen=True)

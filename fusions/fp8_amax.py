@@ -9,6 +9,9 @@ Variants (``AmaxConfig.variant``), timed side by side by ``scripts/gpu/reuse.sh`
   its result broadcast back and combined with |x| before an outer reduction): the column amax reduces
   ``where(|x| > row, row, |x|)``, which is |x| itself (every element is at most its row's max; a NaN row or element
   gives NaN either way), so |x| becomes the persistent buffer and both reductions can share one read;
+* ``inner_outer_rows``: the same where() on the row side instead, as in the norm backward (whose outer
+  reductions do not depend on its inner ones, which nvFuser's inner-outer check may require): the row amax is
+  taken twice, the second time of ``where(|x| > row, row, |x|)``, and the column amax reduces |x| directly;
 * ``two_stage``: the rows in blocks of ``block_rows``: a row amax and a per-block partial column amax in one pass
   (the same where() keeps the pair one inner-outer pattern per block), then the partials reduced to the columns.
 
@@ -40,6 +43,9 @@ def define(fd, cfg: AmaxConfig) -> None:
     if cfg.variant == "inner_outer":
         row = fd.ops.max(a, dims=last)
         col = fd.ops.max(_clip_to_row(fd, a, row, n), dims=lead)
+    elif cfg.variant == "inner_outer_rows":
+        row = fd.ops.max(_clip_to_row(fd, a, fd.ops.max(a, dims=last), n), dims=last)
+        col = fd.ops.max(a, dims=lead)
     else:  # two_stage
         block = math.gcd(cfg.lead, cfg.block_rows)
         a3 = fd.ops.reshape(a, new_shape=[cfg.lead // block, block, cfg.cols])

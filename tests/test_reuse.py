@@ -127,7 +127,7 @@ def test_fp8_builder_variants_compute_the_reference():
     from dataclasses import replace
 
     for name in ("4096x4096_tiny", "seed_12x34x56"):
-        for variant in ("direct", "inner_outer", "two_stage"):
+        for variant in ("direct", "inner_outer", "inner_outer_rows", "two_stage"):
             cfg = replace(spec.config(name), variant=variant)
             inp = spec.make_inputs(cfg)
             got = segkit.run_reference(spec.build(cfg), list(inp.values()))

@@ -23,7 +23,7 @@ def fusions_for(cfg):
     yield "direct+reuse", reuse_reductions(SPEC.build(cfg)).apply()
     if "col" in cfg.amaxes:
         yield "direct+reuse+inner_outer", reuse_reductions(SPEC.build(cfg), inner_outer=True).apply()
-        for variant in ("inner_outer", "two_stage"):
+        for variant in ("inner_outer", "inner_outer_rows", "two_stage"):
             yield variant, SPEC.build(replace(cfg, variant=variant))
 
 

@@ -2,7 +2,7 @@
 # Issue 24 on the GPU host (about 4 minutes on an H100; the benchmark is capped at 200 s): reduction-reuse GPU
 # tests, `segkit reuse` (with and without --inner-outer) on fp8 4096 x 4096, optionally (REUSE_VARIANTS=1, about
 # 1 more minute) the fp8 amax formulations side by side (segments, schedulers, exactness, event time), and
-# the fp8 amax benchmark suite (segkit as written / +reuse / inner_outer / two_stage, torch.compile with and
+# the fp8 amax benchmark suite (segkit as written / +reuse / inner_outer / inner_outer_rows / two_stage, torch.compile with and
 # without the reuse post-grad pass, Thunder with and without ReuseNvFusions; cold-L2 CUPTI kernel time, % of
 # the bytes floor). Writes $OUT/reuse/reuse.log and $OUT/reuse/fp8_amax.json (pytest-benchmark JSON, for
 # benchmarks/summarize.py), then prints a summary table. Skip parts with REUSE_SKIP_TESTS=1, REUSE_SKIP_BENCH=1.
@@ -56,7 +56,7 @@ for r in rows:
     p, info = r["params"], r["extra_info"]
     key = (p["shape"], p["amaxes"])
     table.setdefault(key, {})[p["executor"]] = (info["kernel_us_median"], info["pct_of_copy_bw"], info["kernels"])
-execs = ["segkit", "segkit+reuse", "segkit:inner_outer", "segkit:two_stage", "torch.compile",
+execs = ["segkit", "segkit+reuse", "segkit:inner_outer", "segkit:inner_outer_rows", "segkit:two_stage", "torch.compile",
          "torch.compile+reuse_fx", "thunder", "thunder+reuse"]
 out = []
 for (shape, amaxes), by in table.items():

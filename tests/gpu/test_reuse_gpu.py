@@ -43,7 +43,7 @@ def test_rewritten_fp8_fusion_is_exact_on_nvfuser(record, shape, amaxes):
 
 
 @pytest.mark.parametrize("shape", ["4096x4096", "seed_12x34x56"])
-@pytest.mark.parametrize("variant", ["inner_outer", "two_stage"])
+@pytest.mark.parametrize("variant", ["inner_outer", "inner_outer_rows", "two_stage"])
 def test_fp8_variants_are_exact_on_nvfuser(record, shape, variant):
     cfg = replace(SPEC.config(shape), variant=variant)
     inp = SPEC.make_inputs(cfg, device="cuda")
