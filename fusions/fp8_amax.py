@@ -4,9 +4,10 @@ all, in fp32, formulated so that x can be read once.
 Variants (``AmaxConfig.variant``), timed side by side by ``scripts/gpu/reuse.sh``:
 
 * ``direct``: each amax reduces |x| (what a user writes; ``segkit.reuse_reductions`` then feeds the global amax
-  from the row amax);
-* ``inner_outer``: the norm-backward shape nvFuser's inner-outer persistent scheduler takes (an inner reduction,
-  its result broadcast back and combined with |x| before an outer reduction): the column amax reduces
+  from the smaller of the row and column amaxes);
+* ``inner_outer``: a persistent buffer for nvFuser's inner-outer persistent scheduler (an inner reduction, its
+  result broadcast back and combined with |x|), as ``reuse_reductions(inner_outer=True)`` writes it: the column
+  amax reduces
   ``where(|x| > row, row, |x|)``, which is |x| itself (every element is at most its row's max; a NaN row or element
   gives NaN either way), so |x| becomes the persistent buffer and both reductions can share one read;
 * ``inner_outer_rows``: the same where() on the row side instead, as in the norm backward (whose outer
