@@ -8,9 +8,9 @@ one's output instead (keepdim on either side is bridged with ``squeeze`` / ``bro
 the same elementwise prologue (``cast``, ``abs``, ``neg``, any attribute-free unary op) are merged first, so
 ``abs(cast(x))`` written once per reduction, as tracers emit it, counts as one value.
 
-``inner_outer=True`` also pairs a max / min over the trailing dims with one over the complementary leading dims
-(rowwise and columnwise amax) into the pattern of nvFuser's inner-outer persistent scheduler (``Pair``), so that
-both can share one read of the tensor.
+``inner_outer="outer"`` (or ``"inner"``) also pairs a max / min over the trailing dims with one over the
+complementary leading dims (rowwise and columnwise amax) into the pattern of nvFuser's inner-outer persistent
+scheduler (``Pair``), so that both can share one read of the tensor.
 
 ``max`` / ``min`` are exact in any order. ``sum`` is reassociated (the partial sums are rounded to the output
 dtype first), so it is reused only when that dtype is float32 / float64 / complex or an integer type; a
@@ -36,6 +36,7 @@ KINDS = ("max", "min", "sum")
 SUM_REASSOCIATES = frozenset({DataType.Float, DataType.Double, DataType.ComplexFloat, DataType.ComplexDouble,
                               DataType.Int, DataType.Int32, DataType.Index, DataType.UInt64})
 SITE = "inserted by segkit.reuse_reductions"
+INNER_OUTER = (None, "outer", "inner")
 
 
 @dataclass
@@ -59,15 +60,18 @@ class Reuse:
 
 @dataclass
 class Pair:
-    """With ``inner_outer``: the ``outer`` reduction (over the leading dims) reads ``where(src > inner, inner, src)``
-    (``<`` for min), which equals ``src`` since no element exceeds its own row's max (a NaN row gives NaN either
-    way), so that ``src`` is read after the ``inner`` reduction (over the trailing dims) is broadcast back:
-    the norm-backward shape nvFuser's inner-outer persistent scheduler runs in one kernel."""
+    """A row-wise ``inner`` reduction (over the trailing dims) and a column-wise ``outer`` one (over the others) of
+    the same ``src``. ``where(src > row, row, src)`` (``<`` for min) equals ``src``, since no element exceeds its own
+    row's max (a NaN row gives NaN either way), and reading it after the row reduction is broadcast back makes
+    ``src`` the persistent buffer nvFuser's inner-outer scheduler wants. ``side`` says which reduction reads it:
+    ``"outer"`` (the column reduction, ``row`` being ``inner``) or ``"inner"`` (the row reduction, of a second row
+    reduction taken first: the norm backward's shape, whose column reductions do not depend on its row ones)."""
 
     kind: str
     inner: Value
     outer: Value
     inner_dims: tuple[int, ...]
+    side: str
 
 
 @dataclass
@@ -112,9 +116,9 @@ class ReusePlan:
                          f"({r.kind} over dims {list(r.narrow_dims)}){note}")
         for p in self.pairs:
             op = ">" if p.kind == "max" else "<"
-            lines.append(f"  {p.outer.name} = {p.kind} over the leading dims reads where(src {op} {p.inner.name}, "
-                         f"{p.inner.name}, src) = src, after {p.inner.name} ({p.kind} over dims {list(p.inner_dims)}): "
-                         "one inner-outer pattern")
+            reader, row = (p.outer, p.inner.name) if p.side == "outer" else (p.inner, f"a second {p.kind}")
+            lines.append(f"  {reader.name} reads where(src {op} row, row, src) = src, row = {row} over dims "
+                         f"{list(p.inner_dims)}; with {p.outer.name} over the other dims: one inner-outer pattern")
         for s in self.skipped:
             lines.append(f"  left {s.wide.name} alone (covered by {s.narrow.name}): {s.reason}")
         if not lines:
@@ -126,10 +130,13 @@ class ReusePlan:
         return "\n".join([head, *lines] + ([f"  full-size reductions per input: {passes}"] if passes else []))
 
 
-def reuse_reductions(fd: Any, inner_outer: bool = False) -> ReusePlan:
+def reuse_reductions(fd: Any, inner_outer: str | None = None) -> ReusePlan:
     """Plan the reuse of narrower reductions by wider ones (see module docstring); ``plan.apply()`` realizes it.
-    With ``inner_outer``, a max / min over the trailing dims and one over the complementary leading dims of the
-    same value are also paired into nvFuser's inner-outer pattern (see ``Pair``)."""
+    With ``inner_outer`` ("outer" or "inner", the side that reads the clipped value), a max / min over the trailing
+    dims and one over the complementary leading dims of the same value are also paired into nvFuser's inner-outer
+    pattern (see ``Pair``)."""
+    if inner_outer not in INNER_OUTER:
+        raise ValueError(f"inner_outer must be one of {INNER_OUTER}, got {inner_outer!r}")
     fusion = as_fusion(fd)
     canon, merges = _merge_prologues(fusion)
     groups: dict[tuple, list[tuple[Op, frozenset[int]]]] = {}
@@ -153,11 +160,11 @@ def reuse_reductions(fd: Any, inner_outer: bool = False) -> ReusePlan:
                 continue
             plan.reuses.append(Reuse(op.name, op.output, narrow.output, tuple(sorted(dims)), tuple(sorted(ndims))))
         if inner_outer and members[0][0].name in ("max", "min"):
-            plan.pairs += _pairs(minimal)
+            plan.pairs += _pairs(minimal, inner_outer)
     return plan
 
 
-def _pairs(minimal: list[tuple[Op, frozenset[int]]]) -> list[Pair]:
+def _pairs(minimal: list[tuple[Op, frozenset[int]]], side: str) -> list[Pair]:
     """(inner, outer) reductions of one value: dims {k, .., n-1} and {0, .., k-1}; each reduction in one pair."""
     pairs, used = [], set()
     for inner, idims in minimal:
@@ -168,7 +175,7 @@ def _pairs(minimal: list[tuple[Op, frozenset[int]]]) -> list[Pair]:
         for outer, odims in minimal:
             if odims == frozenset(range(k)) and id(outer) not in used:
                 used.update((id(inner), id(outer)))
-                pairs.append(Pair(inner.name, inner.output, outer.output, tuple(sorted(idims))))
+                pairs.append(Pair(inner.name, inner.output, outer.output, tuple(sorted(idims)), side))
                 break
     return pairs
 
@@ -291,7 +298,12 @@ def _rewrite(plan: ReusePlan) -> Fusion:
     for m in plan.merges:
         fusion.replace_uses(vmap[id(m.duplicate)], vmap[id(m.kept)])
     for p in plan.pairs:
-        _clip_to_inner(fusion, p, vmap[id(p.inner)], vmap[id(p.outer)].definition)
+        if p.side == "outer":
+            _clip_to_row(fusion, p, vmap[id(p.inner)], vmap[id(p.outer)].definition)
+        else:
+            reader = vmap[id(p.inner)].definition
+            first = _make_op(fusion, p.kind, {"arg": reader.args["arg"], "dims": list(p.inner_dims)})
+            _clip_to_row(fusion, p, _add_before(fusion, reader, first), reader, keepdim=False)
     for r in plan.reuses:
         wide = vmap[id(r.wide)]
         old = wide.definition
@@ -306,15 +318,15 @@ def _rewrite(plan: ReusePlan) -> Fusion:
     return fusion
 
 
-def _clip_to_inner(fusion: Fusion, p: Pair, inner: Value, outer: Op) -> None:
-    """Make ``outer`` reduce ``where(src > inner, inner, src)`` (``<`` for min), inserted right before it."""
-    src = outer.args["arg"]
-    if not p.inner.definition.args.get("keepdim"):
+def _clip_to_row(fusion: Fusion, p: Pair, row: Value, reader: Op, keepdim: bool | None = None) -> None:
+    """Make ``reader`` reduce ``where(src > row, row, src)`` (``<`` for min), inserted right before it."""
+    src = reader.args["arg"]
+    if not (p.inner.definition.args.get("keepdim") if keepdim is None else keepdim):
         flags = [d in p.inner_dims for d in range(src.ndim)]
-        inner = _add_before(fusion, outer, _make_op(fusion, "broadcast", {"arg": inner, "is_broadcast_dim": flags}))
-    cmp = _add_before(fusion, outer, _make_op(fusion, "gt" if p.kind == "max" else "lt", {"lhs": src, "rhs": inner}))
-    clipped = _add_before(fusion, outer, _make_op(fusion, "where", {"condition": cmp, "x": inner, "y": src}))
-    outer.args = {**outer.args, "arg": clipped}
+        row = _add_before(fusion, reader, _make_op(fusion, "broadcast", {"arg": row, "is_broadcast_dim": flags}))
+    cmp = _add_before(fusion, reader, _make_op(fusion, "gt" if p.kind == "max" else "lt", {"lhs": src, "rhs": row}))
+    clipped = _add_before(fusion, reader, _make_op(fusion, "where", {"condition": cmp, "x": row, "y": src}))
+    reader.args = {**reader.args, "arg": clipped}
 
 
 def _add_before(fusion: Fusion, anchor: Op, op: Op) -> Value:

@@ -9,8 +9,9 @@ import argparse
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
     p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
-    p.add_argument("--inner-outer", action="store_true",
-                   help="also pair a max/min over the trailing dims with one over the leading dims (one inner-outer kernel)")
+    p.add_argument("--inner-outer", choices=["outer", "inner"],
+                   help="also pair a max/min over the trailing dims with one over the leading dims (nvFuser's "
+                        "inner-outer pattern); the side that reads the clipped value")
     p.add_argument("--reps", type=int, default=50, help="host wall-time repetitions per variant on the GPU")
     p.set_defaults(func=run)
 

@@ -47,7 +47,8 @@ def test_rewritten_fusion_matches_and_reads_the_input_once(data):
         for kind, dims, keepdim, own in reds:
             a = fd.ops.abs(fd.ops.cast(x, dtype=DataType.Float)) if own else shared
             fd.add_output(getattr(fd.ops, kind)(a, dims=dims, keepdim=keepdim))
-    plan = reuse_reductions(fd, inner_outer=data.draw(st.booleans()))
+    side = data.draw(st.sampled_from([None, "outer", "inner"]))
+    plan = reuse_reductions(fd, inner_outer=side)
     new = plan.apply()
     inputs = segkit.random_inputs(fd, seed=data.draw(st.integers(0, 9)))
     if data.draw(st.booleans()):  # a NaN: max / min propagate it, through reuse and inner-outer pairs alike
@@ -60,7 +61,8 @@ def test_rewritten_fusion_matches_and_reads_the_input_once(data):
                                    msg=lambda m: f"{m}\n{plan.describe()}")
     x_new = new.fusion.inputs[0]
     assert len(new.fusion.uses(x_new)) == 1, f"x read by several prologues after the pass\n{new}"
-    assert full_size_reductions(new) == {x_new.name: _expected_full_reductions(reds)}, f"{plan.describe()}\n{new}"
+    extra = len(plan.pairs) if side == "inner" else 0  # "inner" takes each paired row reduction twice
+    assert full_size_reductions(new) == {x_new.name: _expected_full_reductions(reds) + extra}, f"{plan.describe()}\n{new}"
 
 
 def test_chain_of_dims_leaves_one_pass_over_x():
@@ -87,16 +89,25 @@ def test_inner_outer_pairs_rows_with_columns_of_max_and_min():
         fd.add_output(fd.ops.min(x, dims=[0]))
         fd.add_output(fd.ops.sum(x, dims=[2]))
         fd.add_output(fd.ops.sum(x, dims=[0, 1]))
-    plan = reuse_reductions(fd, inner_outer=True)
-    assert [(p.kind, p.inner.name, p.outer.name) for p in plan.pairs] == [("max", "tv2", "tv1"), ("min", "tv3", "tv4")]
     assert reuse_reductions(fd).pairs == []
-    new = plan.apply()
     inputs = segkit.random_inputs(fd)
     inputs[0][1, 2, 3] = float("nan")
-    for w, g in zip(segkit.run_reference(fd, inputs), segkit.run_reference(new, inputs)):
-        torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
-    clipped = [op.name for op in new.fusion.ops if op.name in ("gt", "lt", "where")]
-    assert clipped == ["gt", "where", "lt", "where"]
+    for side in ("outer", "inner"):
+        plan = reuse_reductions(fd, inner_outer=side)
+        assert [(p.kind, p.inner.name, p.outer.name) for p in plan.pairs] == [("max", "tv2", "tv1"),
+                                                                             ("min", "tv3", "tv4")]
+        new = plan.apply()
+        for w, g in zip(segkit.run_reference(fd, inputs), segkit.run_reference(new, inputs)):
+            torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
+        readers = {op.outputs[0].name for op in new.fusion.ops if op.name in ("max", "min")
+                   and op.args["arg"].definition is not None and op.args["arg"].definition.name == "where"}
+        assert readers == ({"tv1", "tv4"} if side == "outer" else {"tv2", "tv3"}), side
+        assert sum(op.name in ("max", "min") for op in new.fusion.ops) == 4 + (side == "inner") * 2
+
+
+def test_inner_outer_must_name_a_side():
+    with pytest.raises(ValueError, match="inner_outer must be one of"):
+        reuse_reductions(fusions.get("fp8_amax").build("4096x4096_tiny"), inner_outer=True)
 
 
 def test_half_precision_sum_is_left_alone_and_said_so():

@@ -47,7 +47,7 @@ def _fp8_trace_with_region(region: _Region, x: torch.Tensor):
     return fused
 
 
-@pytest.mark.parametrize("inner_outer", [False, True])
+@pytest.mark.parametrize("inner_outer", [None, "outer"])
 def test_fp8_region_runs_rewritten_after_its_first_call(inner_outer):
     x = torch.randn(64, 256).bfloat16()
     region = _Region(CAPTURED)
@@ -59,7 +59,7 @@ def test_fp8_region_runs_rewritten_after_its_first_call(inner_outer):
         assert all(torch.equal(g, w) for g, w in zip(got, want))
     assert region.calls == 1, "after the first call the rewritten fusion must run, not Thunder's region"
     (plan,) = transform.rewrites.plans.values()
-    assert "max over dims [0, 1] now reads" in plan and ("one inner-outer pattern" in plan) == inner_outer
+    assert "max over dims [0, 1] now reads" in plan and ("one inner-outer pattern" in plan) == bool(inner_outer)
 
 
 def test_region_segkit_cannot_record_keeps_thunders_fusion_with_a_warning():

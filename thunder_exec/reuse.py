@@ -52,7 +52,7 @@ class ReusedRegion:
 
     wrapper: Any
     rewrites: Rewrites
-    inner_outer: bool = False
+    inner_outer: str | None = None
 
     def __call__(self, *args):
         key = (self.wrapper.name, signature(args))
@@ -87,7 +87,7 @@ class ReusedRegion:
 class ReuseNvFusions(Transform):
     """Rewrite every nvFusion region of the forward and backward traces to reuse its reductions (per signature)."""
 
-    def __init__(self, inner_outer: bool = False) -> None:
+    def __init__(self, inner_outer: str | None = None) -> None:
         self.rewrites, self.inner_outer = Rewrites(), inner_outer  # inner_outer: see segkit.reuse_reductions
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):

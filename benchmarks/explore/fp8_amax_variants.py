@@ -22,7 +22,8 @@ def fusions_for(cfg):
     yield "direct", SPEC.build(cfg)
     yield "direct+reuse", reuse_reductions(SPEC.build(cfg)).apply()
     if "col" in cfg.amaxes:
-        yield "direct+reuse+inner_outer", reuse_reductions(SPEC.build(cfg), inner_outer=True).apply()
+        for side in ("outer", "inner"):
+            yield f"direct+reuse+io_{side}", reuse_reductions(SPEC.build(cfg), inner_outer=side).apply()
         for variant in ("inner_outer", "inner_outer_rows", "two_stage"):
             yield variant, SPEC.build(replace(cfg, variant=variant))
 

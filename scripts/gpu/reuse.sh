@@ -25,7 +25,7 @@ if [ -z "${REUSE_SKIP_TESTS:-}" ]; then
     tests/gpu/test_reuse_gpu.py 2>&1 | tail -15
   echo "tests exit ${PIPESTATUS[0]}"
   cat "$TMP/record.jsonl" 2>/dev/null
-  for flag in "" --inner-outer; do
+  for flag in "" "--inner-outer outer" "--inner-outer inner"; do
     part "segkit reuse $flag fp8_amax:4096x4096"
     timeout 60 segkit reuse $flag fp8_amax:4096x4096 2>&1 | grep -v "^  tv[0-9]*: \|^inputs:\|^ops:\|^outputs:"
   done
