@@ -203,9 +203,9 @@ def _reduction(op: Op) -> tuple[Value, frozenset[int]] | None:
 
 def _is_prologue(op: Op) -> bool:
     """An elementwise op whose output is fixed by its one tensor operand and attributes: cast, or an attribute-free
-    unary op (abs, neg, ...), not a meta op (set / segment_set carry segmentation intent)."""
+    unary op (abs, neg, ...); not a meta op (set / segment_set carry segmentation intent), not a random one."""
     opdef = catalogue.get(op.name)
-    if opdef is None or opdef.meta or len(op.outputs) != 1 or not op.output.is_tensor:
+    if opdef is None or opdef.meta or opdef.random or len(op.outputs) != 1 or not op.output.is_tensor:
         return False
     return op.name == "cast" or (opdef.operands == ("x",) and not opdef.attrs)
 
