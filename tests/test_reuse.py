@@ -46,7 +46,8 @@ def test_rewritten_fusion_matches_and_reads_the_input_once(data):
         shared = fd.ops.abs(fd.ops.cast(x, dtype=DataType.Float))
         for kind, dims, keepdim, own in reds:
             a = fd.ops.abs(fd.ops.cast(x, dtype=DataType.Float)) if own else shared
-            fd.add_output(getattr(fd.ops, kind)(a, dims=dims, keepdim=keepdim))
+            reduce = getattr(fd.ops, kind)
+            fd.add_output(reduce(a) if dims is None else reduce(a, dims=dims, keepdim=keepdim))  # None: every dim
     side = data.draw(st.sampled_from([None, "outer", "inner"]))
     plan = reuse_reductions(fd, inner_outer=side)
     new = plan.apply()
@@ -210,3 +211,13 @@ def test_fp8_bytes_floor_and_targets(tmp_path):
     table = targets.fp8_amax(rows)
     assert [r[1] for r in table] == ["met", "missed"]
     assert table[0][2].startswith("segkit:inner_outer 10.0 us 85%")
+
+
+def test_random_ops_are_never_merged():
+    """Two rand_like(x) are two draws: only deterministic prologues are merged."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[8, 16], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.max(fd.ops.rand_like(x), dims=[1]))
+        fd.add_output(fd.ops.max(fd.ops.rand_like(x), dims=[0, 1]))
+    plan = reuse_reductions(fd)
+    assert plan.merges == [] and plan.reuses == []
