@@ -358,8 +358,13 @@ def _sum_dtype(x: Value, dtype: DataType | None) -> DataType:
 
 
 def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
+    """``with_dtype``: the op casts to ``dtype=`` (sum, prod); max and min take ``dtype`` too, as nvFuser's
+    signatures do (and its printer writes ``dtype=DataType.Null``), but only None / Null (unused)."""
+
     def infer(a: dict) -> list[Out]:
         x = _tensor(a["arg"], f"{name}'s arg")
+        if not with_dtype and a["dtype"] not in (None, DataType.Null):
+            raise InferError(f"{name} does not cast: dtype must be None or DataType.Null, got {a['dtype']!r}")
         dims = norm_dims(a["dims"], x.ndim) if a["dims"] is not None else list(range(x.ndim))
         dtype = _sum_dtype(x, a.get("dtype")) if with_dtype else x.dtype
         return [_reduced(x, dims, bool(a["keepdim"]), dtype)]
@@ -375,7 +380,7 @@ def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
                 x = x.to(torch.int64)
         return reduce(x, dims, bool(a["keepdim"]))
 
-    attrs = (("dims", None), ("keepdim", False)) + ((("dtype", None),) if with_dtype else ())
+    attrs = (("dims", None), ("keepdim", False), ("dtype", None))
     return _register(OpDef(name, ("arg",), attrs, infer, run))
 
 

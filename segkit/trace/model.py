@@ -6,8 +6,10 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
+from segkit.errors import SegkitError
 
-class TraceError(Exception):
+
+class TraceError(SegkitError):
     """A file that cannot be read as a trace, with what is wrong."""
 
 
