@@ -101,6 +101,11 @@ class Trace:
     gpu: str | None = None
     missing: list[str] = field(default_factory=list)  # what the file lacked, said plainly
 
+    def describe(self) -> str:
+        """One line: the file, its kind and GPU, how many kernels and ranges."""
+        return (f"{self.source} ({self.kind}{', ' + self.gpu if self.gpu else ''}): "
+                f"{len(self.kernels)} kernels, {len(self.ranges)} ranges")
+
     def ranges_named(self, name: str) -> list[Range]:
         return [r for r in self.ranges if r.name == name]
 
