@@ -126,6 +126,28 @@ class Trace:
         return [n for n in self.range_names() if n in chosen]
 
 
+def to_int(value, what: str, optional: bool = True) -> int | None:
+    """A trace field as an int (floats and numeric text accepted); a field of another type is a TraceError
+    naming it, so a malformed file fails where it is read, not later in a table."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TraceError(f"{what}: expected a number, got {type(value).__name__} {value!r:.40}")
+    try:
+        return int(float(value)) if not isinstance(value, int) else value
+    except (ValueError, OverflowError):
+        raise TraceError(f"{what}: expected a number, got {value!r:.40}") from None
+
+
+def to_xyz(value, what: str) -> tuple[int, int, int] | None:
+    """A grid or block: three ints, or None when absent."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise TraceError(f"{what}: expected three numbers [x, y, z], got {value!r:.40}")
+    return tuple(to_int(v, what, optional=False) for v in value)
+
+
 #: The NVTX domain segkit.trace.range records into.
 USER_DOMAIN = "segkit"
 
