@@ -56,7 +56,7 @@ def load_chrome(path: Path) -> Trace:
         if e.get("ph") != "X" or "ts" not in e or "dur" not in e:
             continue
         where = f"{path}: traceEvents[{n}]"
-        cat, args = e.get("cat", ""), e.get("args") or {}
+        cat, args = _text(e.get("cat", ""), f"{where} cat"), e.get("args") or {}
         if not isinstance(args, dict):
             raise TraceError(f"{where}: 'args' must be an object, got {args!r:.40}")
         start = _ns(e["ts"], f"{where} ts")

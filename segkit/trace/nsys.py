@@ -42,6 +42,7 @@ class _Db:
         self.path = path
         try:
             self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            self.con.text_factory = lambda b: b.decode("utf-8", "replace")  # a damaged string is still a string
             self.tables = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as e:
             raise TraceError(f"{path}: not a readable SQLite database ({e})") from None
@@ -69,7 +70,7 @@ def load_sqlite(path: Path) -> Trace:
         return _load_sqlite(path)
     except sqlite3.Error as e:
         raise TraceError(f"{path}: damaged or not an nsys SQLite export ({type(e).__name__}: {e})") from None
-    except (RecursionError, MemoryError, OverflowError) as e:
+    except (RecursionError, MemoryError, OverflowError, UnicodeError) as e:
         raise TraceError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
 
 
