@@ -17,6 +17,7 @@ import math
 import os
 import signal
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -389,7 +390,9 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None) -> Repr
     else:
         path, source = "<repro>", text
     try:
-        tree = ast.parse(source, filename=path)
+        with warnings.catch_warnings():  # the script's own style warnings are not segkit's to print
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(source, filename=path)
     except SyntaxError as e:
         raise ReproError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, nesting too deep for the parser
