@@ -337,13 +337,14 @@ def _quiet_broken_pipe() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (usage errors included: argparse's exit is caught)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in argv[:1] or os.environ.get("SEGKIT_DEBUG") == "1"
+    own = argv.index("--") if "--" in argv else len(argv)  # after "--": a profiled command's own arguments
+    debug = "--debug" in argv[:own]
+    argv = [a for i, a in enumerate(argv) if i >= own or a != "--debug"]  # --debug goes anywhere before "--"
     try:
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as e:  # --help (0) or a usage error (2), already printed
             return e.code if isinstance(e.code, int) else EXIT_USAGE
-        debug = debug or args.debug
         status = args.func(args)
         sys.stdout.flush()
         return status

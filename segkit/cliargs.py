@@ -15,7 +15,6 @@ import os
 import re
 from pathlib import Path
 
-_TRACE_SUFFIXES = (".sqlite", ".db", ".nsys-rep", ".qdrep", ".json", ".gz")
 _PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
                   "fp64": "float64", "double": "float64"}

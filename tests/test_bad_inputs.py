@@ -257,6 +257,8 @@ def test_padded_ops_are_accepted(files, capsys):
 
 def test_debug_prints_the_traceback(files, capsys):
     assert main(["--debug", "repro", files["raises.py"]]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    assert main(["repro", files["raises.py"], "--debug"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and err.strip().splitlines()[-1].startswith("segkit: error:")
 
