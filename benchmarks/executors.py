@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from benchmarks.harness import Prepared
 from fusions import torch_models as tm
-from segkit.experiment import wall_us
+from segkit.timing import wall_us
 from segkit.nvf import compiled
 from thunder_exec.runtime import runner
 

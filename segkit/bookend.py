@@ -222,20 +222,7 @@ class HostPlan:
                     for a in core_args)
         if key in self._cores:
             return self._cores[key]
-        fusion, vmap = self.plan.fusion.copy()
-        keep = {id(vmap[id(o)]) for op in self.core_ops for o in op.outputs}
-        fusion.ops = [op for op in fusion.ops if id(op.outputs[0]) in keep]
-        fusion.inputs = []
-        for v, a in zip(self.core_inputs, core_args):
-            nv = vmap[id(v)]
-            nv.definition = None
-            if nv.is_tensor:
-                contiguity, stride_order = compute_tensor_descriptor(list(a.shape), list(a.stride()))
-                nv.contiguity, nv.stride_order = tuple(contiguity), tuple(stride_order)
-            fusion.inputs.append(nv)
-        fusion.outputs = [vmap[id(v)] for v in self.core_outputs]
-        fusion.prune()
-        self._cores[key] = FusionDefinition.from_fusion(fusion)
+        self._cores[key] = sub_fusion(self.plan.fusion, self.core_ops, self.core_inputs, self.core_outputs, core_args)
         return self._cores[key]
 
     def run(self, inputs: Sequence[Any], backend: str = "reference", check: bool = True) -> list[Any]:
@@ -255,6 +242,26 @@ class HostPlan:
         for op in self.epilogue:
             host.run_op(op)
         return [host.value_of(v) for v in fusion.outputs]
+
+
+def sub_fusion(fusion: Fusion, ops: Sequence[Op], inputs: Sequence[Value], outputs: Sequence[Value],
+               args: Sequence[Any]) -> FusionDefinition:
+    """A fusion of ``ops`` alone: ``inputs`` become its inputs with the layout of the run-time ``args``
+    (views keep their strides), ``outputs`` its outputs; ops that feed none of them are dropped."""
+    new, vmap = fusion.copy()
+    keep = {id(vmap[id(o)]) for op in ops for o in op.outputs}
+    new.ops = [op for op in new.ops if id(op.outputs[0]) in keep]
+    new.inputs = []
+    for v, a in zip(inputs, args):
+        nv = vmap[id(v)]
+        nv.definition = None
+        if nv.is_tensor:
+            contiguity, stride_order = compute_tensor_descriptor(list(a.shape), list(a.stride()))
+            nv.contiguity, nv.stride_order = tuple(contiguity), tuple(stride_order)
+        new.inputs.append(nv)
+    new.outputs = [vmap[id(v)] for v in outputs]
+    new.prune()
+    return FusionDefinition.from_fusion(new)
 
 
 def _run_backend(fd: Any, inputs: Sequence[Any], backend: str) -> list[Any]:

@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from segkit import cliargs
 from segkit.errors import NvFuserUnavailableError, ReproError, SegkitError, UsageError
 
-#: Modules that each add one subcommand with ``add_parser(subparsers)``, after the built-in ones.
-SUBCOMMANDS: list[str] = []
+#: Modules that each add a subcommand with ``add_parser(subparsers)`` (or several with ``add_parsers``),
+#: after the built-in ones.
+SUBCOMMANDS: list[str] = ["segkit.segments_cmd"]
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_BROKEN_PIPE = 1, 2, 141
 
@@ -92,6 +93,10 @@ def cmd_bookend(args: argparse.Namespace) -> int:
         print("core fusion ops: " + ", ".join(o.name for o in realized.core_ops))
     else:
         print(format_fusion(realized.fusion))
+    if args.plot:
+        from segkit.segments_cmd import plot_plan
+
+        plot_plan(repro.fd, plan, realized, args.plot)
     cpu = repro.make_inputs("cpu")
     diffs = compare(run_reference(repro.fd, cpu), run_plan(plan, cpu, realization=args.realize))
     print(f"reference check of the {args.realize} realization (cpu): {'ok' if all(d.ok for d in diffs) else 'MISMATCH'}")
@@ -277,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="outputs", choices=["none", "outputs", "inputs+outputs"])
     p.add_argument("--ops", type=cliargs.meta_ops, help="comma-separated meta ops that may be bookended (e.g. slice,squeeze)")
     p.add_argument("--realize", default="segment_set", choices=["segment_set", "host"])
+    importlib.import_module("segkit.segments_cmd").add_plot_argument(p)
     p.set_defaults(func=cmd_bookend)
     p = sub.add_parser("check", help="run on nvFuser and the reference interpreter; exit 1 on mismatch",
                        description="Run a fusion on nvFuser and on the reference interpreter, one verdict per "
@@ -320,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
     for name in SUBCOMMANDS:
-        importlib.import_module(name).add_parser(sub)
+        module = importlib.import_module(name)
+        (module.add_parser if hasattr(module, "add_parser") else module.add_parsers)(sub)
     return parser
 
 

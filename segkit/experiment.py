@@ -4,15 +4,15 @@ Every variant is validated against the reference interpreter on the same
 inputs before anything about it is reported; a wrong variant is reported as
 wrong, with no timing. Kernel time is the sum of nvFuser's profiled kernel
 times for one call (median of several calls; L2 is not flushed here: this
-compares segmentations, the benchmarks measure cold-L2 kernel time). Host wall
+compares segmentations, the benchmarks measure cold-L2 kernel time; ``cold_l2=True``
+times with the benchmarks' cold-L2 timer instead, as ``segkit report`` does). Host wall
 time is per synchronised call, median over repetitions.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,8 @@ import torch
 from segkit.bookend import HostPlan, bookend
 from segkit.compare import compare
 from segkit.interp import random_inputs, run_reference
-from segkit.nvf import compiled, profile_call, run_nvfuser, segment_groups
+from segkit.nvf import KernelInfo, compiled, profile_call, run_nvfuser, segment_groups
+from segkit.timing import kernel_breakdown, nvfuser_scheduler, wall_us
 
 #: (label, policy, ops filter, realization); None policy = nvFuser's own pass on the unmodified fusion.
 VARIANTS = [
@@ -56,23 +57,10 @@ class Measurement:
 HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call", "segment_sets"]
 
 
-def wall_us(call: Callable[[], Any], reps: int, setup: Callable[[], Any] | None = None) -> float:
-    """Host wall time per synchronised call, median over ``reps`` (``setup`` runs untimed before each)."""
-    times = []
-    for _ in range(reps):
-        if setup is not None:
-            setup()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        call()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
-
-
 def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | None, ops, realization: str | None,
-                    refs: Sequence[torch.Tensor], reps: int = 50) -> Measurement:
-    """Run one variant on nvFuser: check it, then profile its kernels and time its host path."""
+                    refs: Sequence[torch.Tensor], reps: int = 50, cold_l2: bool = False) -> Measurement:
+    """Run one variant on nvFuser: check it, then profile its kernels and time its host path (``cold_l2``:
+    kernel time from the benchmarks' cold-L2 timer, sum of per-kernel medians, instead of nvFuser's profiler)."""
     if policy is None:
         target, cuts = fd, 0
     else:
@@ -87,9 +75,14 @@ def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | No
     worst = max((d.rel_err for d in diffs), default=0.0)
     if not all(d.ok for d in diffs):
         return Measurement(label, False, worst, [], 0, 0.0, 0.0, cuts)
-    profiled = [profile_call(call)[1] for _ in range(5)]
-    kernels = profiled[-1]
-    kernel_us = statistics.median(sum(k.time_ms for k in ks) for ks in profiled) * 1e3
+    if cold_l2:  # the benchmarks' timer (torch.profiler): not in a process that used nvFuser's profiler
+        timed = kernel_breakdown(call, reps=10)
+        kernels = [KernelInfo(k.name, nvfuser_scheduler(k.name) or "", k.us * 1e-3) for k in timed]
+        kernel_us = sum(k.us for k in timed)
+    else:
+        profiled = [profile_call(call)[1] for _ in range(5)]
+        kernels = profiled[-1]
+        kernel_us = statistics.median(sum(k.time_ms for k in ks) for ks in profiled) * 1e3
     groups = _host_groups(target, kernels) if isinstance(target, HostPlan) else segment_groups(compiled(target), kernels)
     return Measurement(label, True, worst, groups, len(kernels), kernel_us, wall_us(call, reps), cuts)
 
@@ -102,9 +95,10 @@ def _host_groups(host: HostPlan, kernels) -> list[str]:
     return groups
 
 
-def run_experiment(fd: Any, inputs: Sequence[Any], variants=VARIANTS, reps: int = 50) -> list[Measurement]:
+def run_experiment(fd: Any, inputs: Sequence[Any], variants=VARIANTS, reps: int = 50,
+                   cold_l2: bool = False) -> list[Measurement]:
     refs = run_reference(fd, inputs)
-    return [measure_variant(fd, inputs, label, policy, ops, realization, refs, reps)
+    return [measure_variant(fd, inputs, label, policy, ops, realization, refs, reps, cold_l2)
             for label, policy, ops, realization in variants]
 
 
@@ -127,8 +121,9 @@ def nanogpt_layernorm_thunder(fd, shape=(16, 128, 1600)) -> None:
     fd.add_output(fd.ops.cast(y, dtype=DataType.BFloat16))
 
 
-def workloads(tiny: bool, device: str) -> dict[str, tuple[Any, list]]:
-    """The experiment's fusions and inputs (tiny twins on CPU)."""
+def workloads(tiny: bool, device: str, scripts: Sequence[str] = ()) -> dict[str, tuple[Any, list]]:
+    """The experiment's fusions and inputs (tiny twins on CPU), plus any repro ``scripts`` given (e.g. a
+    region captured from Thunder: tests/data/thunder/rope_llama3_8b_fwd_nvFusion0.py)."""
     import fusions
     from pathlib import Path
 
@@ -146,9 +141,7 @@ def workloads(tiny: bool, device: str) -> dict[str, tuple[Any, list]]:
         spec = fusions.get(name)
         c = spec.config(cfg + suffix)
         out[f"{label}, {c.name} T={c.T}"] = (spec.build(c), list(spec.make_inputs(c, device=device).values()))
-    fixture = Path(__file__).resolve().parent.parent / "tests" / "data" / "thunder" / "rope_llama3_8b_fwd_nvFusion0.py"
-    if fixture.exists() and not tiny:
-        repro = load_repro(fixture)
-        out["Thunder's own GQA qkv split + RoPE fwd, Llama-3-8B bs2 T=256 (captured)"] = (
-            repro.fd, repro.make_inputs(device))
+    for script in scripts:
+        repro = load_repro(Path(script))
+        out[f"{Path(script).name} (repro script)"] = (repro.fd, repro.make_inputs(device))
     return out
