@@ -123,6 +123,8 @@ def _load_target(target: str, device: str):
     if Path(target).exists():
         repro = _load_script(target)
         return repro.fd, repro.make_inputs(device)
+    if ":" not in target:
+        raise UsageError(f"no such file: {target} (and not a fusions spec NAME:CONFIG)")
     import fusions
 
     name, cfg = target.split(":", 1)

@@ -100,7 +100,7 @@ def output_dir(value: str) -> Path:
     if not value.strip():
         raise argparse.ArgumentTypeError("an empty output directory")
     if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{value} exists and is a file; give a directory (it holds the report)")
+        raise argparse.ArgumentTypeError(f"{value} exists and is a file; give a directory")
     probe = path
     while not probe.exists():
         probe = probe.parent
@@ -127,6 +127,16 @@ def positive_float(value: str) -> float:
     if not (math.isfinite(x) and x > 0):
         raise argparse.ArgumentTypeError(f"{value!r}: give a positive, finite number")
     return x
+
+
+def positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a whole number > 0")
+    return n
 
 
 def dtype_tolerance(value: str) -> tuple:

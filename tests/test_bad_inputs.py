@@ -192,6 +192,17 @@ CLI_ERRORS = [
     (["profile", "-o", "{a_file}/sub", "--", "python", "-c", "1"], 2, "is a file, not a directory"),
     (["profile", "-o", "{tmp}/run"], 2, "after --"),
     (["profile", "--nsys", "--torch", "-o", "{tmp}/run"], 2, "not allowed with"),
+    # segments / report (registered through SUBCOMMANDS)
+    (["segments", "{tmp}/typo.py"], 2, "no such file"),
+    (["segments", "nope"], 2, "no such file"),
+    (["segments", "nosuchspec:cfg"], 2, "no fusion spec 'nosuchspec'"),
+    (["segments", "layernorm_fwd:nonesuch"], 2, "has no config 'nonesuch'"),
+    (["segments", "{softmax.py}", "--reps", "0"], 2, "whole number > 0"),
+    (["segments", "{softmax.py}", "--emit-dir", "{a_file}"], 2, "is a file"),
+    (["segments", "{report.sqlite}"], 2, "SQLite database"),
+    (["report", "{softmax.py}", "-o", "{missing_dir_out}"], 2, "does not exist"),
+    (["report", "{adir}"], 2, "is a directory"),
+    (["bookend", "{softmax.py}", "--plot", "{tmp}/nodir/stem"], 2, "does not exist"),
     # traces
     (["trace", "show", "{tmp}/missing.sqlite"], 2, "no such file"),
     (["trace", "show", "{adir}"], 2, "is a directory"),
