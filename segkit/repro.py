@@ -350,22 +350,30 @@ def _script_time_limit() -> float:
         raise ReproError(f"{SCRIPT_TIMEOUT_ENV}={value!r} is not a number of seconds") from None
 
 
+class _Expired(BaseException):
+    """The script's time limit ran out (turned into a ResourceLimitError by ``_time_limit``)."""
+
+
 @contextlib.contextmanager
 def _time_limit(seconds: float, what: str):
     """Interrupt the block after ``seconds`` (SIGALRM; only on the main thread of a POSIX process)."""
-    usable = (seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
+    usable = (seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+              and signal.getitimer(signal.ITIMER_REAL)[0] == 0  # the process's own timer is left alone
+              and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None))
     if not usable:
         yield
         return
 
     def expire(signum, frame):
-        raise ResourceLimitError(f"{what} ran longer than {seconds:g} s; stopped (an endless loop? raise the "
-                                 f"limit with {SCRIPT_TIMEOUT_ENV}=SECONDS or load_repro(..., timeout=SECONDS))")
+        raise _Expired  # a BaseException: no `except Exception` in the script or the frontend swallows it
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
+    except _Expired:
+        raise ResourceLimitError(f"{what} ran longer than {seconds:g} s; stopped (an endless loop? raise the "
+                                 f"limit with {SCRIPT_TIMEOUT_ENV}=SECONDS or load_repro(..., timeout=SECONDS))") from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
