@@ -119,24 +119,22 @@ def plot_file(value: str) -> Path:
     return path
 
 
-def positive_float(value: str) -> float:
+def _positive(value: str, kind: type, what: str):
     try:
-        x = float(value)
+        x = kind(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{value!r} is not {what}") from None
     if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"{value!r}: give a positive, finite number")
+        raise argparse.ArgumentTypeError(f"{value!r}: give {what} > 0")
     return x
 
 
+def positive_float(value: str) -> float:
+    return _positive(value, float, "a finite number")
+
+
 def positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"{value!r}: give a whole number > 0")
-    return n
+    return _positive(value, int, "a whole number")
 
 
 def dtype_tolerance(value: str) -> tuple:

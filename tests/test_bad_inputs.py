@@ -185,8 +185,8 @@ CLI_ERRORS = [
     (["minimize", "{softmax.py}", "-o", "{missing_dir_out}"], 2, "does not exist"),
     (["minimize", "{softmax.py}", "-o", "{adir}"], 2, "is a directory"),
     (["minimize", "{softmax.py}", "-o", "{a_file}/x.py"], 2, "is not a directory"),
-    (["minimize", "{softmax.py}", "-o", "{tmp}/m.py", "--max-seconds", "0"], 2, "positive"),
-    (["minimize", "{softmax.py}", "-o", "{tmp}/m.py", "--max-seconds", "soon"], 2, "not a number"),
+    (["minimize", "{softmax.py}", "-o", "{tmp}/m.py", "--max-seconds", "0"], 2, "a finite number > 0"),
+    (["minimize", "{softmax.py}", "-o", "{tmp}/m.py", "--max-seconds", "soon"], 2, "is not a finite number"),
     # profile
     (["profile", "-o", "{a_file}", "--", "python", "-c", "1"], 2, "is a file"),
     (["profile", "-o", "{a_file}/sub", "--", "python", "-c", "1"], 2, "is a file, not a directory"),
