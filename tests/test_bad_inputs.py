@@ -319,8 +319,6 @@ def test_compare_shape_mismatch_and_scalars():
     assert diff(0, torch.tensor(NAN), torch.tensor(NAN)).ok
     assert not diff(0, torch.tensor(INF), torch.tensor(NAN)).ok
     assert diff(0, torch.tensor([INF], dtype=torch.bfloat16), torch.tensor([INF], dtype=torch.bfloat16)).ok
-    d = diff(0, torch.zeros(2, dtype=torch.bfloat16), torch.zeros(2), label="nvFuser")
-    assert not d.ok and str(d) == "output 0: dtype differs: nvFuser Float vs reference BFloat16"
     with pytest.raises(ValueError, match="2 reference outputs but 1"):
         compare([torch.zeros(1), torch.zeros(1)], [torch.zeros(1)])
 
