@@ -1,49 +1,74 @@
-"""segkit: record, analyse, bookend and run nvFuser fusions; see README.md."""
+"""segkit: record, analyse, bookend and run nvFuser fusions; see README.md.
 
-from segkit.alias import find_aliases, preferred_layouts
-from segkit.bookend import HostPlan, Plan, bookend, run_plan
-from segkit.dtypes import DataType
-from segkit.errors import (
-    FusionDefinitionError,
-    InputMismatchError,
-    NvFuserUnavailableError,
-    ReproError,
-    SegkitError,
-    UnsupportedOpError,
-)
-from segkit.frontend import FusionDefinition
-from segkit.check import CheckReport, check, check_outputs
-from segkit.interp import random_inputs, run_reference
-from segkit.nvf import nvfuser_available, run_nvfuser, to_nvfuser
-from segkit.repro import Repro, emit_repro, load_repro
-from segkit.reuse import ReusePlan, reuse_reductions
+The public names below load on first use (module ``__getattr__``), so ``import segkit`` and
+``segkit --help`` do not pay for torch; ``segkit.X`` and ``from segkit import X`` work as usual.
+"""
 
-__all__ = [
-    "HostPlan",
-    "Plan",
-    "bookend",
-    "find_aliases",
-    "preferred_layouts",
-    "run_plan",
-    "CheckReport",
-    "check",
-    "check_outputs",
-    "random_inputs",
-    "DataType",
-    "FusionDefinition",
-    "FusionDefinitionError",
-    "InputMismatchError",
-    "NvFuserUnavailableError",
-    "Repro",
-    "ReproError",
-    "SegkitError",
-    "UnsupportedOpError",
-    "emit_repro",
-    "load_repro",
-    "nvfuser_available",
-    "run_nvfuser",
-    "run_reference",
-    "to_nvfuser",
-    "ReusePlan",
-    "reuse_reductions",
-]
+from __future__ import annotations
+
+import importlib
+import types
+
+#: public name -> module that defines it
+_EXPORTS = {
+    "find_aliases": "segkit.alias",
+    "preferred_layouts": "segkit.alias",
+    "HostPlan": "segkit.bookend",
+    "Plan": "segkit.bookend",
+    "bookend": "segkit.bookend",
+    "run_plan": "segkit.bookend",
+    "DataType": "segkit.dtypes",
+    "FusionDefinitionError": "segkit.errors",
+    "InputMismatchError": "segkit.errors",
+    "NvFuserUnavailableError": "segkit.errors",
+    "ReproError": "segkit.errors",
+    "ResourceLimitError": "segkit.errors",
+    "SegkitError": "segkit.errors",
+    "UnsupportedOpError": "segkit.errors",
+    "UsageError": "segkit.errors",
+    "FusionDefinition": "segkit.frontend",
+    "CheckReport": "segkit.check",
+    "check": "segkit.check",
+    "check_outputs": "segkit.check",
+    "random_inputs": "segkit.interp",
+    "run_reference": "segkit.interp",
+    "nvfuser_available": "segkit.nvf",
+    "run_nvfuser": "segkit.nvf",
+    "to_nvfuser": "segkit.nvf",
+    "Repro": "segkit.repro",
+    "emit_repro": "segkit.repro",
+    "load_repro": "segkit.repro",
+    "ReusePlan": "segkit.reuse",
+    "reuse_reductions": "segkit.reuse",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'segkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Package(types.ModuleType):
+    """Keeps ``segkit.check`` and ``segkit.bookend`` the functions when their modules are imported
+    (the import system binds a loaded submodule onto its package under the same name)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if (isinstance(value, types.ModuleType) and _EXPORTS.get(name) == value.__name__
+                and hasattr(value, name)):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _Package

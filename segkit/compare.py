@@ -1,4 +1,10 @@
-"""Compare outputs with dtype-aware tolerances (what 'matches the reference' means here)."""
+"""Compare outputs with dtype-aware tolerances (what 'matches the reference' means here).
+
+Non-finite values: a NaN must be NaN on both sides and an Inf the same Inf on both sides (there they
+are equal); anywhere else a NaN or Inf on one side only is a mismatch, reported with its first position.
+The relative error is taken over the positions finite on both sides. Each diff counts the NaN / +Inf /
+-Inf of both sides, so a verdict never hides them.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,27 @@ TOLERANCE = {
 }
 
 
+@dataclass(frozen=True)
+class NonFinite:
+    """How many NaN, +Inf and -Inf one side of a comparison holds."""
+
+    nan: int = 0
+    posinf: int = 0
+    neginf: int = 0
+
+    @classmethod
+    def of(cls, t: torch.Tensor) -> "NonFinite":
+        return cls(int(torch.isnan(t).sum()), int(torch.isposinf(t).sum()), int(torch.isneginf(t).sum()))
+
+    @property
+    def total(self) -> int:
+        return self.nan + self.posinf + self.neginf
+
+    def __str__(self) -> str:
+        parts = [f"{n} {what}" for n, what in ((self.nan, "nan"), (self.posinf, "+inf"), (self.neginf, "-inf")) if n]
+        return ", ".join(parts) or "none"
+
+
 @dataclass
 class OutputDiff:
     index: int
@@ -25,42 +52,71 @@ class OutputDiff:
     worst: tuple[int, ...]
     tol: float
     shape_ok: bool = True
+    ref_nonfinite: NonFinite = NonFinite()
+    got_nonfinite: NonFinite = NonFinite()
+    nonfinite_mismatches: int = 0  # positions where NaN/Inf differ; ``worst`` is the first of them
+    ref_at_worst: float | None = None
+    got_at_worst: float | None = None
+    shapes: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
 
     @property
     def ok(self) -> bool:
-        return self.shape_ok and self.rel_err <= self.tol
+        return self.shape_ok and self.nonfinite_mismatches == 0 and self.rel_err <= self.tol
 
     def __str__(self) -> str:
         if not self.shape_ok:
-            return f"output {self.index}: shape/dtype mismatch"
+            return (f"output {self.index}: shape mismatch, reference {list(self.shapes[0])}, "
+                    f"output {list(self.shapes[1])}: MISMATCH")
         verdict = "ok" if self.ok else "MISMATCH"
-        return (f"output {self.index} ({str(self.dtype).removeprefix('torch.')}): rel err {self.rel_err:.2e} "
-                f"(tol {self.tol:.0e}), max abs {self.max_abs:.3g} at {list(self.worst)}: {verdict}")
+        head = f"output {self.index} ({str(self.dtype).removeprefix('torch.')}): "
+        if self.nonfinite_mismatches:
+            return (head + f"NaN/Inf differ at {self.nonfinite_mismatches} position(s), first {list(self.worst)}: "
+                    f"reference {self.ref_at_worst}, output {self.got_at_worst}; {self._nonfinite()}: {verdict}")
+        text = (head + f"rel err {self.rel_err:.2e} (tol {self.tol:.0e}), max abs {self.max_abs:.3g} "
+                f"at {list(self.worst)}")
+        if self.ref_nonfinite.total or self.got_nonfinite.total:
+            text += f"; {self._nonfinite()} (same places)"
+        return f"{text}: {verdict}"
+
+    def _nonfinite(self) -> str:
+        return f"non-finite: reference {self.ref_nonfinite}, output {self.got_nonfinite}"
 
 
 def tolerance(dtype: torch.dtype) -> float:
     return TOLERANCE.get(dtype, 0.0)
 
 
+def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape)) if len(shape) else ()
+
+
 def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = None) -> OutputDiff:
-    """How far ``got`` is from ``ref``, relative to the reference's largest magnitude."""
+    """How far ``got`` is from ``ref``, relative to the reference's largest finite magnitude."""
     tol = tolerance(got.dtype) if tol is None else tol
-    if tuple(ref.shape) != tuple(got.shape):
-        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, shape_ok=False)
+    shapes = (tuple(ref.shape), tuple(got.shape))
+    if shapes[0] != shapes[1]:
+        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, shape_ok=False, shapes=shapes)
     r = ref.detach().to("cpu", torch.float64)
     g = got.detach().to("cpu", torch.float64)
+    counts = dict(ref_nonfinite=NonFinite.of(r), got_nonfinite=NonFinite.of(g), shapes=shapes)
     if r.numel() == 0:
-        return OutputDiff(index, ref.dtype, 0.0, 0.0, (), tol)
-    err = (r - g).abs()
-    nan_mismatch = torch.isnan(r) != torch.isnan(g)
-    err = torch.where(torch.isnan(r) & torch.isnan(g), torch.zeros_like(err), err)
-    err = torch.where(nan_mismatch, torch.full_like(err, float("inf")), err)
-    flat = int(torch.argmax(err.nan_to_num(nan=float("inf"))).item())
-    worst = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), r.shape)) if r.ndim else ()
-    max_abs = float(err.max())
-    scale = float(r.abs().nan_to_num(nan=0.0).max())
+        return OutputDiff(index, ref.dtype, 0.0, 0.0, (), tol, **counts)
+    same_nan = torch.isnan(r) & torch.isnan(g)
+    same_inf = torch.isinf(r) & (r == g)
+    finite = torch.isfinite(r) & torch.isfinite(g)
+    differ = ~(same_nan | same_inf | finite)
+    if bool(differ.any()):
+        first = int(torch.nonzero(differ.flatten())[0])
+        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), _index(first, r.shape), tol,
+                          nonfinite_mismatches=int(differ.sum()), ref_at_worst=float(r.flatten()[first]),
+                          got_at_worst=float(g.flatten()[first]), **counts)
+    err = torch.where(finite, (r - g).abs(), torch.zeros_like(r))
+    flat = int(torch.argmax(err).item())
+    max_abs = float(err.flatten()[flat])
+    scale = float(torch.where(finite, r.abs(), torch.zeros_like(r)).max())
     rel = max_abs / scale if scale > 0 else max_abs
-    return OutputDiff(index, ref.dtype, rel, max_abs, worst, tol)
+    return OutputDiff(index, ref.dtype, rel, max_abs, _index(flat, r.shape), tol,
+                      ref_at_worst=float(r.flatten()[flat]), got_at_worst=float(g.flatten()[flat]), **counts)
 
 
 def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],

@@ -25,3 +25,12 @@ class ReproError(SegkitError):
 
 class NvFuserUnavailableError(SegkitError):
     """nvfuser_direct or a CUDA device is needed and missing."""
+
+
+class UsageError(SegkitError):
+    """A command-line argument that cannot work (a missing file, a bad value, an unwritable output path);
+    the CLI exits 2 for these, before any long run."""
+
+
+class ResourceLimitError(SegkitError):
+    """A tensor or a script run beyond segkit's configured limits (memory budget, time limit)."""

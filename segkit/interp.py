@@ -8,6 +8,9 @@ define_tensor specs first.
 
 from __future__ import annotations
 
+import math
+import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,9 +18,47 @@ import torch
 
 from segkit import ops as catalogue
 from segkit.dtypes import python_value
-from segkit.errors import InputMismatchError, SegkitError
+from segkit.errors import InputMismatchError, ResourceLimitError, SegkitError
 from segkit.ir import Fusion, Op, Value, map_values
 from segkit.layout import Layout, layout_of
+
+
+#: Largest tensor (bytes) the reference interpreter allocates: an input it builds or an op's result.
+#: Set with the environment variable, or ``run_reference(..., max_tensor_bytes=)``.
+MAX_TENSOR_BYTES_ENV = "SEGKIT_MAX_TENSOR_BYTES"
+DEFAULT_MAX_TENSOR_BYTES = 16 * 2**30
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def tensor_budget() -> int:
+    """The per-tensor memory budget: $SEGKIT_MAX_TENSOR_BYTES (bytes, or with a K/M/G/T suffix), else 16G."""
+    value = os.environ.get(MAX_TENSOR_BYTES_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_TENSOR_BYTES
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", value, re.IGNORECASE)
+    if m is None:
+        raise ResourceLimitError(f"{MAX_TENSOR_BYTES_ENV}={value!r}: give a size in bytes, e.g. 8G or 500M")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def check_allocation(numel: int, dtype: torch.dtype, what: str, device: Any = "cpu", budget: int | None = None) -> None:
+    """Refuse (ResourceLimitError, with the size) a tensor beyond the memory budget before allocating it."""
+    if str(device) == "meta":
+        return
+    budget = tensor_budget() if budget is None else budget
+    size = numel * dtype.itemsize
+    if size > budget:
+        raise ResourceLimitError(
+            f"{what} ({str(dtype).removeprefix('torch.')}) needs {_human(size)}, beyond the reference interpreter's "
+            f"budget of {_human(budget)} per tensor (raise it with {MAX_TENSOR_BYTES_ENV}=SIZE or max_tensor_bytes=)")
 
 
 def as_fusion(obj: Any) -> Fusion:
@@ -69,6 +110,7 @@ def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
         so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
         order = sorted(range(v.ndim), key=lambda d: -so[d])  # allocation order, outermost first
         alloc = [v.shape[d] for d in order]
+        check_allocation(math.prod(alloc), v.dtype.torch, f"input {v.describe()}", device)
         base = (torch.empty(alloc, dtype=v.dtype.torch, device="meta") if gen is None
                 else torch.randn(alloc, generator=gen, device=device).to(v.dtype.torch))
         t = base.permute([order.index(d) for d in range(v.ndim)])
@@ -102,8 +144,9 @@ def _check_layout(spec: Value, x: torch.Tensor, where: str) -> None:
 class Interpreter:
     """Runs ops one by one; ``env`` maps id(Value) to its run-time value."""
 
-    def __init__(self, fusion: Fusion, inputs: Sequence[Any]) -> None:
+    def __init__(self, fusion: Fusion, inputs: Sequence[Any], max_tensor_bytes: int | None = None) -> None:
         self.fusion = fusion
+        self.budget = tensor_budget() if max_tensor_bytes is None else max_tensor_bytes
         self.env: dict[int, Any] = {}
         for v, x in zip(fusion.inputs, inputs):
             self.env[id(v)] = x if v.is_tensor or not isinstance(x, torch.Tensor) else x.item()
@@ -124,8 +167,15 @@ class Interpreter:
         opdef = catalogue.get(op.name)
         args = {k: self.resolve(a) for k, a in op.args.items()}
         self.ctx.op = op
+        where = f" (recorded at {op.site})" if op.site else ""
+        for v in op.outputs:  # sizes known before the run: refuse, do not try to allocate
+            if v.is_tensor and not opdef.meta and all(d >= 0 for d in v.shape):
+                check_allocation(math.prod(v.shape), v.dtype.torch, f"{op.name} result {v.name} of shape {list(v.shape)}{where}",
+                                 self.ctx.device, self.budget)
         try:
             res = opdef.run(args, self.ctx)
+        except ResourceLimitError:
+            raise
         except Exception as e:
             raise SegkitError(f"reference run of {op!r} failed: {e}" + (f" (recorded at {op.site})" if op.site else "")) from e
         res = res if isinstance(res, tuple) else (res,)
@@ -137,6 +187,8 @@ class Interpreter:
                     r = torch.tensor(r, device=self.ctx.device)
                 if r.dtype != v.dtype.torch:
                     r = r.to(v.dtype.torch)
+                check_allocation(r.untyped_storage().nbytes() // max(r.element_size(), 1), r.dtype,
+                                 f"{op.name} result {v.name} of shape {list(r.shape)}", r.device, self.budget)
                 self.env[id(v)] = r
             else:
                 self.env[id(v)] = python_value(r, v.dtype)
@@ -147,10 +199,12 @@ class Interpreter:
         return [self.value_of(v) for v in self.fusion.outputs]
 
 
-def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True) -> list[torch.Tensor]:
-    """Execute a recorded fusion with torch; outputs in add_output order."""
+def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True,
+                  max_tensor_bytes: int | None = None) -> list[torch.Tensor]:
+    """Execute a recorded fusion with torch; outputs in add_output order. A result beyond
+    ``max_tensor_bytes`` (default: $SEGKIT_MAX_TENSOR_BYTES, else 16 GiB) is refused before it is allocated."""
     fusion = as_fusion(fd)
     inputs = list(inputs)
     if check:
         check_inputs(fusion, inputs)
-    return Interpreter(fusion, inputs).run()
+    return Interpreter(fusion, inputs, max_tensor_bytes).run()

@@ -11,8 +11,13 @@ touches CUDA; ``Repro.make_inputs`` rebuilds those tensors on any device.
 from __future__ import annotations
 
 import ast
+import contextlib
 import linecache
 import math
+import os
+import signal
+import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +27,9 @@ import torch
 
 from segkit import ops as catalogue
 from segkit.dtypes import DataType
-from segkit.errors import FusionDefinitionError, InputMismatchError, ReproError, UnsupportedOpError
+from segkit.errors import FusionDefinitionError, InputMismatchError, ReproError, ResourceLimitError, UnsupportedOpError
 from segkit.frontend import FusionDefinition
-from segkit.interp import as_fusion, random_inputs
+from segkit.interp import as_fusion, check_allocation, random_inputs
 from segkit.ir import Fusion, Op, Value
 
 
@@ -140,6 +145,8 @@ class InputRecipe:
     def make(self, device: str, gen: torch.Generator) -> Any:
         if self.kind == "scalar":
             return self.value
+        check_allocation(self.storage if self.kind == "randn_strided" else math.prod(self.shape), self.dtype,
+                         f"input of shape {list(self.shape)}", device)
         if self.kind == "factory":
             if self.factory in ("zeros", "ones"):
                 return getattr(torch, self.factory)(self.shape, dtype=self.dtype, device=device)
@@ -244,6 +251,24 @@ class _InputParser:
     def kwargs(self, call: ast.Call) -> dict[str, Any]:
         return {k.arg: self.literal(k.value) for k in call.keywords if k.arg is not None}
 
+    def checked(self, node: ast.AST) -> InputRecipe:
+        """``parse``, with any malformed entry (wrong arity, a shape that is not a list of ints) a ReproError."""
+        try:
+            recipe = self.parse(node)
+            shape = tuple(recipe.shape)
+            if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+                raise self.fail(node, f"a shape must be a list of sizes >= 0, got {list(shape)}")
+            if recipe.kind == "randn_strided" and (len(recipe.strides) != len(shape)
+                                                   or not all(isinstance(d, int) for d in recipe.strides)):
+                raise self.fail(node, "as_strided needs one integer stride per dimension")
+            if not isinstance(recipe.dtype, torch.dtype):
+                raise self.fail(node, f"dtype must be a torch dtype, got {recipe.dtype!r}")
+            return recipe
+        except ReproError:
+            raise
+        except Exception as e:
+            raise self.fail(node, f"cannot read this input ({type(e).__name__}: {e})") from None
+
     def parse(self, node: ast.AST) -> InputRecipe:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
             return InputRecipe("scalar", value=node.value)
@@ -289,21 +314,97 @@ def _inputs_node(tree: ast.Module) -> ast.List | None:
     return None
 
 
-def load_repro(path_or_source: str | Path) -> Repro:
-    """Record a repro script's fusion (no GPU, no CUDA calls) and read its inputs."""
+_BINARY_MAGIC = {b"SQLite format 3\x00": "an SQLite database (an nsys report? read it with `segkit trace show`)",
+                 b"\x1f\x8b": "gzip-compressed (a torch.profiler trace? read it with `segkit trace show`)",
+                 b"\x7fELF": "an executable"}
+
+
+def read_script(path: str | Path) -> str:
+    """A script file's text; a missing file, a directory, a trace or binary file, or text that is not
+    UTF-8 is a ReproError saying which."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except IsADirectoryError:
+        raise ReproError(f"{path} is a directory, not a repro script") from None
+    except OSError as e:
+        raise ReproError(f"{path}: cannot read: {e.strerror or e}") from None
+    for magic, what in _BINARY_MAGIC.items():
+        if data.startswith(magic):
+            raise ReproError(f"{path} is {what}, not a repro script (Python source)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ReproError(f"{path} is not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start}): "
+                         "not a repro script (Python source)") from None
+    if "\x00" in text:
+        raise ReproError(f"{path} holds NUL bytes: a binary file, not a repro script (Python source)")
+    return text
+
+
+def _script_time_limit() -> float:
+    value = os.environ.get(SCRIPT_TIMEOUT_ENV, "")
+    try:
+        return float(value) if value else DEFAULT_SCRIPT_TIMEOUT
+    except ValueError:
+        raise ReproError(f"{SCRIPT_TIMEOUT_ENV}={value!r} is not a number of seconds") from None
+
+
+class _Expired(BaseException):
+    """The script's time limit ran out (turned into a ResourceLimitError by ``_time_limit``)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float, what: str):
+    """Interrupt the block after ``seconds`` (SIGALRM; only on the main thread of a POSIX process)."""
+    usable = (seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+              and signal.getitimer(signal.ITIMER_REAL)[0] == 0  # the process's own timer is left alone
+              and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None))
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _Expired  # a BaseException: no `except Exception` in the script or the frontend swallows it
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _Expired:
+        raise ResourceLimitError(f"{what} ran longer than {seconds:g} s; stopped (an endless loop? raise the "
+                                 f"limit with {SCRIPT_TIMEOUT_ENV}=SECONDS or load_repro(..., timeout=SECONDS))") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+#: Seconds a script's fusion function may run (environment variable, or ``load_repro(timeout=)``).
+SCRIPT_TIMEOUT_ENV = "SEGKIT_SCRIPT_TIMEOUT"
+DEFAULT_SCRIPT_TIMEOUT = 60.0
+
+
+def load_repro(path_or_source: str | Path, timeout: float | None = None) -> Repro:
+    """Record a repro script's fusion (no GPU, no CUDA calls) and read its inputs.
+
+    ``path_or_source``: a path (a Path, or a one-line string; any file name), or the script's text.
+    The script's imports and its fusion function run (it is Python code: load only scripts you trust),
+    for at most ``timeout`` seconds (default: $SEGKIT_SCRIPT_TIMEOUT, else 60).
+    """
     text = str(path_or_source)
-    if isinstance(path_or_source, Path) or ("\n" not in text and text.endswith(".py")):
-        path = str(path_or_source)
-        try:
-            source = Path(path).read_text()
-        except OSError as e:
-            raise ReproError(f"{path}: cannot read: {e.strerror}") from None
+    if isinstance(path_or_source, Path) or "\n" not in text:
+        path = text
+        source = read_script(path)
     else:
         path, source = "<repro>", text
     try:
-        tree = ast.parse(source, filename=path)
+        with warnings.catch_warnings():  # the script's own style warnings are not segkit's to print
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(source, filename=path)
     except SyntaxError as e:
         raise ReproError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, nesting too deep for the parser
+        raise ReproError(f"{path}: cannot parse: {e}") from None
     func = _fusion_function(tree)
     if func is None:
         raise ReproError(f"{path}: no fusion function (a def whose first parameter is 'fd : FusionDefinition')")
@@ -316,11 +417,14 @@ def load_repro(path_or_source: str | Path) -> Repro:
             exec(compile(module, path, "exec"), namespace)
         except ImportError as e:
             raise ReproError(f"{path}: import failed: {e}") from None
+        except (Exception, SystemExit) as e:
+            raise ReproError(f"{path}: its imports failed: {type(e).__name__}: {e}") from None
         try:
-            namespace[func.name](fd)
-        except (UnsupportedOpError, FusionDefinitionError):
+            with _time_limit(_script_time_limit() if timeout is None else timeout, f"{path}: {func.name}(fd)"):
+                namespace[func.name](fd)
+        except (UnsupportedOpError, FusionDefinitionError, ResourceLimitError):
             raise
-        except Exception as e:
+        except (Exception, SystemExit) as e:
             import traceback
 
             frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
@@ -328,7 +432,7 @@ def load_repro(path_or_source: str | Path) -> Repro:
             raise ReproError(f"{path}:{line}: {type(e).__name__}: {e}") from None
     node = _inputs_node(tree)
     parser = _InputParser(path)
-    recipes = [parser.parse(e) for e in node.elts] if node is not None else []
+    recipes = [parser.checked(e) for e in node.elts] if node is not None else []
     repro = Repro(fd, recipes, source, path)
     if node is not None:
         _check_recipes(repro, node.lineno)
@@ -347,4 +451,6 @@ def _check_recipes(repro: Repro, lineno: int) -> None:
         check_inputs(as_fusion(repro.fd), meta)
     except InputMismatchError as e:
         raise ReproError(f"{repro.path}:{lineno}: inputs do not match the definition: {e}") from None
+    except (RuntimeError, ValueError, TypeError) as e:  # torch refusing a shape/stride combination
+        raise ReproError(f"{repro.path}:{lineno}: an input cannot be built: {e}") from None
 

@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from segkit import cliargs
+
 TARGET_HELP = "a repro script (nvFuser's, or a region Thunder captured), or a fusions spec NAME:CONFIG"
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("segments", help="nvFuser's segments mapped to your ops: cost, reasons, per-segment repros")
-    p.add_argument("target", help=TARGET_HELP)
-    p.add_argument("--emit-dir", help="write one runnable nvfuser_direct repro per segment here, each checked")
-    p.add_argument("--plot", metavar="STEM", help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
-    p.add_argument("--reps", type=int, default=20, help="timed calls per kernel (cold L2)")
+    p.add_argument("target", type=cliargs.script_or_spec, help=TARGET_HELP)
+    p.add_argument("--emit-dir", type=cliargs.output_dir, help="write one runnable nvfuser_direct repro per segment here, each checked")
+    p.add_argument("--plot", metavar="STEM", type=cliargs.output_file, help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
+    p.add_argument("--reps", type=cliargs.positive_int, default=20, help="timed calls per kernel (cold L2)")
     p.set_defaults(func=run_segments)
     p = sub.add_parser("report", help="one self-contained HTML page: picture, segments, bookend variants, kernels")
-    p.add_argument("target", help=TARGET_HELP)
-    p.add_argument("-o", "--output", default="report.html")
+    p.add_argument("target", type=cliargs.script_or_spec, help=TARGET_HELP)
+    p.add_argument("-o", "--output", default="report.html", type=cliargs.output_file)
     p.set_defaults(func=run_report)
 
 
@@ -73,7 +75,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def add_plot_argument(parser) -> None:
-    parser.add_argument("--plot", metavar="STEM", help="draw the plan before and after: STEM.dot, STEM.png, STEM.svg")
+    parser.add_argument("--plot", metavar="STEM", type=cliargs.output_file, help="draw the plan before and after: STEM.dot, STEM.png, STEM.svg")
 
 
 def plot_plan(fd, plan, realized, stem: str) -> None:

@@ -181,7 +181,7 @@ def test_cli_on_a_spec_and_on_a_missing_script(capsys):
     assert _cli("reuse", "fp8_amax:seed_12x34x56") == 0
     assert "now reads tv4 (max over dims [0, 1])" in capsys.readouterr().out
     assert _cli("reuse", "no_such_script.py") == 2
-    assert "no_such_script.py: no such script" in capsys.readouterr().err
+    assert "no such file: no_such_script.py" in capsys.readouterr().err
 
 
 def test_fp8_bytes_floor_and_targets(tmp_path):

@@ -103,7 +103,7 @@ def test_short_names(raw, short):
 
 def test_show_in_every_format():
     t = trace.load(NSYS)
-    rows = json.loads(show(t, RANGES[0], "json").split("\n\n")[1])
+    rows = json.loads(show(t, RANGES[0], "json"))["ranges"]
     assert rows[0]["range"] == RANGES[0] and rows[0]["instances"] == 3 and rows[0]["kernels_per_instance"] == 1
     assert rows[0]["launch_overhead_us_median"] == pytest.approx(rows[0]["wall_us_median"] - rows[0]["kernel_us_median"], rel=0.5)
     csv_text = show(t, None, "csv")

@@ -8,49 +8,73 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
+import zlib
 from pathlib import Path
 
-from segkit.trace.model import USER_DOMAIN, ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths
+from segkit.trace.model import (USER_DOMAIN, ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths,
+                                to_int, to_xyz)
 
 _LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
 
 
-def _ns(us) -> int:
+def _ns(us, what: str) -> int:
+    if isinstance(us, bool) or not isinstance(us, (int, float)):
+        raise TraceError(f"{what}: expected a number of microseconds, got {us!r:.40}")
+    if not math.isfinite(us):
+        raise TraceError(f"{what}: expected a finite number of microseconds, got {us!r}")
     return int(round(float(us) * 1000))
 
 
-def _xyz(v):
-    return tuple(int(x) for x in v) if isinstance(v, (list, tuple)) and len(v) == 3 else None
+def _text(value, what: str) -> str:
+    if not isinstance(value, str):
+        raise TraceError(f"{what}: expected a string, got {value!r:.40}")
+    return value
+
+
+def _tid(value, where: str):
+    """A thread id: torch writes ints, some tools strings; it is only compared."""
+    if value is None or (isinstance(value, (int, str)) and not isinstance(value, bool)):
+        return value
+    raise TraceError(f"{where} tid: expected a number or a string, got {value!r:.40}")
 
 
 def load_chrome(path: Path) -> Trace:
+    """A Trace from a chrome trace; unreadable JSON or an event field of the wrong type is a TraceError."""
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt") as f:
             data = json.load(f)
-    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TraceError(f"{path}: not readable JSON ({e})") from None
+    except (OSError, EOFError, ValueError, UnicodeDecodeError, RecursionError, zlib.error) as e:
+        raise TraceError(f"{path}: not readable JSON ({type(e).__name__}: {e})") from None
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
         raise TraceError(f"{path}: not a chrome trace (no 'traceEvents' list of event objects)")
     missing: list[str] = []
     api, kernels, ranges = [], [], []
-    for e in events:
+    for n, e in enumerate(events):
         if e.get("ph") != "X" or "ts" not in e or "dur" not in e:
             continue
-        cat, args = e.get("cat", ""), e.get("args") or {}
-        start, end = _ns(e["ts"]), _ns(e["ts"]) + _ns(e["dur"])
+        where = f"{path}: traceEvents[{n}]"
+        cat, args = _text(e.get("cat", ""), f"{where} cat"), e.get("args") or {}
+        if not isinstance(args, dict):
+            raise TraceError(f"{where}: 'args' must be an object, got {args!r:.40}")
+        start = _ns(e["ts"], f"{where} ts")
+        end = start + _ns(e["dur"], f"{where} dur")
+        name = _text(e.get("name", ""), f"{where} name")
         if cat in _LAUNCH_CATS:
-            api.append(ApiCall(e.get("name", ""), start, end, args.get("correlation"), e.get("tid")))
+            api.append(ApiCall(name, start, end, to_int(args.get("correlation"), f"{where} correlation"),
+                               _tid(e.get("tid"), where)))
         elif cat == "kernel":
-            smem = args.get("shared memory")
             kernels.append(Kernel(
-                name=e.get("name", ""), start_ns=start, duration_ns=end - start, demangled=e.get("name", ""),
-                stream=args.get("stream"), grid=_xyz(args.get("grid")), block=_xyz(args.get("block")),
-                registers_per_thread=args.get("registers per thread"),
-                dynamic_smem=smem, correlation_id=args.get("correlation")))
+                name=name, start_ns=start, duration_ns=end - start, demangled=name,
+                stream=to_int(args.get("stream"), f"{where} stream"), grid=to_xyz(args.get("grid"), f"{where} grid"),
+                block=to_xyz(args.get("block"), f"{where} block"),
+                registers_per_thread=to_int(args.get("registers per thread"), f"{where} registers per thread"),
+                dynamic_smem=to_int(args.get("shared memory"), f"{where} shared memory"),
+                correlation_id=to_int(args.get("correlation"), f"{where} correlation")))
         elif cat == "user_annotation":
-            ranges.append(Range(e.get("name", ""), start, end, thread=e.get("tid"), domain=USER_DOMAIN))
+            ranges.append(Range(name, start, end, thread=_tid(e.get("tid"), where), domain=USER_DOMAIN))
     if not kernels:
         missing.append("no kernel events (was CUDA activity recorded?)")
     launches = {a.correlation_id: a for a in api if a.correlation_id is not None}
@@ -61,5 +85,6 @@ def load_chrome(path: Path) -> Trace:
     set_depths(ranges)
     kernels.sort(key=lambda k: k.start_ns)
     attach_kernels(ranges, kernels, missing)
-    device = (data.get("deviceProperties") or [{}])[0].get("name") if isinstance(data, dict) else None
-    return Trace(str(path), "torch", kernels, ranges, api, device, missing)
+    props = data.get("deviceProperties") if isinstance(data, dict) else None
+    device = props[0].get("name") if isinstance(props, list) and props and isinstance(props[0], dict) else None
+    return Trace(str(path), "torch", kernels, ranges, api, None if device is None else str(device), missing)

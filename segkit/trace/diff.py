@@ -5,8 +5,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from segkit.errors import UsageError
 from segkit.trace.model import Range, Trace
-from segkit.trace.report import range_summary, render
+from segkit.trace.report import format_tables, notes_table, range_summary
 
 
 @dataclass
@@ -125,13 +126,21 @@ def compare_ranges(a: Trace, b: Trace, names: list[str] | None = None) -> list[d
     return rows
 
 
-def compare(a: Trace, b: Trace, by: str = "range", fmt: str = "table", only: str | None = None) -> str:
-    """Side by side per range (``by="range"``) and, with ``by="kernel"``, each range's kernels matched."""
-    parts = [f"A = {a.source}\nB = {b.source}", render(compare_ranges(a, b, [only] if only else None), fmt)]
+def compare_tables(a: Trace, b: Trace, by: str = "range", only: str | None = None) -> dict[str, list[dict]]:
+    """Side by side per range (``ranges``) and, with ``by="kernel"``, each range's kernels matched (``kernels``,
+    one row per kernel pair with its range); ``notes``: what either trace lacked."""
+    if only is not None and not (a.ranges_named(only) or b.ranges_named(only)):
+        raise UsageError(f"no range named {only!r} in either trace; ranges: "
+                         f"{', '.join(shared_user_ranges(a, b)[:20]) or 'none'}")
+    tables = {"ranges": compare_ranges(a, b, [only] if only else None)}
     if by == "kernel":
         names = [only] if only else [n for n in shared_user_ranges(a, b) if a.ranges_named(n) and b.ranges_named(n)]
-        for n in names:
-            changes = match_kernels(kernel_stats(a.ranges_named(n)), kernel_stats(b.ranges_named(n)))
-            parts.append(f"range {n}:\n" + render([c.row() for c in changes], fmt))
-    return "\n\n".join(parts)
+        tables["kernels"] = [{"range": n, **c.row()} for n in names
+                             for c in match_kernels(kernel_stats(a.ranges_named(n)), kernel_stats(b.ranges_named(n)))]
+    tables["notes"] = notes_table(a, b)
+    return tables
 
+
+def compare(a: Trace, b: Trace, by: str = "range", fmt: str = "table", only: str | None = None) -> str:
+    """``compare_tables`` formatted (see segkit.trace.report.format_tables)."""
+    return format_tables(compare_tables(a, b, by, only), fmt, title=f"A = {a.describe()}\nB = {b.describe()}")

@@ -6,8 +6,10 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
+from segkit.errors import SegkitError
 
-class TraceError(Exception):
+
+class TraceError(SegkitError):
     """A file that cannot be read as a trace, with what is wrong."""
 
 
@@ -99,6 +101,11 @@ class Trace:
     gpu: str | None = None
     missing: list[str] = field(default_factory=list)  # what the file lacked, said plainly
 
+    def describe(self) -> str:
+        """One line: the file, its kind and GPU, how many kernels and ranges."""
+        return (f"{self.source} ({self.kind}{', ' + self.gpu if self.gpu else ''}): "
+                f"{len(self.kernels)} kernels, {len(self.ranges)} ranges")
+
     def ranges_named(self, name: str) -> list[Range]:
         return [r for r in self.ranges if r.name == name]
 
@@ -117,6 +124,28 @@ class Trace:
         else:
             chosen = {r.name for r in self.ranges if r.depth == 0 and r.kernels and "::" not in r.name}
         return [n for n in self.range_names() if n in chosen]
+
+
+def to_int(value, what: str, optional: bool = True) -> int | None:
+    """A trace field as an int (floats and numeric text accepted); a field of another type is a TraceError
+    naming it, so a malformed file fails where it is read, not later in a table."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TraceError(f"{what}: expected a number, got {type(value).__name__} {value!r:.40}")
+    try:
+        return int(float(value)) if not isinstance(value, int) else value
+    except (ValueError, OverflowError):
+        raise TraceError(f"{what}: expected a number, got {value!r:.40}") from None
+
+
+def to_xyz(value, what: str) -> tuple[int, int, int] | None:
+    """A grid or block: three ints, or None when absent."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise TraceError(f"{what}: expected three numbers [x, y, z], got {value!r:.40}")
+    return tuple(to_int(v, what, optional=False) for v in value)
 
 
 #: The NVTX domain segkit.trace.range records into.

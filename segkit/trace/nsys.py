@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from segkit.trace.model import ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths
+from segkit.trace.model import ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths, to_int
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -42,6 +42,7 @@ class _Db:
         self.path = path
         try:
             self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            self.con.text_factory = lambda b: b.decode("utf-8", "replace")  # a damaged string is still a string
             self.tables = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as e:
             raise TraceError(f"{path}: not a readable SQLite database ({e})") from None
@@ -64,23 +65,37 @@ class _Db:
 
 
 def load_sqlite(path: Path) -> Trace:
+    """A Trace from an nsys SQLite export; a damaged file or a field of the wrong type is a TraceError."""
+    try:
+        return _load_sqlite(path)
+    except sqlite3.Error as e:
+        raise TraceError(f"{path}: damaged or not an nsys SQLite export ({type(e).__name__}: {e})") from None
+    except (RecursionError, MemoryError, OverflowError, UnicodeError) as e:
+        raise TraceError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
+
+
+def _load_sqlite(path: Path) -> Trace:
     db = _Db(path)
     if not db.tables & {KERNELS, NVTX, RUNTIME}:
         raise TraceError(f"{path}: not an nsys report (none of {KERNELS}, {NVTX}, {RUNTIME} is in it)")
     missing: list[str] = []
     strings = {}
     if STRINGS in db.tables:
-        strings = dict(db.con.execute(f"SELECT id, value FROM {STRINGS}"))
+        strings = {i: str(v) for i, v in db.con.execute(f"SELECT id, value FROM {STRINGS}")}
     else:
         missing.append(f"{STRINGS} table absent: names read as ids")
 
     def text(i) -> str:
         return strings.get(i, "" if i is None else str(i))
 
+    def num(r: dict, col: str, table: str, n: int, optional: bool = True):
+        return to_int(r[col], f"{path}: {table} row {n} column {col}", optional)
+
     api = []
     if RUNTIME in db.tables:
-        for r in db.rows(RUNTIME, ["start", "end", "correlationId", "nameId", "globalTid"], missing):
-            api.append(ApiCall(text(r["nameId"]), r["start"], r["end"], r["correlationId"], r["globalTid"]))
+        for n, r in enumerate(db.rows(RUNTIME, ["start", "end", "correlationId", "nameId", "globalTid"], missing)):
+            api.append(ApiCall(text(r["nameId"]), num(r, "start", RUNTIME, n, False), num(r, "end", RUNTIME, n, False),
+                               num(r, "correlationId", RUNTIME, n), num(r, "globalTid", RUNTIME, n)))
     else:
         missing.append(f"{RUNTIME} table absent: no launch calls (host latency and range attribution by GPU time)")
     launches = {a.correlation_id: a for a in api if a.correlation_id is not None}
@@ -89,10 +104,14 @@ def load_sqlite(path: Path) -> Trace:
     if KERNELS in db.tables:
         cols = ["start", "end", "streamId", "correlationId", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
                 "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "shortName", "demangledName"]
-        for r in db.rows(KERNELS, cols, missing):
+        for n, r in enumerate(db.rows(KERNELS, cols, missing)):
+            r = {c: (r[c] if c in ("shortName", "demangledName") else num(r, c, KERNELS, n, c not in ("start", "end")))
+                 for c in cols}
             call = launches.get(r["correlationId"])
-            grid = (r["gridX"], r["gridY"], r["gridZ"]) if r["gridX"] is not None else None
-            block = (r["blockX"], r["blockY"], r["blockZ"]) if r["blockX"] is not None else None
+            grid = (r["gridX"], r["gridY"], r["gridZ"]) if None not in (r["gridX"], r["gridY"], r["gridZ"]) else None
+            block = (r["blockX"], r["blockY"], r["blockZ"]) if None not in (r["blockX"], r["blockY"], r["blockZ"]) else None
+            if r["end"] < r["start"]:
+                raise TraceError(f"{path}: {KERNELS} row {n}: ends ({r['end']}) before it starts ({r['start']})")
             kernels.append(Kernel(
                 name=text(r["shortName"]) or text(r["demangledName"]), start_ns=r["start"],
                 duration_ns=r["end"] - r["start"], demangled=text(r["demangledName"]), stream=r["streamId"],
@@ -106,9 +125,14 @@ def load_sqlite(path: Path) -> Trace:
     ranges = []
     if NVTX in db.tables:
         rows = db.rows(NVTX, ["start", "end", "eventType", "text", "textId", "globalTid", "domainId"], missing)
+        for n, r in enumerate(rows):
+            for c in ("start", "end", "eventType", "globalTid", "domainId"):
+                r[c] = num(r, c, NVTX, n)
+            r["text"] = None if r["text"] is None else str(r["text"])
         domains = {r["domainId"]: r["text"] or text(r["textId"]) for r in rows if r["eventType"] == NVTX_DOMAIN_CREATE}
         for r in rows:
-            if r["eventType"] not in (NVTX_PUSH_POP, NVTX_START_END) or r["end"] is None or r["end"] < r["start"]:
+            if (r["eventType"] not in (NVTX_PUSH_POP, NVTX_START_END) or r["start"] is None or r["end"] is None
+                    or r["end"] < r["start"]):
                 continue
             ranges.append(Range(r["text"] or text(r["textId"]), r["start"], r["end"], thread=r["globalTid"],
                                 domain=domains.get(r["domainId"])))
@@ -120,5 +144,5 @@ def load_sqlite(path: Path) -> Trace:
     gpu = None
     if GPU_INFO in db.tables and "name" in db.columns(GPU_INFO):
         row = db.con.execute(f"SELECT name FROM {GPU_INFO} LIMIT 1").fetchone()
-        gpu = row[0] if row else None
+        gpu = str(row[0]) if row and row[0] is not None else None
     return Trace(str(path), "nsys", sorted(kernels, key=lambda k: k.start_ns), ranges, api, gpu, missing)

@@ -9,13 +9,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from segkit.trace.model import Trace  # noqa: E402
+from segkit.trace.model import Trace, TraceError  # noqa: E402
 
 
 def plot_compare(a: Trace, b: Trace, out: Path, ranges: list[str] | None = None) -> Path:
     names = ranges or [n for n in a.user_range_names() if b.ranges_named(n)]
     if not names:
-        raise ValueError("the two traces share no range name to plot")
+        raise TraceError(f"{a.source} and {b.source} share no range name: nothing to plot")
+    for n in names:
+        if not (a.ranges_named(n) and b.ranges_named(n)):
+            raise TraceError(f"range {n!r} is not in both traces: nothing to plot side by side")
     fig, (tl, bars) = plt.subplots(2, 1, figsize=(12, 3 + 0.9 * len(names) + 3), height_ratios=[len(names) + 1, 3])
     colors = {"A": "tab:blue", "B": "tab:orange"}
     labels = []

@@ -6,9 +6,11 @@ import csv
 import io
 import json
 from collections import Counter
+from pathlib import Path
 
 from tabulate import tabulate
 
+from segkit.errors import UsageError
 from segkit.trace.model import Range, Trace, median_ns
 
 FORMATS = ("table", "csv", "json", "markdown")
@@ -48,9 +50,12 @@ def range_rows(trace: Trace, range_name: str | None = None, all_ranges: bool = F
     names = [range_name] if range_name else trace.range_names() if all_ranges else trace.user_range_names()
     rows = [range_summary(trace.ranges_named(n)) for n in names if trace.ranges_named(n)]
     if range_name and not rows:
-        known = ", ".join(trace.range_names()[:20])
-        raise KeyError(f"no range named {range_name!r} in {trace.source}; ranges: {known}")
+        raise UsageError(f"no range named {range_name!r} in {trace.source}; ranges: {_some(trace.range_names())}")
     return rows
+
+
+def _some(names: list[str], n: int = 20) -> str:
+    return (", ".join(names[:n]) + (f", ... ({len(names)} in all)" if len(names) > n else "")) or "none"
 
 
 def render(rows: list[dict], fmt: str) -> str:
@@ -68,11 +73,54 @@ def render(rows: list[dict], fmt: str) -> str:
     return tabulate(rows, headers="keys", tablefmt="github" if fmt == "markdown" else "simple", floatfmt=".2f")
 
 
-def show(trace: Trace, range_name: str | None = None, fmt: str = "table", all_ranges: bool = False) -> str:
-    head = f"{trace.source} ({trace.kind}{', ' + trace.gpu if trace.gpu else ''}): " \
-           f"{len(trace.kernels)} kernels, {len(trace.ranges)} ranges"
-    parts = [head] if fmt in ("table", "markdown") else []
-    parts += [f"note: {m}" for m in trace.missing] if fmt in ("table", "markdown") else []
-    parts.append(render(gpu_trace_rows(trace, range_name), fmt))
-    parts.append(render(range_rows(trace, range_name, all_ranges), fmt))
+def notes_table(*traces: Trace) -> list[dict]:
+    """What each trace lacked, as a table (one row per note)."""
+    return [{"trace": t.source, "note": m} for t in traces for m in t.missing]
+
+
+def show_tables(trace: Trace, range_name: str | None = None, all_ranges: bool = False) -> dict[str, list[dict]]:
+    """The views of one trace as named tables: kernels (GPU trace), ranges (summaries), notes."""
+    return {"kernels": gpu_trace_rows(trace, range_name), "ranges": range_rows(trace, range_name, all_ranges),
+            "notes": notes_table(trace)}
+
+
+def format_tables(tables: dict[str, list[dict]], fmt: str = "table", table: str | None = None,
+                  title: str = "") -> str:
+    """``json``: one JSON object of tables; ``csv``: one table (``table``, default the first);
+    ``table`` / ``markdown``: the title, notes, then each table, an empty one said in words."""
+    if table is not None and table not in tables:
+        raise UsageError(f"--table {table!r}: no such table; tables: {', '.join(tables)}")
+    if fmt == "json":
+        return json.dumps(tables, indent=1)
+    if fmt == "csv":
+        return render(tables[table or next(iter(tables))], "csv")
+    if fmt not in FORMATS:
+        raise UsageError(f"format must be one of {', '.join(FORMATS)}")
+    parts = [title] if title else []
+    parts += [f"note: {r['note']}" for r in tables.get("notes", [])]
+    for name, rows in tables.items():
+        if name == "notes" or (table is not None and name != table):
+            continue
+        parts.append(render(rows, fmt) if rows else f"({name}: none)")
     return "\n\n".join(parts)
+
+
+def write_tables(tables: dict[str, list[dict]], fmt: str, table: str | None = None, csv_dir: Path | None = None,
+                 title: str = "") -> None:
+    """Print the tables (see format_tables), or with ``csv_dir`` write each as DIR/NAME.csv and list them."""
+    if fmt != "csv" and csv_dir is not None:
+        raise UsageError("--csv-dir goes with --format csv")
+    if csv_dir is None:
+        print(format_tables(tables, fmt, table, title))
+        return
+    csv_dir.mkdir(parents=True, exist_ok=True)
+    for name, rows in tables.items():
+        if table is None or name == table:
+            out = csv_dir / f"{name}.csv"
+            out.write_text(render(rows, "csv"))
+            print(f"wrote {out} ({len(rows)} rows)")
+
+
+def show(trace: Trace, range_name: str | None = None, fmt: str = "table", all_ranges: bool = False) -> str:
+    """``show_tables`` formatted (see format_tables)."""
+    return format_tables(show_tables(trace, range_name, all_ranges), fmt, title=trace.describe())

@@ -1,0 +1,79 @@
+"""``segkit tune`` on the command line (the search itself is segkit.tune; imported when the command runs, so
+``segkit --help`` does not load torch)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("tune", help="search formulations x nvFuser options x bookend policy; keep the winner per GPU")
+    p.add_argument("target", nargs="?", help="a fusions spec NAME:CONFIG, or a repro script")
+    p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="override the config's dtype")
+    p.add_argument("--reference", action="store_true",
+                   help="no GPU: validate every candidate on the reference interpreter at the tiny config, no timing")
+    p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
+    p.add_argument("--budget", type=float, metavar="SECONDS", help="stop trying new candidates after this long")
+    p.add_argument("--out", help="merge the winner into this tuning table JSON")
+    p.add_argument("--write", action="store_true", help="merge the winner into the committed table (fusions/tunings.json)")
+    p.add_argument("--merge", nargs="+", metavar="TABLE", help="merge these tables into the committed table and exit")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    from tabulate import tabulate
+
+    from segkit.errors import SegkitError
+    from segkit.tune import tune_script, tune_spec
+    from segkit.tuning import TuningTable, gpu_model
+
+    if args.merge:
+        from fusions.spec import TABLE_PATH
+
+        table = TuningTable.load(TABLE_PATH)
+        for path in args.merge:
+            table.merge(TuningTable.load(path))
+        table.save(TABLE_PATH)
+        print(f"{TABLE_PATH.name}: {len(table.entries())} entries for {', '.join(table.gpus())}")
+        return 0
+    if not args.target:
+        raise SegkitError("segkit tune needs a target (NAME:CONFIG or a repro script), or --merge")
+    if not args.reference:
+        from segkit.nvf import nvfuser_available
+
+        if not nvfuser_available():
+            raise SegkitError("segkit tune times candidates on nvFuser: it needs a CUDA device and nvfuser_direct "
+                              "(or --reference to validate them on the reference interpreter)")
+    from pathlib import Path
+
+    log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
+    if Path(args.target).exists():
+        result = tune_script(args.target, args.reference, log, args.budget)
+    elif ":" in args.target:
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
+        name, config = args.target.split(":", 1)
+        result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget)
+    else:
+        raise SegkitError(f"{args.target}: no such script, and not a fusions spec NAME:CONFIG")
+    print(tabulate(result.rows(), headers=["candidate", "check", "result", "us (cold L2)"]))
+    if args.reference:
+        rejected = [t for t in result.trials if not t.ok]
+        print(f"{len(result.trials) - len(rejected)} of {len(result.trials)} candidates match the reference")
+        return 1 if rejected else 0
+    entry = result.entry(gpu_model())
+    print(f"winner on {entry.gpu}: {entry.describe()}")
+    rule = result.baseline("builder rule")
+    if rule is not None:
+        print(f"builder rule: {rule.candidate.tuning.describe()}: " + (f"{rule.us:.1f} us" if rule.us else rule.note))
+    paths = [Path(args.out)] if args.out else []
+    if args.write:
+        from fusions.spec import TABLE_PATH
+
+        paths.append(TABLE_PATH)
+    for path in paths:
+        table = TuningTable.load(path)
+        table.put(entry)
+        table.save(path)
+        print(f"winner written to {path}")
+    return 0
