@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from segkit.compare import compare
 from segkit.errors import SegkitError
+from segkit.fuzz import cli as fuzz_cli
 from segkit.trace.model import TraceError
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available
@@ -259,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--format", default="table", choices=["table", "markdown", "csv", "json"])
     p.add_argument("--plot", help="write a PNG: kernel timeline per range and kernel time A vs B")
     p.set_defaults(func=cmd_trace_compare)
+    fuzz_cli.add_parser(sub)
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
     args = parser.parse_args(argv)
