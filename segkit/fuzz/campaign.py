@@ -102,7 +102,8 @@ class Summary:
     seed: int
     env: dict
     cases: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole campaign
+    run_seconds: float = 0.0  # generating and running cases (minimizing comes after)
     invalid: int = 0
     statuses: Counter = field(default_factory=Counter)
     coverage: Coverage = field(default_factory=Coverage)
@@ -111,8 +112,8 @@ class Summary:
 
     @property
     def rate(self) -> float:
-        """Cases per minute."""
-        return self.cases / (self.seconds / 60) if self.seconds else 0.0
+        """Cases per minute while generating and running them."""
+        return self.cases / (self.run_seconds / 60) if self.run_seconds else 0.0
 
     def markdown(self) -> str:
         from tabulate import tabulate
@@ -121,7 +122,8 @@ class Summary:
         cov = self.coverage
         reachable = generated_ops()
         lines = [f"# segkit fuzz: target {self.target}, seed {self.seed}", "", f"Environment: {env}", "",
-                 f"* cases: {self.cases} in {self.seconds / 60:.1f} min ({self.rate:.1f} cases/min)",
+                 f"* campaign: {self.seconds / 60:.1f} min; cases: {self.cases} run in {self.run_seconds / 60:.1f} min "
+                 f"({self.rate:.1f} cases/min), then minimizing",
                  f"* outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items())),
                  f"* op coverage: {len(set(cov.ops) & reachable)} of the {len(reachable)} catalogue ops the generator "
                  f"emits; {len(cov.pairs)} distinct producer->consumer op pairs",
@@ -142,7 +144,7 @@ class Summary:
 
     def to_json(self) -> dict:
         return {"target": self.target, "seed": self.seed, "env": self.env, "cases": self.cases,
-                "seconds": self.seconds, "cases_per_minute": self.rate, "statuses": dict(self.statuses),
+                "seconds": self.seconds, "run_seconds": self.run_seconds, "cases_per_minute": self.rate, "statuses": dict(self.statuses),
                 "ops": dict(self.coverage.ops), "op_pairs": len(self.coverage.pairs),
                 "ops_never_hit": self.coverage.missing(), "findings": [asdict(f) for f in self.findings]}
 
@@ -165,7 +167,7 @@ class Progress:
     def update(self, s: Summary, note: str = "") -> None:
         if not self.enabled:
             return
-        line = (f"[fuzz {s.seconds / 60:5.1f} min] {s.cases} cases ({s.rate:.0f}/min), "
+        line = (f"[fuzz {s.seconds / 60:4.1f} min] {s.cases} cases ({s.rate:.0f}/min), "
                 f"{len(s.findings)} findings ({sum(f.hits for f in s.findings)} hits), "
                 f"{len(s.coverage.ops)} ops, {len(s.coverage.pairs)} op pairs" + (f" | {note}" if note else ""))
         if self.live is not None:
@@ -295,44 +297,54 @@ class Campaign:
 
 
 def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None, max_cases: int | None = None,
-         seed: int = 0, workers: int = 0, case_timeout: float = 60.0, minimize_seconds: float = 120.0,
-         realizations: list[str] | None = None, max_ops: int = 10, max_elements: int = 4096,
-         progress: bool = True, log: Callable[[str], None] = print) -> Summary:
-    """Run a campaign for ``minutes`` (generation, runs and minimization all count) or ``max_cases`` cases.
+         seed: int = 0, workers: int = 0, case_timeout: float = 60.0, minimize_seconds: float = 90.0,
+         minimize_share: float = 0.3, realizations: list[str] | None = None, max_ops: int = 10,
+         max_elements: int = 4096, progress: bool = True, log: Callable[[str], None] = print) -> Summary:
+    """Run a campaign for ``minutes`` or ``max_cases`` cases, then minimize what failed.
 
     ``target``: a :class:`Target` (runs in this process) or a name ("nvfuser", "reference"; run in
     ``workers`` spawned processes when ``workers`` > 0, each case bounded by ``case_timeout`` seconds).
+    With ``minutes``, cases are generated for ``1 - minimize_share`` of it and the rest goes to minimizing
+    (each failure at most ``minimize_seconds``; a failure that repeats a finding is counted, not minimized).
     """
     if minutes is None and max_cases is None:
         raise ValueError("give minutes or max_cases")
     start = time.perf_counter()
     deadline = start + (minutes * 60 if minutes is not None else float("inf"))
+    gen_deadline = start + (minutes * 60 * (1 - minimize_share) if minutes is not None else float("inf"))
     ex = executor(target, workers, case_timeout)
     camp = Campaign(ex, Path(out), seed, realizations or list(REALIZATIONS), minimize_seconds, log)
     s = camp.summary
     bar = Progress(enabled=progress)
     stream = case_stream(seed, max_ops=max_ops, max_elements=max_elements)
-    batch = max(1, 2 * len(getattr(ex, "workers", [None])))
+    todo: dict[str, Case] = {}
+
+    def tasks() -> Iterator[Task]:
+        for i, (cid, case) in enumerate(stream):
+            if time.perf_counter() >= gen_deadline or (max_cases is not None and i >= max_cases):
+                return
+            todo[cid] = case
+            yield Task(case.script, camp.realizations_for(i), tag=cid)
+
+    failures: list[tuple[str, Case, CaseResult]] = []
     try:
-        while time.perf_counter() < deadline and (max_cases is None or s.cases < max_cases):
-            n = batch if max_cases is None else min(batch, max_cases - s.cases)
-            todo = {}
-            for cid, case in itertools.islice(stream, n):
-                todo[cid] = case
-            tasks = [Task(c.script, camp.realizations_for(s.cases + i), tag=cid) for i, (cid, c) in enumerate(todo.items())]
-            for task, res in list(ex.map(tasks)):  # the whole batch first: minimizing reuses the workers
-                case = todo[task.tag]
-                s.cases += 1
-                s.coverage.add(case)
-                s.statuses[res.status] += 1
-                if res.status == "invalid":
-                    s.invalid += 1
-                    if len(s.invalid_examples) < 5:
-                        s.invalid_examples.append(f"case {task.tag}: {res.detail[:200]}")
-                elif res.status != "ok":
-                    camp.handle(task.tag, case, res, deadline)
-                s.seconds = time.perf_counter() - start
-                bar.update(s)
+        for task, res in ex.map(tasks()):
+            case = todo.pop(task.tag)
+            s.cases += 1
+            s.coverage.add(case)
+            s.statuses[res.status] += 1
+            if res.status == "invalid":
+                s.invalid += 1
+                if len(s.invalid_examples) < 5:
+                    s.invalid_examples.append(f"case {task.tag}: {res.detail[:200]}")
+            elif res.status != "ok":
+                failures.append((task.tag, case, res))
+            s.seconds = s.run_seconds = time.perf_counter() - start
+            bar.update(s, f"{len(failures)} failing cases to minimize" if res.status not in ("ok", "invalid") else "")
+        for cid, case, res in failures:
+            camp.handle(cid, case, res, deadline)
+            s.seconds = time.perf_counter() - start
+            bar.update(s)
     finally:
         bar.close()
         ex.close()

@@ -288,7 +288,9 @@ class _Builder:
         shape, n, draw = list(x.shape), x.ndim, self.draw
         mode = draw(st.sampled_from(["merge", "merge", "split", "split", "flatten", "regroup"]))
         if mode == "merge" and n >= 2:
-            d = draw(st.integers(0, n - 2))
+            # merges that take in a broadcast (or expanded) dim are where view logic goes wrong: favour them
+            bcast = [d for d in range(n - 1) if x.broadcast[d] or x.broadcast[d + 1]]
+            d = draw(st.sampled_from(bcast)) if bcast and draw(st.booleans()) else draw(st.integers(0, n - 2))
             new = shape[:d] + [shape[d] * shape[d + 1]] + shape[d + 2:]
         elif mode in ("split", "regroup") and n < MAX_RANK:
             d = draw(st.integers(0, n - 1))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import wait
@@ -120,11 +119,17 @@ class WorkerPool:
         self.workers[self.workers.index(w)] = _Worker(self.target_name, self.start_timeout)
 
     def map(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, CaseResult]]:
-        pending = deque(tasks)
-        while pending or any(w.task is not None for w in self.workers):
+        """Results as they come (not in task order); do not call ``map`` again before this one is exhausted."""
+        pending = iter(tasks)  # drawn lazily: a caller's generator may stop on its own clock
+        more = True
+        while more or any(w.task is not None for w in self.workers):
             for w in self.workers:
-                if w.task is None and pending:
-                    w.send(pending.popleft())
+                if w.task is None and more:
+                    task = next(pending, None)
+                    if task is None:
+                        more = False
+                    else:
+                        w.send(task)
             busy = [w for w in self.workers if w.task is not None]
             ready = wait([w.conn for w in busy], timeout=0.5)
             now = time.perf_counter()
