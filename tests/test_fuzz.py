@@ -120,3 +120,14 @@ def test_planted_bug_is_found_minimized_replayed_and_written_standalone(tmp_path
 def test_replay_of_a_directory_without_findings_names_the_problem(tmp_path, capsys):
     assert cli_main(["fuzz", "--replay", str(tmp_path), "--target", "reference"]) == 2
     assert "index.json" in capsys.readouterr().err
+
+
+def test_resumed_campaign_carries_over_and_goes_on(tmp_path):
+    first = fuzz(PLANTED, tmp_path, max_cases=10, seed=2, realizations=["plain"], minimize_seconds=5,
+                 progress=False, log=lambda m: None)
+    again = fuzz(PLANTED, tmp_path, max_cases=10, seed=2, realizations=["plain"], minimize_seconds=5, resume=True,
+                 progress=False, log=lambda m: None)
+    assert again.cases == 20 and again.next_batch > first.next_batch and again.seconds > first.seconds
+    assert sum(again.coverage.ops.values()) > sum(first.coverage.ops.values())
+    with pytest.raises(segkit.SegkitError, match="same --target and --seed"):
+        fuzz(PLANTED, tmp_path, max_cases=1, seed=3, resume=True, progress=False, log=lambda m: None)

@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +34,13 @@ BOOKEND = [r for r in REALIZATIONS if r != "plain"]
 INDEX = "index.json"
 
 
-def case_stream(seed: int, batch: int = 50, **gen_kwargs) -> Iterator[tuple[str, Case]]:
+def case_stream(seed: int, batch: int = 50, first_batch: int = 0, **gen_kwargs) -> Iterator[tuple[str, Case]]:
     """Distinct generated cases, forever, as (id "batch.example", case); deterministic for a seed."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hyp_seed
 
     seen: set[str] = set()
-    for b in itertools.count():
+    for b in itertools.count(first_batch):
         got: list[Case] = []
 
         @hyp_seed(seed * 1_000_003 + b)
@@ -109,6 +109,7 @@ class Summary:
     coverage: Coverage = field(default_factory=Coverage)
     findings: list[Finding] = field(default_factory=list)
     invalid_examples: list[str] = field(default_factory=list)
+    next_batch: int = 0  # where a resumed campaign goes on generating
 
     @property
     def rate(self) -> float:
@@ -145,8 +146,22 @@ class Summary:
     def to_json(self) -> dict:
         return {"target": self.target, "seed": self.seed, "env": self.env, "cases": self.cases,
                 "seconds": self.seconds, "run_seconds": self.run_seconds, "cases_per_minute": self.rate, "statuses": dict(self.statuses),
-                "ops": dict(self.coverage.ops), "op_pairs": len(self.coverage.pairs),
+                "ops": dict(self.coverage.ops), "op_pairs": {f"{a}>{b}": n for (a, b), n in self.coverage.pairs.items()},
+                "next_batch": self.next_batch, "invalid_examples": self.invalid_examples,
                 "ops_never_hit": self.coverage.missing(), "findings": [asdict(f) for f in self.findings]}
+
+
+def load_summary(out: Path, env: dict) -> Summary:
+    """The state a campaign saved in ``out`` (to resume it)."""
+    d = json.loads((out / INDEX).read_text())
+    known = {f.name for f in fields(Finding)}
+    pairs = Counter({tuple(k.split(">")): n for k, n in d["op_pairs"].items()})
+    s = Summary(d["target"], d["seed"], env, cases=d["cases"], seconds=d["seconds"], run_seconds=d["run_seconds"],
+                invalid=d["statuses"].get("invalid", 0), statuses=Counter(d["statuses"]),
+                coverage=Coverage(Counter(d["ops"]), pairs),
+                findings=[Finding(**{k: v for k, v in f.items() if k in known}) for f in d["findings"]],
+                invalid_examples=d.get("invalid_examples", []), next_batch=d.get("next_batch", 0))
+    return s
 
 
 class Progress:
@@ -299,34 +314,47 @@ class Campaign:
 def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None, max_cases: int | None = None,
          seed: int = 0, workers: int = 0, case_timeout: float = 60.0, minimize_seconds: float = 90.0,
          minimize_share: float = 0.3, realizations: list[str] | None = None, max_ops: int = 10,
-         max_elements: int = 4096, progress: bool = True, log: Callable[[str], None] = print) -> Summary:
+         max_elements: int = 4096, resume: bool = False, progress: bool = True,
+         log: Callable[[str], None] = print) -> Summary:
     """Run a campaign for ``minutes`` or ``max_cases`` cases, then minimize what failed.
 
     ``target``: a :class:`Target` (runs in this process) or a name ("nvfuser", "reference"; run in
     ``workers`` spawned processes when ``workers`` > 0, each case bounded by ``case_timeout`` seconds).
-    With ``minutes``, cases are generated for ``1 - minimize_share`` of it and the rest goes to minimizing
-    (each failure at most ``minimize_seconds``; a failure that repeats a finding is counted, not minimized).
+    With ``minutes``, cases run until the time left is what minimizing the failures needs (at most
+    ``minimize_share`` of the campaign; each minimization at most ``minimize_seconds``; a failure that
+    repeats a finding is counted, not minimized). ``resume``: continue the campaign saved in ``out``
+    (same seed): its counts, coverage and findings carry over and generation goes on where it stopped.
     """
     if minutes is None and max_cases is None:
         raise ValueError("give minutes or max_cases")
     start = time.perf_counter()
     deadline = start + (minutes * 60 if minutes is not None else float("inf"))
-    gen_deadline = start + (minutes * 60 * (1 - minimize_share) if minutes is not None else float("inf"))
+    reserve = minutes * 60 * minimize_share if minutes is not None else 0.0
     ex = executor(target, workers, case_timeout)
     camp = Campaign(ex, Path(out), seed, realizations or list(REALIZATIONS), minimize_seconds, log)
+    if resume and (Path(out) / INDEX).exists():
+        camp.summary = load_summary(Path(out), camp.summary.env)
+        if camp.summary.seed != seed or camp.summary.target != ex.name:
+            ex.close()
+            raise SegkitError(f"{out} holds a campaign of target {camp.summary.target} with seed "
+                              f"{camp.summary.seed}: resume it with the same --target and --seed")
     s = camp.summary
+    base, base_run = s.seconds, s.run_seconds
     bar = Progress(enabled=progress)
-    stream = case_stream(seed, max_ops=max_ops, max_elements=max_elements)
+    stream = case_stream(seed, first_batch=s.next_batch, max_ops=max_ops, max_elements=max_elements)
     todo: dict[str, Case] = {}
+    failures: list[tuple[str, Case, CaseResult]] = []
 
     def tasks() -> Iterator[Task]:
         for i, (cid, case) in enumerate(stream):
-            if time.perf_counter() >= gen_deadline or (max_cases is not None and i >= max_cases):
+            # stop early enough to minimize what failed so far (at most minimize_share of the campaign)
+            if time.perf_counter() >= deadline - min(reserve, len(failures) * minimize_seconds) \
+                    or (max_cases is not None and i >= max_cases):
                 return
             todo[cid] = case
+            s.next_batch = int(cid.split(".")[0]) + 1
             yield Task(case.script, camp.realizations_for(i), tag=cid)
 
-    failures: list[tuple[str, Case, CaseResult]] = []
     try:
         for task, res in ex.map(tasks()):
             case = todo.pop(task.tag)
@@ -339,15 +367,16 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
                     s.invalid_examples.append(f"case {task.tag}: {res.detail[:200]}")
             elif res.status != "ok":
                 failures.append((task.tag, case, res))
-            s.seconds = s.run_seconds = time.perf_counter() - start
+            s.run_seconds = base_run + time.perf_counter() - start
+            s.seconds = base + time.perf_counter() - start
             bar.update(s, f"{len(failures)} failing cases to minimize" if res.status not in ("ok", "invalid") else "")
         for cid, case, res in failures:
             camp.handle(cid, case, res, deadline)
-            s.seconds = time.perf_counter() - start
+            s.seconds = base + time.perf_counter() - start
             bar.update(s)
     finally:
         bar.close()
         ex.close()
-        s.seconds = time.perf_counter() - start
+        s.seconds = base + time.perf_counter() - start
         camp.save()
     return s

@@ -24,11 +24,19 @@ def add_parser(sub) -> None:
     p.add_argument("--minimize-seconds", type=float, default=90.0, help="time limit of each minimization")
     p.add_argument("--max-ops", type=int, default=10, help="generator steps per case")
     p.add_argument("--max-elements", type=int, default=1 << 16, help="largest tensor the generator makes")
+    p.add_argument("--resume", action="store_true", help="continue the campaign saved in -o (same --seed)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        from segkit.errors import SegkitError
+
+        raise SegkitError("segkit fuzz draws its cases with hypothesis, which is not installed: "
+                          "pip install 'segkit[fuzz]'") from None
     from segkit.fuzz.campaign import fuzz
     from segkit.fuzz.triage import emit_standalone, load_findings, replay, replay_table
     from segkit.repro import load_repro
@@ -46,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         args.minutes = 1.0
     s = fuzz(args.target, args.output, minutes=args.minutes, max_cases=args.max_cases, seed=args.seed,
              workers=args.workers, case_timeout=args.case_timeout, minimize_seconds=args.minimize_seconds,
-             max_ops=args.max_ops, max_elements=args.max_elements, progress=not args.quiet)
+             max_ops=args.max_ops, max_elements=args.max_elements, resume=args.resume, progress=not args.quiet)
     print(s.markdown())
     print(f"findings, index.json and summary.md in {args.output}")
     return 0

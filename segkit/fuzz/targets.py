@@ -22,7 +22,9 @@ import torch
 from segkit.bookend import bookend, run_plan
 from segkit.check import CheckReport
 from segkit.compare import compare
+from segkit.errors import NvFuserUnavailableError
 from segkit.interp import run_reference
+from segkit.nvf import nvfuser_available
 from segkit.repro import load_repro
 
 #: Ways to run a fusion: as written, and each bookend policy x realization (label -> (policy, realization)).
@@ -66,9 +68,9 @@ def _reference_describe() -> dict[str, str]:
 def target(name: str) -> Target:
     """A target by name: "nvfuser" (needs CUDA and nvfuser_direct) or "reference" (CPU)."""
     if name == "nvfuser":
-        from segkit.cli import _require_nvfuser
-
-        _require_nvfuser("fuzz")
+        if not nvfuser_available():
+            raise NvFuserUnavailableError("fuzz target 'nvfuser' needs a CUDA device and nvfuser_direct "
+                                          "(use --target reference to check the generator on a CPU)")
         return Target("nvfuser", "cuda", _nvfuser_run, _nvfuser_describe)
     if name == "reference":
         return Target("reference", "cpu", lambda fd, xs: run_reference(fd, xs), _reference_describe)
