@@ -131,3 +131,27 @@ def test_resumed_campaign_carries_over_and_goes_on(tmp_path):
     assert sum(again.coverage.ops.values()) > sum(first.coverage.ops.values())
     with pytest.raises(segkit.SegkitError, match="same --target and --seed"):
         fuzz(PLANTED, tmp_path, max_cases=1, seed=3, resume=True, progress=False, log=lambda m: None)
+
+
+def test_worker_pool_survives_a_crash_and_a_timeout():
+    """Cases run in spawned workers; one that kills its worker is a "crash", one that overruns a "timeout",
+    and the pool goes on with fresh workers."""
+    from segkit.fuzz.workers import Task, WorkerPool
+
+    script = segkit.emit_repro(*_tiny())
+    pool = WorkerPool("reference", workers=1, timeout=60)
+    try:
+        assert pool.run_one(Task(script)).status == "ok"
+        assert pool.run_one(Task(script, ("no such realization",))).status == "crash"  # the worker raised and died
+        assert pool.run_one(Task(script)).status == "ok"  # on a fresh worker
+        pool.timeout = 0.0
+        assert pool.run_one(Task(script)).status == "timeout"
+    finally:
+        pool.close()
+
+
+def _tiny():
+    with segkit.FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4, 3], contiguity=[True, True])
+        fd.add_output(fd.ops.exp(x))
+    return fd, [torch.randn(4, 3)]

@@ -32,6 +32,7 @@ from segkit.repro import emit_repro, load_repro
 
 BOOKEND = [r for r in REALIZATIONS if r != "plain"]
 INDEX = "index.json"
+PRIORITY = ["mismatch", "crash", "error", "timeout"]  # the order failures are minimized in
 
 
 def case_stream(seed: int, batch: int = 50, first_batch: int = 0, **gen_kwargs) -> Iterator[tuple[str, Case]]:
@@ -369,7 +370,9 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
                 failures.append((task.tag, case, res))
             s.run_seconds = base_run + time.perf_counter() - start
             s.seconds = base + time.perf_counter() - start
-            bar.update(s, f"{len(failures)} failing cases to minimize" if res.status not in ("ok", "invalid") else "")
+            new_failure = res.status not in ("ok", "invalid") and len(failures) <= 20
+            bar.update(s, f"case {task.tag}: {_first_failure(res).status}" if new_failure else "")
+        failures.sort(key=lambda f: PRIORITY.index(_first_failure(f[2]).status))  # wrong results first
         for cid, case, res in failures:
             camp.handle(cid, case, res, deadline)
             s.seconds = base + time.perf_counter() - start

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         raise SegkitError("segkit fuzz draws its cases with hypothesis, which is not installed: "
                           "pip install 'segkit[fuzz]'") from None
     from segkit.fuzz.campaign import fuzz
-    from segkit.fuzz.triage import emit_standalone, load_findings, replay, replay_table
+    from segkit.fuzz.triage import emit_standalone, load_findings, replay_each, replay_table
     from segkit.repro import load_repro
 
     if args.emit:
@@ -47,7 +47,10 @@ def run(args: argparse.Namespace) -> int:
         print(emit_standalone(load_repro(path), found.get(path.name)))
         return 0
     if args.replay:
-        rows = replay(args.replay, args.target, workers=min(args.workers, 1), timeout=max(args.case_timeout, 120))
+        rows = []
+        for r in replay_each(args.replay, args.target, workers=min(args.workers, 1), timeout=max(args.case_timeout, 120)):
+            rows.append(r)
+            print(f"{r.finding.id}: {'reproduces' if r.reproduces else 'no longer (' + r.status + ')'}", flush=True)
         print(replay_table(rows))
         return 0 if not any(r.reproduces for r in rows) else 1
     if args.minutes is None and args.max_cases is None:

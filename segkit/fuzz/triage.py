@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, fields
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -40,24 +41,28 @@ class Replay:
 
 def replay(directory: str | Path, target: Target | str, workers: int = 1, timeout: float = 120.0) -> list[Replay]:
     """Re-run every finding in ``directory`` under its realization; ``reproduces`` when it fails the same way."""
+    return list(replay_each(directory, target, workers, timeout))
+
+
+def replay_each(directory: str | Path, target: Target | str, workers: int = 1, timeout: float = 120.0
+                ) -> Iterator[Replay]:
+    """:func:`replay`, one finding at a time (so a caller can show each as it comes)."""
     directory = Path(directory)
     findings = load_findings(directory)
     ex = executor(target, workers, timeout)
-    out = []
     try:
         for f in findings:
             reals = tuple(REALIZATIONS) if f.realization == "any" else (f.realization,)
             res = ex.run_one(Task((directory / f.file).read_text(), reals))
             if res.status in ("crash", "timeout", "invalid"):
-                out.append(Replay(f, res.status, res.detail, res.status == f.kind))
+                yield Replay(f, res.status, res.detail, res.status == f.kind)
                 continue
             same = [v for v in res.verdicts if v.status == f.kind
                     and (f.kind != "error" or error_key(v.detail) == error_key(f.detail))]
             now = same[0] if same else (res.failures[0] if res.failures else None)
-            out.append(Replay(f, now.status if now else "ok", now.detail if now else "", bool(same)))
+            yield Replay(f, now.status if now else "ok", now.detail if now else "", bool(same))
     finally:
         ex.close()
-    return out
 
 
 def replay_table(rows: list[Replay]) -> str:

@@ -106,32 +106,31 @@ class _Worker:
 
 
 class WorkerPool:
-    """``workers`` spawned processes running the named target; per-task ``timeout`` in seconds."""
+    """``workers`` spawned processes running the named target; per-task ``timeout`` in seconds. A worker
+    that crashed or was killed is replaced when the next task needs it."""
 
     def __init__(self, target_name: str, workers: int = 1, timeout: float = 60.0, start_timeout: float = 300.0) -> None:
         self.target_name, self.timeout, self.start_timeout = target_name, timeout, start_timeout
         self.name = target_name
-        self.workers = [_Worker(target_name, start_timeout) for _ in range(max(1, workers))]
+        self.workers: list[_Worker | None] = [_Worker(target_name, start_timeout) for _ in range(max(1, workers))]
         self.env = self.workers[0].env
-
-    def _replace(self, w: _Worker) -> None:
-        w.kill()
-        self.workers[self.workers.index(w)] = _Worker(self.target_name, self.start_timeout)
 
     def map(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, CaseResult]]:
         """Results as they come (not in task order); do not call ``map`` again before this one is exhausted."""
         pending = iter(tasks)  # drawn lazily: a caller's generator may stop on its own clock
         more = True
-        while more or any(w.task is not None for w in self.workers):
-            for w in self.workers:
-                if w.task is None and more:
+        while more or any(w is not None and w.task is not None for w in self.workers):
+            for i, w in enumerate(self.workers):
+                if (w is None or w.task is None) and more:
                     task = next(pending, None)
                     if task is None:
                         more = False
-                    else:
-                        w.send(task)
-            busy = [w for w in self.workers if w.task is not None]
-            ready = wait([w.conn for w in busy], timeout=0.5)
+                        break
+                    if w is None:
+                        w = self.workers[i] = _Worker(self.target_name, self.start_timeout)
+                    w.send(task)
+            busy = [w for w in self.workers if w is not None and w.task is not None]
+            ready = wait([w.conn for w in busy], timeout=min(0.5, self.timeout))
             now = time.perf_counter()
             for w in busy:
                 task = w.task
@@ -142,21 +141,26 @@ class WorkerPool:
                         w.proc.join(5)
                         res = CaseResult(status="crash", detail=f"worker died (exit code {w.proc.exitcode})",
                                          seconds=now - w.started)
-                        self._replace(w)
+                        self._drop(w)
                     else:
                         w.task = None
                     yield task, res
                 elif now - w.started > self.timeout:
-                    res = CaseResult(status="timeout", detail=f"no result in {self.timeout:.0f} s", seconds=now - w.started)
-                    self._replace(w)
-                    yield task, res
+                    self._drop(w)
+                    yield task, CaseResult(status="timeout", detail=f"no result in {self.timeout:.0f} s",
+                                           seconds=now - w.started)
+
+    def _drop(self, w: _Worker) -> None:
+        w.kill()
+        self.workers[self.workers.index(w)] = None
 
     def run_one(self, task: Task) -> CaseResult:
         return next(iter(self.map([task])))[1]
 
     def close(self) -> None:
         for w in self.workers:
-            w.close()
+            if w is not None:
+                w.close()
 
 
 def executor(t: Target | str, workers: int = 0, timeout: float = 60.0) -> InProcess | WorkerPool:
