@@ -71,20 +71,26 @@ def _worker_main(conn, target_name: str) -> None:
 class _Worker:
     def __init__(self, target_name: str, start_timeout: float) -> None:
         ctx = mp.get_context("spawn")
+        self.target_name, self.start_timeout = target_name, start_timeout
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target_name), daemon=True)
         self.proc.start()
         child.close()
-        if not self.conn.poll(start_timeout):
+        self.task: Task | None = None
+        self.started = 0.0
+        self.env: dict = {}
+
+    def ready(self) -> _Worker:
+        """Wait until the worker has built its target (workers start in parallel, then are awaited)."""
+        if not self.conn.poll(self.start_timeout):
             self.kill()
-            raise SegkitError(f"fuzz worker for target {target_name!r} did not start in {start_timeout:.0f} s")
+            raise SegkitError(f"fuzz worker for target {self.target_name!r} did not start in {self.start_timeout:.0f} s")
         try:
             _, self.env = self.conn.recv()
         except EOFError:
-            raise SegkitError(f"fuzz worker for target {target_name!r} died while starting "
+            raise SegkitError(f"fuzz worker for target {self.target_name!r} died while starting "
                               f"(exit code {self.proc.exitcode}); see its error above") from None
-        self.task: Task | None = None
-        self.started = 0.0
+        return self
 
     def send(self, task: Task) -> None:
         self.task, self.started = task, time.perf_counter()
@@ -112,7 +118,8 @@ class WorkerPool:
     def __init__(self, target_name: str, workers: int = 1, timeout: float = 60.0, start_timeout: float = 300.0) -> None:
         self.target_name, self.timeout, self.start_timeout = target_name, timeout, start_timeout
         self.name = target_name
-        self.workers: list[_Worker | None] = [_Worker(target_name, start_timeout) for _ in range(max(1, workers))]
+        started = [_Worker(target_name, start_timeout) for _ in range(max(1, workers))]
+        self.workers: list[_Worker | None] = [w.ready() for w in started]
         self.env = self.workers[0].env
 
     def map(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, CaseResult]]:
@@ -127,7 +134,7 @@ class WorkerPool:
                         more = False
                         break
                     if w is None:
-                        w = self.workers[i] = _Worker(self.target_name, self.start_timeout)
+                        w = self.workers[i] = _Worker(self.target_name, self.start_timeout).ready()
                     w.send(task)
             busy = [w for w in self.workers if w is not None and w.task is not None]
             ready = wait([w.conn for w in busy], timeout=min(0.5, self.timeout))
