@@ -117,10 +117,13 @@ class Summary:
         """Cases per minute while generating and running them."""
         return self.cases / (self.run_seconds / 60) if self.run_seconds else 0.0
 
+    def describe_env(self) -> str:
+        return ", ".join(f"{k} {v}" for k, v in self.env.items()) or f"target {self.target}"
+
     def markdown(self) -> str:
         from tabulate import tabulate
 
-        env = ", ".join(f"{k} {v}" for k, v in self.env.items())
+        env = self.describe_env()
         cov = self.coverage
         reachable = generated_ops()
         lines = [f"# segkit fuzz: target {self.target}, seed {self.seed}", "", f"Environment: {env}", "",
@@ -287,7 +290,7 @@ class Campaign:
         self.log(f"finding {f.id}: {signature} ({f.detail[:100]})")
 
     def header(self, f: Finding) -> list[str]:
-        env = ", ".join(f"{k} {v}" for k, v in self.summary.env.items())
+        env = self.summary.describe_env()
         return [f"# segkit fuzz finding {f.id}: {f.kind} under realization {f.realization}",
                 f"# Found by `segkit fuzz --seed {self.seed}` (target {self.summary.target}), case {f.case}; minimized "
                 f"from {f.ops_before} to {f.ops_after} ops in {f.minimize_seconds:.0f} s ({f.minimize_checks} checks).",
