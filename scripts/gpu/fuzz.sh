@@ -26,8 +26,9 @@ LOG="$WORK.log"
 CAMPAIGN=$(python -c "print(max(0.5, $MINUTES - 1))")
 WORKERS=$(python -c "import os; print(max(1, min(8, os.cpu_count() // 2)))")
 echo "fuzz: $CAMPAIGN min campaign, seed $SEED, $WORKERS workers, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
-python -m segkit.cli fuzz --minutes "$CAMPAIGN" --seed "$SEED" -o "$WORK" --workers "$WORKERS" \
-  --case-timeout 60 --minimize-seconds 60 --max-elements 65536 ${RESUME:+--resume} > "$LOG" 2>&1
+timeout "$(python -c "print(int($CAMPAIGN * 60 + 45))")" \
+  python -m segkit.cli fuzz --minutes "$CAMPAIGN" --seed "$SEED" -o "$WORK" --workers "$WORKERS" \
+  --case-timeout 45 --minimize-seconds 60 --max-elements 65536 ${RESUME:+--resume} > "$LOG" 2>&1
 echo "fuzz exit code $?"
 {
   echo

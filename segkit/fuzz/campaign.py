@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from segkit.errors import SegkitError
+from segkit.ops import CATALOGUE
 from segkit.frontend import FusionDefinition
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
@@ -133,6 +135,8 @@ class Summary:
                  f"* op coverage: {len(set(cov.ops) & reachable)} of the {len(reachable)} catalogue ops the generator "
                  f"emits; {len(cov.pairs)} distinct producer->consumer op pairs",
                  f"* ops never hit: {', '.join(cov.missing()) or 'none'}",
+                 f"* catalogue ops the generator does not emit: {len(set(CATALOGUE) - reachable)}"
+                 f" ({', '.join(sorted(set(CATALOGUE) - reachable))})",
                  f"* findings: {len(self.findings)} distinct (hits: {sum(f.hits for f in self.findings)})", ""]
         if self.findings:
             rows = [[f.id, f.kind, f.realization, f.signature, f"{f.rel_err:.3g}" if f.kind == "mismatch" else "",
@@ -212,6 +216,11 @@ def _first_failure(res: CaseResult) -> Verdict:
         return Verdict("any", res.status, res.detail)
     fails = res.failures
     return next((v for v in fails if v.status == "mismatch"), fails[0])
+
+
+#: Set (e.g. by a SIGTERM handler) to end a running campaign early: it stops generating, cancels what
+#: runs, skips minimizing and saves what it has.
+STOP = threading.Event()
 
 
 class Campaign:
@@ -353,15 +362,24 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
         for i, (cid, case) in enumerate(stream):
             # stop early enough to minimize what failed so far (at most minimize_share of the campaign)
             if time.perf_counter() >= deadline - min(reserve, len(failures) * minimize_seconds) \
-                    or (max_cases is not None and i >= max_cases):
+                    or (max_cases is not None and i >= max_cases) or STOP.is_set():
                 return
             todo[cid] = case
             s.next_batch = int(cid.split(".")[0]) + 1
             yield Task(case.script, camp.realizations_for(i), tag=cid)
 
+    ex.deadline = deadline
+    saved = time.perf_counter()
     try:
         for task, res in ex.map(tasks()):
             case = todo.pop(task.tag)
+            if STOP.is_set():
+                ex.deadline = 0.0  # cancel what still runs
+            if res.status == "cancelled":
+                continue
+            if time.perf_counter() - saved > 30:  # what a killed campaign leaves behind
+                saved = time.perf_counter()
+                camp.save()
             s.cases += 1
             s.coverage.add(case)
             s.statuses[res.status] += 1
@@ -377,7 +395,7 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
             bar.update(s, f"case {task.tag}: {_first_failure(res).status}" if new_failure else "")
         failures.sort(key=lambda f: PRIORITY.index(_first_failure(f[2]).status))  # wrong results first
         for cid, case, res in failures:
-            camp.handle(cid, case, res, deadline)
+            camp.handle(cid, case, res, time.perf_counter() if STOP.is_set() else deadline)
             s.seconds = base + time.perf_counter() - start
             bar.update(s)
     finally:

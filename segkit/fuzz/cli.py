@@ -55,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
         return 0 if not any(r.reproduces for r in rows) else 1
     if args.minutes is None and args.max_cases is None:
         args.minutes = 1.0
+    import signal
+
+    from segkit.fuzz.campaign import STOP
+
+    STOP.clear()
+    signal.signal(signal.SIGTERM, lambda *_: STOP.set())  # a stopped campaign still saves what it found
     s = fuzz(args.target, args.output, minutes=args.minutes, max_cases=args.max_cases, seed=args.seed,
              workers=args.workers, case_timeout=args.case_timeout, minimize_seconds=args.minimize_seconds,
              max_ops=args.max_ops, max_elements=args.max_elements, resume=args.resume, progress=not args.quiet)

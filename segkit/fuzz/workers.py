@@ -46,6 +46,7 @@ class InProcess:
     def __init__(self, t: Target) -> None:
         self.target, self.name = t, t.name
         self.env = t.describe()
+        self.deadline = float("inf")  # unused: a task in this process cannot be stopped
 
     def map(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, CaseResult]]:
         for task in tasks:
@@ -59,6 +60,10 @@ class InProcess:
 
 
 def _worker_main(conn, target_name: str) -> None:
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # the campaign stops its workers itself, after saving
+        signal.signal(sig, signal.SIG_IGN)
     t = target(target_name)
     conn.send(("ready", t.describe()))
     while True:
@@ -118,6 +123,7 @@ class WorkerPool:
     def __init__(self, target_name: str, workers: int = 1, timeout: float = 60.0, start_timeout: float = 300.0) -> None:
         self.target_name, self.timeout, self.start_timeout = target_name, timeout, start_timeout
         self.name = target_name
+        self.deadline = float("inf")  # tasks still running then are cancelled (killed, not judged)
         started = [_Worker(target_name, start_timeout) for _ in range(max(1, workers))]
         self.workers: list[_Worker | None] = [w.ready() for w in started]
         self.env = self.workers[0].env
@@ -133,6 +139,9 @@ class WorkerPool:
                     if task is None:
                         more = False
                         break
+                    if w is not None and not w.proc.is_alive():
+                        self._drop(w)
+                        w = None
                     if w is None:
                         w = self.workers[i] = _Worker(self.target_name, self.start_timeout).ready()
                     w.send(task)
@@ -156,6 +165,9 @@ class WorkerPool:
                     self._drop(w)
                     yield task, CaseResult(status="timeout", detail=f"no result in {self.timeout:.0f} s",
                                            seconds=now - w.started)
+                elif now > self.deadline:
+                    self._drop(w)
+                    yield task, CaseResult(status="cancelled", detail="the campaign's time ran out")
 
     def _drop(self, w: _Worker) -> None:
         w.kill()
