@@ -29,7 +29,7 @@ from segkit.frontend import FusionDefinition
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
-from segkit.minimize import minimize
+from segkit.minimize import minimize, specialize
 from segkit.repro import emit_repro, load_repro
 
 BOOKEND = [r for r in REALIZATIONS if r != "plain"]
@@ -274,8 +274,8 @@ class Campaign:
         budget = min(self.minimize_seconds, max(0.0, deadline - time.perf_counter()))
         if v.status != "timeout" and budget > 5:
             self.log(f"case {cid}: {v.status} under {v.realization} ({v.detail[:120]}); minimizing ({budget:.0f} s max)")
-            try:
-                m = minimize(case.fd, self.reproduces(v), max_seconds=budget, log=lambda s: None)
+            try:  # sizes made static first: the minimizer halves them and draws inputs from them
+                m = minimize(specialize(case.fd, case.inputs), self.reproduces(v), max_seconds=budget, log=lambda s: None)
                 fd, steps, checks, secs = m.fd, m.steps, m.checks, m.seconds
             except SegkitError as e:
                 self.log(f"case {cid}: not minimized ({e})")
@@ -295,7 +295,7 @@ class Campaign:
                     final.output, list(final.worst), cid, len(case.ops), len(ops), secs, checks, steps,
                     file=f"f{n:03d}_{v.status}.py", original=case.script)
         self.summary.findings.append(f)
-        self.write_finding(f, fd)
+        self.write_finding(f, fd, case.inputs if fd is case.fd else strided_inputs(fd))
         self.log(f"finding {f.id}: {signature} ({f.detail[:100]})")
 
     def header(self, f: Finding) -> list[str]:
@@ -309,11 +309,11 @@ class Campaign:
                 f"# Steps: {'; '.join(f.steps) or 'none'}",
                 "# Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE"]
 
-    def write_finding(self, f: Finding, fd: FusionDefinition) -> None:
+    def write_finding(self, f: Finding, fd: FusionDefinition, inputs: list) -> None:
         from segkit.fuzz.triage import emit_standalone
 
         self.out.mkdir(parents=True, exist_ok=True)
-        text = "\n".join(self.header(f)) + "\n" + emit_repro(fd, strided_inputs(fd))
+        text = "\n".join(self.header(f)) + "\n" + emit_repro(fd, inputs)
         (self.out / f.file).write_text(text)
         (self.out / f.file.replace(".py", "_upstream.py")).write_text(emit_standalone(load_repro(text), f))
         self.save()

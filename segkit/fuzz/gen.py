@@ -12,7 +12,10 @@ script. What is generated:
 * pointwise math and comparisons (discovered from the op catalogue), casts,
   ``where``; reductions (inner, outer, several dims, var / var_mean / welford)
   and normalizations (reduce, broadcast back, combine with the input);
-* several outputs: intermediates, views of inputs, the same tensor twice.
+* several outputs: intermediates, views of inputs, the same tensor twice;
+* a quarter of the cases with symbolic input sizes (-1), as Thunder defines its fusions.
+
+Dead ops and unused inputs are dropped before a case is returned.
 
 Compute runs on Float/Double values (low-precision and integer tensors are cast
 in first, as Thunder's traces do), so the reference and a correct compiler
@@ -38,7 +41,7 @@ from segkit import ops as catalogue
 from segkit.dtypes import DataType
 from segkit.errors import FusionDefinitionError, SegkitError
 from segkit.frontend import FusionDefinition
-from segkit.ir import Value
+from segkit.ir import Value, ops_needed_by
 from segkit.repro import emit_repro
 
 #: How often each generator step is drawn (relative weights). Meta ops first: they are what
@@ -585,4 +588,24 @@ def cases(draw, max_ops: int = 10, max_elements: int = 4096, weights: dict[str, 
     for v in outs:
         b.fd.add_output(v)
     inputs = strided_inputs(b.fd)
-    return Case(b.fd, inputs, emit_repro(b.fd, inputs))
+    return Case(*live(b.fd, inputs, symbolic=draw(st.integers(0, 3)) == 0))
+
+
+def live(fd: FusionDefinition, inputs: list[Any], symbolic: bool = False) -> tuple[FusionDefinition, list[Any], str]:
+    """The fusion without dead ops and unused inputs (so the minimizer, which drops them too, starts from
+    the same inputs), the inputs it reads, and its script. ``symbolic``: input sizes become -1, as Thunder
+    defines them, op arguments unchanged (``segkit.minimize.specialize`` makes them static again); kept
+    static when the frontend refuses that."""
+    from segkit.minimize import rebuild
+
+    f = fd.fusion
+    live_ops = ops_needed_by(f.outputs)
+    read = {id(x) for op in f.ops if id(op) in live_ops for x in op.inputs} | {id(v) for v in f.outputs}
+    kept = [x for v, x in zip(f.inputs, inputs) if id(v) in read]
+    shapes = {id(v): tuple(-1 if s > 1 and not e else s for s, e in zip(v.shape, v.expanded))
+              for v in f.inputs if v.is_tensor}
+    try:
+        new = rebuild(fd, shapes=shapes if symbolic else None)
+    except SegkitError:
+        new = rebuild(fd)
+    return new, kept, emit_repro(new, kept)
