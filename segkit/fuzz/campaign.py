@@ -251,9 +251,9 @@ class Campaign:
                 return f
         return None
 
-    def reproduces(self, v: Verdict) -> Callable[[FusionDefinition], bool]:
+    def reproduces(self, v: Verdict, ran: tuple[str, ...]) -> Callable[[FusionDefinition], bool]:
         """Predicate for the minimizer: the candidate fails the same way under the same realization."""
-        reals = tuple(self.realizations_for(0)) if v.realization == "any" else (v.realization,)
+        reals = ran if v.realization == "any" else (v.realization,)
 
         def pred(fd: FusionDefinition) -> bool:
             res = self.ex.run_one(Task(emit_repro(fd, strided_inputs(fd)), reals))
@@ -264,7 +264,8 @@ class Campaign:
 
         return pred
 
-    def handle(self, cid: str, case: Case, res: CaseResult, deadline: float) -> None:
+    def handle(self, cid: str, case: Case, res: CaseResult, ran: tuple[str, ...], deadline: float) -> None:
+        """Minimize a failing case (``ran``: the realizations it ran under) unless it repeats a finding."""
         v = _first_failure(res)
         dup = self.known(case, v)
         if dup is not None:
@@ -275,7 +276,7 @@ class Campaign:
         if v.status != "timeout" and budget > 5:
             self.log(f"case {cid}: {v.status} under {v.realization} ({v.detail[:120]}); minimizing ({budget:.0f} s max)")
             try:  # sizes made static first: the minimizer halves them and draws inputs from them
-                m = minimize(specialize(case.fd, case.inputs), self.reproduces(v), max_seconds=budget, log=lambda s: None)
+                m = minimize(specialize(case.fd, case.inputs), self.reproduces(v, ran), max_seconds=budget, log=lambda s: None)
                 fd, steps, checks, secs = m.fd, m.steps, m.checks, m.seconds
             except SegkitError as e:
                 self.log(f"case {cid}: not minimized ({e})")
@@ -283,7 +284,7 @@ class Campaign:
         final = v
         if fd is not case.fd:  # the minimized fusion's own verdict, for the header
             res2 = self.ex.run_one(Task(emit_repro(fd, strided_inputs(fd)), (v.realization,) if v.realization != "any"
-                                        else self.realizations_for(0)))
+                                        else ran))
             final = next((x for x in res2.verdicts if x.status == v.status), v)
         signature = f"{v.status}:{'>'.join(ops)}"
         same = next((f for f in self.summary.findings if f.signature == signature), None)
@@ -356,7 +357,7 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
     bar = Progress(enabled=progress)
     stream = case_stream(seed, first_batch=s.next_batch, max_ops=max_ops, max_elements=max_elements)
     todo: dict[str, Case] = {}
-    failures: list[tuple[str, Case, CaseResult]] = []
+    failures: list[tuple[str, Case, CaseResult, tuple[str, ...]]] = []
 
     def tasks() -> Iterator[Task]:
         for i, (cid, case) in enumerate(stream):
@@ -388,14 +389,14 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
                 if len(s.invalid_examples) < 5:
                     s.invalid_examples.append(f"case {task.tag}: {res.detail[:200]}")
             elif res.status != "ok":
-                failures.append((task.tag, case, res))
+                failures.append((task.tag, case, res, task.realizations))
             s.run_seconds = base_run + time.perf_counter() - start
             s.seconds = base + time.perf_counter() - start
             new_failure = res.status not in ("ok", "invalid") and len(failures) <= 20
             bar.update(s, f"case {task.tag}: {_first_failure(res).status}" if new_failure else "")
         failures.sort(key=lambda f: PRIORITY.index(_first_failure(f[2]).status))  # wrong results first
-        for cid, case, res in failures:
-            camp.handle(cid, case, res, time.perf_counter() if STOP.is_set() else deadline)
+        for cid, case, res, ran in failures:
+            camp.handle(cid, case, res, ran, time.perf_counter() if STOP.is_set() else deadline)
             s.seconds = base + time.perf_counter() - start
             bar.update(s)
     finally:
