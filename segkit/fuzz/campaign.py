@@ -21,18 +21,16 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 from segkit.errors import SegkitError
-from segkit.ops import CATALOGUE
 from segkit.frontend import FusionDefinition
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
 from segkit.minimize import minimize, specialize
+from segkit.ops import CATALOGUE
 from segkit.repro import emit_repro, load_repro
 
-BOOKEND = [r for r in REALIZATIONS if r != "plain"]
 INDEX = "index.json"
 PRIORITY = ["mismatch", "crash", "error", "timeout"]  # the order failures are minimized in
 
@@ -131,7 +129,7 @@ class Summary:
         lines = [f"# segkit fuzz: target {self.target}, seed {self.seed}", "", f"Environment: {env}", "",
                  f"* campaign: {self.seconds / 60:.1f} min; cases: {self.cases} run in {self.run_seconds / 60:.1f} min "
                  f"({self.rate:.1f} cases/min), then minimizing",
-                 f"* outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items())),
+                 "* outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items())),
                  f"* op coverage: {len(set(cov.ops) & reachable)} of the {len(reachable)} catalogue ops the generator "
                  f"emits; {len(cov.pairs)} distinct producer->consumer op pairs",
                  f"* ops never hit: {', '.join(cov.missing()) or 'none'}",
@@ -232,7 +230,6 @@ class Campaign:
         self.realizations = realizations
         self.minimize_seconds = minimize_seconds
         self.summary = Summary(ex.name, seed, dict(ex.env))
-        self.keys: dict[str, Finding] = {}  # error keys of error findings
 
     def realizations_for(self, n: int) -> tuple[str, ...]:
         bookend = [r for r in self.realizations if r != "plain"]

@@ -30,13 +30,13 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import hypothesis  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("hypothesis") is None:
         from segkit.errors import SegkitError
 
         raise SegkitError("segkit fuzz draws its cases with hypothesis, which is not installed: "
-                          "pip install 'segkit[fuzz]'") from None
+                          "pip install 'segkit[fuzz]'")
     from segkit.fuzz.campaign import fuzz
     from segkit.fuzz.triage import emit_standalone, load_findings, replay_each, replay_table
     from segkit.repro import load_repro
