@@ -26,7 +26,7 @@ LOG="$WORK.log"
 CAMPAIGN=$(python -c "print(max(0.5, $MINUTES - 1))")
 WORKERS=$(python -c "import os; print(max(1, min(8, os.cpu_count() // 2)))")
 echo "fuzz: $CAMPAIGN min campaign, seed $SEED, $WORKERS workers, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
-timeout "$(python -c "print(int($CAMPAIGN * 60 + 45))")" \
+timeout -k 30 "$(python -c "print(int($CAMPAIGN * 60 + 45))")" \
   python -m segkit.cli fuzz --minutes "$CAMPAIGN" --seed "$SEED" -o "$WORK" --workers "$WORKERS" \
   --case-timeout 45 --minimize-seconds 60 --max-elements 65536 ${RESUME:+--resume} > "$LOG" 2>&1
 echo "fuzz exit code $?"
@@ -35,10 +35,10 @@ echo "fuzz exit code $?"
   echo "## Re-check of every finding (segkit fuzz --replay)"
   echo
   echo '```'
-  timeout 50 python -m segkit.cli fuzz --replay "$WORK" 2>&1 | tail -40 || echo "replay stopped (time limit)"
+  timeout -k 5 50 python -m segkit.cli fuzz --replay "$WORK" 2>&1 | tail -40 || echo "replay stopped (time limit)"
   echo '```'
 } >> "$WORK/summary.md"
-cp "$LOG" "$WORK/fuzz.log"
+cat "$LOG" >> "$WORK/fuzz.log"
 cp "$WORK/summary.md" "$DEST/summary.md"
 tar czf "$DEST/findings.tar.gz" -C "$(dirname "$WORK")" findings
 awk '/^## Ops hit/{skip=1} /^## Re-check/{skip=0} !skip' "$DEST/summary.md" | head -80
