@@ -23,7 +23,7 @@ fi
 WORK="$(mktemp -d)/findings"
 if [ -n "$RESUME" ]; then cp -r "$RESUME" "$WORK"; fi
 LOG="$WORK.log"
-CAMPAIGN=$(python -c "print(max(0.5, $MINUTES - 1))")
+CAMPAIGN=$(python -c "print(round(max(0.5, $MINUTES - 1), 2))")
 WORKERS=$(python -c "import os; print(max(1, min(8, os.cpu_count() // 2)))")
 echo "fuzz: $CAMPAIGN min campaign, seed $SEED, $WORKERS workers, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 timeout -k 30 "$(python -c "print(int($CAMPAIGN * 60 + 45))")" \
