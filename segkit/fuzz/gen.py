@@ -47,7 +47,7 @@ from segkit.repro import emit_repro
 #: How often each generator step is drawn (relative weights). Meta ops first: they are what
 #: breaks schedulers and alias analysis when mixed with compute.
 OP_WEIGHTS: dict[str, int] = {
-    "reshape": 10, "expand": 7, "permute": 6, "slice": 6, "broadcast": 5, "squeeze": 3, "pad": 3, "cat": 3,
+    "reshape": 10, "expand": 9, "permute": 6, "slice": 6, "broadcast": 5, "squeeze": 3, "pad": 3, "cat": 3,
     "broadcast_in_dim": 1, "select": 1, "set": 1, "segment_set": 1, "stride_order": 1,
     "unary": 7, "binary": 9, "where": 2, "ternary": 1, "cast": 3,
     "reduction": 6, "normalize": 4,
