@@ -519,8 +519,8 @@ class _Builder:
         keepdim = "keepdim" in attrs and self.draw(st.integers(0, 3)) == 0
         if keepdim:
             kwargs["keepdim"] = True
-        if "correction" in attrs:
-            kwargs["correction"] = self.draw(st.sampled_from([0, 1]))
+        if "correction" in attrs:  # a correction as large as the reduced count divides by zero: no signal
+            kwargs["correction"] = self.draw(st.sampled_from([0, 1])) if math.prod(x.shape[d] for d in dims) > 1 else 0
         if len(dims) == x.ndim and not keepdim:
             if "keepdim" not in attrs:
                 return None  # a rank-0 result: nothing to broadcast back
