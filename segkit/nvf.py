@@ -41,12 +41,13 @@ def _nvf():
     return nvfuser_direct
 
 
-def to_nvfuser(fd: Any):
-    """A real ``nvfuser_direct.FusionDefinition`` with the same inputs, ops and outputs."""
+def to_nvfuser(fd: Any, value_map: dict[int, Any] | None = None):
+    """A real ``nvfuser_direct.FusionDefinition`` with the same inputs, ops and outputs; ``value_map``, when
+    given, is filled with id(segkit Value) -> the nvFuser value it became (str() of a tensor names it, T12)."""
     nvf = _nvf()
     fusion = as_fusion(fd)
     out = nvf.FusionDefinition()
-    vmap: dict[int, Any] = {}
+    vmap: dict[int, Any] = {} if value_map is None else value_map
 
     def lower(x: Any) -> Any:
         if isinstance(x, Value):
@@ -134,10 +135,10 @@ def signature(args: Sequence[Any]) -> tuple:
 
 def compiled(fd: Any):
     """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per
-    definition); a ``TunedFusion`` when the builder attached an ``NvTuning`` (``fd.nv_tuning``)."""
+    definition); a ``TunedFusion`` when the fusion declares an ``NvTuning`` (``Fusion.tuning``)."""
     nvfd = getattr(fd, "_nvfuser", None)
     if nvfd is None:
-        tuning = getattr(fd, "nv_tuning", None)
+        tuning = as_fusion(fd).tuning
         nvfd = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)
         fd._nvfuser = nvfd
     return nvfd
