@@ -12,6 +12,7 @@ script. What is generated:
 * pointwise math and comparisons (discovered from the op catalogue), casts,
   ``where``; reductions (inner, outer, several dims, var / var_mean / welford)
   and normalizations (reduce, broadcast back, combine with the input);
+* scans (cumsum, cummax, ...), matmul / linear with a new weight input, triu;
 * several outputs: intermediates, views of inputs, the same tensor twice;
 * a quarter of the cases with symbolic input sizes (-1), as Thunder defines its fusions.
 
@@ -50,7 +51,7 @@ OP_WEIGHTS: dict[str, int] = {
     "reshape": 10, "expand": 9, "permute": 6, "slice": 6, "broadcast": 5, "squeeze": 3, "pad": 3, "cat": 3,
     "broadcast_in_dim": 1, "select": 1, "set": 1, "segment_set": 1, "stride_order": 1,
     "unary": 7, "binary": 9, "where": 2, "ternary": 1, "cast": 3,
-    "reduction": 6, "normalize": 4,
+    "reduction": 6, "normalize": 4, "scan": 2, "matmul": 2, "linear": 1, "triu": 1,
 }
 
 #: Pointwise ops by name -> weight; catalogue pointwise ops not named here get DEFAULT_WEIGHT.
@@ -136,14 +137,37 @@ def reduction_ops() -> tuple[str, ...]:
     return tuple(names)
 
 
+@functools.cache
+def scan_ops() -> tuple[str, ...]:
+    """Catalogue ops that run along one dim (cumsum, cummax, ...): one tensor operand, a required ``dim``,
+    other attributes defaulted, and a result of the input's shape and dtype (so no index outputs, whose
+    order on ties is not defined)."""
+    names = []
+    for name, opdef in sorted(catalogue.CATALOGUE.items()):
+        attrs = dict(opdef.attrs)
+        if opdef.meta or opdef.operands != ("arg",) or attrs.get("dim", None) is not catalogue.REQUIRED:
+            continue
+        if any(d is catalogue.REQUIRED for a, d in attrs.items() if a != "dim"):
+            continue
+        try:
+            fd = FusionDefinition()
+            x = fd.define_tensor(shape=[2, 3], contiguity=[True, True], dtype=DataType.Float)
+            out = getattr(fd.ops, name)(x, dim=1)
+        except SegkitError:
+            continue
+        if isinstance(out, Value) and out.shape == (2, 3) and out.dtype is DataType.Float:
+            names.append(name)
+    return tuple(names)
+
+
 def generated_ops() -> set[str]:
     """Every catalogue op the generator can emit (the denominator of op coverage)."""
     pw = pointwise_ops()
     names = {n for kind in pw.values() for group in kind.values() for n in group
              if POINTWISE_WEIGHTS.get(n, DEFAULT_WEIGHT) > 0}
     names -= set(pw["ternary"]["predicate"])
-    names |= set(reduction_ops()) | {"where", "cast"}
-    names |= {k for k in OP_WEIGHTS if OP_WEIGHTS[k] > 0}
+    names |= set(reduction_ops()) | set(scan_ops()) | {"where", "cast"}
+    names |= {k for k in OP_WEIGHTS if OP_WEIGHTS[k] > 0} - {"scan"}
     return {n for n in names if catalogue.get(n) is not None}
 
 
@@ -544,6 +568,44 @@ class _Builder:
         name = self.draw(st.sampled_from(["sub", "mul", "div", "add"]))
         return self.record(getattr(self.fd.ops, name)(x, r))
 
+    def scan(self) -> Value | None:
+        x = self.pick(lambda v: any(s > 1 for s in v.shape))
+        names = scan_ops()
+        if x is None or not names:
+            return None
+        name = self.draw(st.sampled_from(names))
+        x = self.compute_view(x)
+        return self.record(getattr(self.fd.ops, name)(x, dim=self.draw(st.integers(0, x.ndim - 1))))
+
+    def matmul(self) -> Value | None:
+        """x @ w with a new weight input (the GEMM next to the pointwise and view ops around it)."""
+        x = self.pick(lambda v: v.ndim >= 2)
+        if x is None:
+            return None
+        x = self.compute_view(x)
+        n = self.draw(st.sampled_from([1, 3, 8, 16, 33]))
+        if not self.fits(list(x.shape[:-1]) + [n]):
+            return None
+        w = self.same_dtype(self.new_input([x.shape[-1], n], DataType.Float), x.dtype)
+        return self.record(self.fd.ops.matmul(x, w))
+
+    def linear(self) -> Value | None:
+        x = self.pick(lambda v: v.ndim >= 2)
+        if x is None:
+            return None
+        x = self.compute_view(x)
+        n = self.draw(st.sampled_from([1, 3, 8, 16, 33]))
+        if not self.fits(list(x.shape[:-1]) + [n]):
+            return None
+        w = self.same_dtype(self.new_input([n, x.shape[-1]], DataType.Float), x.dtype)
+        return self.record(self.fd.ops.linear(x, w))
+
+    def triu(self) -> Value | None:
+        x = self.pick(lambda v: v.ndim >= 2)
+        if x is None:
+            return None
+        return self.record(self.fd.ops.triu(x, diagonal=self.draw(st.integers(-2, 2))))
+
     def step(self, name: str) -> Value | None:
         """One generator step; a step the frontend rejects records nothing (ops from the catalogue may
         have rules the generator does not know)."""
@@ -556,7 +618,7 @@ class _Builder:
         if name == "reduction":
             red = self.reduction()
             return None if red is None else red[0]
-        if name in ("unary", "binary", "ternary", "where", "cast", "normalize"):
+        if name in ("unary", "binary", "ternary", "where", "cast", "normalize", "scan"):
             return getattr(self, name)()
         if catalogue.get(name) is None:
             return None  # a table entry this catalogue lacks
