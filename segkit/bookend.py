@@ -21,7 +21,7 @@ core fusion (what Thunder's removed ``nv_enable_bookend`` did).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -291,14 +291,17 @@ def sub_fusion(fusion: Fusion, ops: Sequence[Op], inputs: Sequence[Value], outpu
     return FusionDefinition.from_fusion(new)
 
 
-def _run_backend(fd: Any, inputs: Sequence[Any], backend: str) -> list[Any]:
+def _run_backend(fd: Any, inputs: Sequence[Any], backend: str | Callable) -> list[Any]:
+    """Run on "reference", "nvfuser", or a callable ``backend(fd, inputs) -> outputs`` (a fuzz target)."""
+    if callable(backend):
+        return backend(fd, list(inputs))
     if backend == "reference":
         return run_reference(fd, inputs)
     if backend == "nvfuser":
         from segkit.nvf import run_nvfuser
 
         return run_nvfuser(fd, inputs, profile=False).outputs
-    raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+    raise ValueError(f"backend must be 'reference', 'nvfuser' or a callable, got {backend!r}")
 
 
 def run_plan(plan: Plan | HostPlan | Any, inputs: Sequence[Any], backend: str = "reference",

@@ -24,7 +24,7 @@ from segkit.errors import NvFuserUnavailableError, ReproError, SegkitError, Usag
 
 #: Modules that each add a subcommand with ``add_parser(subparsers)`` (or several with ``add_parsers``),
 #: after the built-in ones.
-SUBCOMMANDS: list[str] = ["segkit.segments_cmd", "segkit.reuse_cli", "segkit.tune_cli"]
+SUBCOMMANDS: list[str] = ["segkit.segments_cmd", "segkit.reuse_cli", "segkit.tune_cli", "segkit.fuzz.cli"]
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_BROKEN_PIPE = 1, 2, 141
 

@@ -1,0 +1,404 @@
+"""The fuzz loop: generate cases, run them on the target and the reference, minimize and keep what differs.
+
+Cases come from :func:`segkit.fuzz.gen.cases` in seeded hypothesis batches (so
+a campaign is reproducible from its seed). Each case runs as written and under
+one bookend realization (rotating through policies x realizations). A case the
+target gets wrong (mismatch), refuses (error), dies on (crash) or overruns
+(timeout) is minimized with :func:`segkit.minimize.minimize` against the same
+target and realization, then deduplicated by the minimized fusion's op
+signature and written to the findings directory as a repro script with a
+header, a standalone upstream script, and an entry in ``index.json``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
+from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
+from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
+from segkit.minimize import minimize, specialize
+from segkit.ops import CATALOGUE
+from segkit.repro import emit_repro, load_repro
+
+INDEX = "index.json"
+PRIORITY = ["mismatch", "crash", "error", "timeout"]  # the order failures are minimized in
+
+
+def case_stream(seed: int, batch: int = 50, first_batch: int = 0, **gen_kwargs) -> Iterator[tuple[str, Case]]:
+    """Distinct generated cases, forever, as (id "batch.example", case); deterministic for a seed."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hyp_seed
+
+    seen: set[str] = set()
+    for b in itertools.count(first_batch):
+        got: list[Case] = []
+
+        @hyp_seed(seed * 1_000_003 + b)
+        @settings(max_examples=batch, database=None, phases=[Phase.generate], deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(cases(**gen_kwargs))
+        def collect(case: Case) -> None:
+            got.append(case)
+
+        collect()
+        for i, case in enumerate(got):
+            if case.script not in seen:
+                seen.add(case.script)
+                yield f"{b}.{i}", case
+
+
+@dataclass
+class Coverage:
+    """Which ops and (producer, consumer) op pairs the generated cases contained, and how often."""
+
+    ops: Counter = field(default_factory=Counter)
+    pairs: Counter = field(default_factory=Counter)
+
+    def add(self, case: Case) -> None:
+        self.ops.update(set(case.ops))
+        self.pairs.update(case.pairs())
+
+    def missing(self) -> list[str]:
+        return sorted(generated_ops() - set(self.ops))
+
+
+@dataclass
+class Finding:
+    """A minimized, deduplicated case the target gets wrong."""
+
+    id: str
+    kind: str  # mismatch | error | crash | timeout
+    realization: str
+    signature: str
+    detail: str
+    rel_err: float = 0.0
+    tol: float = 0.0
+    output: int | None = None
+    worst: list[int] = field(default_factory=list)
+    case: str = ""
+    ops_before: int = 0
+    ops_after: int = 0
+    minimize_seconds: float = 0.0
+    minimize_checks: int = 0
+    steps: list[str] = field(default_factory=list)
+    hits: int = 1
+    file: str = ""
+    original: str = ""  # the generated case's script, before minimizing
+
+
+@dataclass
+class Summary:
+    target: str
+    seed: int
+    env: dict
+    cases: int = 0
+    seconds: float = 0.0  # the whole campaign
+    run_seconds: float = 0.0  # generating and running cases (minimizing comes after)
+    invalid: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    coverage: Coverage = field(default_factory=Coverage)
+    findings: list[Finding] = field(default_factory=list)
+    invalid_examples: list[str] = field(default_factory=list)
+    next_batch: int = 0  # where a resumed campaign goes on generating
+
+    @property
+    def rate(self) -> float:
+        """Cases per minute while generating and running them."""
+        return self.cases / (self.run_seconds / 60) if self.run_seconds else 0.0
+
+    def describe_env(self) -> str:
+        return ", ".join(f"{k} {v}" for k, v in self.env.items()) or f"target {self.target}"
+
+    def markdown(self) -> str:
+        from tabulate import tabulate
+
+        env = self.describe_env()
+        cov = self.coverage
+        reachable = generated_ops()
+        lines = [f"# segkit fuzz: target {self.target}, seed {self.seed}", "", f"Environment: {env}", "",
+                 f"* campaign: {self.seconds / 60:.1f} min; cases: {self.cases} run in {self.run_seconds / 60:.1f} min "
+                 f"({self.rate:.1f} cases/min), then minimizing",
+                 "* outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items())),
+                 f"* op coverage: {len(set(cov.ops) & reachable)} of the {len(reachable)} catalogue ops the generator "
+                 f"emits; {len(cov.pairs)} distinct producer->consumer op pairs",
+                 f"* ops never hit: {', '.join(cov.missing()) or 'none'}",
+                 f"* catalogue ops the generator does not emit: {len(set(CATALOGUE) - reachable)}"
+                 f" ({', '.join(sorted(set(CATALOGUE) - reachable))})",
+                 f"* findings: {len(self.findings)} distinct (hits: {sum(f.hits for f in self.findings)})", ""]
+        if self.findings:
+            rows = [[f.id, f.kind, f.realization, f.signature, f"{f.rel_err:.3g}" if f.kind == "mismatch" else "",
+                     f.hits, f"{f.ops_before} -> {f.ops_after}", f.file] for f in self.findings]
+            lines += ["## Findings", "", tabulate(rows, headers=["id", "kind", "realization", "signature", "rel err",
+                                                               "hits", "ops", "file"], tablefmt="github"), ""]
+            lines += [f"* {f.id}: {f.detail}" for f in self.findings] + [""]
+        top = [[op, n] for op, n in cov.ops.most_common()]
+        lines += ["## Ops hit (cases containing each op)", "", tabulate(top, headers=["op", "cases"], tablefmt="github"), ""]
+        if self.invalid_examples:
+            lines += ["## Cases the reference could not run (generator problems)", ""]
+            lines += [f"* {d}" for d in self.invalid_examples] + [""]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {"target": self.target, "seed": self.seed, "env": self.env, "cases": self.cases,
+                "seconds": self.seconds, "run_seconds": self.run_seconds, "cases_per_minute": self.rate, "statuses": dict(self.statuses),
+                "ops": dict(self.coverage.ops), "op_pairs": {f"{a}>{b}": n for (a, b), n in self.coverage.pairs.items()},
+                "next_batch": self.next_batch, "invalid_examples": self.invalid_examples,
+                "ops_never_hit": self.coverage.missing(), "findings": [asdict(f) for f in self.findings]}
+
+
+def load_summary(out: Path, env: dict) -> Summary:
+    """The state a campaign saved in ``out`` (to resume it)."""
+    d = json.loads((out / INDEX).read_text())
+    known = {f.name for f in fields(Finding)}
+    pairs = Counter({tuple(k.split(">")): n for k, n in d["op_pairs"].items()})
+    s = Summary(d["target"], d["seed"], env, cases=d["cases"], seconds=d["seconds"], run_seconds=d["run_seconds"],
+                invalid=d["statuses"].get("invalid", 0), statuses=Counter(d["statuses"]),
+                coverage=Coverage(Counter(d["ops"]), pairs),
+                findings=[Finding(**{k: v for k, v in f.items() if k in known}) for f in d["findings"]],
+                invalid_examples=d.get("invalid_examples", []), next_batch=d.get("next_batch", 0))
+    return s
+
+
+class Progress:
+    """A status line while a campaign runs: rich's live display on a terminal, a line every ``every`` s otherwise."""
+
+    def __init__(self, every: float = 15.0, enabled: bool = True) -> None:
+        self.every, self.enabled, self.last = every, enabled, 0.0
+        self.live = None
+        if enabled and sys.stdout.isatty():
+            try:
+                from rich.live import Live
+
+                self.live = Live(refresh_per_second=4)
+                self.live.start()
+            except ImportError:
+                pass
+
+    def update(self, s: Summary, note: str = "") -> None:
+        if not self.enabled:
+            return
+        line = (f"[fuzz {s.seconds / 60:4.1f} min] {s.cases} cases ({s.rate:.0f}/min), "
+                f"{len(s.findings)} findings ({sum(f.hits for f in s.findings)} hits), "
+                f"{len(s.coverage.ops)} ops, {len(s.coverage.pairs)} op pairs" + (f" | {note}" if note else ""))
+        if self.live is not None:
+            from rich.text import Text
+
+            self.live.update(Text(line))
+        elif note or time.perf_counter() - self.last >= self.every:
+            self.last = time.perf_counter()
+            print(line, flush=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+def _is_subsequence(small: list[str], big: list[str]) -> bool:
+    it = iter(big)
+    return all(any(x == y for y in it) for x in small)
+
+
+def _first_failure(res: CaseResult) -> Verdict:
+    if res.status in ("crash", "timeout"):
+        return Verdict("any", res.status, res.detail)
+    fails = res.failures
+    return next((v for v in fails if v.status == "mismatch"), fails[0])
+
+
+#: Set (e.g. by a SIGTERM handler) to end a running campaign early: it stops generating, cancels what
+#: runs, skips minimizing and saves what it has.
+STOP = threading.Event()
+
+
+class Campaign:
+    """State of one campaign: the executor, what was found, where it goes."""
+
+    def __init__(self, ex: InProcess | WorkerPool, out: Path, seed: int, realizations: list[str],
+                 minimize_seconds: float, log: Callable[[str], None]) -> None:
+        self.ex, self.out, self.seed, self.log = ex, out, seed, log
+        self.realizations = realizations
+        self.minimize_seconds = minimize_seconds
+        self.summary = Summary(ex.name, seed, dict(ex.env))
+
+    def realizations_for(self, n: int) -> tuple[str, ...]:
+        bookend = [r for r in self.realizations if r != "plain"]
+        plain = ("plain",) if "plain" in self.realizations else ()
+        return plain + ((bookend[n % len(bookend)],) if bookend else ())
+
+    def known(self, case: Case, v: Verdict) -> Finding | None:
+        """An existing finding this failure most likely repeats (checked before paying for a minimization)."""
+        for f in self.summary.findings:
+            if f.kind != v.status:
+                continue
+            if v.status in ("error", "crash", "timeout") and f.realization in (v.realization, "any") \
+                    and error_key(f.detail) == error_key(v.detail):
+                return f
+            if v.status == "mismatch" and f.ops_after >= 2 and _is_subsequence(f.signature.split(":", 1)[1].split(">"), case.ops):
+                return f
+        return None
+
+    def reproduces(self, v: Verdict, ran: tuple[str, ...]) -> Callable[[FusionDefinition], bool]:
+        """Predicate for the minimizer: the candidate fails the same way under the same realization."""
+        reals = ran if v.realization == "any" else (v.realization,)
+
+        def pred(fd: FusionDefinition) -> bool:
+            res = self.ex.run_one(Task(emit_repro(fd, strided_inputs(fd)), reals))
+            if v.status in ("crash", "timeout"):
+                return res.status == v.status
+            got = [x for x in res.verdicts if x.status == v.status]
+            return bool(got) and (v.status != "error" or error_key(got[0].detail) == error_key(v.detail))
+
+        return pred
+
+    def handle(self, cid: str, case: Case, res: CaseResult, ran: tuple[str, ...], deadline: float) -> None:
+        """Minimize a failing case (``ran``: the realizations it ran under) unless it repeats a finding."""
+        v = _first_failure(res)
+        dup = self.known(case, v)
+        if dup is not None:
+            dup.hits += 1
+            return
+        fd, steps, checks, secs = case.fd, [], 0, 0.0
+        budget = min(self.minimize_seconds, max(0.0, deadline - time.perf_counter()))
+        if v.status != "timeout" and budget > 5:
+            self.log(f"case {cid}: {v.status} under {v.realization} ({v.detail[:120]}); minimizing ({budget:.0f} s max)")
+            try:  # sizes made static first: the minimizer halves them and draws inputs from them
+                m = minimize(specialize(case.fd, case.inputs), self.reproduces(v, ran), max_seconds=budget, log=lambda s: None)
+                fd, steps, checks, secs = m.fd, m.steps, m.checks, m.seconds
+            except SegkitError as e:
+                self.log(f"case {cid}: not minimized ({e})")
+        ops = [op.name for op in fd.fusion.ops]
+        final = v
+        if fd is not case.fd:  # the minimized fusion's own verdict, for the header
+            res2 = self.ex.run_one(Task(emit_repro(fd, strided_inputs(fd)), (v.realization,) if v.realization != "any"
+                                        else ran))
+            final = next((x for x in res2.verdicts if x.status == v.status), v)
+        signature = f"{v.status}:{'>'.join(ops)}"
+        same = next((f for f in self.summary.findings if f.signature == signature), None)
+        if same is not None:
+            same.hits += 1
+            return
+        n = len(self.summary.findings) + 1
+        f = Finding(f"f{n:03d}", v.status, v.realization, signature, final.detail, final.rel_err, final.tol,
+                    final.output, list(final.worst), cid, len(case.ops), len(ops), secs, checks, steps,
+                    file=f"f{n:03d}_{v.status}.py", original=case.script)
+        self.summary.findings.append(f)
+        self.write_finding(f, fd, case.inputs if fd is case.fd else strided_inputs(fd))
+        self.log(f"finding {f.id}: {signature} ({f.detail[:100]})")
+
+    def header(self, f: Finding) -> list[str]:
+        env = self.summary.describe_env()
+        return [f"# segkit fuzz finding {f.id}: {f.kind} under realization {f.realization}",
+                f"# Found by `segkit fuzz --seed {self.seed}` (target {self.summary.target}), case {f.case}; minimized "
+                f"from {f.ops_before} to {f.ops_after} ops in {f.minimize_seconds:.0f} s ({f.minimize_checks} checks).",
+                f"# On {env}:",
+                f"#   {f.detail}",
+                f"# Signature: {f.signature}",
+                f"# Steps: {'; '.join(f.steps) or 'none'}",
+                "# Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE"]
+
+    def write_finding(self, f: Finding, fd: FusionDefinition, inputs: list) -> None:
+        from segkit.fuzz.triage import emit_standalone
+
+        self.out.mkdir(parents=True, exist_ok=True)
+        text = "\n".join(self.header(f)) + "\n" + emit_repro(fd, inputs)
+        (self.out / f.file).write_text(text)
+        (self.out / f.file.replace(".py", "_upstream.py")).write_text(emit_standalone(load_repro(text), f))
+        self.save()
+
+    def save(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / INDEX).write_text(json.dumps(self.summary.to_json(), indent=1, default=str))
+        (self.out / "summary.md").write_text(self.summary.markdown())
+
+
+def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None, max_cases: int | None = None,
+         seed: int = 0, workers: int = 0, case_timeout: float = 60.0, minimize_seconds: float = 90.0,
+         minimize_share: float = 0.3, realizations: list[str] | None = None, max_ops: int = 10,
+         max_elements: int = 4096, resume: bool = False, progress: bool = True,
+         log: Callable[[str], None] = print) -> Summary:
+    """Run a campaign for ``minutes`` or ``max_cases`` cases, then minimize what failed.
+
+    ``target``: a :class:`Target` (runs in this process) or a name ("nvfuser", "reference"; run in
+    ``workers`` spawned processes when ``workers`` > 0, each case bounded by ``case_timeout`` seconds).
+    With ``minutes``, cases run until the time left is what minimizing the failures needs (at most
+    ``minimize_share`` of the campaign; each minimization at most ``minimize_seconds``; a failure that
+    repeats a finding is counted, not minimized). ``resume``: continue the campaign saved in ``out``
+    (same seed): its counts, coverage and findings carry over and generation goes on where it stopped.
+    """
+    if minutes is None and max_cases is None:
+        raise ValueError("give minutes or max_cases")
+    start = time.perf_counter()
+    deadline = start + (minutes * 60 if minutes is not None else float("inf"))
+    reserve = minutes * 60 * minimize_share if minutes is not None else 0.0
+    ex = executor(target, workers, case_timeout)
+    camp = Campaign(ex, Path(out), seed, realizations or list(REALIZATIONS), minimize_seconds, log)
+    if resume and (Path(out) / INDEX).exists():
+        camp.summary = load_summary(Path(out), camp.summary.env)
+        if camp.summary.seed != seed or camp.summary.target != ex.name:
+            ex.close()
+            raise SegkitError(f"{out} holds a campaign of target {camp.summary.target} with seed "
+                              f"{camp.summary.seed}: resume it with the same --target and --seed")
+    s = camp.summary
+    base, base_run = s.seconds, s.run_seconds
+    bar = Progress(enabled=progress)
+    stream = case_stream(seed, first_batch=s.next_batch, max_ops=max_ops, max_elements=max_elements)
+    todo: dict[str, Case] = {}
+    failures: list[tuple[str, Case, CaseResult, tuple[str, ...]]] = []
+
+    def tasks() -> Iterator[Task]:
+        for i, (cid, case) in enumerate(stream):
+            # stop early enough to minimize what failed so far (at most minimize_share of the campaign)
+            if time.perf_counter() >= deadline - min(reserve, len(failures) * minimize_seconds) \
+                    or (max_cases is not None and i >= max_cases) or STOP.is_set():
+                return
+            todo[cid] = case
+            s.next_batch = int(cid.split(".")[0]) + 1
+            yield Task(case.script, camp.realizations_for(i), tag=cid)
+
+    ex.deadline = deadline
+    saved = time.perf_counter()
+    try:
+        for task, res in ex.map(tasks()):
+            case = todo.pop(task.tag)
+            if STOP.is_set():
+                ex.deadline = 0.0  # cancel what still runs
+            if res.status == "cancelled":
+                continue
+            if time.perf_counter() - saved > 30:  # what a killed campaign leaves behind
+                saved = time.perf_counter()
+                camp.save()
+            s.cases += 1
+            s.coverage.add(case)
+            s.statuses[res.status] += 1
+            if res.status == "invalid":
+                s.invalid += 1
+                if len(s.invalid_examples) < 5:
+                    s.invalid_examples.append(f"case {task.tag}: {res.detail[:200]}")
+            elif res.status != "ok":
+                failures.append((task.tag, case, res, task.realizations))
+            s.run_seconds = base_run + time.perf_counter() - start
+            s.seconds = base + time.perf_counter() - start
+            new_failure = res.status not in ("ok", "invalid") and len(failures) <= 20
+            bar.update(s, f"case {task.tag}: {_first_failure(res).status}" if new_failure else "")
+        failures.sort(key=lambda f: PRIORITY.index(_first_failure(f[2]).status))  # wrong results first
+        for cid, case, res, ran in failures:
+            camp.handle(cid, case, res, ran, time.perf_counter() if STOP.is_set() else deadline)
+            s.seconds = base + time.perf_counter() - start
+            bar.update(s)
+    finally:
+        bar.close()
+        ex.close()
+        s.seconds = base + time.perf_counter() - start
+        camp.save()
+    return s

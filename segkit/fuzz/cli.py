@@ -1,0 +1,69 @@
+"""``segkit fuzz``: run a campaign, re-check its findings, or write one as a standalone script."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("fuzz", help="differential fuzzing of nvFuser against the reference interpreter",
+                       description="Generate random fusions, run them on nvFuser (as written and bookended) and on "
+                                   "the reference interpreter; minimize, deduplicate and write what differs.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--replay", metavar="DIR", help="re-check every finding stored in DIR and print a table")
+    mode.add_argument("--emit", metavar="FINDING", help="print a finding as a standalone nvfuser_direct script")
+    p.add_argument("-o", "--output", default="findings", help="findings directory (repros, index.json, summary.md)")
+    p.add_argument("--minutes", type=float, help="campaign length (generation, runs and minimization)")
+    p.add_argument("--max-cases", type=int, help="stop after this many cases")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--target", default="nvfuser", choices=["nvfuser", "reference"],
+                   help="backend under test ('reference' checks the generator: it must find nothing)")
+    p.add_argument("--workers", type=int, default=4, help="worker processes (0: run in this process, no timeouts)")
+    p.add_argument("--case-timeout", type=float, default=60.0, help="seconds one case may take before it is killed")
+    p.add_argument("--minimize-seconds", type=float, default=90.0, help="time limit of each minimization")
+    p.add_argument("--max-ops", type=int, default=10, help="generator steps per case")
+    p.add_argument("--max-elements", type=int, default=1 << 16, help="largest tensor the generator makes")
+    p.add_argument("--resume", action="store_true", help="continue the campaign saved in -o (same --seed)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("hypothesis") is None:
+        from segkit.errors import SegkitError
+
+        raise SegkitError("segkit fuzz draws its cases with hypothesis, which is not installed: "
+                          "pip install 'segkit[fuzz]'")
+    from segkit.fuzz.campaign import fuzz
+    from segkit.fuzz.triage import emit_standalone, load_findings, replay_each, replay_table
+    from segkit.repro import load_repro
+
+    if args.emit:
+        path = Path(args.emit)
+        found = {f.file: f for f in load_findings(path.parent)} if (path.parent / "index.json").exists() else {}
+        print(emit_standalone(load_repro(path), found.get(path.name)))
+        return 0
+    if args.replay:
+        rows = []
+        for r in replay_each(args.replay, args.target, workers=min(args.workers, 1), timeout=max(args.case_timeout, 120)):
+            rows.append(r)
+            print(f"{r.finding.id}: {'reproduces' if r.reproduces else 'no longer (' + r.status + ')'}", flush=True)
+        print(replay_table(rows))
+        return 0 if not any(r.reproduces for r in rows) else 1
+    if args.minutes is None and args.max_cases is None:
+        args.minutes = 1.0
+    import signal
+
+    from segkit.fuzz.campaign import STOP
+
+    STOP.clear()
+    signal.signal(signal.SIGTERM, lambda *_: STOP.set())  # a stopped campaign still saves what it found
+    s = fuzz(args.target, args.output, minutes=args.minutes, max_cases=args.max_cases, seed=args.seed,
+             workers=args.workers, case_timeout=args.case_timeout, minimize_seconds=args.minimize_seconds,
+             max_ops=args.max_ops, max_elements=args.max_elements, resume=args.resume, progress=not args.quiet)
+    print(s.markdown())
+    print(f"findings, index.json and summary.md in {args.output}")
+    return 0
