@@ -25,28 +25,48 @@ class OutputDiff:
     worst: tuple[int, ...]
     tol: float
     shape_ok: bool = True
+    #: The checked output's dtype when it is not the reference's (then the values are not compared).
+    got_dtype: torch.dtype | None = None
+    label: str = "checked"  # who computed the checked output, for the dtype verdict
 
     @property
     def ok(self) -> bool:
-        return self.shape_ok and self.rel_err <= self.tol
+        return self.shape_ok and self.got_dtype is None and self.rel_err <= self.tol
 
     def __str__(self) -> str:
         if not self.shape_ok:
             return f"output {self.index}: shape/dtype mismatch"
+        if self.got_dtype is not None:
+            return (f"output {self.index}: dtype differs: {self.label} {_dtype_name(self.got_dtype)} vs reference "
+                    f"{_dtype_name(self.dtype)}")
         verdict = "ok" if self.ok else "MISMATCH"
         return (f"output {self.index} ({str(self.dtype).removeprefix('torch.')}): rel err {self.rel_err:.2e} "
                 f"(tol {self.tol:.0e}), max abs {self.max_abs:.3g} at {list(self.worst)}: {verdict}")
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    """nvFuser's name of a dtype (Float, BFloat16), torch's where nvFuser has none."""
+    from segkit.dtypes import from_torch
+
+    try:
+        return from_torch(dtype).name
+    except ValueError:
+        return str(dtype).removeprefix("torch.")
 
 
 def tolerance(dtype: torch.dtype) -> float:
     return TOLERANCE.get(dtype, 0.0)
 
 
-def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = None) -> OutputDiff:
-    """How far ``got`` is from ``ref``, relative to the reference's largest magnitude."""
+def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = None,
+         label: str = "checked") -> OutputDiff:
+    """How far ``got`` is from ``ref``, relative to the reference's largest magnitude; a dtype that differs
+    is a verdict of its own (never a tolerance mismatch)."""
     tol = tolerance(got.dtype) if tol is None else tol
     if tuple(ref.shape) != tuple(got.shape):
         return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, shape_ok=False)
+    if ref.dtype != got.dtype:
+        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, got_dtype=got.dtype, label=label)
     r = ref.detach().to("cpu", torch.float64)
     g = got.detach().to("cpu", torch.float64)
     if r.numel() == 0:
@@ -64,12 +84,12 @@ def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = N
 
 
 def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],
-            tol: dict[torch.dtype, float] | None = None) -> list[OutputDiff]:
+            tol: dict[torch.dtype, float] | None = None, label: str = "checked") -> list[OutputDiff]:
     """One diff per output; ``tol`` overrides the tolerance of the dtypes it names."""
     if len(refs) != len(gots):
         raise ValueError(f"{len(refs)} reference outputs but {len(gots)} outputs to check")
     tols = tol or {}
-    return [diff(i, r, g, tols.get(g.dtype)) for i, (r, g) in enumerate(zip(refs, gots))]
+    return [diff(i, r, g, tols.get(g.dtype), label) for i, (r, g) in enumerate(zip(refs, gots))]
 
 
 @dataclass
