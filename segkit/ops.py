@@ -405,6 +405,11 @@ NO_REDUCED_FLOAT_KERNEL = frozenset({
 })
 
 
+#: Ops nvFuser applies to an integral or Bool input without promoting it, whose runtime function exists for
+#: float and double only (runtime/helpers.cu): the call is ambiguous and NVRTC fails.
+NO_INTEGRAL_KERNEL = frozenset({"frac", "silu"})
+
+
 def uncompilable(name: str, dtype: DataType, why: str, fix: str = "cast it to Float first") -> InferError:
     """The refusal of an op nvFuser accepts but cannot compile a kernel for."""
     return InferError(f"nvFuser cannot compile {name} on {dtype.name}: {why}; {fix}")
@@ -417,6 +422,10 @@ def _reduced_float_kernel_check(name: str, operand: str):
             raise uncompilable(name, dt, f"nvFuser applies {name} to {operand} without promoting it to Float and "
                                          f"its runtime has no {dt.name} {name} (runtime/helpers.cu), so its kernel "
                                          "does not compile", f"cast {operand} to Float first")
+        if name in NO_INTEGRAL_KERNEL and dt is not None and (promotion.is_integral(dt) or dt is DataType.Bool):
+            raise uncompilable(name, dt, f"nvFuser applies {name} to {operand} without promoting it and its runtime "
+                                         f"has {name} for float and double only (runtime/helpers.cu), so the call "
+                                         "is ambiguous and its kernel does not compile", f"cast {operand} to Float first")
     return check
 
 

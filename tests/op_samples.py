@@ -96,6 +96,16 @@ def _define(fd: FusionDefinition, x: Any):
     return fd.define_scalar(dtype=dt)
 
 
+def error_text(e: BaseException, limit: int = 30000) -> str:
+    """An nvFuser error's full text, for logs: all lines, but past ``limit`` characters the middle (the
+    generated kernel an NVRTC failure carries) is elided; the head names the assert, the tail holds NVRTC's log."""
+    text = f"{type(e).__name__}: {str(e).strip()}"
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit // 3], text[-(limit - limit // 3):]
+    return f"{head}\n[... {len(text) - limit} characters of generated kernel elided ...]\n{tail}"
+
+
 def build_fusion(samples: list[Sample]) -> tuple[FusionDefinition, list[Any]]:
     """One fusion holding every sample (their inputs and outputs side by side) and its inputs."""
     fd = FusionDefinition()
@@ -455,10 +465,11 @@ SAMPLES = _table()
 
 
 def _uncompilable() -> dict[str, OpSamples]:
-    from segkit.ops import NO_REDUCED_FLOAT_KERNEL, _UNARY
+    from segkit.ops import NO_INTEGRAL_KERNEL, NO_REDUCED_FLOAT_KERNEL, _UNARY
 
-    t = {op: OpSamples(REDUCED, _nary(op, 1, _UNARY_DOMAINS.get(op, "any"))) for op in NO_REDUCED_FLOAT_KERNEL
-         if op in _UNARY}
+    t = {op: OpSamples(REDUCED + ((I64, I32) if op in NO_INTEGRAL_KERNEL else ()),
+                       _nary(op, 1, _UNARY_DOMAINS.get(op, "any")))
+         for op in NO_REDUCED_FLOAT_KERNEL if op in _UNARY}
     t["clamp"] = OpSamples(REDUCED, _samples_clamp)
     t["threshold"] = OpSamples(REDUCED, _samples_threshold)
     t["mod"] = OpSamples((F32, F64, BF16), _nary("mod", 2, "any", "nonzero"))

@@ -24,7 +24,7 @@ import pytest
 import torch
 
 import segkit
-from tests.op_samples import SAMPLES, build_fusion
+from tests.op_samples import SAMPLES, build_fusion, error_text
 
 pytestmark = pytest.mark.gpu
 
@@ -33,8 +33,6 @@ FAILED: dict[str, list[str]] = {}
 KNOWN_BUGS: dict[str, str] = {}
 #: Wall-clock budget for the whole module (nvFuser compiles every fusion); ops past it are skipped, counted.
 BUDGET_S = float(os.environ.get("SEGKIT_OPS_BUDGET_S", "300"))
-#: At most this much of one nvFuser error goes into the summary (an NVRTC failure carries the kernel source).
-ERROR_CHARS = 20000
 _START = time.monotonic()
 
 
@@ -49,7 +47,7 @@ def _run(samples, tol) -> str | None:
     try:
         outs = segkit.run_nvfuser(fd, cuda, profile=False).outputs
     except Exception as e:  # nvFuser refused or failed: a finding about this sample
-        return f"nvFuser error: {type(e).__name__}: {str(e).strip()[:ERROR_CHARS]}"
+        return f"nvFuser error: {error_text(e)}"
     report = segkit.check_outputs(fd, inputs, [o.cpu() for o in outs], tol=tol)
     return None if report.ok else str(report)
 
