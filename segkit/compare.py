@@ -27,7 +27,7 @@ class OutputDiff:
     shape_ok: bool = True
     #: The checked output's dtype when it is not the reference's (then the values are not compared).
     got_dtype: torch.dtype | None = None
-    label: str = "checked"  # who computed the checked output, for the dtype verdict
+    label: str = ""  # who computed the checked output, for the dtype verdict
 
     @property
     def ok(self) -> bool:
@@ -59,13 +59,14 @@ def tolerance(dtype: torch.dtype) -> float:
 
 
 def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = None,
-         label: str = "checked") -> OutputDiff:
-    """How far ``got`` is from ``ref``, relative to the reference's largest magnitude; a dtype that differs
-    is a verdict of its own (never a tolerance mismatch)."""
+         label: str | None = None) -> OutputDiff:
+    """How far ``got`` is from ``ref``, relative to the reference's largest magnitude. With a ``label`` (who
+    computed ``got``: a backend that must give the reference's dtype) a dtype that differs is a verdict of
+    its own, never a tolerance mismatch; without one ``ref`` may be a wider-precision reference."""
     tol = tolerance(got.dtype) if tol is None else tol
     if tuple(ref.shape) != tuple(got.shape):
         return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, shape_ok=False)
-    if ref.dtype != got.dtype:
+    if label is not None and ref.dtype != got.dtype:
         return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, got_dtype=got.dtype, label=label)
     r = ref.detach().to("cpu", torch.float64)
     g = got.detach().to("cpu", torch.float64)
@@ -84,8 +85,8 @@ def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = N
 
 
 def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],
-            tol: dict[torch.dtype, float] | None = None, label: str = "checked") -> list[OutputDiff]:
-    """One diff per output; ``tol`` overrides the tolerance of the dtypes it names."""
+            tol: dict[torch.dtype, float] | None = None, label: str | None = None) -> list[OutputDiff]:
+    """One diff per output; ``tol`` overrides the tolerance of the dtypes it names; ``label`` as in diff."""
     if len(refs) != len(gots):
         raise ValueError(f"{len(refs)} reference outputs but {len(gots)} outputs to check")
     tols = tol or {}

@@ -3,9 +3,13 @@
 Each :class:`OpDef` has the signature nvfuser_direct uses (tensor operands
 positional, attributes by keyword, as nvFuser's own repro scripts write them),
 a shape/dtype rule (``infer``), a torch reference (``run``), and whether it is
-a meta (view-like) op for alias analysis. The dtype of pointwise ops is found
-by running the torch reference on meta tensors, so the rule and the
-interpreter can never disagree.
+a meta (view-like) op for alias analysis. Pointwise ops are typed as nvFuser
+types them (segkit/promotion.py: BFloat16 + BFloat16 is Float, computed in
+float32; Int * 0.5 is Double): their operands are cast to nvFuser's common
+dtype and the torch reference runs on them, on meta tensors for the dtype
+rule, so the rule and the interpreter can never disagree. Op x dtype pairs
+nvFuser accepts but cannot compile (NO_REDUCED_FLOAT_KERNEL, mod on floats,
+16-bit sum/prod/min) are refused while recording, saying so.
 
 nvfuser_direct 0.2.36 has no ``mean``, ``amax`` or ``amin`` op; the recording
 frontend offers ``mean`` as sum * (1/N), exactly as Thunder decomposes it.
@@ -287,10 +291,6 @@ def _div(a, b):
     return a / b
 
 
-def _reciprocal(x):
-    return torch.reciprocal(x) if x.dtype.is_floating_point or x.dtype.is_complex else torch.reciprocal(x.float())
-
-
 def _where(c, x, y):
     c = _as_t(c, x if isinstance(x, torch.Tensor) else y)
     return torch.where(c, x, y)
@@ -353,7 +353,7 @@ def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = ""
 _UNARY = {
     "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1,
     "log": torch.log, "log2": torch.log2, "log10": torch.log10, "log1p": torch.log1p,
-    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": _reciprocal, "tanh": torch.tanh,
+    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "tanh": torch.tanh,
     "sigmoid": torch.sigmoid, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
     "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
     "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
@@ -484,10 +484,9 @@ def _ints_only(name: str):
 
 
 def _upcast_float(fn: Callable) -> Callable:
-    """A float op computed in double and returned in the dtype nvFuser gives it (ints -> Float)."""
+    """A float op computed in double and returned in its input's dtype (already nvFuser's Float or Double)."""
     def call(x):
-        out = torch.float32 if not (x.dtype.is_floating_point or x.dtype.is_complex) else x.dtype
-        return fn(x.to(torch.float64)).to(out)
+        return fn(x.to(torch.float64)).to(x.dtype)
     return call
 
 
