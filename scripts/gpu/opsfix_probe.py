@@ -107,6 +107,28 @@ def segkit_dtypes(samples):
     return [v.dtype.name for v in fd.fusion.outputs], None
 
 
+#: Per job kind: (tally key, log text) when nvFuser fails it, and when nvFuser runs it.
+_VERDICTS = {
+    "refused": (("refusal_confirmed", "segkit refuses; nvFuser fails too (refusal confirmed):"),
+                ("refusal_wrong", "segkit refuses, but nvFuser RAN it: the refusal is wrong")),
+    "known_bug": (("known_bug_still_fails", "still fails:"), ("known_bug_fixed", "nvFuser RAN it now")),
+    "extra": (("extra_error", "nvFuser ERROR:"), ("extra_ok", "nvFuser ran it")),
+}
+
+
+def verdict(kind: str, samples, got, err) -> tuple[str, str]:
+    """(tally key, log text) for one probed job: nvFuser's dtypes against segkit's, or its full error."""
+    if kind == "sampled":
+        want, _ = segkit_dtypes(samples)
+        if err:
+            return "nvfuser_error", f"nvFuser ERROR (segkit records {want}):\n{err}"
+        if got == want:
+            return "agree", f"dtypes agree {got}"
+        return "dtype_differs", f"DTYPE DIFFERS: nvFuser {got} vs segkit {want}"
+    (err_key, err_text), (ok_key, ok_text) = _VERDICTS[kind]
+    return (err_key, f"{err_text}\n{err}") if err else (ok_key, f"{ok_text} (outputs {got})")
+
+
 def main() -> int:
     log_path = Path(sys.argv[1])
     budget = float(sys.argv[2]) if len(sys.argv) > 2 else 90.0
@@ -136,31 +158,9 @@ def main() -> int:
                 tally["skipped_over_budget"] += 1
                 continue
             got, err = run_real(samples)
-            head = f"[{kind}] {op} {dt.name}:"
-            if kind == "sampled":
-                want, _ = segkit_dtypes(samples)
-                if err:
-                    tally["nvfuser_error"] += 1
-                    emit(f"{head} nvFuser ERROR (segkit records {want}):\n{err}")
-                elif got == want:
-                    tally["agree"] += 1
-                    emit(f"{head} dtypes agree {got}")
-                else:
-                    tally["dtype_differs"] += 1
-                    emit(f"{head} DTYPE DIFFERS: nvFuser {got} vs segkit {want}")
-            elif kind == "refused":
-                if err:
-                    tally["refusal_confirmed"] += 1
-                    emit(f"{head} segkit refuses; nvFuser fails too (refusal confirmed):\n{err}")
-                else:
-                    tally["refusal_wrong"] += 1
-                    emit(f"{head} segkit refuses, but nvFuser RAN it (outputs {got}): the refusal is wrong")
-            elif kind == "known_bug":
-                tally["known_bug_still_fails" if err else "known_bug_fixed"] += 1
-                emit(f"{head} " + (f"still fails:\n{err}" if err else f"nvFuser RAN it now (outputs {got})"))
-            else:
-                tally["extra_error" if err else "extra_ok"] += 1
-                emit(f"{head} " + (f"nvFuser ERROR:\n{err}" if err else f"nvFuser ran it, outputs {got}"))
+            key, text = verdict(kind, samples, got, err)
+            tally[key] += 1
+            emit(f"[{kind}] {op} {dt.name}: {text}")
         emit(f"# {tally} in {time.monotonic() - start:.0f} s")
     print("probe: " + ", ".join(f"{k} {v}" for k, v in tally.items()) + f" (full log: {log_path})")
     return 0
