@@ -692,6 +692,11 @@ def _var_infer(n_out: int, keepdim_attr: bool):
             raise InferError(f"variance needs a floating-point tensor, got {x.dtype.name}")
         if n_out == 2 and x.dtype in (DataType.Half, DataType.BFloat16, DataType.Float8_e4m3fn, DataType.Float8_e5m2):
             raise InferError(f"var_mean is not supported for {x.dtype.name} (nvFuser's rule): cast arg to Float first")
+        if n_out == 1 and x.dtype in promotion.REDUCED_FLOATS:
+            raise uncompilable("var", x.dtype, f"nvFuser's variance starts with a mean, a sum in {x.dtype.name}, and "
+                                               f"its runtime has no {x.dtype.name} operator + (csrc/ops/normalization.cpp"
+                                               ", runtime/helpers.cu), so its kernel does not compile",
+                               "cast arg to Float first")
         if a.get("correction", 0) < 0:
             raise InferError(f"correction must be non-negative, got {a['correction']}")
         dims = norm_dims(a["dims"], x.ndim)

@@ -475,6 +475,7 @@ def _uncompilable() -> dict[str, OpSamples]:
     t["mod"] = OpSamples((F32, F64, BF16), _nary("mod", 2, "any", "nonzero"))
     for op in ("sum", "prod", "min"):
         t[op] = OpSamples(REDUCED, _reduce(op, compilable=False))
+    t["var"] = OpSamples(REDUCED, _var("var"))
     return t
 
 
