@@ -21,24 +21,8 @@ import pytest
 import torch
 
 from segkit.compare import diff
-from segkit.timing import KernelTimer, flush_l2, kernel_us, wall_us  # noqa: F401  (the benchmarks' timer, shared)
-
-
-def event_us(fn: Callable[[], Any], reps: int = 15) -> float:
-    """Median time (us) of one call between two CUDA events, L2 flushed before each: launch gaps included,
-    unlike ``kernel_us``; what the earlier exploration logs were made with."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        flush_l2()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
+from segkit.timing import (  # noqa: F401  (the benchmarks' timers, shared with segkit's analyses)
+    L2_FLUSH_BYTES, KernelTimer, event_us, flush_l2, kernel_us, wall_us)
 
 
 def copy_bandwidth_gbs(nbytes: int = 1 << 30, reps: int = 20) -> float:

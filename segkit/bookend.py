@@ -30,7 +30,7 @@ import torch
 from segkit.alias import META_OPS, AliasAnalysis, analyze
 from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
-from segkit.ir import Fusion, Op, Value, ops_needed_by
+from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
 from segkit.layout import compute_tensor_descriptor
 
 POLICIES = ("none", "outputs", "inputs+outputs")
@@ -139,6 +139,14 @@ def bookend(fd: Any, policy: str = "outputs", ops: Iterable[str] | None = None) 
                 sorted(epilogue, key=lambda o: order[id(o)]))
 
 
+def bookended(fd: Any, policy: str, ops: Iterable[str] | None = None) -> Any:
+    """``fd`` with ``policy``'s segment_sets inserted, or ``fd`` itself where the policy cuts nothing."""
+    if policy == "none":
+        return fd
+    plan = bookend(fd, policy, ops)
+    return plan.apply("segment_set") if plan.cuts else fd
+
+
 def _depended_by_non_aliases(fusion: Fusion, is_alias) -> set[int]:
     """ids of ops transitively needed to compute any tensor that is not a (bookendable) alias."""
     return ops_needed_by(v for v in fusion.tensors() if not is_alias(v))
@@ -222,8 +230,27 @@ class HostPlan:
                     for a in core_args)
         if key in self._cores:
             return self._cores[key]
-        self._cores[key] = sub_fusion(self.plan.fusion, self.core_ops, self.core_inputs, self.core_outputs, core_args)
+        core = sub_fusion(self.plan.fusion, self.core_ops, self.core_inputs, self.core_outputs, core_args)
+        core.fusion.tuning = retune(self.plan.fusion.tuning, self._served())
+        self._cores[key] = core
         return self._cores[key]
+
+    def _served(self) -> list[list[int]]:
+        """For each core output, the indices of the fusion outputs computed from it (through the epilogue)."""
+        epilogue, core = {id(op) for op in self.epilogue}, {id(v): j for j, v in enumerate(self.core_outputs)}
+        served: list[list[int]] = [[] for _ in self.core_outputs]
+        for i, out in enumerate(self.plan.fusion.outputs):
+            stack, seen = [out], set()
+            while stack:
+                v = stack.pop()
+                if id(v) in seen:
+                    continue
+                seen.add(id(v))
+                if id(v) in core:
+                    served[core[id(v)]].append(i)
+                elif v.definition is not None and id(v.definition) in epilogue:
+                    stack.extend(v.definition.inputs)
+        return served
 
     def run(self, inputs: Sequence[Any], backend: str = "reference", check: bool = True) -> list[Any]:
         """Prologue views, the core fusion on ``backend``, epilogue views; outputs in fusion order."""

@@ -11,7 +11,7 @@ from segkit.errors import SegkitError
 from segkit.trace.model import TraceError
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available
-from segkit import segments_cmd
+from segkit import reuse_cli, segments_cmd
 from segkit.repro import format_fusion, load_repro
 
 
@@ -264,8 +264,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--plot", help="write a PNG: kernel timeline per range and kernel time A vs B")
     p.set_defaults(func=cmd_trace_compare)
     segments_cmd.add_parsers(sub)
+    reuse_cli.add_parser(sub)
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
+    from segkit import tune
+    tune.add_parser(sub)
+    sub.choices["tune"].set_defaults(func=tune.run)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

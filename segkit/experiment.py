@@ -7,12 +7,20 @@ times for one call (median of several calls; L2 is not flushed here: this
 compares segmentations, the benchmarks measure cold-L2 kernel time; ``cold_l2=True``
 times with the benchmarks' cold-L2 timer instead, as ``segkit report`` does). Host wall
 time is per synchronised call, median over repetitions.
+
+Two more host columns show the cost as a training step sees it: "async host" is
+the CPU time per call when calls are launched back to back without a sync (the
+CPU running ahead of the GPU; a call costs its host path, not its kernels), and
+"graph replay" is the wall per synchronised replay of the call captured in a CUDA
+graph (``graph_replay``: the host plan's views and nvFuser's launches captured
+once, replayed with no host work), checked against the reference like the call.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,21 +54,71 @@ class Measurement:
     kernel_us: float
     wall_us: float
     cuts: int
+    async_us: float | None = None
+    graph_us: float | None = None
+    graph_note: str = ""  # why there is no graph replay time (capture failed, replay wrong)
 
     def row(self) -> list:
         if not self.ok:
-            return [self.variant, "WRONG", f"{self.max_rel_err:.1e}", "-", "-", "-", "-", self.cuts]
+            return [self.variant, "WRONG", f"{self.max_rel_err:.1e}", "-", "-", "-", "-", "-", "-", self.cuts]
+        graph = f"{self.graph_us:.1f}" if self.graph_us is not None else (self.graph_note or "-")
         return [self.variant, "ok", f"{self.max_rel_err:.1e}", f"{len(self.groups)}: {' '.join(self.groups)}",
-                self.kernels, f"{self.kernel_us:.1f}", f"{self.wall_us:.1f}", self.cuts]
+                self.kernels, f"{self.kernel_us:.1f}", f"{self.wall_us:.1f}",
+                "-" if self.async_us is None else f"{self.async_us:.1f}", graph, self.cuts]
 
 
-HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call", "segment_sets"]
+HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call",
+           "async host us/call", "graph replay us", "segment_sets"]
+
+
+def async_host_us(call: Callable[[], Any], calls: int = 50) -> float:
+    """CPU time per call with ``calls`` launched back to back and one sync at the end (the CPU ahead of the GPU,
+    as in a training step): what the host path costs when the kernels do not block it."""
+    call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        call()
+    host = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return host / calls * 1e6
+
+
+def graph_replay(call: Callable[[], Any], warmup: int = 3) -> tuple[Callable[[], None], Any]:
+    """``call`` captured in a CUDA graph: (replay, the captured outputs, which each replay rewrites). Warm-up runs
+    on a side stream first (compilation and allocations happen outside the capture)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(warmup):
+            call()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = call()
+    return graph.replay, outs
+
+
+def graph_wall_us(call: Callable[[], Any], refs: Sequence[torch.Tensor], reps: int) -> tuple[float | None, str]:
+    """Wall per synchronised replay of ``call`` captured in a CUDA graph, after checking a replay's outputs
+    against ``refs``; (None, why) when it cannot be captured or replays wrong."""
+    try:
+        replay, outs = graph_replay(call)
+    except Exception as e:  # e.g. a path that synchronises or allocates on the host during capture
+        return None, f"no capture: {(str(e).strip().splitlines() or [type(e).__name__])[0][:60]}"
+    replay()  # capture ran no kernel: the outputs hold what this replay computed (or garbage)
+    torch.cuda.synchronize()
+    if not all(d.ok for d in compare(refs, list(outs))):
+        return None, "replay WRONG"
+    return wall_us(replay, reps), ""
 
 
 def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | None, ops, realization: str | None,
-                    refs: Sequence[torch.Tensor], reps: int = 50, cold_l2: bool = False) -> Measurement:
-    """Run one variant on nvFuser: check it, then profile its kernels and time its host path (``cold_l2``:
-    kernel time from the benchmarks' cold-L2 timer, sum of per-kernel medians, instead of nvFuser's profiler)."""
+                    refs: Sequence[torch.Tensor], reps: int = 50, cold_l2: bool = False,
+                    graphs: bool = True) -> Measurement:
+    """Run one variant on nvFuser: check it, then profile its kernels (``cold_l2``: kernel time from the
+    benchmarks' cold-L2 timer, sum of per-kernel medians, instead of nvFuser's profiler) and time its host
+    path (synchronised, asynchronous, and as a CUDA-graph replay unless ``graphs`` is off)."""
     if policy is None:
         target, cuts = fd, 0
     else:
@@ -84,7 +142,9 @@ def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | No
         kernels = profiled[-1]
         kernel_us = statistics.median(sum(k.time_ms for k in ks) for ks in profiled) * 1e3
     groups = _host_groups(target, kernels) if isinstance(target, HostPlan) else segment_groups(compiled(target), kernels)
-    return Measurement(label, True, worst, groups, len(kernels), kernel_us, wall_us(call, reps), cuts)
+    graph_us, note = graph_wall_us(call, refs, reps) if graphs else (None, "")
+    return Measurement(label, True, worst, groups, len(kernels), kernel_us, wall_us(call, reps), cuts,
+                       async_host_us(call), graph_us, note)
 
 
 def _host_groups(host: HostPlan, kernels) -> list[str]:
@@ -96,9 +156,9 @@ def _host_groups(host: HostPlan, kernels) -> list[str]:
 
 
 def run_experiment(fd: Any, inputs: Sequence[Any], variants=VARIANTS, reps: int = 50,
-                   cold_l2: bool = False) -> list[Measurement]:
+                   cold_l2: bool = False, graphs: bool = True) -> list[Measurement]:
     refs = run_reference(fd, inputs)
-    return [measure_variant(fd, inputs, label, policy, ops, realization, refs, reps, cold_l2)
+    return [measure_variant(fd, inputs, label, policy, ops, realization, refs, reps, cold_l2, graphs)
             for label, policy, ops, realization in variants]
 
 

@@ -82,6 +82,15 @@ class FusionDefinition:
     def from_fusion(cls, fusion: Fusion) -> FusionDefinition:
         return cls(fusion)
 
+    @property
+    def nv_tuning(self):
+        """The fusion's nvFuser tuning (``Fusion.tuning``: declared on the IR, so rewrites carry it)."""
+        return self.fusion.tuning
+
+    @nv_tuning.setter
+    def nv_tuning(self, tuning) -> None:
+        self.fusion.tuning = tuning
+
     def __enter__(self) -> FusionDefinition:
         return self
 

@@ -29,7 +29,7 @@ from typing import Any
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
-from segkit.ir import Value, map_values, ops_needed_by
+from segkit.ir import Value, map_values, ops_needed_by, retune
 from segkit.ops import get as get_op
 from segkit.repro import fusion_lines
 
@@ -114,6 +114,7 @@ def rebuild(fd: Any, *, outputs: list[int] | None = None, cut: frozenset[int] = 
             vmap[id(o)] = r
     for v in keep:
         new.add_output(vmap[id(v)])
+    new.fusion.tuning = retune(src.tuning, [[i] for i in (outputs if outputs is not None else range(len(keep)))])
     return new
 
 

@@ -135,10 +135,10 @@ def signature(args: Sequence[Any]) -> tuple:
 
 def compiled(fd: Any):
     """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per
-    definition); a ``TunedFusion`` when the builder attached an ``NvTuning`` (``fd.nv_tuning``)."""
+    definition); a ``TunedFusion`` when the fusion declares an ``NvTuning`` (``Fusion.tuning``)."""
     nvfd = getattr(fd, "_nvfuser", None)
     if nvfd is None:
-        tuning = getattr(fd, "nv_tuning", None)
+        tuning = as_fusion(fd).tuning
         nvfd = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)
         fd._nvfuser = nvfd
     return nvfd

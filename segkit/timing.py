@@ -1,4 +1,4 @@
-"""The cold-L2 kernel timer the benchmarks use, shared with the analyses (segments, report).
+"""The cold-L2 timers the benchmarks use, shared with the analyses (segments, report) and ``segkit tune``.
 
 ``KernelTimer`` starts torch.profiler (CUDA activity) on its first call and, on the second, returns the
 summed device time of the kernels launched in between. Before each timed call a buffer larger than L2 is
@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 L2_FLUSH_BYTES = 512 * 1024 * 1024  # larger than any current GPU's L2 (H100/H200: 50 MiB)
-_flush_buffer: torch.Tensor | None = None
+_flush_buffer: list[torch.Tensor] = []
 
 
 def flush_l2() -> None:
@@ -30,11 +30,32 @@ def flush_l2() -> None:
     traffic its bytes floor does not count (H200, benchmarks/results/h200-2026-11-23-final/timer_bias.log:
     RMSNorm forward 4096 x 4096 18.6 us after the write alone, 16.2 us after write + read, floor 16.0 us;
     a host wait after the write does not help, so L2 does not clean itself)."""
-    global _flush_buffer
-    if _flush_buffer is None:
-        _flush_buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
-    _flush_buffer.zero_()
-    _flush_buffer.sum()
+    if not _flush_buffer:  # one buffer, kept (clear_flush_buffer frees it)
+        _flush_buffer.append(torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda"))
+    _flush_buffer[0].zero_()
+    _flush_buffer[0].sum()
+
+
+def clear_flush_buffer() -> None:
+    _flush_buffer.clear()
+
+
+def event_us(fn: Callable[[], Any], reps: int = 15) -> float:
+    """Median time (us) of one call between two CUDA events, L2 flushed before each: launch gaps included,
+    unlike ``kernel_us`` (kernels only); what ``segkit tune`` times and the earlier exploration
+    logs were made with."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        flush_l2()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
 
 
 def _is_kernel(event) -> bool:
