@@ -403,8 +403,6 @@ NO_REDUCED_FLOAT_KERNEL = frozenset({
     "ceil", "floor", "frac", "relu", "round", "silu", "trunc", "isinf", "isnan", "isneginf", "isposinf",
     "clamp", "threshold",
 })
-
-
 #: Ops nvFuser applies to an integral or Bool input without promoting it, whose runtime function exists for
 #: float and double only (runtime/helpers.cu): the call is ambiguous and NVRTC fails.
 NO_INTEGRAL_KERNEL = frozenset({"frac", "silu"})
@@ -415,7 +413,8 @@ def uncompilable(name: str, dtype: DataType, why: str, fix: str = "cast it to Fl
     return InferError(f"nvFuser cannot compile {name} on {dtype.name}: {why}; {fix}")
 
 
-def _reduced_float_kernel_check(name: str, operand: str):
+def _kernel_exists_check(name: str, operand: str):
+    """Refuse ``operand`` dtypes nvFuser's runtime has no ``name`` for (NO_REDUCED_FLOAT_KERNEL, NO_INTEGRAL_KERNEL)."""
     def check(a: dict) -> None:
         dt = _dtype_of(a[operand])
         if dt in promotion.REDUCED_FLOATS:
@@ -455,14 +454,14 @@ def _promotion_of(name: str) -> str:
 
 
 _CHECKS = {"mod": _mod_check, "nextafter": _nextafter_check}
-_CHECKS.update({name: _reduced_float_kernel_check(name, "x") for name in NO_REDUCED_FLOAT_KERNEL & set(_UNARY)})
+_CHECKS.update({name: _kernel_exists_check(name, "x") for name in NO_REDUCED_FLOAT_KERNEL & set(_UNARY)})
 for _name, _fn in _UNARY.items():
     _pointwise(_name, _fn, ("x",), check=_CHECKS.get(_name), promote=_promotion_of(_name))
 for _name, _fn in _BINARY.items():
     _pointwise(_name, _fn, ("lhs", "rhs"), check=_CHECKS.get(_name), promote=_promotion_of(_name))
 _pointwise("where", _where, ("condition", "x", "y"), check=_where_check, promote="where", promoted=("x", "y"))
 _pointwise("lerp", _tensor_fn(torch.lerp), ("x", "y", "weight"))
-_pointwise("clamp", _clamp, ("input", "min", "max"), check=_reduced_float_kernel_check("clamp", "input"),
+_pointwise("clamp", _clamp, ("input", "min", "max"), check=_kernel_exists_check("clamp", "input"),
            promote="keep")
 
 
@@ -564,7 +563,7 @@ _pointwise("logical_right_shift", _logical_right_shift, ("lhs", "rhs"), check=_i
            promote="keep")
 _pointwise("threshold", _threshold, ("input", "threshold", "value"), promote="keep",
            check=_all(_scalars_only("threshold", "threshold", "value"),
-                      _reduced_float_kernel_check("threshold", "input")))
+                      _kernel_exists_check("threshold", "input")))
 _pointwise("addcmul", _addcmul, ("input1", "input2", "input3", "alpha"), check=_scalars_only("addcmul", "alpha"),
            promoted=("input1", "input2", "input3"), doc="input1 + input2 * input3 * alpha")
 
@@ -636,6 +635,11 @@ def _reduction_overloads(name: str):
     return normalize
 
 
+#: The reductions nvFuser cannot compile in a 16-bit float, and what their kernel lacks: nvFuser's runtime
+#: defines max for __half / __bfloat and no other reduction operator.
+_NO_REDUCED_REDUCTION = {"sum": "operator +", "prod": "operator *", "min": "min"}
+
+
 def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
     def infer(a: dict) -> list[Out]:
         x = _tensor(a["arg"], f"{name}'s arg")
@@ -645,13 +649,11 @@ def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
         if not with_dtype and a["dtype"] is not DataType.Null:
             raise InferError(f"dtype={a['dtype']!r}: nvFuser's {name} takes no dtype other than DataType.Null")
         dtype = _sum_dtype(x, a["dtype"]) if with_dtype else x.dtype
-        if dtype in promotion.REDUCED_FLOATS and name != "max":
-            raise uncompilable(name, dtype, f"nvFuser reduces in the {'dtype= given' if with_dtype and a['dtype'] is not DataType.Null else 'input dtype'} "
-                                            f"and its runtime has no {dtype.name} "
-                                            f"{'min' if name == 'min' else 'operator ' + ('+' if name == 'sum' else '*')} "
-                                            "(runtime/helpers.cu, bf16_support.cu, fp16_support.cu: only max is "
-                                            "defined), so its kernel does not compile",
-                               "cast arg to Float first" if name == "min" else "pass dtype=DataType.Float")
+        if dtype in promotion.REDUCED_FLOATS and name in _NO_REDUCED_REDUCTION:
+            raise uncompilable(name, dtype, f"nvFuser reduces in {dtype.name} and its runtime has no {dtype.name} "
+                                            f"{_NO_REDUCED_REDUCTION[name]} (runtime/helpers.cu, bf16_support.cu, "
+                                            "fp16_support.cu), so its kernel does not compile",
+                               "pass dtype=DataType.Float" if with_dtype else "cast arg to Float first")
         return [_reduced(x, dims, bool(a["keepdim"]), dtype)]
 
     def run(a: dict, ctx: RunContext):
