@@ -84,7 +84,7 @@ def _verdicts(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Ten
               tol: dict[torch.dtype, float] | None) -> CheckReport:
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
-    diffs = compare(refs, outputs, tol)
+    diffs = compare(refs, outputs, tol, label=label.split(',')[0])
     for i, is_random in enumerate(random_outputs(fd)):
         if is_random:
             diffs[i] = compare_random(i, refs[i], outputs[i])

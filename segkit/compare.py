@@ -58,15 +58,22 @@ class OutputDiff:
     ref_at_worst: float | None = None
     got_at_worst: float | None = None
     shapes: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+    #: The checked output's dtype when it is not the reference's (then the values are not compared).
+    got_dtype: torch.dtype | None = None
+    label: str = ""  # who computed the checked output, for the dtype verdict
 
     @property
     def ok(self) -> bool:
-        return self.shape_ok and self.nonfinite_mismatches == 0 and self.rel_err <= self.tol
+        return (self.shape_ok and self.got_dtype is None and self.nonfinite_mismatches == 0
+                and self.rel_err <= self.tol)
 
     def __str__(self) -> str:
         if not self.shape_ok:
             return (f"output {self.index}: shape mismatch, reference {list(self.shapes[0])}, "
                     f"output {list(self.shapes[1])}: MISMATCH")
+        if self.got_dtype is not None:
+            return (f"output {self.index}: dtype differs: {self.label} {_dtype_name(self.got_dtype)} vs reference "
+                    f"{_dtype_name(self.dtype)}: MISMATCH")
         verdict = "ok" if self.ok else "MISMATCH"
         head = f"output {self.index} ({str(self.dtype).removeprefix('torch.')}): "
         if self.nonfinite_mismatches:
@@ -82,6 +89,16 @@ class OutputDiff:
         return f"non-finite: reference {self.ref_nonfinite}, output {self.got_nonfinite}"
 
 
+def _dtype_name(dtype: torch.dtype) -> str:
+    """nvFuser's name of a dtype (Float, BFloat16), torch's where nvFuser has none."""
+    from segkit.dtypes import from_torch
+
+    try:
+        return from_torch(dtype).name
+    except ValueError:
+        return str(dtype).removeprefix("torch.")
+
+
 def tolerance(dtype: torch.dtype) -> float:
     return TOLERANCE.get(dtype, 0.0)
 
@@ -90,12 +107,17 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
     return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape)) if len(shape) else ()
 
 
-def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = None) -> OutputDiff:
-    """How far ``got`` is from ``ref``, relative to the reference's largest finite magnitude."""
+def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = None,
+         label: str | None = None) -> OutputDiff:
+    """How far ``got`` is from ``ref``, relative to the reference's largest finite magnitude. With a ``label``
+    (who computed ``got``: a backend that must give the reference's dtype) a dtype that differs is a verdict of
+    its own, never a tolerance mismatch; without one ``ref`` may be a wider-precision reference."""
     tol = tolerance(got.dtype) if tol is None else tol
     shapes = (tuple(ref.shape), tuple(got.shape))
     if shapes[0] != shapes[1]:
         return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, shape_ok=False, shapes=shapes)
+    if label is not None and ref.dtype != got.dtype:
+        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, got_dtype=got.dtype, label=label)
     r = ref.detach().to("cpu", torch.float64)
     g = got.detach().to("cpu", torch.float64)
     counts = dict(ref_nonfinite=NonFinite.of(r), got_nonfinite=NonFinite.of(g), shapes=shapes)
@@ -120,12 +142,12 @@ def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = N
 
 
 def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],
-            tol: dict[torch.dtype, float] | None = None) -> list[OutputDiff]:
-    """One diff per output; ``tol`` overrides the tolerance of the dtypes it names."""
+            tol: dict[torch.dtype, float] | None = None, label: str | None = None) -> list[OutputDiff]:
+    """One diff per output; ``tol`` overrides the tolerance of the dtypes it names; ``label`` as in diff."""
     if len(refs) != len(gots):
         raise ValueError(f"{len(refs)} reference outputs but {len(gots)} outputs to check")
     tols = tol or {}
-    return [diff(i, r, g, tols.get(g.dtype)) for i, (r, g) in enumerate(zip(refs, gots))]
+    return [diff(i, r, g, tols.get(g.dtype), label) for i, (r, g) in enumerate(zip(refs, gots))]
 
 
 @dataclass

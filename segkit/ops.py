@@ -3,9 +3,13 @@
 Each :class:`OpDef` has the signature nvfuser_direct uses (tensor operands
 positional, attributes by keyword, as nvFuser's own repro scripts write them),
 a shape/dtype rule (``infer``), a torch reference (``run``), and whether it is
-a meta (view-like) op for alias analysis. The dtype of pointwise ops is found
-by running the torch reference on meta tensors, so the rule and the
-interpreter can never disagree.
+a meta (view-like) op for alias analysis. Pointwise ops are typed as nvFuser
+types them (segkit/promotion.py: BFloat16 + BFloat16 is Float, computed in
+float32; Int * 0.5 is Double): their operands are cast to nvFuser's common
+dtype and the torch reference runs on them, on meta tensors for the dtype
+rule, so the rule and the interpreter can never disagree. Op x dtype pairs
+nvFuser accepts but cannot compile (NO_REDUCED_FLOAT_KERNEL, mod on floats,
+16-bit sum/prod/min) are refused while recording, saying so.
 
 nvfuser_direct 0.2.36 has no ``mean``, ``amax`` or ``amin`` op; the recording
 frontend offers ``mean`` as sum * (1/N), exactly as Thunder decomposes it.
@@ -27,6 +31,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from segkit import promotion
 from segkit.dtypes import DataType, from_torch
 from segkit.ir import Value
 
@@ -208,14 +213,24 @@ def _sample(x: Any, scalar_only: bool) -> Any:
     return 1.5 if dt.is_float else 3
 
 
+def _promoted_sample(x: Any, compute: DataType) -> torch.Tensor:
+    """An operand already cast to nvFuser's common dtype: a 1-d meta tensor, or a 0-d tensor for a scalar."""
+    if isinstance(x, Value) and x.is_tensor:
+        return torch.empty((1,), dtype=compute.torch, device="meta")
+    return torch.ones((), dtype=compute.torch)
+
+
 # --------------------------------------------------------------------------- pointwise
 def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...]):
-    def infer(a: dict) -> list[Out]:
+    """The shape rule, and the dtype found by running ``fn`` on meta tensors whose promoted operands
+    already hold ``compute`` (nvFuser's common dtype; None: the op does not promote)."""
+    def infer(a: dict, compute: DataType | None = None, promoted: tuple[str, ...] = ()) -> list[Out]:
         vals = [a[o] for o in operands]
         tensors = [v for v in vals if isinstance(v, Value) and v.is_tensor]
         scalar_only = not tensors
         try:
-            sample = fn(*[_sample(v, scalar_only) for v in vals])
+            sample = fn(*[_promoted_sample(a[o], compute) if compute is not None and o in promoted
+                          else _sample(a[o], scalar_only) for o in operands])
         except Exception as e:  # torch's own dtype rules reject the combination
             dts = ", ".join(v.dtype.name if isinstance(v, Value) else repr(v) for v in vals)
             raise InferError(f"{name} does not accept operands of dtypes ({dts}): {e}") from None
@@ -276,35 +291,60 @@ def _div(a, b):
     return a / b
 
 
-def _reciprocal(x):
-    return torch.reciprocal(x) if x.dtype.is_floating_point or x.dtype.is_complex else torch.reciprocal(x.float())
-
-
 def _where(c, x, y):
     c = _as_t(c, x if isinstance(x, torch.Tensor) else y)
     return torch.where(c, x, y)
 
 
 def _clamp(x, lo, hi):
-    return torch.minimum(torch.maximum(x, _as_t(lo, x)), _as_t(hi, x))
+    """min(max(x, lo), hi) with lo and hi cast to x's dtype first (as nvFuser does: csrc/ops/arith.cpp clamp)."""
+    lo, hi = (_as_t(b.item() if isinstance(b, torch.Tensor) else b, x).to(x.dtype) for b in (lo, hi))
+    return torch.minimum(torch.maximum(x, lo), hi)
+
+
+#: nvFuser's TypePromotionConfigs (csrc/type_promotion.h) as arguments of promotion.common_dtype:
+#: "float" = float_op_config (integral and Bool inputs become Float), "default" = default_op_config,
+#: "where" = default_op_config without the 16-bit -> Float step (csrc/ops/arith.cpp ``where``);
+#: every one of them but "where" computes Half/BFloat16/Float8 in Float. "keep": the op does not promote.
+_PROMOTION = {"float": {"int_to_float": True}, "default": {}, "where": {"half_to_float": False}}
 
 
 def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = "",
-               check: Callable[[dict], None] | None = None, literal_operands: bool = True) -> OpDef:
-    """An elementwise op; ``check`` adds nvFuser's own argument rules before torch's dtype rule runs."""
+               check: Callable[[dict], None] | None = None, literal_operands: bool = True,
+               promote: str = "default", promoted: tuple[str, ...] | None = None) -> OpDef:
+    """An elementwise op typed as nvFuser types it: the ``promoted`` operands (default: all) are cast to
+    nvFuser's common dtype under the ``promote`` config (see _PROMOTION) and ``fn`` computes in it, so a
+    BFloat16 add is a float32 add returning Float, as on nvFuser. ``check`` adds nvFuser's own argument
+    rules (and refusals of what nvFuser cannot compile) before the dtype rule runs."""
     inferred = _pointwise_infer(name, fn, operands)
+    promoted = operands if promoted is None else promoted
+
+    def compute_dtype(vals: list[Any]) -> DataType | None:
+        if promote == "keep":
+            return None
+        return promotion.common_dtype(vals, **_PROMOTION[promote])
 
     def infer(a: dict) -> list[Out]:
         if check is not None:
             check(a)
-        return inferred(a)
+        try:
+            compute = compute_dtype([a[o] for o in promoted])
+        except ValueError as e:
+            raise InferError(f"{name}: {e}") from None
+        return inferred(a, compute, promoted)
 
     def run(a: dict, ctx: RunContext):
-        vals = [a[o] for o in operands]
-        if not any(isinstance(v, torch.Tensor) and v.ndim > 0 for v in vals):
-            # scalar arithmetic: compute on 0-d tensors, return Python numbers
-            vals = [v if isinstance(v, torch.Tensor) else torch.tensor(v) for v in vals]
-            return fn(*vals)
+        recorded = ctx.op.args if ctx.op is not None and ctx.op.name == name else None
+        compute = compute_dtype([recorded[o] if recorded is not None else a[o] for o in promoted])
+        scalar_only = not any(isinstance(a[o], torch.Tensor) and a[o].ndim > 0 for o in operands)
+        vals = []
+        for o in operands:
+            v = a[o]
+            if compute is not None and o in promoted:
+                v = v.to(compute.torch) if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=compute.torch)
+            elif scalar_only and not isinstance(v, torch.Tensor):
+                v = torch.tensor(v)  # scalar arithmetic: compute on 0-d tensors
+            vals.append(v)
         return fn(*vals)
 
     return _register(OpDef(name, operands, (), infer, run, doc=doc, literal_operands=literal_operands))
@@ -313,7 +353,7 @@ def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = ""
 _UNARY = {
     "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1,
     "log": torch.log, "log2": torch.log2, "log10": torch.log10, "log1p": torch.log1p,
-    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": _reciprocal, "tanh": torch.tanh,
+    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "tanh": torch.tanh,
     "sigmoid": torch.sigmoid, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
     "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
     "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
@@ -339,13 +379,90 @@ _BINARY = {
     "bitwise_left_shift": _tensor_fn(torch.bitwise_left_shift),
     "bitwise_right_shift": _tensor_fn(torch.bitwise_right_shift),
 }
+#: Pointwise ops nvFuser types with float_op_config (csrc/ops/arith.cpp: NVFUSER_DEFINE_UNARY_FLOAT_OP,
+#: NVFUSER_DEFINE_BINARY_FLOAT_OP): integral and Bool inputs become Float, 16-bit floats compute in Float.
+FLOAT_OPS = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "exp2", "expm1", "erf", "erfc",
+    "erfinv", "erfcinv", "lgamma", "log", "log10", "log1p", "log2", "reciprocal", "rsqrt", "sigmoid", "sin",
+    "sinh", "sqrt", "tan", "tanh", "truediv", "atan2",
+})
+#: Pointwise ops nvFuser applies to their input's own dtype, no promotion (csrc/ops/arith.cpp:
+#: NVFUSER_DEFINE_UNARY_OP, unaryIsOp, abs, logical_not / bitwise_not, threshold, clamp; sign in
+#: csrc/ops/composite.cpp casts back to the input's dtype). Every other pointwise op uses default_op_config.
+KEEP_DTYPE_OPS = frozenset({
+    "abs", "ceil", "floor", "frac", "relu", "round", "silu", "trunc", "sign", "isfinite", "isinf", "isnan",
+    "isneginf", "isposinf", "isreal", "logical_not", "bitwise_not", "logical_and", "logical_or", "threshold",
+    "clamp", "real", "imag", "complex", "logical_right_shift",
+})
+#: Ops nvFuser applies to a Half/BFloat16/Float8 input without promoting it and whose kernel function has no
+#: overload for those types: nvFuser's runtime defines only abs, max and isfinite for __half/__bfloat
+#: (runtime/helpers.cu) and those structs have no arithmetic or comparison operators (runtime/bf16_support.cu,
+#: fp16_support.cu), so NVRTC fails (nvFuser 0.2.36 reports an INTERNAL ASSERT at
+#: csrc/runtime/compiled_kernel.cpp). segkit refuses them while recording.
+NO_REDUCED_FLOAT_KERNEL = frozenset({
+    "ceil", "floor", "frac", "relu", "round", "silu", "trunc", "isinf", "isnan", "isneginf", "isposinf",
+    "clamp", "threshold",
+})
+#: Ops nvFuser applies to an integral or Bool input without promoting it, whose runtime function exists for
+#: float and double only (runtime/helpers.cu): the call is ambiguous and NVRTC fails.
+NO_INTEGRAL_KERNEL = frozenset({"frac", "silu"})
+
+
+def uncompilable(name: str, dtype: DataType, why: str, fix: str = "cast it to Float first") -> InferError:
+    """The refusal of an op nvFuser accepts but cannot compile a kernel for."""
+    return InferError(f"nvFuser cannot compile {name} on {dtype.name}: {why}; {fix}")
+
+
+def _kernel_exists_check(name: str, operand: str):
+    """Refuse ``operand`` dtypes nvFuser's runtime has no ``name`` for (NO_REDUCED_FLOAT_KERNEL, NO_INTEGRAL_KERNEL)."""
+    def check(a: dict) -> None:
+        dt = _dtype_of(a[operand])
+        if dt in promotion.REDUCED_FLOATS:
+            raise uncompilable(name, dt, f"nvFuser applies {name} to {operand} without promoting it to Float and "
+                                         f"its runtime has no {dt.name} {name} (runtime/helpers.cu), so its kernel "
+                                         "does not compile", f"cast {operand} to Float first")
+        if name in NO_INTEGRAL_KERNEL and dt is not None and (promotion.is_integral(dt) or dt is DataType.Bool):
+            raise uncompilable(name, dt, f"nvFuser applies {name} to {operand} without promoting it and its runtime "
+                                         f"has {name} for float and double only (runtime/helpers.cu), so the call "
+                                         "is ambiguous and its kernel does not compile", f"cast {operand} to Float first")
+    return check
+
+
+def _mod_check(a: dict) -> None:
+    dt = promotion.common_dtype([a["lhs"], a["rhs"]])
+    if not (promotion.is_integral(dt) or dt is DataType.Bool):
+        raise uncompilable("mod", dt, "nvFuser's kernel computes mod with C's % operator, which takes integers only "
+                                      "(csrc/type.cpp)", "use fmod or remainder, or cast to an integer dtype")
+
+
+def _nextafter_check(a: dict) -> None:
+    dt = promotion.common_dtype([a["lhs"], a["rhs"]], half_to_float=False)
+    if dt not in (DataType.Float, DataType.Double):
+        raise InferError(f"nextafter: promoted type must be single or double precision float but found {dt.name} "
+                         "(nvFuser's float_only_op_config, csrc/type_promotion.cpp)")
+
+
+def _where_check(a: dict) -> None:
+    c = a["condition"]
+    if _dtype_of(c) is not DataType.Bool and not isinstance(c, bool):
+        got = c.dtype.name if isinstance(c, Value) else repr(c)
+        raise InferError(f"where: condition should be of DataType Bool, not {got} (nvFuser's rule)")
+
+
+def _promotion_of(name: str) -> str:
+    return "float" if name in FLOAT_OPS else "keep" if name in KEEP_DTYPE_OPS else "default"
+
+
+_CHECKS = {"mod": _mod_check, "nextafter": _nextafter_check}
+_CHECKS.update({name: _kernel_exists_check(name, "x") for name in NO_REDUCED_FLOAT_KERNEL & set(_UNARY)})
 for _name, _fn in _UNARY.items():
-    _pointwise(_name, _fn, ("x",))
+    _pointwise(_name, _fn, ("x",), check=_CHECKS.get(_name), promote=_promotion_of(_name))
 for _name, _fn in _BINARY.items():
-    _pointwise(_name, _fn, ("lhs", "rhs"))
-_pointwise("where", _where, ("condition", "x", "y"))
+    _pointwise(_name, _fn, ("lhs", "rhs"), check=_CHECKS.get(_name), promote=_promotion_of(_name))
+_pointwise("where", _where, ("condition", "x", "y"), check=_where_check, promote="where", promoted=("x", "y"))
 _pointwise("lerp", _tensor_fn(torch.lerp), ("x", "y", "weight"))
-_pointwise("clamp", _clamp, ("input", "min", "max"))
+_pointwise("clamp", _clamp, ("input", "min", "max"), check=_kernel_exists_check("clamp", "input"),
+           promote="keep")
 
 
 def _dtype_of(x: Any) -> DataType | None:
@@ -366,10 +483,9 @@ def _ints_only(name: str):
 
 
 def _upcast_float(fn: Callable) -> Callable:
-    """A float op computed in double and returned in the dtype nvFuser gives it (ints -> Float)."""
+    """A float op computed in double and returned in its input's dtype (already nvFuser's Float or Double)."""
     def call(x):
-        out = torch.float32 if not (x.dtype.is_floating_point or x.dtype.is_complex) else x.dtype
-        return fn(x.to(torch.float64)).to(out)
+        return fn(x.to(torch.float64)).to(x.dtype)
     return call
 
 
@@ -428,18 +544,28 @@ def _addcmul(a, b, c, alpha):
     return a + b * (c * s)
 
 
-_pointwise("erfcinv", _upcast_float(lambda x: torch.erfinv(1 - x)), ("x",),
+def _all(*checks: Callable[[dict], None]) -> Callable[[dict], None]:
+    def check(a: dict) -> None:
+        for c in checks:
+            c(a)
+    return check
+
+
+_pointwise("erfcinv", _upcast_float(lambda x: torch.erfinv(1 - x)), ("x",), promote="float",
            doc="erfinv(1 - x), computed in double (torch has no erfcinv)")
-_pointwise("isreal", torch.isreal, ("x",))
-_pointwise("real", _tensor_fn(torch.real), ("x",), doc="the real part; a copy for real dtypes")
-_pointwise("imag", _tensor_fn(torch.imag), ("x",), check=_imag_check)
-_pointwise("complex", _tensor_fn(torch.complex), ("real", "imag"), check=_complex_check, literal_operands=False)
+_pointwise("isreal", torch.isreal, ("x",), promote="keep")
+_pointwise("real", _tensor_fn(torch.real), ("x",), promote="keep", doc="the real part; a copy for real dtypes")
+_pointwise("imag", _tensor_fn(torch.imag), ("x",), check=_imag_check, promote="keep")
+_pointwise("complex", _tensor_fn(torch.complex), ("real", "imag"), check=_complex_check, literal_operands=False,
+           promote="keep")
 _pointwise("gcd", _tensor_fn(torch.gcd), ("lhs", "rhs"), check=_ints_only("gcd"))
-_pointwise("logical_right_shift", _logical_right_shift, ("lhs", "rhs"), check=_ints_only("logical_right_shift"))
-_pointwise("threshold", _threshold, ("input", "threshold", "value"),
-           check=_scalars_only("threshold", "threshold", "value"))
+_pointwise("logical_right_shift", _logical_right_shift, ("lhs", "rhs"), check=_ints_only("logical_right_shift"),
+           promote="keep")
+_pointwise("threshold", _threshold, ("input", "threshold", "value"), promote="keep",
+           check=_all(_scalars_only("threshold", "threshold", "value"),
+                      _kernel_exists_check("threshold", "input")))
 _pointwise("addcmul", _addcmul, ("input1", "input2", "input3", "alpha"), check=_scalars_only("addcmul", "alpha"),
-           doc="input1 + input2 * input3 * alpha")
+           promoted=("input1", "input2", "input3"), doc="input1 + input2 * input3 * alpha")
 
 
 # --------------------------------------------------------------------------- cast
@@ -509,6 +635,11 @@ def _reduction_overloads(name: str):
     return normalize
 
 
+#: The reductions nvFuser cannot compile in a 16-bit float, and what their kernel lacks: nvFuser's runtime
+#: defines max for __half / __bfloat and no other reduction operator.
+_NO_REDUCED_REDUCTION = {"sum": "operator +", "prod": "operator *", "min": "min"}
+
+
 def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
     def infer(a: dict) -> list[Out]:
         x = _tensor(a["arg"], f"{name}'s arg")
@@ -518,6 +649,11 @@ def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
         if not with_dtype and a["dtype"] is not DataType.Null:
             raise InferError(f"dtype={a['dtype']!r}: nvFuser's {name} takes no dtype other than DataType.Null")
         dtype = _sum_dtype(x, a["dtype"]) if with_dtype else x.dtype
+        if dtype in promotion.REDUCED_FLOATS and name in _NO_REDUCED_REDUCTION:
+            raise uncompilable(name, dtype, f"nvFuser reduces in {dtype.name} and its runtime has no {dtype.name} "
+                                            f"{_NO_REDUCED_REDUCTION[name]} (runtime/helpers.cu, bf16_support.cu, "
+                                            "fp16_support.cu), so its kernel does not compile",
+                               "pass dtype=DataType.Float" if with_dtype else "cast arg to Float first")
         return [_reduced(x, dims, bool(a["keepdim"]), dtype)]
 
     def run(a: dict, ctx: RunContext):
@@ -558,6 +694,11 @@ def _var_infer(n_out: int, keepdim_attr: bool):
             raise InferError(f"variance needs a floating-point tensor, got {x.dtype.name}")
         if n_out == 2 and x.dtype in (DataType.Half, DataType.BFloat16, DataType.Float8_e4m3fn, DataType.Float8_e5m2):
             raise InferError(f"var_mean is not supported for {x.dtype.name} (nvFuser's rule): cast arg to Float first")
+        if n_out == 1 and x.dtype in promotion.REDUCED_FLOATS:
+            raise uncompilable("var", x.dtype, f"nvFuser's variance starts with a mean, a sum in {x.dtype.name}, and "
+                                               f"its runtime has no {x.dtype.name} operator + (csrc/ops/normalization.cpp"
+                                               ", runtime/helpers.cu), so its kernel does not compile",
+                               "cast arg to Float first")
         if a.get("correction", 0) < 0:
             raise InferError(f"correction must be non-negative, got {a['correction']}")
         dims = norm_dims(a["dims"], x.ndim)

@@ -88,7 +88,9 @@ def test_dtype_promotion_follows_nvfuser():
     with FusionDefinition() as fd:
         b = fd.define_tensor(shape=[4], contiguity=[True], dtype=DataType.BFloat16)
         i = fd.define_tensor(shape=[4], contiguity=[True], dtype=DataType.Int32)
-        assert fd.ops.mul(b, 2.5).dtype is DataType.BFloat16  # a Python scalar never widens a tensor
+        assert fd.ops.mul(b, 2.5).dtype is DataType.Float  # BFloat16 math is done in Float (computeTypes)
+        assert fd.ops.mul(i, 2.5).dtype is DataType.Double  # a Double scalar is not demoted, unlike torch
+        assert fd.ops.where(fd.ops.gt(b, 0.0), b, 0).dtype is DataType.BFloat16  # where does not promote
         assert fd.ops.gt(b, 0.0).dtype is DataType.Bool
         assert fd.ops.add(i, 1).dtype is DataType.Int32
         assert fd.ops.sum(i, dims=[0]).dtype is DataType.Int
