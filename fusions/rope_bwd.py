@@ -1,0 +1,39 @@
+"""Gradient of RoPE (fusions.rope_fwd) w.r.t. x: dx = dy cos + rot^T(dy sin), rot^T(g) = cat(g2, -g1), in fp32,
+cast to x's dtype; cos / sin are constants (position tables)."""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _rope as R
+from fusions.configs import ApplyRopeConfig, apply_rope_configs
+from fusions.rope_fwd import broadcast_table, define_tables, make_tables, table
+from fusions.spec import FusionSpec, dt, nv_dtype, randn
+
+
+def define(fd, cfg: ApplyRopeConfig) -> None:
+    shape, io, f32 = list(cfg.shape), dt(fd, nv_dtype(cfg.dtype).name), dt(fd, "Float")
+    dy = fd.define_tensor(shape=shape, contiguity=[True] * 4, dtype=io)
+    cos, sin = define_tables(fd, cfg)
+    n, half = shape[-1], shape[-1] // 2
+    g = fd.ops.cast(dy, dtype=f32)
+    gs = fd.ops.mul(g, table(fd, sin, cfg))
+    rot_t = R.rotate(fd, R.last_dim_slice(fd, gs, 4, shape, half, n), fd.ops.neg(R.last_dim_slice(fd, gs, 4, shape, 0, half)), 4)
+    fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(g, table(fd, cos, cfg)), rot_t), dtype=io))
+
+
+def inputs(cfg: ApplyRopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    cos, sin = make_tables(cfg, device)
+    return {"dy": randn(cfg.shape, gen, cfg.dtype), "cos": cos, "sin": sin}
+
+
+def reference(inp: dict, cfg: ApplyRopeConfig) -> tuple:
+    """float64 adjoint by the pair formula: x_i feeds y_i (cos) and y_{i+n/2} (sin), x_{i+n/2} feeds y_{i+n/2}
+    (cos) and y_i (-sin)."""
+    g, cos, sin = inp["dy"].to(torch.float64), broadcast_table(inp["cos"]), broadcast_table(inp["sin"])
+    h = g.shape[-1] // 2
+    lo, hi = g[..., :h], g[..., h:]
+    return (torch.cat([lo * cos[..., :h] + hi * sin[..., h:], hi * cos[..., h:] - lo * sin[..., :h]], dim=-1),)
+
+
+SPEC = FusionSpec("rope_bwd", apply_rope_configs(), define, inputs, reference, ("dx",), __doc__)
