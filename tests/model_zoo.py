@@ -108,8 +108,9 @@ def build(name: str) -> nn.Module:
         from transformers import LlamaConfig, LlamaForCausalLM
 
         cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_layers=1,
-                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T)
-        cfg._attn_implementation = "sdpa"
+                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+                          use_cache=False)  # training; Thunder cannot trace HF's DynamicCache (its empty-cache cat)
+        cfg._attn_implementation = "eager"  # Thunder 0.2.6's sdpa lacks enable_gqa, which HF's sdpa path passes
         model = LlamaForCausalLM(cfg)
     elif name == "nanogpt":
         model = NanoGPT()
@@ -118,11 +119,22 @@ def build(name: str) -> nn.Module:
     return _perturb(model)
 
 
+def _hf_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
+    """LlamaForCausalLM's own modules, driven as LlamaModel.forward drives them: Thunder 0.2.6 cannot trace the
+    output-capturing wrapper transformers 5 puts around the model's forward (a context variable set globally)."""
+    inner = model.model
+    h = inner.embed_tokens(idx)
+    position_ids = torch.arange(idx.shape[1], device=idx.device)[None]
+    cos_sin = inner.rotary_emb(h, position_ids=position_ids)
+    for layer in inner.layers:
+        h = layer(h, attention_mask=None, position_embeddings=cos_sin, position_ids=position_ids)
+    return model.lm_head(inner.norm(h))
+
+
 def loss_fn(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     """A loss that reaches every logit (not cross_entropy: on CPU Thunder hands that to torch.compile, which
     costs ~25 s of Inductor compile per model)."""
-    out = model(idx)
-    logits = (out.logits if hasattr(out, "logits") else out).float()
+    logits = (_hf_logits(model, idx) if hasattr(model, "model") else model(idx)).float()
     return (logits * logits.detach().sin()).mean()
 
 

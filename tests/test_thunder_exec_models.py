@@ -117,7 +117,7 @@ def test_layer_norm_with_and_without_weight_and_bias(affine, bias):
 
 
 def test_what_segkit_cannot_run_falls_back_with_a_note():
-    """fp64 (no segkit fusion) and cos that needs a gradient: Thunder's own path, the reason in the trace."""
+    """fp64 (no segkit fusion) or tables of another shape: Thunder's own path, the reason in the trace."""
     from litgpt.model import RMSNorm, apply_rope
 
     norm = RMSNorm(16)
@@ -127,11 +127,22 @@ def test_what_segkit_cannot_run_falls_back_with_a_note():
     assert _claims(jf, NORM_FW, NORM_BW) == (0, 0)
     assert "segkit_ex left litgpt RMSNorm to Thunder: input dtype float64" in str(thunder.last_traces(jf)[0])
 
-    cos = torch.rand(1, 6, 8, requires_grad=True)
+    cos = torch.rand(1, 6, 1)  # one angle per position, broadcast over n: not the (T, n) tables segkit takes
     y = torch.randn(1, 2, 6, 8, requires_grad=True)
-    jf = _step(lambda: apply_rope(y, cos, cos), [y, cos], torch.float32)
+    jf = _step(lambda: apply_rope(y, cos, cos.sqrt()), [y], torch.float32)
     assert _claims(jf, ROPE_FW, ROPE_BW) == (0, 0)
-    assert "cos/sin require grad" in str(thunder.last_traces(jf)[0])
+    assert "segkit_ex left litgpt apply_rope to Thunder: cos (1, 1, 6, 1) does not broadcast" in str(
+        thunder.last_traces(jf)[0])
+
+
+def test_learned_rope_tables_get_their_gradient():
+    """Tables that need a gradient (learned, or a function of parameters) get eager's, beside segkit's dx."""
+    from litgpt.model import apply_rope
+
+    cos = torch.rand(2, 6, 8, requires_grad=True)
+    y = torch.randn(2, 3, 6, 8, requires_grad=True)
+    jf = _step(lambda: apply_rope(y, cos, 1 - cos), [y, cos], torch.float32)
+    assert _claims(jf, ROPE_FW, ROPE_BW) == (1, 1)
 
 
 def _rms(x, weight, eps):
@@ -174,10 +185,11 @@ def test_segkit_check_checks_on_cpu_too():
     with warnings.catch_warnings():
         warnings.simplefilter("error", thunder_exec.WrongResultWarning)
         good(inputs)
-    wrong_fd = runner("rmsnorm_fwd", NormConfig("t", (8, 32), torch.float32, 0.5, False), "none").fd
-    bad = type(good)(good.spec_name, cfg, good.policy, True, wrong_fd, good.outputs)
-    with pytest.warns(thunder_exec.WrongResultWarning, match="reference interpreter computed a wrong result"):
-        bad([torch.randn(8, 32) * 0.1, torch.rand(32)])
+    cfg4 = NormConfig("t", (4, 32), torch.float32, 1e-5, False)
+    wrong_fd = runner("rmsnorm_fwd", NormConfig("t", (4, 32), torch.float32, 0.5, False), "none").fd
+    bad = type(good)(good.spec_name, cfg4, good.policy, True, wrong_fd, good.outputs)
+    with pytest.warns(thunder_exec.WrongResultWarning, match="on the reference interpreter computed a wrong result"):
+        bad([torch.randn(4, 32) * 0.1, torch.rand(32)])
 
 
 def test_runner_cache_is_bounded_and_clearable():

@@ -15,6 +15,9 @@ with no list to keep.
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.machinery
 import sys
 import types
 from collections.abc import Callable
@@ -185,7 +188,8 @@ def install_known() -> list[str]:
     if litgpt is not None:
         recognize("litgpt RMSNorm", litgpt.RMSNorm.forward, _litgpt_rms_norm)
         recognize("litgpt apply_rope", litgpt.apply_rope, _litgpt_apply_rope)
-    llama = sys.modules.get("transformers.models.llama.modeling_llama")
+    hf = [n for n in sys.modules if n.startswith("transformers.models.") and ".modeling_" in n]
+    llama = importlib.import_module("transformers.models.llama.modeling_llama") if hf else None
     if llama is not None:
         for name, module in list(sys.modules.items()):
             if not (name.startswith("transformers.models.") and ".modeling_" in name) or module is None:
@@ -198,3 +202,32 @@ def install_known() -> list[str]:
                         and _same_code(getattr(attr, "forward", None), llama.LlamaRMSNorm.forward)):
                     recognize(f"{name}.{attr.__name__}", attr.forward, _hf_rms_norm)
     return [r.label for r in RECOGNIZED.values()]
+
+
+def _wants(name: str) -> bool:
+    return name == "litgpt.model" or (name.startswith("transformers.models.") and ".modeling_" in name)
+
+
+class RecognizeOnImport(importlib.abc.MetaPathFinder):
+    """Recognize a library's functions right after it is imported, whatever the order of imports and
+    thunder_exec.executors() calls in the user's script."""
+
+    def find_spec(self, name, path, target=None):
+        if not _wants(name):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        exec_module = spec.loader.exec_module
+
+        def exec_and_recognize(module):
+            exec_module(module)
+            install_known()
+
+        spec.loader.exec_module = exec_and_recognize  # this spec's own loader instance
+        return spec
+
+
+def install_import_hook() -> None:
+    if not any(isinstance(f, RecognizeOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, RecognizeOnImport())

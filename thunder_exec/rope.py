@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 from thunder.core.proxies import TensorProxy
-from thunder.core.transforms import get_grad, put_grad
+from thunder.core import dtypes
+from thunder.core.transforms import get_grad, put_grad, sum_to
 import thunder.torch as ltorch
 
 from fusions.configs import ApplyRopeConfig
@@ -30,8 +31,6 @@ def rope_refusal(x, cos, sin) -> str | None:
     shape = (1,) * (x.ndim - cos.ndim) + tuple(cos.shape)
     if shape[-2:] != tuple(x.shape[-2:]) or any(s != 1 for s in shape[1:-2]) or shape[0] not in (1, x.shape[0]):
         return f"cos {tuple(cos.shape)} does not broadcast as (1 or B, 1.., T, n) against x {tuple(x.shape)}"
-    if getattr(cos, "requires_grad", False) or getattr(sin, "requires_grad", False):
-        return "cos/sin require grad (segkit's backward treats them as constants)"
     return None
 
 
@@ -80,12 +79,24 @@ def _execution(x, cos, sin, route=None):
     return y if route is None else verify_route(route, (y,), (x, cos, sin))[0]
 
 
+def _table_grad(g, t, table):
+    """d(loss)/d(table) of ``t * table`` (fp32, reduced over the broadcast dims, in the table's dtype): eager's
+    gradient when the tables need one; Thunder removes it as dead code when they do not (the common case)."""
+    return ltorch.to(sum_to(ltorch.mul(ltorch.to(g, dtypes.float32), ltorch.to(t, dtypes.float32)), table.shape),
+                     table.dtype)
+
+
 def _grad(x, cos, sin, route=None):
     options = _options()
     y = rope_fwd(x, cos, sin, *options)
     if route is not None:
         (y,) = verify_route(route, (y,), (x, cos, sin))
-    put_grad(x, rope_bwd(get_grad(y), cos, sin, *options))
+    g = get_grad(y)
+    put_grad(x, rope_bwd(g, cos, sin, *options))
+    h = x.shape[-1] // 2
+    rotated = ltorch.cat((ltorch.neg(ltorch.getitem(x, (..., slice(h, None)))), ltorch.getitem(x, (..., slice(None, h)))), -1)
+    put_grad(cos, _table_grad(g, x, cos))
+    put_grad(sin, _table_grad(g, rotated, sin))
     return y
 
 
