@@ -14,16 +14,16 @@ segkit_ex cannot notice and warn from inside Thunder: use
 What it claims:
 
 * ``ltorch.layer_norm`` / ``ltorch.rms_norm`` (torch.nn.LayerNorm, RMSNorm,
-  F.layer_norm, F.rms_norm) over the last dim with a weight, bf16/fp16/fp32:
-  forward with autograd = one fusion returning y and the fp32 statistics;
-  backward = the fused dx + dw (+ db) fusion (fusions.layernorm_bwd /
+  F.layer_norm, F.rms_norm) over the last dim, with or without weight / bias,
+  bf16/fp16/fp32: forward with autograd = one fusion returning y and the fp32
+  statistics; backward = the fused dx + dw (+ db) fusion (fusions.layernorm_bwd /
   rmsnorm_bwd); without autograd (inference) = the forward fusion with y as
   its only output (segkit_layer_norm / segkit_rms_norm).
-* ``thunder_exec.rms_norm(x, weight, eps)`` (litgpt's hand-written RMSNorm)
-  and ``thunder_exec.qkv_split_rope(...)`` (litgpt's qkv split + RoPE) through
-  lookasides: calls of these functions inside a jitted model become segkit
-  symbols. ``thunder_exec.route(fn, to)`` adds the same lookaside for a
-  user's own function of the same signature, without editing the model.
+* ``segkit_rms_norm_entry`` (litgpt's RMSNorm math, fp32 weights with 16-bit x,
+  Gemma's ``1 + weight``), RoPE (thunder_exec.rope) and qkv split + RoPE
+  (litgpt's layout before 0.5.5): entry symbols that thunder_exec.recognize puts
+  in the trace for the libraries' own functions and for ``route()``d ones, after
+  checking on the proxies that segkit can run the call (Thunder's path otherwise).
 
 Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs",
 default "outputs") runs the fusions through segkit's bookend pass;
