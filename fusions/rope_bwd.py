@@ -7,18 +7,14 @@ import torch
 
 from fusions import _rope as R
 from fusions.configs import ApplyRopeConfig, apply_rope_configs
-from fusions.rope_fwd import broadcast_table, define_tables, make_tables, table
-from fusions.spec import FusionSpec, dt, nv_dtype, randn
+from fusions.rope_fwd import broadcast_table, define_inputs, halves, make_tables, table
+from fusions.spec import FusionSpec, randn
 
 
 def define(fd, cfg: ApplyRopeConfig) -> None:
-    shape, io, f32 = list(cfg.shape), dt(fd, nv_dtype(cfg.dtype).name), dt(fd, "Float")
-    dy = fd.define_tensor(shape=shape, contiguity=[True] * 4, dtype=io)
-    cos, sin = define_tables(fd, cfg)
-    n, half = shape[-1], shape[-1] // 2
-    g = fd.ops.cast(dy, dtype=f32)
-    gs = fd.ops.mul(g, table(fd, sin, cfg))
-    rot_t = R.rotate(fd, R.last_dim_slice(fd, gs, 4, shape, half, n), fd.ops.neg(R.last_dim_slice(fd, gs, 4, shape, 0, half)), 4)
+    g, cos, sin, io, half = define_inputs(fd, cfg)
+    gs1, gs2 = halves(fd, fd.ops.mul(g, table(fd, sin, cfg)), cfg, half)
+    rot_t = R.rotate(fd, gs2, fd.ops.neg(gs1), 4)
     fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(g, table(fd, cos, cfg)), rot_t), dtype=io))
 
 

@@ -28,13 +28,23 @@ def table(fd, t, cfg: ApplyRopeConfig):
     return fd.ops.broadcast(fd.ops.cast(t, dtype=dt(fd, "Float")), is_broadcast_dim=dims)
 
 
+def define_inputs(fd, cfg: ApplyRopeConfig):
+    """x (or dy) of cfg.shape cast to fp32, cos, sin, the I/O DataType, and the two halves' bounds."""
+    io = dt(fd, nv_dtype(cfg.dtype).name)
+    x = fd.define_tensor(shape=list(cfg.shape), contiguity=[True] * 4, dtype=io)
+    cos, sin = define_tables(fd, cfg)  # every input defined before the first op (repro scripts keep that order)
+    return fd.ops.cast(x, dtype=dt(fd, "Float")), cos, sin, io, cfg.shape[-1] // 2
+
+
+def halves(fd, t, cfg: ApplyRopeConfig, half: int):
+    shape = list(cfg.shape)
+    return R.last_dim_slice(fd, t, 4, shape, 0, half), R.last_dim_slice(fd, t, 4, shape, half, shape[-1])
+
+
 def define(fd, cfg: ApplyRopeConfig) -> None:
-    shape, io, f32 = list(cfg.shape), dt(fd, nv_dtype(cfg.dtype).name), dt(fd, "Float")
-    x = fd.define_tensor(shape=shape, contiguity=[True] * 4, dtype=io)
-    cos, sin = define_tables(fd, cfg)
-    n, half = shape[-1], shape[-1] // 2
-    xf = fd.ops.cast(x, dtype=f32)
-    rotated = R.rotate(fd, fd.ops.neg(R.last_dim_slice(fd, xf, 4, shape, half, n)), R.last_dim_slice(fd, xf, 4, shape, 0, half), 4)
+    xf, cos, sin, io, half = define_inputs(fd, cfg)
+    x1, x2 = halves(fd, xf, cfg, half)
+    rotated = R.rotate(fd, fd.ops.neg(x2), x1, 4)
     y = fd.ops.add(fd.ops.mul(xf, table(fd, cos, cfg)), fd.ops.mul(rotated, table(fd, sin, cfg)))
     fd.add_output(fd.ops.cast(y, dtype=io))
 

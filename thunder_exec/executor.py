@@ -36,11 +36,7 @@ reference result instead). For Thunder's own nvFusion regions use
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-
-import math
 import warnings
-from collections.abc import Callable
 
 import torch
 from thunder.core import dtypes
