@@ -52,7 +52,12 @@ def route(fn: Callable, to: str) -> None:
     if "self" in fn.__code__.co_varnames[:1]:
         raise TypeError(f"route({_key(fn)}, {to!r}): a method (self, ...) cannot be routed; litgpt's and Hugging "
                         "Face's norm modules are claimed without a route")
-    key = _key(fn)
+    key, n = _key(fn), 1
+    while key in ROUTES.functions and ROUTES.functions[key][0] is not fn:  # two lambdas, or same-named functions
+        n += 1
+        key = f"{_key(fn)}#{n}"
+    if key in ROUTES.functions and ROUTES.functions[key][1] != to:
+        raise ValueError(f"route({key}, {to!r}): already routed to {ROUTES.functions[key][1]!r}")
     ROUTES.functions[key] = (fn, to)
     rec.recognize(key, fn, _MAKERS[to](key, route=key))
 
