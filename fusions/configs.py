@@ -85,6 +85,7 @@ class ApplyRopeConfig:
     cos_batch: int = 1
     dtype: torch.dtype = torch.bfloat16
     table_dtype: torch.dtype | None = None
+    out_dtype: torch.dtype | None = None  # y (and dy): x's dtype unless given (HF promotes bf16 q with fp32 tables)
 
     def __post_init__(self) -> None:
         if len(self.shape) != 4 or any(s < 1 for s in self.shape) or self.shape[-1] % 2:
@@ -96,12 +97,18 @@ class ApplyRopeConfig:
     def tables(self) -> torch.dtype:
         return self.table_dtype or self.dtype
 
+    @property
+    def out(self) -> torch.dtype:
+        return self.out_dtype or self.dtype
+
 
 def apply_rope_configs() -> dict[str, ApplyRopeConfig]:
     """litgpt-shaped q (B, n_head, T, rope_n_elem); tables fp32 as litgpt keeps them."""
     cfgs = [ApplyRopeConfig("Llama-3-8B_q", (1, 32, 4096, 128), table_dtype=torch.float32),
             ApplyRopeConfig("phi-2_q", (1, 32, 2048, 32), table_dtype=torch.float32),
-            ApplyRopeConfig("hf-Llama-3-8B_q", (2, 32, 4096, 128), cos_batch=2)]  # HF: tables per position_ids row
+            ApplyRopeConfig("hf-Llama-3-8B_q", (2, 32, 4096, 128), cos_batch=2),  # HF: tables per position_ids row
+            # HF under autocast: bf16 q, fp32 tables, fp32 result
+            ApplyRopeConfig("hf-Llama-3-8B_q_autocast", (2, 32, 4096, 128), 2, torch.bfloat16, torch.float32, torch.float32)]
     return with_tiny(cfgs, lambda c: replace(c, name=c.name + "_tiny", shape=(2, 3, 8, min(c.shape[-1], 16))))
 
 

@@ -8,19 +8,19 @@ import torch
 from fusions import _rope as R
 from fusions.configs import ApplyRopeConfig, apply_rope_configs
 from fusions.rope_fwd import broadcast_table, define_inputs, halves, make_tables, table
-from fusions.spec import FusionSpec, randn
+from fusions.spec import FusionSpec, dt, nv_dtype, randn
 
 
 def define(fd, cfg: ApplyRopeConfig) -> None:
-    g, cos, sin, io, half = define_inputs(fd, cfg)
+    g, cos, sin, half = define_inputs(fd, cfg, cfg.out)
     gs1, gs2 = halves(fd, fd.ops.mul(g, table(fd, sin, cfg)), cfg, half)
     rot_t = R.rotate(fd, gs2, fd.ops.neg(gs1), 4)
-    fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(g, table(fd, cos, cfg)), rot_t), dtype=io))
+    fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(g, table(fd, cos, cfg)), rot_t), dtype=dt(fd, nv_dtype(cfg.dtype).name)))
 
 
 def inputs(cfg: ApplyRopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
     cos, sin = make_tables(cfg, device)
-    return {"dy": randn(cfg.shape, gen, cfg.dtype), "cos": cos, "sin": sin}
+    return {"dy": randn(cfg.shape, gen, cfg.out), "cos": cos, "sin": sin}
 
 
 def reference(inp: dict, cfg: ApplyRopeConfig) -> tuple:

@@ -1,6 +1,6 @@
 """RoPE as litgpt's ``apply_rope`` and Hugging Face's ``apply_rotary_pos_emb`` apply it to one of q or k:
 y = x cos + cat(-x2, x1) sin on x (B, H, T, n), cos / sin (cos_batch, T, n) broadcast over H, in fp32, cast to
-x's dtype. A partial rotary (pythia, phi-2) passes its first rope_n_elem columns as x.
+x's dtype (litgpt) or the promoted one (Hugging Face under autocast: bf16 q, fp32 tables, fp32 y). A partial rotary (pythia, phi-2) passes its first rope_n_elem columns as x.
 
 The tables keep their own dtype (litgpt keeps them fp32 under a bf16 model): x is cast up, never the tables down,
 which is what eager PyTorch's type promotion computes for x * cos.
@@ -28,12 +28,11 @@ def table(fd, t, cfg: ApplyRopeConfig):
     return fd.ops.broadcast(fd.ops.cast(t, dtype=dt(fd, "Float")), is_broadcast_dim=dims)
 
 
-def define_inputs(fd, cfg: ApplyRopeConfig):
-    """x (or dy) of cfg.shape cast to fp32, cos, sin, the I/O DataType, and the two halves' bounds."""
-    io = dt(fd, nv_dtype(cfg.dtype).name)
-    x = fd.define_tensor(shape=list(cfg.shape), contiguity=[True] * 4, dtype=io)
+def define_inputs(fd, cfg: ApplyRopeConfig, dtype: torch.dtype):
+    """x (or dy) of cfg.shape and ``dtype`` cast to fp32, cos, sin, and half the last dim."""
+    x = fd.define_tensor(shape=list(cfg.shape), contiguity=[True] * 4, dtype=dt(fd, nv_dtype(dtype).name))
     cos, sin = define_tables(fd, cfg)  # every input defined before the first op (repro scripts keep that order)
-    return fd.ops.cast(x, dtype=dt(fd, "Float")), cos, sin, io, cfg.shape[-1] // 2
+    return fd.ops.cast(x, dtype=dt(fd, "Float")), cos, sin, cfg.shape[-1] // 2
 
 
 def halves(fd, t, cfg: ApplyRopeConfig, half: int):
@@ -42,11 +41,11 @@ def halves(fd, t, cfg: ApplyRopeConfig, half: int):
 
 
 def define(fd, cfg: ApplyRopeConfig) -> None:
-    xf, cos, sin, io, half = define_inputs(fd, cfg)
+    xf, cos, sin, half = define_inputs(fd, cfg, cfg.dtype)
     x1, x2 = halves(fd, xf, cfg, half)
     rotated = R.rotate(fd, fd.ops.neg(x2), x1, 4)
     y = fd.ops.add(fd.ops.mul(xf, table(fd, cos, cfg)), fd.ops.mul(rotated, table(fd, sin, cfg)))
-    fd.add_output(fd.ops.cast(y, dtype=io))
+    fd.add_output(fd.ops.cast(y, dtype=dt(fd, nv_dtype(cfg.out).name)))
 
 
 def make_tables(cfg: ApplyRopeConfig, device: str) -> tuple[torch.Tensor, torch.Tensor]:

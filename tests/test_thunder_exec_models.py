@@ -101,6 +101,11 @@ def test_hugging_face_llama_family_norm_and_rope_are_claimed():
         cos, sin = angle.cos().expand(2, -1, -1), angle.sin().expand(2, -1, -1)
         jf = _step(lambda: module.apply_rotary_pos_emb(q, k, cos, sin), [q, k], torch.float32)
         assert _claims(jf, ROPE_FW, ROPE_BW) == (2, 2), module.__name__
+    # under autocast: bf16 q / k with fp32 tables, an fp32 result (HF's promotion)
+    qb, kb = (t.detach().bfloat16().requires_grad_(True) for t in (q, k))
+    jf = _step(lambda: llama.apply_rotary_pos_emb(qb, kb, cos, sin), [qb, kb], torch.bfloat16)
+    assert _claims(jf, ROPE_FW, ROPE_BW) == (2, 2)
+    assert jf()[0].dtype == torch.float32
 
 
 @pytest.mark.parametrize("affine, bias", [(False, False), (True, False)], ids=["no-weight-olmo", "no-bias"])

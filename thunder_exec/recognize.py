@@ -29,7 +29,7 @@ from thunder.core.interpreter import _interpret_call
 from thunder.core.jit_ext import register_general_jit_lookaside
 
 from thunder_exec import executor as ex
-from thunder_exec.rope import apply_rope_entry, rope_refusal
+from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
 
 
 @dataclass(frozen=True)
@@ -165,11 +165,11 @@ def _hf_apply_rotary_pos_emb(original):
     def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
         c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
         why = rope_refusal(q, c, s) or rope_refusal(k, c, s)
-        if not why and not (q.dtype == k.dtype == cos.dtype):  # HF's result dtype is the promoted one
-            why = f"q {ex.dtype_name(q.dtype)}, k {ex.dtype_name(k.dtype)} with cos {ex.dtype_name(cos.dtype)}"
         if why:
             return left_to_thunder("Hugging Face apply_rotary_pos_emb", why, original, q, k, cos, sin, unsqueeze_dim)
-        return apply_rope_entry(q, c, s), apply_rope_entry(k, c, s)
+        # HF's result has the promoted dtype (fp32 for bf16 q with fp32 tables under autocast)
+        return (apply_rope_entry(q, c, s, None, promoted(q.dtype, cos.dtype)),
+                apply_rope_entry(k, c, s, None, promoted(k.dtype, cos.dtype)))
     return apply_rotary_pos_emb
 
 
