@@ -166,12 +166,13 @@ def main() -> None:
     parser.add_argument("--out")
     parser.add_argument("--iters", type=int, default=10)
     args = parser.parse_args()
-    rows = [r for name, overrides, T in CASES for r in run_case(name, overrides, T, args.iters)]
-    table = markdown(rows)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
-    print(table)
+    rows = []
+    for name, overrides, T in CASES:
+        rows += run_case(name, overrides, T, args.iters)
+        if args.out:  # after every case: a run cut short still leaves its table
+            with open(args.out, "w") as f:
+                f.write(markdown(rows) + "\n")
+    print(markdown(rows))
 
 
 if __name__ == "__main__":

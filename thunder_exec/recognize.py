@@ -28,6 +28,7 @@ from thunder.core.compile_data import get_compile_data
 from thunder.core.interpreter import _interpret_call
 from thunder.core.jit_ext import register_general_jit_lookaside
 
+from fusions import torch_models
 from thunder_exec import executor as ex
 from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
 
@@ -184,6 +185,8 @@ def install_known() -> list[str]:
     library imported after thunder_exec is covered too); the labels of what is recognized."""
     recognize("thunder_exec.rms_norm", ex.rms_norm, rms_norm_function("thunder_exec.rms_norm"))
     recognize("thunder_exec.qkv_split_rope", ex.qkv_split_rope, qkv_split_rope_function("thunder_exec.qkv_split_rope"))
+    recognize("fusions.torch_models.qkv_split_rope", torch_models.qkv_split_rope,
+              qkv_split_rope_function("fusions.torch_models.qkv_split_rope"))
     litgpt = sys.modules.get("litgpt.model")
     if litgpt is not None:
         recognize("litgpt RMSNorm", litgpt.RMSNorm.forward, _litgpt_rms_norm)

@@ -7,8 +7,8 @@ LOG_DIR="${OUT:-/tmp}/models"
 mkdir -p "$LOG_DIR"
 {
   python -c "import benchmarks.model_step as m; m.import_litgpt(); print('litgpt.model imports')"
-  timeout 90 python -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_thunder_exec_gpu.py 2>&1 | tail -15
-  timeout 170 python benchmarks/model_step.py --out "$LOG_DIR/model_step.md" --iters 10
+  timeout 80 python -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_thunder_exec_gpu.py 2>&1 | tail -15
+  timeout 150 python benchmarks/model_step.py --out "$LOG_DIR/model_step.md" --iters 10
 } > "$LOG_DIR/models.log" 2>&1
 echo "== scripts/gpu/models.sh summary"
 grep -E "passed|failed|error" "$LOG_DIR/models.log" | tail -3
