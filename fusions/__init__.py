@@ -15,12 +15,15 @@ from fusions import (
     qkv_split_rope_fwd,
     rmsnorm_bwd,
     rmsnorm_fwd,
+    rope_bwd,
+    rope_fwd,
 )
 from fusions.spec import FusionSpec
 
 _SPECS: dict[str, FusionSpec] = {
     m.SPEC.name: m.SPEC
-    for m in (layernorm_fwd, rmsnorm_fwd, layernorm_bwd, rmsnorm_bwd, qkv_split_rope_fwd, qkv_split_rope_bwd, fp8_amax)
+    for m in (layernorm_fwd, rmsnorm_fwd, layernorm_bwd, rmsnorm_bwd, qkv_split_rope_fwd, qkv_split_rope_bwd, fp8_amax,
+              rope_fwd, rope_bwd)
 }
 
 

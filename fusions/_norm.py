@@ -20,7 +20,7 @@ def define_x(fd, cfg: NormConfig):
 
 
 def define_vec(fd, cfg: NormConfig, dtype: torch.dtype | None = None):
-    return fd.define_tensor(shape=[cfg.hidden], contiguity=[True], dtype=_dt(fd, dtype or cfg.dtype))
+    return fd.define_tensor(shape=[cfg.hidden], contiguity=[True], dtype=_dt(fd, dtype or cfg.weight_dtype))
 
 
 def define_stat(fd, cfg: NormConfig):
@@ -32,6 +32,11 @@ def define_stat(fd, cfg: NormConfig):
 def io(fd, cfg: NormConfig):
     """The I/O DataType of the config, in the frontend of fd."""
     return _dt(fd, cfg.dtype)
+
+
+def param(fd, cfg: NormConfig):
+    """The weight / bias DataType (dw and db are returned in it)."""
+    return _dt(fd, cfg.weight_dtype)
 
 
 def _dt(fd, dtype: torch.dtype):
@@ -54,9 +59,9 @@ def row_dims(ndim: int) -> list[int]:
 
 def x_weight_bias(cfg: NormConfig, gen: torch.Generator) -> dict[str, torch.Tensor]:
     out = {"x": randn(cfg.shape, gen, cfg.dtype, scale=2.0, shift=0.5),
-           "weight": randn((cfg.hidden,), gen, cfg.dtype, scale=0.5, shift=1.0)}
+           "weight": randn((cfg.hidden,), gen, cfg.weight_dtype, scale=0.5, shift=1.0)}
     if cfg.bias:
-        out["bias"] = randn((cfg.hidden,), gen, cfg.dtype, scale=0.5)
+        out["bias"] = randn((cfg.hidden,), gen, cfg.weight_dtype, scale=0.5)
     return out
 
 

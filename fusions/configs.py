@@ -17,6 +17,7 @@ class NormConfig:
     dtype: torch.dtype = torch.bfloat16
     eps: float = 1e-5
     bias: bool = True
+    param_dtype: torch.dtype | None = None  # weight / bias (and dw / db) dtype when it differs from x's (fp32 params)
 
     def __post_init__(self) -> None:
         if len(self.shape) not in (2, 3) or any(s < 1 for s in self.shape):
@@ -31,6 +32,10 @@ class NormConfig:
     @property
     def rows(self) -> int:
         return math.prod(self.shape[:-1])
+
+    @property
+    def weight_dtype(self) -> torch.dtype:
+        return self.param_dtype or self.dtype
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,43 @@ class RopeConfig:
 
 AMAXES = ("row", "col", "all")
 AMAX_VARIANTS = ("direct", "inner_outer", "inner_outer_rows", "two_stage")
+
+
+@dataclass(frozen=True)
+class ApplyRopeConfig:
+    """RoPE on x of ``shape`` (B, H, T, n): the whole last dim rotated (a partial rotary passes its slice), cos and
+    sin of shape (cos_batch, T, n) broadcast over H, in ``table_dtype`` (fp32 tables with 16-bit x are common)."""
+
+    name: str
+    shape: tuple[int, int, int, int]
+    cos_batch: int = 1
+    dtype: torch.dtype = torch.bfloat16
+    table_dtype: torch.dtype | None = None
+    out_dtype: torch.dtype | None = None  # y (and dy): x's dtype unless given (HF promotes bf16 q with fp32 tables)
+
+    def __post_init__(self) -> None:
+        if len(self.shape) != 4 or any(s < 1 for s in self.shape) or self.shape[-1] % 2:
+            raise ValueError(f"{self.name}: RoPE shape {self.shape} must be (B, H, T, n) with an even n")
+        if self.cos_batch not in (1, self.shape[0]):
+            raise ValueError(f"{self.name}: cos batch {self.cos_batch} must be 1 or the batch {self.shape[0]}")
+
+    @property
+    def tables(self) -> torch.dtype:
+        return self.table_dtype or self.dtype
+
+    @property
+    def out(self) -> torch.dtype:
+        return self.out_dtype or self.dtype
+
+
+def apply_rope_configs() -> dict[str, ApplyRopeConfig]:
+    """litgpt-shaped q (B, n_head, T, rope_n_elem); tables fp32 as litgpt keeps them."""
+    cfgs = [ApplyRopeConfig("Llama-3-8B_q", (1, 32, 4096, 128), table_dtype=torch.float32),
+            ApplyRopeConfig("phi-2_q", (1, 32, 2048, 32), table_dtype=torch.float32),
+            ApplyRopeConfig("hf-Llama-3-8B_q", (2, 32, 4096, 128), cos_batch=2),  # HF: tables per position_ids row
+            # HF under autocast: bf16 q, fp32 tables, fp32 result
+            ApplyRopeConfig("hf-Llama-3-8B_q_autocast", (2, 32, 4096, 128), 2, torch.bfloat16, torch.float32, torch.float32)]
+    return with_tiny(cfgs, lambda c: replace(c, name=c.name + "_tiny", shape=(2, 3, 8, min(c.shape[-1], 16))))
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ def define(fd, cfg: NormConfig) -> None:
     dw = fd.ops.sum(fd.ops.mul(dyf, xhat), dims=N.row_dims(n), dtype=f32)
     db = fd.ops.sum(dyf, dims=N.row_dims(n), dtype=f32)
     fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
-    fd.add_output(fd.ops.cast(dw, dtype=N.io(fd, cfg)))
-    fd.add_output(fd.ops.cast(db, dtype=N.io(fd, cfg)))
+    fd.add_output(fd.ops.cast(dw, dtype=N.param(fd, cfg)))
+    fd.add_output(fd.ops.cast(db, dtype=N.param(fd, cfg)))
 
 
 def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

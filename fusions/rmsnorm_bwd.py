@@ -36,7 +36,7 @@ def define(fd, cfg: NormConfig) -> None:
     dx = fd.ops.mul(fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, n))), rstd_b)
     dw = fd.ops.sum(fd.ops.mul(dyf, xhat), dims=N.row_dims(n), dtype=f32)
     fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
-    fd.add_output(fd.ops.cast(dw, dtype=N.io(fd, cfg)))
+    fd.add_output(fd.ops.cast(dw, dtype=N.param(fd, cfg)))
 
 
 def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

@@ -60,6 +60,14 @@ def _independent(name: str, inp: dict, cfg) -> tuple:
         return torch.autograd.grad(outs, [qkv], [inp["dq"], inp["dk"], inp["dv"]])
     if name == "fp8_amax":
         return tm.fp8_amax(x)
+    if name in ("rope_fwd", "rope_bwd"):  # litgpt's own apply_rope (tables (1 or B, T, n))
+        from litgpt.model import apply_rope
+
+        cos, sin = (t if t.ndim == 3 else t[None] for t in (inp["cos"], inp["sin"]))
+        if name == "rope_fwd":
+            return (apply_rope(x, cos, sin),)
+        x = torch.zeros(cfg.shape, dtype=torch.float64, requires_grad=True)
+        return torch.autograd.grad(apply_rope(x, cos, sin), [x], inp["dy"])
     raise AssertionError(name)
 
 

@@ -45,8 +45,10 @@ class Verdicts:
     decided: dict[Hashable, Any] = field(default_factory=dict)
 
     def outputs(self, key: Hashable, label: str, record: Callable[[], Any], args: Sequence[Any],
-                execute: Callable[[], Sequence[torch.Tensor]]) -> list[torch.Tensor]:
-        """``execute()``'s outputs, validated the first time ``key`` is seen; the reference's if refused."""
+                execute: Callable[[], Sequence[torch.Tensor]],
+                against: Callable[[Sequence[Any], Sequence[torch.Tensor], str], Any] | None = None) -> list[torch.Tensor]:
+        """``execute()``'s outputs, validated the first time ``key`` is seen (against the reference interpreter, or
+        by ``against(args, outputs, label)`` -> CheckReport); the reference interpreter's if refused."""
         if key in self.decided:
             refused = self.decided[key]
             return list(execute()) if refused is None else run_reference(refused, args)
@@ -57,7 +59,7 @@ class Verdicts:
         except SegkitError as e:
             warnings.warn(UncheckedFusionWarning(f"{label}: not validated, segkit cannot record it: {e}"), stacklevel=2)
             return outputs
-        report = check_outputs(fusion, args, outputs, label=label)
+        report = against(args, outputs, label) if against else check_outputs(fusion, args, outputs, label=label)
         if report.ok:
             return outputs
         self.decided[key] = fusion

@@ -14,16 +14,16 @@ segkit_ex cannot notice and warn from inside Thunder: use
 What it claims:
 
 * ``ltorch.layer_norm`` / ``ltorch.rms_norm`` (torch.nn.LayerNorm, RMSNorm,
-  F.layer_norm, F.rms_norm) over the last dim with a weight, bf16/fp16/fp32:
-  forward with autograd = one fusion returning y and the fp32 statistics;
-  backward = the fused dx + dw (+ db) fusion (fusions.layernorm_bwd /
+  F.layer_norm, F.rms_norm) over the last dim, with or without weight / bias,
+  bf16/fp16/fp32: forward with autograd = one fusion returning y and the fp32
+  statistics; backward = the fused dx + dw (+ db) fusion (fusions.layernorm_bwd /
   rmsnorm_bwd); without autograd (inference) = the forward fusion with y as
   its only output (segkit_layer_norm / segkit_rms_norm).
-* ``thunder_exec.rms_norm(x, weight, eps)`` (litgpt's hand-written RMSNorm)
-  and ``thunder_exec.qkv_split_rope(...)`` (litgpt's qkv split + RoPE) through
-  lookasides: calls of these functions inside a jitted model become segkit
-  symbols. ``thunder_exec.route(fn, to)`` adds the same lookaside for a
-  user's own function of the same signature, without editing the model.
+* ``segkit_rms_norm_entry`` (litgpt's RMSNorm math, fp32 weights with 16-bit x,
+  Gemma's ``1 + weight``), RoPE (thunder_exec.rope) and qkv split + RoPE
+  (litgpt's layout before 0.5.5): entry symbols that thunder_exec.recognize puts
+  in the trace for the libraries' own functions and for ``route()``d ones, after
+  checking on the proxies that segkit can run the call (Thunder's path otherwise).
 
 Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs",
 default "outputs") runs the fusions through segkit's bookend pass;
@@ -36,53 +36,71 @@ reference result instead). For Thunder's own nvFusion regions use
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import warnings
 
 import torch
 from thunder.core import dtypes
-from thunder.core.compile_data import get_compile_option
+from thunder.core.compile_data import get_compile_data, get_compile_option
 from thunder.core.proxies import TensorProxy
 from thunder.core.transforms import get_grad, put_grad
-from thunder.extend import OperatorExecutor, register_executor
+from thunder.extend import FusionExecutor, OperatorExecutor, register_executor
 import thunder.torch as ltorch
 
 from fusions import torch_models
 from fusions.configs import NormConfig, RopeConfig
-from thunder_exec.runtime import SpecRunner, runner
+from thunder_exec.runtime import RUNNERS, SpecRunner, runner
 
-segkit_ex = OperatorExecutor("segkit", version="0.1")
+segkit_ex = OperatorExecutor("segkit", version="0.2")
 register_executor(segkit_ex)
 
 _DTYPES = (dtypes.bfloat16, dtypes.float16, dtypes.float32)
 
 
+_WARNED: set[tuple[str, ...]] = set()
+
+
+def warn_if_shadowed(executors) -> None:
+    """Warn (once per executor list) when a fusion executor comes before segkit_ex: the first executor that can
+    run or fuse a symbol owns its grad rule, so segkit's fused backward would never run."""
+    executors = list(executors or ())
+    if segkit_ex not in executors:
+        return
+    before = [e for e in executors[:executors.index(segkit_ex)] if isinstance(e, FusionExecutor)]
+    names = tuple(str(e.name) for e in executors)
+    if before and names not in _WARNED:
+        _WARNED.add(names)
+        warnings.warn(f"segkit_ex comes after {', '.join(str(e.name) for e in before)} in the executors list "
+                      f"{list(names)}: they take the norms first and segkit's fused backward is never used; "
+                      "put segkit_ex first (thunder_exec.executors())", stacklevel=3)
+
+
 def _options() -> tuple[str, bool]:
     """(bookend policy, check) from the compile options; both travel as the last arguments of segkit's symbols."""
+    cd = get_compile_data()
+    if cd is not None:
+        warn_if_shadowed(cd.executors_list)
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
     return ("outputs" if policy is None else policy), bool(check)
 
 
-def _norm_cfg(a: torch.Tensor, eps: float, bias: bool) -> NormConfig:
-    shape = tuple(a.shape) if a.ndim in (2, 3) else (math.prod(a.shape[:-1]), a.shape[-1])
-    return NormConfig("thunder", shape, a.dtype, float(eps), bias)
+def torch_dtype(d) -> torch.dtype:
+    return d if isinstance(d, torch.dtype) else dtypes.to_torch_dtype(d)
 
 
-_RUNNERS: dict[tuple, SpecRunner] = {}
+def dtype_name(d) -> str:
+    return str(torch_dtype(d)).removeprefix("torch.")
 
 
-def _cached_runner(key: tuple, make: Callable[[], SpecRunner]) -> SpecRunner:
+def _norm_runner(spec_name: str, a: torch.Tensor, param_dtype: torch.dtype, eps: float, bias: bool, policy: str,
+                 check: bool, outputs: tuple[int, ...] | None = None) -> SpecRunner:
     """Runners looked up by plain values (shape, dtype, ...): no config dataclass is built on the per-call path."""
-    found = _RUNNERS.get(key)
-    if found is None:
-        found = _RUNNERS[key] = make()
-    return found
+    def make() -> SpecRunner:
+        shape = tuple(a.shape) if a.ndim in (2, 3) else (math.prod(a.shape[:-1]), a.shape[-1])
+        cfg = NormConfig("thunder", shape, a.dtype, float(eps), bias, None if param_dtype == a.dtype else param_dtype)
+        return runner(spec_name, cfg, policy, check, outputs)
 
-
-def _norm_runner(spec_name: str, a: torch.Tensor, eps: float, bias: bool, policy: str, check: bool,
-                 outputs: tuple[int, ...] | None = None) -> SpecRunner:
-    return _cached_runner((spec_name, a.shape, a.dtype, eps, bias, policy, check, outputs),
-                          lambda: runner(spec_name, _norm_cfg(a, eps, bias), policy, check, outputs))
+    return RUNNERS.get((spec_name, a.shape, a.dtype, param_dtype, eps, bias, policy, check, outputs), make)
 
 
 def _shaped(t: torch.Tensor, shape) -> torch.Tensor:
@@ -94,33 +112,50 @@ def _stats_meta(a: TensorProxy) -> TensorProxy:
     return TensorProxy(like=a, shape=tuple(a.shape[:-1]), dtype=dtypes.float32)
 
 
+def _param_meta(a: TensorProxy, weight: TensorProxy | None) -> TensorProxy:
+    """dw / db: like the weight; a norm without weight still gets one (of ones), its gradient dropped."""
+    return TensorProxy(like=weight) if weight is not None else TensorProxy(like=a, shape=(a.shape[-1],))
+
+
+def _weight(a: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
+    return weight if weight is not None else torch.ones(a.shape[-1], dtype=a.dtype, device=a.device)
+
+
+def _pdtype(a: torch.Tensor, weight: torch.Tensor | None) -> torch.dtype:
+    return a.dtype if weight is None else weight.dtype
+
+
 # --------------------------------------------------------------------------- layer norm
 def _ln_fwd_meta(a, weight, bias, eps, policy, check):
     return TensorProxy(like=a), _stats_meta(a), _stats_meta(a)
 
 
+def _ln_args(run: SpecRunner, a, weight, bias) -> list[torch.Tensor]:
+    return [_shaped(a, run.cfg.shape), _weight(a, weight)] + ([bias] if bias is not None else [])
+
+
 def _ln_fwd_impl(a, weight, bias, eps, policy, check):
-    run = _norm_runner("layernorm_fwd", a, eps, bias is not None, policy, check)
-    y, mean, rstd = run([_shaped(a, run.cfg.shape), weight] + ([bias] if bias is not None else []))
+    run = _norm_runner("layernorm_fwd", a, _pdtype(a, weight), eps, bias is not None, policy, check)
+    y, mean, rstd = run(_ln_args(run, a, weight, bias))
     rows = a.shape[:-1]
     return _shaped(y, a.shape), _shaped(mean, rows), _shaped(rstd, rows)
 
 
 def _ln_y_impl(a, weight, bias, eps, policy, check):
-    run = _norm_runner("layernorm_fwd", a, eps, bias is not None, policy, check, outputs=(0,))
-    (y,) = run([_shaped(a, run.cfg.shape), weight] + ([bias] if bias is not None else []))
+    run = _norm_runner("layernorm_fwd", a, _pdtype(a, weight), eps, bias is not None, policy, check, outputs=(0,))
+    (y,) = run(_ln_args(run, a, weight, bias))
     return _shaped(y, a.shape)
 
 
 def _ln_bwd_meta(g, a, mean, rstd, weight, eps, policy, check):
-    return TensorProxy(like=a), TensorProxy(like=weight), TensorProxy(like=weight)
+    return TensorProxy(like=a), _param_meta(a, weight), _param_meta(a, weight)
 
 
 def _ln_bwd_impl(g, a, mean, rstd, weight, eps, policy, check):
-    run = _norm_runner("layernorm_bwd", a, eps, False, policy, check)
+    run = _norm_runner("layernorm_bwd", a, _pdtype(a, weight), eps, False, policy, check)
     shape = run.cfg.shape
     dx, dw, db = run([_shaped(a, shape), _shaped(g, shape), _shaped(mean, shape[:-1]), _shaped(rstd, shape[:-1]),
-                      weight])
+                      _weight(a, weight)])
     return _shaped(dx, a.shape), dw, db
 
 
@@ -132,13 +167,28 @@ ln_y = segkit_ex.register_operator("segkit_layer_norm", meta=lambda a, weight, b
                                    TensorProxy(like=a), fn=_ln_y_impl)
 
 
-def _supported(a, weight, *others) -> bool:
-    return (a.ndim >= 2 and a.dtype in _DTYPES and weight is not None and tuple(weight.shape) == (a.shape[-1],)
-            and weight.dtype == a.dtype and all(o is None or (o.dtype == a.dtype and o.shape == weight.shape) for o in others))
+def norm_refusal(a, weight, *others, same_dtype: bool = True) -> str | None:
+    """Why segkit's norm fusions cannot take these arguments (None when they can). ``same_dtype``: the weight
+    must have x's dtype (torch's own norms promote otherwise); litgpt's RMSNorm casts back, so fp32 weights
+    with 16-bit x are fine there."""
+    if a.ndim < 2:
+        return f"{a.ndim}-D input"
+    if a.dtype not in _DTYPES:
+        return f"input dtype {dtype_name(a.dtype)}"
+    for name, t in (("weight", weight), *(("bias", o) for o in others)):
+        if t is None:
+            continue
+        if tuple(t.shape) != (a.shape[-1],):
+            return f"{name} of shape {tuple(t.shape)} for hidden {a.shape[-1]}"
+        if t.dtype not in _DTYPES or (same_dtype and t.dtype != a.dtype):
+            return f"{name} dtype {dtype_name(t.dtype)} with input dtype {dtype_name(a.dtype)}"
+        if weight is not None and t.dtype != weight.dtype:
+            return f"{name} dtype {dtype_name(t.dtype)} with weight dtype {dtype_name(weight.dtype)}"
+    return None
 
 
 def _ln_checker(a, normalized_shape, weight=None, bias=None, eps=1e-5) -> bool:
-    return tuple(normalized_shape) == (a.shape[-1],) and _supported(a, weight, bias)
+    return tuple(normalized_shape) == (a.shape[-1],) and norm_refusal(a, weight, bias) is None
 
 
 def _ln_execution(a, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -150,7 +200,8 @@ def _ln_grad(a, normalized_shape, weight=None, bias=None, eps=1e-5):
     y, mean, rstd = ln_fwd(a, weight, bias, eps, *options)
     dx, dw, db = ln_bwd(get_grad(y), a, mean, rstd, weight, eps, *options)
     put_grad(a, dx)
-    put_grad(weight, dw)
+    if weight is not None:
+        put_grad(weight, dw)
     if bias is not None:
         put_grad(bias, db)
     return y
@@ -166,13 +217,13 @@ def _rms_fwd_meta(a, weight, eps, policy, check):
 
 
 def _rms_fwd_impl(a, weight, eps, policy, check):
-    run = _norm_runner("rmsnorm_fwd", a, eps, False, policy, check)
+    run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check)
     y, rstd = run([_shaped(a, run.cfg.shape), weight])
     return _shaped(y, a.shape), _shaped(rstd, a.shape[:-1])
 
 
 def _rms_y_impl(a, weight, eps, policy, check):
-    run = _norm_runner("rmsnorm_fwd", a, eps, False, policy, check, outputs=(0,))
+    run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check, outputs=(0,))
     (y,) = run([_shaped(a, run.cfg.shape), weight])
     return _shaped(y, a.shape)
 
@@ -182,7 +233,7 @@ def _rms_bwd_meta(g, a, rstd, weight, eps, policy, check):
 
 
 def _rms_bwd_impl(g, a, rstd, weight, eps, policy, check):
-    run = _norm_runner("rmsnorm_bwd", a, eps, False, policy, check)
+    run = _norm_runner("rmsnorm_bwd", a, weight.dtype, eps, False, policy, check)
     shape = run.cfg.shape
     dx, dw = run([_shaped(a, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), weight])
     return _shaped(dx, a.shape), dw
@@ -198,21 +249,26 @@ def _rms_eps(a, eps):
     """ltorch.rms_norm's default: the eps of the dtype it computes in (fp32 for half types)."""
     if eps is not None:
         return eps
-    return torch.finfo(torch.float32 if a.dtype in (dtypes.bfloat16, dtypes.float16) else dtypes.to_torch_dtype(a.dtype)).eps
+    return torch.finfo(torch.float32 if a.dtype in (dtypes.bfloat16, dtypes.float16) else torch_dtype(a.dtype)).eps
 
 
 def _rms_checker(a, normalized_shape, weight=None, eps=None) -> bool:
-    return tuple(normalized_shape) == (a.shape[-1],) and _supported(a, weight)
+    return tuple(normalized_shape) == (a.shape[-1],) and weight is not None and norm_refusal(a, weight) is None
 
 
 def _rms_execution(a, normalized_shape, weight=None, eps=None):
     return rms_y(a, weight, _rms_eps(a, eps), *_options())
 
 
-def _rms_grad_core(a, weight, eps):
+def _rms_grad_core(a, weight, eps, unit_offset=False, route=None):
+    """Forward + backward of RMSNorm with weight ``(1 + weight)`` when ``unit_offset`` (Gemma's), y verified
+    against a routed function on its first call when ``route`` names one."""
     options = _options()
-    y, rstd = rms_fwd(a, weight, eps, *options)
-    dx, dw = rms_bwd(get_grad(y), a, rstd, weight, eps, *options)
+    w = ltorch.add(weight, 1) if unit_offset else weight
+    y, rstd = rms_fwd(a, w, eps, *options)
+    if route is not None:
+        (y,) = verify_route(route, (y,), (a, weight, eps))
+    dx, dw = rms_bwd(get_grad(y), a, rstd, w, eps, *options)
     put_grad(a, dx)
     put_grad(weight, dw)
     return y
@@ -228,34 +284,69 @@ segkit_ex.register_implementation(ltorch.rms_norm, checker=_rms_checker, executi
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """litgpt's hand-written RMSNorm (fp32 statistics, weight applied in fp32); routed to segkit under thunder.jit."""
+    return _rms_decomposition(x, weight, eps)
+
+
+def _rms_decomposition(x, weight, eps=1e-6, unit_offset=False, route=None):
+    """litgpt's RMSNorm math: what Thunder runs when segkit_ex does not claim the call (torch or proxies)."""
     dtype = x.dtype
     xf = x.float()
     normed = xf * torch.rsqrt(torch.mean(xf * xf, dim=-1, keepdim=True) + eps)
-    return (normed * weight.float()).to(dtype)
+    w = (1 + weight) if unit_offset else weight
+    return (normed * w.float()).to(dtype)
 
 
-def _lit_rms_meta(x, weight, eps=1e-6):
-    return TensorProxy(like=x)
+def _rms_entry_decomposition(x, weight, eps=1e-6, unit_offset=False, route=None):
+    xf = ltorch.to(x, dtypes.float32)
+    normed = ltorch.mul(xf, ltorch.rsqrt(ltorch.add(ltorch.mean(ltorch.mul(xf, xf), -1, keepdim=True), eps)))
+    w = ltorch.add(weight, 1) if unit_offset else weight
+    return ltorch.to(ltorch.mul(normed, ltorch.to(w, dtypes.float32)), x.dtype)
 
 
-lit_rms_norm = segkit_ex.register_operator("segkit_litgpt_rms_norm", meta=_lit_rms_meta, fn=rms_norm, replaces=rms_norm)
+# One entry symbol for every RMSNorm recognized or routed (litgpt's module, Hugging Face's, a user's function):
+# claimed by segkit_ex, or decomposed back into Thunder's ops when its checker refuses.
+rms_norm_entry = segkit_ex.register_operator("segkit_rms_norm_entry", like=_rms_entry_decomposition,
+                                             fn=_rms_decomposition)
 segkit_ex.register_implementation(
-    lit_rms_norm,
-    checker=lambda x, weight, eps=1e-6: _supported(x, weight),
-    execution_transform=lambda x, weight, eps=1e-6: rms_y(x, weight, eps, *_options()),
-    grad_transform=lambda x, weight, eps=1e-6: _rms_grad_core(x, weight, eps),
+    rms_norm_entry,
+    checker=lambda x, weight, eps=1e-6, unit_offset=False, route=None: norm_refusal(x, weight, same_dtype=False) is None,
+    execution_transform=lambda x, weight, eps=1e-6, unit_offset=False, route=None: _rms_entry_y(x, weight, eps,
+                                                                                                 unit_offset, route),
+    grad_transform=_rms_grad_core,
 )
 
 
-# --------------------------------------------------------------------------- qkv split + RoPE
+def _rms_entry_y(x, weight, eps, unit_offset, route):
+    y = rms_y(x, ltorch.add(weight, 1) if unit_offset else weight, eps, *_options())
+    return y if route is None else verify_route(route, (y,), (x, weight, eps))[0]
+
+
+# --------------------------------------------------------------------------- routes
+def _verify_meta(route, outputs, inputs):
+    return tuple(TensorProxy(like=o) for o in outputs)
+
+
+def _verify_impl(route, outputs, inputs):
+    from thunder_exec.routes import verify
+
+    verify(route, outputs, inputs)
+    return tuple(outputs)
+
+
+# Passes segkit's outputs through; on the first call of each input signature it runs the routed function eagerly
+# on the same inputs and raises if the two disagree (thunder_exec.routes).
+verify_route = segkit_ex.register_operator("segkit_verify_route", meta=_verify_meta, fn=_verify_impl)
+
+
+# --------------------------------------------------------------------------- qkv split + RoPE (litgpt < 0.5.5 layout)
 def _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem) -> RopeConfig:
     B, T, _ = qkv.shape
     return RopeConfig("thunder", B, n_head * head_size, n_head, n_query_groups, head_size, rope_n_elem, T,
-                      dtypes.to_torch_dtype(qkv.dtype) if not isinstance(qkv.dtype, torch.dtype) else qkv.dtype)
+                      torch_dtype(qkv.dtype))
 
 
 def _rope_runner(spec_name, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check) -> SpecRunner:
-    return _cached_runner(
+    return RUNNERS.get(
         (spec_name, qkv.shape, qkv.dtype, n_head, n_query_groups, head_size, rope_n_elem, policy, check),
         lambda: runner(spec_name, _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem), policy, check))
 
@@ -285,50 +376,55 @@ qkv_bwd = segkit_ex.register_operator("segkit_qkv_split_rope_bwd", meta=_qkv_bwd
 
 
 def qkv_split_rope(qkv, cos, sin, n_head: int, n_query_groups: int, head_size: int, rope_n_elem: int):
-    """litgpt's qkv split + RoPE (fusions.torch_models.qkv_split_rope); routed to segkit under thunder.jit."""
+    """qkv split + RoPE in litgpt's layout before 0.5.5 (per query group: q_per_kv q heads, then k, then v;
+    fusions.torch_models.qkv_split_rope); routed to segkit under thunder.jit. litgpt >= 0.5.5 splits qkv as
+    (all q, all k, all v) and is claimed per q / k RoPE without any call (thunder_exec.recognize)."""
     return torch_models.qkv_split_rope(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem)
 
 
-def _qkv_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem):
-    return _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, None, False)
-
-
-def _qkv_checker(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem) -> bool:
+def qkv_refusal(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem) -> str | None:
+    """Why the qkv split + RoPE fusion cannot take these arguments (None when it can)."""
     try:
         _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem)
-    except ValueError:
-        return False
-    T = qkv.shape[1]
-    return (qkv.ndim == 3 and qkv.dtype in _DTYPES and cos.dtype == qkv.dtype == sin.dtype
-            and tuple(cos.shape) == tuple(sin.shape) == (T, rope_n_elem)
-            and qkv.shape[2] == (n_head + 2 * n_query_groups) * head_size)
+    except ValueError as e:
+        return str(e)
+    if qkv.ndim != 3 or qkv.dtype not in _DTYPES:
+        return f"qkv {qkv.ndim}-D {dtype_name(qkv.dtype)}"
+    if not (cos.dtype == qkv.dtype == sin.dtype):
+        return f"cos/sin {dtype_name(cos.dtype)} with qkv {dtype_name(qkv.dtype)}"
+    if not tuple(cos.shape) == tuple(sin.shape) == (qkv.shape[1], rope_n_elem):
+        return f"cos/sin of shape {tuple(cos.shape)}, the fusion takes (T, rope_n_elem) = {(qkv.shape[1], rope_n_elem)}"
+    if qkv.shape[2] != (n_head + 2 * n_query_groups) * head_size:
+        return f"qkv width {qkv.shape[2]} != (n_head + 2 n_query_groups) head_size"
+    return None
 
 
-def _qkv_grad(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem):
+def _qkv_checker(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route=None) -> bool:
+    return qkv_refusal(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem) is None
+
+
+def _qkv_execution(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route=None):
+    args = (qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem)
+    out = qkv_fwd(*args, *_options())
+    return out if route is None else verify_route(route, out, args)
+
+
+def _qkv_grad(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route=None):
     options = _options()
-    q, k, v = qkv_fwd(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, *options)
+    args = (qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem)
+    q, k, v = qkv_fwd(*args, *options)
+    if route is not None:
+        q, k, v = verify_route(route, (q, k, v), args)
     dq, dk, dv = get_grad(q), get_grad(k), get_grad(v)
     put_grad(qkv, qkv_bwd(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, *options))
     return q, k, v
 
 
-qkv_split_rope_sym = segkit_ex.register_operator(
-    "segkit_qkv_split_rope", meta=_qkv_meta, fn=qkv_split_rope,
-    replaces=(qkv_split_rope, torch_models.qkv_split_rope))
-segkit_ex.register_implementation(
-    qkv_split_rope_sym, checker=_qkv_checker,
-    execution_transform=lambda *a: qkv_fwd(*a, *_options()),
-    grad_transform=_qkv_grad,
-)
-
-_ROUTES = {"rms_norm": lit_rms_norm, "qkv_split_rope": qkv_split_rope_sym}
+def _qkv_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route=None):
+    return _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, None, False)
 
 
-def route(fn: Callable, to: str) -> None:
-    """Make calls of the user's ``fn`` inside thunder.jit run as segkit's ``to`` ("rms_norm" or "qkv_split_rope").
-
-    ``fn`` must take the same arguments as thunder_exec's function of that name; no model edits needed.
-    """
-    if to not in _ROUTES:
-        raise ValueError(f"route(fn, to): to must be one of {sorted(_ROUTES)}, got {to!r}")
-    segkit_ex._lookasides[fn] = _ROUTES[to]
+# Called only through thunder_exec.recognize, which checks qkv_refusal first and runs the function itself otherwise.
+qkv_split_rope_entry = segkit_ex.register_operator("segkit_qkv_split_rope", meta=_qkv_meta, fn=qkv_split_rope)
+segkit_ex.register_implementation(qkv_split_rope_entry, checker=_qkv_checker, execution_transform=_qkv_execution,
+                                  grad_transform=_qkv_grad)

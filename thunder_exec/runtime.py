@@ -3,28 +3,66 @@
 On CUDA tensors with nvfuser_direct present the fusion runs on nvFuser (its
 FusionDefinition is built once and kept); otherwise the reference interpreter
 runs it, so the executor's routing can be tested on a CPU machine. With ``check``
-(compile option ``segkit_check``) each signature's nvFuser result is validated once
-against the reference and refused if wrong (thunder_exec.check_hook).
+(compile option ``segkit_check``) each signature's result is validated once and refused
+if wrong (thunder_exec.check_hook): nvFuser's against the reference interpreter, the
+reference interpreter's (CPU) against the spec's independent float64 reference.
+
+All runners live in one bounded LRU cache (``RUNNERS``, ``clear_caches()``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 import fusions
 from segkit.bookend import POLICIES, bookended
+from segkit.check import CheckReport
+from segkit.compare import compare
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.nvf import compiled, nvfuser_available
 from thunder_exec.check_hook import Verdicts
 
-_FUSIONS: dict[tuple, Any] = {}
-_RUNNERS: dict[tuple, "SpecRunner"] = {}
+
+
+@dataclass
+class LRUCache:
+    """A bounded least-recently-used map (functools.lru_cache keyed by a value the caller picks, so the hot path
+    can key by plain shapes and dtypes without building a config)."""
+
+    maxsize: int
+    _items: OrderedDict = field(default_factory=OrderedDict)
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        found = self._items.get(key)
+        if found is None:
+            found = self._items[key] = make()
+            if len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+        else:
+            self._items.move_to_end(key)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+RUNNERS = LRUCache(maxsize=512)  # every SpecRunner (and so every recorded fusion) segkit_ex holds
 _VERDICTS = Verdicts()
+
+
+def clear_caches() -> None:
+    """Forget every runner, its fusion and every check verdict (e.g. between models, or to free memory)."""
+    RUNNERS.clear()
+    _VERDICTS.decided.clear()
 
 
 def only_outputs(fd: Any, outputs: tuple[int, ...]):
@@ -35,17 +73,14 @@ def only_outputs(fd: Any, outputs: tuple[int, ...]):
 
 def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] | None = None):
     """The recorded fusion of ``spec_name`` for ``cfg`` (only ``outputs`` when given), with the bookend
-    ``policy`` applied (cached)."""
+    ``policy`` applied (runners cache it)."""
     if policy not in POLICIES:
         raise ValueError(f"segkit_bookend must be one of {POLICIES}, got {policy!r}")
-    key = (spec_name, cfg, policy, outputs)
-    if key not in _FUSIONS:
-        fd = fusions.get(spec_name).build(cfg)
-        if outputs is not None:
-            fd = only_outputs(fd, outputs)
-        # The rewrite carries the builder's nvFuser tuning (Fusion.tuning); no cut: the builder's own fusion.
-        _FUSIONS[key] = bookended(fd, policy)
-    return _FUSIONS[key]
+    fd = fusions.get(spec_name).build(cfg)
+    if outputs is not None:
+        fd = only_outputs(fd, outputs)
+    # The rewrite carries the builder's nvFuser tuning (Fusion.tuning); no cut: the builder's own fusion.
+    return bookended(fd, policy)
 
 
 @dataclass(frozen=True)
@@ -64,26 +99,33 @@ class SpecRunner:
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Outputs of the fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
         args = [t if t.is_contiguous() else t.contiguous() for t in tensors]
+        key = (self.spec_name, self.cfg, self.policy, self.outputs)
         if not (nvfuser_available() and all(t.is_cuda for t in args)):
-            return run_reference(self.fd, args)
+            if not self.check:
+                return run_reference(self.fd, args)
+            return _VERDICTS.outputs(key, f"segkit's {self.spec_name} ({self.policy}) on the reference interpreter",
+                                     lambda: self.fd, args, lambda: run_reference(self.fd, args), self._against_spec)
         execute = self.staged.execute if self.staged is not None else compiled(self.fd).execute
         if not self.check:
             return execute(args)
-        return _VERDICTS.outputs((self.spec_name, self.cfg, self.policy, self.outputs),
-                                 f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd, args,
+        return _VERDICTS.outputs(key, f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd, args,
                                  lambda: execute(args))
+
+    def _against_spec(self, args: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str) -> CheckReport:
+        """The interpreter's outputs against the spec's own float64 reference (independent math)."""
+        spec = fusions.get(self.spec_name)
+        named = dict(zip(spec.make_inputs(self.cfg), args))
+        refs = list(spec.reference(named, self.cfg))
+        refs = [refs[i] for i in self.outputs] if self.outputs is not None else refs
+        return CheckReport(compare(refs, outputs), label)
 
 
 def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
            outputs: tuple[int, ...] | None = None) -> SpecRunner:
     """The cached SpecRunner of ``spec_name`` for ``cfg`` under bookend ``policy`` (only ``outputs`` when given)."""
-    key = (spec_name, cfg, policy, check, outputs)
-    found = _RUNNERS.get(key)
-    if found is None:
-        found = _RUNNERS[key] = SpecRunner(spec_name, cfg, policy, check,
-                                           fusion_for(spec_name, cfg, policy, outputs), outputs,
-                                           staged_for(spec_name, cfg) if outputs is None else None)
-    return found
+    return RUNNERS.get((spec_name, cfg, policy, check, outputs), lambda: SpecRunner(
+        spec_name, cfg, policy, check, fusion_for(spec_name, cfg, policy, outputs), outputs,
+        staged_for(spec_name, cfg) if outputs is None else None))
 
 
 def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = None):

@@ -75,3 +75,25 @@ def test_stock_thunder_nvfuser_runs_with_the_compat_fix():
     assert any(s.startswith("nvFusion") for s in _symbols(thunder.last_traces(jm)[-1]))
     _close(outs, want_outs, torch.bfloat16)
     _close(grads, want_grads, torch.bfloat16)
+
+
+@pytest.mark.parametrize("name", ["Llama-3-8B", "pythia-1b"])
+def test_litgpt_block_bf16_claimed_and_right(name):
+    """A real-width litgpt block in bf16 (fp32 RoPE tables, as litgpt keeps them): every norm and RoPE claimed
+    by segkit_ex forward and backward, input and weight grads within bf16 tolerance of eager."""
+    from benchmarks.model_step import NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, import_litgpt
+
+    model_mod, config_mod = import_litgpt()
+    thunder_exec.executors()
+    cfg = config_mod.Config.from_name(name, n_layer=1, block_size=512)
+    torch.manual_seed(0)
+    block = model_mod.Block(cfg, 0).cuda().bfloat16()
+    cos, sin = (t[None] for t in model_mod.build_rope_cache(512, cfg.rope_n_elem, device="cuda"))
+    x = torch.randn(1, 512, cfg.n_embd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    jm, (outs, grads), (want_outs, want_grads) = _run(lambda x: block(x, cos, sin), [x], list(block.parameters()))
+    fw, bw = thunder.last_traces(jm)[-1], thunder.last_backward_traces(jm)[-1]
+    count = lambda t, names: sum(b.sym.name in names for b in t.bound_symbols)  # noqa: E731
+    norms = 1 if cfg.shared_attention_norm else 2
+    assert (count(fw, NORM_FW), count(bw, NORM_BW), count(fw, ROPE_FW), count(bw, ROPE_BW)) == (norms, norms, 2, 2)
+    _close(outs, want_outs, torch.bfloat16)
+    _close(grads, want_grads, torch.bfloat16)

@@ -1,0 +1,35 @@
+"""Gradient of RoPE (fusions.rope_fwd) w.r.t. x: dx = dy cos + rot^T(dy sin), rot^T(g) = cat(g2, -g1), in fp32,
+cast to x's dtype; cos / sin are constants (position tables)."""
+
+from __future__ import annotations
+
+import torch
+
+from fusions import _rope as R
+from fusions.configs import ApplyRopeConfig, apply_rope_configs
+from fusions.rope_fwd import broadcast_table, define_inputs, halves, make_tables, table
+from fusions.spec import FusionSpec, dt, nv_dtype, randn
+
+
+def define(fd, cfg: ApplyRopeConfig) -> None:
+    g, cos, sin, half = define_inputs(fd, cfg, cfg.out)
+    gs1, gs2 = halves(fd, fd.ops.mul(g, table(fd, sin, cfg)), cfg, half)
+    rot_t = R.rotate(fd, gs2, fd.ops.neg(gs1), 4)
+    fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(g, table(fd, cos, cfg)), rot_t), dtype=dt(fd, nv_dtype(cfg.dtype).name)))
+
+
+def inputs(cfg: ApplyRopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    cos, sin = make_tables(cfg, device)
+    return {"dy": randn(cfg.shape, gen, cfg.out), "cos": cos, "sin": sin}
+
+
+def reference(inp: dict, cfg: ApplyRopeConfig) -> tuple:
+    """float64 adjoint by the pair formula: x_i feeds y_i (cos) and y_{i+n/2} (sin), x_{i+n/2} feeds y_{i+n/2}
+    (cos) and y_i (-sin)."""
+    g, cos, sin = inp["dy"].to(torch.float64), broadcast_table(inp["cos"]), broadcast_table(inp["sin"])
+    h = g.shape[-1] // 2
+    lo, hi = g[..., :h], g[..., h:]
+    return (torch.cat([lo * cos[..., :h] + hi * sin[..., h:], hi * cos[..., h:] - lo * sin[..., :h]], dim=-1),)
+
+
+SPEC = FusionSpec("rope_bwd", apply_rope_configs(), define, inputs, reference, ("dx",), __doc__)

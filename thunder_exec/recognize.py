@@ -1,0 +1,236 @@
+"""Claim the norm and RoPE regions models write, unedited: Thunder lookasides on the libraries' own functions.
+
+For each function known here (litgpt's ``RMSNorm.forward`` and ``apply_rope``, Hugging Face's Llama-family
+``*RMSNorm.forward`` and ``apply_rotary_pos_emb``, thunder_exec's own functions, and whatever ``route()``
+adds), Thunder's interpreter runs a replacement instead while segkit_ex is among the executors: the replacement
+checks, on the proxies, that segkit's fusions can take the call, and then calls segkit's entry symbol (claimed
+by segkit_ex, forward and backward); otherwise it leaves a one-line note in the trace
+(``# segkit_ex left litgpt RMSNorm to Thunder: ...``) and runs the original function, so Thunder's default
+path takes it. Without segkit_ex among the executors the original runs, untouched.
+
+Hugging Face copies its Llama functions into every model family ("Copied from"): a family's function is
+recognized when its code is the Llama one's, instruction for instruction, so Qwen, Mistral and their kin come
+with no list to keep.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from thunder.core import prims
+from thunder.core.compile_data import get_compile_data
+from thunder.core.interpreter import _interpret_call
+from thunder.core.jit_ext import register_general_jit_lookaside
+
+from fusions import torch_models
+from thunder_exec import executor as ex
+from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
+
+
+@dataclass(frozen=True)
+class Recognized:
+    """One library function segkit_ex takes over: ``make(original)`` is the replacement."""
+
+    label: str
+    target: Callable
+    make: Callable[[Callable], Callable]
+
+
+RECOGNIZED: dict[Callable, Recognized] = {}
+
+
+def _active() -> bool:
+    cd = get_compile_data()
+    if cd is None or ex.segkit_ex not in (cd.executors_list or ()):
+        return False
+    ex.warn_if_shadowed(cd.executors_list)
+    return True
+
+
+def _copy(fn: Callable) -> Callable:
+    """The same function as a new object, which the lookaside does not divert (the fallback runs it)."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    return copy
+
+
+def _note_printer(bsym, out_printables, arg_printables, kwarg_printables) -> str:
+    return f"# {bsym.args[0]}"
+
+
+# A comment that survives dead-code elimination, so the note reaches the execution trace.
+note = ex.segkit_ex.register_operator("segkit_note", meta=lambda text: None, fn=lambda text: None,
+                                      tags=[prims.OpTags.DONT_DCE], python_printer=_note_printer)
+
+
+def left_to_thunder(label: str, why: str, original: Callable, *args):
+    """The trace's note, then the original function (interpreted by Thunder as it would have been)."""
+    note(f"segkit_ex left {label} to Thunder: {why}")
+    return original(*args)
+
+
+def recognize(label: str, target: Callable, make: Callable[[Callable], Callable]) -> None:
+    """Divert ``target`` to ``make(copy of target)`` in thunder.jit traces that use segkit_ex."""
+    if target in RECOGNIZED:
+        return
+    original = _copy(target)
+    replacement = make(original)
+
+    def lookaside(*args, **kwargs):
+        return _interpret_call(replacement if _active() else original, *args, **kwargs)
+
+    register_general_jit_lookaside(target)(lookaside)
+    RECOGNIZED[target] = Recognized(label, target, make)
+
+
+# --------------------------------------------------------------------------- replacements
+def rms_norm_function(label: str, route: str | None = None):
+    """fn(x, weight, eps) computing litgpt's RMSNorm."""
+    def make(original):
+        def replacement(x, weight, eps=1e-6):
+            why = ex.norm_refusal(x, weight, same_dtype=False)
+            if why:
+                return left_to_thunder(label, why, original, x, weight, eps)
+            return ex.rms_norm_entry(x, weight, eps, False, route)
+        return replacement
+    return make
+
+
+def apply_rope_function(label: str, route: str | None = None):
+    """fn(x, cos, sin) computing litgpt's apply_rope on tables that already broadcast against x."""
+    def make(original):
+        def replacement(x, cos, sin):
+            why = rope_refusal(x, cos, sin)
+            if why:
+                return left_to_thunder(label, why, original, x, cos, sin)
+            return apply_rope_entry(x, cos, sin, route)
+        return replacement
+    return make
+
+
+def qkv_split_rope_function(label: str, route: str | None = None):
+    def make(original):
+        def replacement(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem):
+            args = (qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem)
+            why = ex.qkv_refusal(*args)
+            if why:
+                return left_to_thunder(label, why, original, *args)
+            return ex.qkv_split_rope_entry(*args, route)
+        return replacement
+    return make
+
+
+def _litgpt_rms_norm(original):
+    def forward(self, x):
+        why = ex.norm_refusal(x, self.weight, same_dtype=False)
+        if self.dim not in (-1, x.ndim - 1):
+            why = f"normalizes dim {self.dim}"
+        if why:
+            return left_to_thunder("litgpt RMSNorm", why, original, self, x)
+        return ex.rms_norm_entry(x, self.weight, self.eps, self.add_unit_offset)
+    return forward
+
+
+def _litgpt_apply_rope(original):
+    def apply_rope(x, cos, sin):
+        if cos.dim() != 3 or cos.shape != sin.shape:
+            return original(x, cos, sin)  # litgpt raises its own error
+        c, s, dims_diff = cos, sin, x.dim() - cos.dim()
+        if dims_diff > 0:  # litgpt's alignment: batch first, then the new dims, then (T, n)
+            shape = cos.shape[0:1] + (1,) * dims_diff + cos.shape[1:]
+            c, s = cos.view(*shape), sin.view(*shape)
+        why = rope_refusal(x, c, s)
+        if why:
+            return left_to_thunder("litgpt apply_rope", why, original, x, cos, sin)
+        return apply_rope_entry(x, c, s)
+    return apply_rope
+
+
+def _hf_rms_norm(original):
+    def forward(self, hidden_states):
+        why = ex.norm_refusal(hidden_states, self.weight)  # HF multiplies in the weight's dtype: same dtypes only
+        if why:
+            return left_to_thunder("Hugging Face RMSNorm", why, original, self, hidden_states)
+        return ex.rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
+    return forward
+
+
+def _hf_apply_rotary_pos_emb(original):
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+        why = rope_refusal(q, c, s) or rope_refusal(k, c, s)
+        if why:
+            return left_to_thunder("Hugging Face apply_rotary_pos_emb", why, original, q, k, cos, sin, unsqueeze_dim)
+        # HF's result has the promoted dtype (fp32 for bf16 q with fp32 tables under autocast)
+        return (apply_rope_entry(q, c, s, None, promoted(q.dtype, cos.dtype)),
+                apply_rope_entry(k, c, s, None, promoted(k.dtype, cos.dtype)))
+    return apply_rotary_pos_emb
+
+
+def _same_code(a: Callable, b: Callable) -> bool:
+    ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    return (ca is not None and cb is not None and ca.co_code == cb.co_code and ca.co_names == cb.co_names
+            and ca.co_consts == cb.co_consts and ca.co_varnames == cb.co_varnames)
+
+
+def install_known() -> list[str]:
+    """Recognize the known functions of every library imported so far (thunder_exec.executors() calls this, so a
+    library imported after thunder_exec is covered too); the labels of what is recognized."""
+    recognize("thunder_exec.rms_norm", ex.rms_norm, rms_norm_function("thunder_exec.rms_norm"))
+    recognize("thunder_exec.qkv_split_rope", ex.qkv_split_rope, qkv_split_rope_function("thunder_exec.qkv_split_rope"))
+    recognize("fusions.torch_models.qkv_split_rope", torch_models.qkv_split_rope,
+              qkv_split_rope_function("fusions.torch_models.qkv_split_rope"))
+    litgpt = sys.modules.get("litgpt.model")
+    if litgpt is not None:
+        recognize("litgpt RMSNorm", litgpt.RMSNorm.forward, _litgpt_rms_norm)
+        recognize("litgpt apply_rope", litgpt.apply_rope, _litgpt_apply_rope)
+    hf = [n for n in sys.modules if n.startswith("transformers.models.") and ".modeling_" in n]
+    llama = importlib.import_module("transformers.models.llama.modeling_llama") if hf else None
+    if llama is not None:
+        for name, module in list(sys.modules.items()):
+            if not (name.startswith("transformers.models.") and ".modeling_" in name) or module is None:
+                continue
+            fn = getattr(module, "apply_rotary_pos_emb", None)
+            if fn is not None and _same_code(fn, llama.apply_rotary_pos_emb):
+                recognize(f"{name}.apply_rotary_pos_emb", fn, _hf_apply_rotary_pos_emb)
+            for attr in list(vars(module).values()):
+                if (isinstance(attr, type) and attr.__name__.endswith("RMSNorm")
+                        and _same_code(getattr(attr, "forward", None), llama.LlamaRMSNorm.forward)):
+                    recognize(f"{name}.{attr.__name__}", attr.forward, _hf_rms_norm)
+    return [r.label for r in RECOGNIZED.values()]
+
+
+def _wants(name: str) -> bool:
+    return name == "litgpt.model" or (name.startswith("transformers.models.") and ".modeling_" in name)
+
+
+class RecognizeOnImport(importlib.abc.MetaPathFinder):
+    """Recognize a library's functions right after it is imported, whatever the order of imports and
+    thunder_exec.executors() calls in the user's script."""
+
+    def find_spec(self, name, path, target=None):
+        if not _wants(name):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        exec_module = spec.loader.exec_module
+
+        def exec_and_recognize(module):
+            exec_module(module)
+            install_known()
+
+        spec.loader.exec_module = exec_and_recognize  # this spec's own loader instance
+        return spec
+
+
+def install_import_hook() -> None:
+    if not any(isinstance(f, RecognizeOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, RecognizeOnImport())

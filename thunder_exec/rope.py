@@ -1,0 +1,123 @@
+"""segkit_ex's RoPE symbols: RoPE on one of q or k (litgpt's ``apply_rope``, Hugging Face's
+``apply_rotary_pos_emb``), forward and backward on segkit's rope_fwd / rope_bwd fusions.
+
+x is (B, ..., T, n) with the whole last dim rotated (a partial rotary passes its slice), cos / sin broadcast
+against it with (T, n) last and a batch of 1 or B first; the result has x's dtype (litgpt's ``.to(x.dtype)``),
+computed in fp32 whatever the tables' dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from thunder.core.proxies import TensorProxy
+from thunder.core import dtypes
+from thunder.core.transforms import get_grad, put_grad, sum_to
+import thunder.torch as ltorch
+
+from fusions.configs import ApplyRopeConfig
+from thunder_exec.executor import _DTYPES, _options, dtype_name, segkit_ex, torch_dtype, verify_route
+from thunder_exec.runtime import RUNNERS, SpecRunner, runner
+
+
+def rope_refusal(x, cos, sin) -> str | None:
+    """Why segkit's RoPE fusions cannot take these arguments (None when they can)."""
+    if x.ndim < 3 or x.dtype not in _DTYPES or x.shape[-1] % 2:
+        return f"x {tuple(x.shape)} {dtype_name(x.dtype)} (want (B, ..., T, even n), 16/32-bit float)"
+    if cos.dtype not in _DTYPES or cos.dtype != sin.dtype or tuple(cos.shape) != tuple(sin.shape):
+        return f"cos {tuple(cos.shape)} {dtype_name(cos.dtype)} and sin {tuple(sin.shape)} {dtype_name(sin.dtype)} differ"
+    if cos.ndim > x.ndim:
+        return f"cos {tuple(cos.shape)} has more dims than x {tuple(x.shape)}"
+    shape = (1,) * (x.ndim - cos.ndim) + tuple(cos.shape)
+    if shape[-2:] != tuple(x.shape[-2:]) or any(s != 1 for s in shape[1:-2]) or shape[0] not in (1, x.shape[0]):
+        return f"cos {tuple(cos.shape)} does not broadcast as (1 or B, 1.., T, n) against x {tuple(x.shape)}"
+    return None
+
+
+def _geometry(x, cos) -> tuple[tuple[int, int, int, int], int]:
+    T, n = x.shape[-2], x.shape[-1]
+    return (x.shape[0], math.prod(x.shape[1:-2]), T, n), math.prod(cos.shape) // (T * n)
+
+
+def _runner(spec_name: str, x, cos, x_dtype, out_dtype, policy: str, check: bool) -> SpecRunner:
+    def make() -> SpecRunner:
+        shape, cos_batch = _geometry(x, cos)
+        table, io, out = torch_dtype(cos.dtype), torch_dtype(x_dtype), torch_dtype(out_dtype)
+        cfg = ApplyRopeConfig("thunder", shape, cos_batch, io, None if table == io else table, None if out == io else out)
+        return runner(spec_name, cfg, policy, check)
+
+    return RUNNERS.get((spec_name, x.shape, x_dtype, out_dtype, cos.shape, cos.dtype, policy, check), make)
+
+
+def _run(spec_name: str, x, cos, sin, x_dtype, out_dtype, policy, check):
+    run = _runner(spec_name, x, cos, x_dtype, out_dtype, policy, check)
+    shape, cos_batch = run.cfg.shape, run.cfg.cos_batch
+    table = shape[2:] if cos_batch == 1 else (cos_batch, *shape[2:])
+    (y,) = run([x.reshape(shape), cos.reshape(table), sin.reshape(table)])
+    return y.reshape(x.shape)
+
+
+# x_dtype / out_dtype: x's and y's dtypes (torch dtypes, constants of the trace); dy has y's, dx x's.
+rope_fwd = segkit_ex.register_operator(
+    "segkit_rope_fwd", meta=lambda x, cos, sin, out_dtype, policy, check: TensorProxy(like=x, dtype=dtypes.to_dtype(out_dtype)),
+    fn=lambda x, cos, sin, out_dtype, policy, check: _run("rope_fwd", x, cos, sin, x.dtype, out_dtype, policy, check))
+rope_bwd = segkit_ex.register_operator(
+    "segkit_rope_bwd", meta=lambda g, cos, sin, x_dtype, policy, check: TensorProxy(like=g, dtype=dtypes.to_dtype(x_dtype)),
+    fn=lambda g, cos, sin, x_dtype, policy, check: _run("rope_bwd", g, cos, sin, x_dtype, g.dtype, policy, check))
+
+
+def promoted(a, b):
+    """torch's type promotion of two floating dtypes (16-bit with fp32 is fp32; bf16 with fp16 is fp32)."""
+    a, b = torch_dtype(a), torch_dtype(b)
+    if a == b:
+        return a
+    return a if a.itemsize > b.itemsize else b if b.itemsize > a.itemsize else torch.float32
+
+
+def _out(x, out_dtype):
+    return torch_dtype(x.dtype if out_dtype is None else out_dtype)
+
+
+def _rope_decomposition(x, cos, sin, route=None, out_dtype=None):
+    """litgpt's apply_rope on broadcast tables (HF's with ``out_dtype``, the promoted dtype): what Thunder runs
+    when segkit_ex does not claim the call."""
+    h = x.shape[-1] // 2
+    x1 = ltorch.getitem(x, (..., slice(None, h)))
+    x2 = ltorch.getitem(x, (..., slice(h, None)))
+    rotated = ltorch.cat((ltorch.neg(x2), x1), -1)
+    return ltorch.to(ltorch.add(ltorch.mul(x, cos), ltorch.mul(rotated, sin)), _out(x, out_dtype))
+
+
+def _execution(x, cos, sin, route=None, out_dtype=None):
+    y = rope_fwd(x, cos, sin, _out(x, out_dtype), *_options())
+    return y if route is None else verify_route(route, (y,), (x, cos, sin))[0]
+
+
+def _table_grad(g, t, table):
+    """d(loss)/d(table) of ``t * table`` (fp32, reduced over the broadcast dims, in the table's dtype): eager's
+    gradient when the tables need one; Thunder removes it as dead code when they do not (the common case)."""
+    return ltorch.to(sum_to(ltorch.mul(ltorch.to(g, dtypes.float32), ltorch.to(t, dtypes.float32)), table.shape),
+                     table.dtype)
+
+
+def _grad(x, cos, sin, route=None, out_dtype=None):
+    options = _options()
+    y = rope_fwd(x, cos, sin, _out(x, out_dtype), *options)
+    if route is not None:
+        (y,) = verify_route(route, (y,), (x, cos, sin))
+    g = get_grad(y)
+    put_grad(x, rope_bwd(g, cos, sin, torch_dtype(x.dtype), *options))
+    h = x.shape[-1] // 2
+    rotated = ltorch.cat((ltorch.neg(ltorch.getitem(x, (..., slice(h, None)))), ltorch.getitem(x, (..., slice(None, h)))), -1)
+    put_grad(cos, _table_grad(g, x, cos))
+    put_grad(sin, _table_grad(g, rotated, sin))
+    return y
+
+
+apply_rope_entry = segkit_ex.register_operator("segkit_apply_rope", like=_rope_decomposition)
+segkit_ex.register_implementation(apply_rope_entry,
+                                  checker=lambda x, cos, sin, route=None, out_dtype=None: rope_refusal(x, cos, sin) is None,
+                                  execution_transform=_execution, grad_transform=_grad)
+
