@@ -30,6 +30,10 @@ class DataType(enum.Enum):
 
     __str__ = __repr__
 
+    def __call__(self) -> DataType:
+        """nvFuser spells a tensor's dtype ``t.dtype()``; calling a DataType gives itself so that works."""
+        return self
+
     @property
     def torch(self) -> torch.dtype:
         try:

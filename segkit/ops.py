@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from segkit.dtypes import DataType, from_torch
+from segkit import views
 from segkit.ir import Value
 
 REQUIRED = object()
@@ -43,6 +44,37 @@ class Out:
 
 @dataclass(frozen=True)
 class OpDef:
+    """Everything segkit knows about one op; every pass reads it from here, never by the op's name.
+
+    Fields (all but the first five have defaults, so a new entry states only what applies):
+
+    * ``name``, ``operands``, ``attrs``: nvfuser_direct's signature. Operands are
+      passed positionally, attributes by keyword; ``attrs`` is ``((name, default), ...)``
+      with ``REQUIRED`` for no default. Printing, nvFuser replay and the minimizer's
+      rebuild all call the op through ``call_args``.
+    * ``infer(args) -> [Out]``: shape/dtype rule; raises InferError (the frontend
+      adds the op and the user's line) for what nvFuser rejects.
+    * ``run(args, ctx)``: the torch reference (``ctx``: RunContext).
+    * ``meta``: a view (alias) op: its output may be a view of its first operand.
+      Alias analysis (segkit.alias) and bookend read it.
+    * ``view_layout(op, x, layout) -> Layout | None``: for a meta op, the layout of
+      the output that makes it a view of ``x`` (None: not a view here). A meta op
+      without one is never treated as an alias. Rules live in segkit.views.
+    * ``size_attrs``: attributes that hold sizes or size-derived bounds (shapes,
+      slice bounds, pad widths). The minimizer rewrites sizes in them when it
+      shrinks a fusion.
+    * ``fold(args) -> value | tuple | None``: the record-time value of a scalar
+      op's outputs from its IR arguments when the generic fold (running the
+      reference on known scalars) cannot see it, e.g. ``size`` of a static dim.
+    * ``bookend_forks``: the inputs+outputs bookend policy may walk through a
+      tensor read by several ops when they all have this flag (PR #2815 lets
+      slices fork; any other fork stops the walk).
+    * ``decompose(fd, args)``: record this op as other catalogue ops (for names
+      nvFuser lacks but scripts use, e.g. ``mean``); it never appears in the IR.
+    * ``literal_operands``: Python numbers given as operands become inline constants.
+    * ``doc``: one line shown in listings.
+    """
+
     name: str
     operands: tuple[str, ...]
     attrs: tuple[tuple[str, Any], ...]
@@ -51,6 +83,11 @@ class OpDef:
     meta: bool = False
     doc: str = ""
     literal_operands: bool = True  # python numbers given as operands become constant scalars
+    view_layout: Callable[..., Any] | None = None
+    size_attrs: tuple[str, ...] = ()
+    fold: Callable[[dict], Any] | None = None
+    bookend_forks: bool = False
+    decompose: Callable[..., Any] | None = None
 
     @property
     def params(self) -> list[str]:
@@ -172,20 +209,20 @@ def _like(v: Value, shape=None, broadcast=None, expanded=None, dtype=None) -> Ou
 
 
 def _sample(x: Any, scalar_only: bool) -> Any:
-    """A stand-in for dtype inference: 1-d meta tensors for tensors, numbers for scalars."""
+    """A stand-in for dtype inference: 1-d meta tensors for tensors, 0-d tensors of their own dtype for scalars.
+
+    A scalar stands in as a 0-d tensor because that is how nvFuser promotes scalar operands
+    (csrc/type_promotion.cpp): a Double scalar with an Int tensor gives Double (torch's Python-number
+    rule would give its default Float), and ``where(c, 3.0, 5.0)`` is Double.
+    """
     if isinstance(x, Value):
         if x.is_tensor:
             return torch.empty((1,), dtype=x.dtype.torch, device="meta")
         dt = x.dtype
     else:
         return x
-    if scalar_only:
-        return torch.ones((), dtype=dt.torch if dt is not DataType.Null else torch.float64)
-    if dt is DataType.Bool:
-        return True
-    if dt.torch.is_complex:
-        return 1 + 1j
-    return 1.5 if dt.is_float else 3
+    dtype = dt.torch if dt is not DataType.Null else torch.float64
+    return torch.ones((), dtype=dtype) if scalar_only else torch.ones((), dtype=dtype, device="meta")
 
 
 # --------------------------------------------------------------------------- pointwise
@@ -272,10 +309,15 @@ def _clamp(x, lo, hi):
 def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = "") -> OpDef:
     def run(a: dict, ctx: RunContext):
         vals = [a[o] for o in operands]
-        if not any(isinstance(v, torch.Tensor) and v.ndim > 0 for v in vals):
-            # scalar arithmetic: compute on 0-d tensors, return Python numbers
-            vals = [v if isinstance(v, torch.Tensor) else torch.tensor(v) for v in vals]
-            return fn(*vals)
+        recorded = ctx.op.args if ctx.op is not None else {}
+        like = next((v for v in vals if isinstance(v, torch.Tensor) and v.ndim > 0), None)
+        # scalars as 0-d tensors of their recorded dtype: nvFuser's promotion (see _sample), and for
+        # scalar arithmetic a 0-d result the interpreter turns back into a Python number
+        vals = [v if isinstance(v, torch.Tensor) else
+                torch.tensor(v, dtype=recorded[o].dtype.torch, device=like.device if like is not None else "cpu")
+                if isinstance(recorded.get(o), Value) and recorded[o].dtype is not DataType.Null else
+                v if like is not None else torch.tensor(v)
+                for o, v in zip(operands, vals)]
         return fn(*vals)
 
     return _register(OpDef(name, operands, (), _pointwise_infer(name, fn, operands), run, doc=doc))
@@ -682,21 +724,26 @@ def _stride_order_infer(a: dict) -> list[Out]:
     return [_like(x)]
 
 
-_register(OpDef("broadcast", ("arg",), (("is_broadcast_dim", REQUIRED),), _broadcast_infer, _broadcast_run, meta=True))
+_register(OpDef("broadcast", ("arg",), (("is_broadcast_dim", REQUIRED),), _broadcast_infer, _broadcast_run, meta=True,
+                view_layout=views.broadcast))
 _register(OpDef("broadcast_in_dim", ("arg",), (("shape", REQUIRED), ("broadcast_dims", REQUIRED)),
-                _broadcast_in_dim_infer, _broadcast_in_dim_run, meta=True))
+                _broadcast_in_dim_infer, _broadcast_in_dim_run, meta=True,
+                view_layout=views.broadcast_in_dim, size_attrs=("shape",)))
 _register(OpDef("expand", ("arg",), (("shape", REQUIRED),), _expand_infer,
-                lambda a, ctx: a["arg"].expand(_runtime_ints(a["shape"])), meta=True))
+                lambda a, ctx: a["arg"].expand(_runtime_ints(a["shape"])), meta=True,
+                view_layout=views.identity, size_attrs=("shape",)))
 _register(OpDef("reshape", ("arg",), (("new_shape", REQUIRED),), _reshape_infer,
-                lambda a, ctx: a["arg"].reshape(_runtime_ints(a["new_shape"])), meta=True))
+                lambda a, ctx: a["arg"].reshape(_runtime_ints(a["new_shape"])), meta=True,
+                view_layout=views.reshape, size_attrs=("new_shape",)))
 _register(OpDef("permute", ("arg",), (("dims", REQUIRED),), _permute_infer,
-                lambda a, ctx: a["arg"].permute(a["dims"]), meta=True))
+                lambda a, ctx: a["arg"].permute(a["dims"]), meta=True, view_layout=views.permute))
 _register(OpDef("squeeze", ("arg",), (("dims", REQUIRED), ("squeeze_expanded", False)),
-                _squeeze_infer, _squeeze_run, meta=True))
+                _squeeze_infer, _squeeze_run, meta=True, view_layout=views.squeeze))
 _register(OpDef("slice", ("arg",), (("start_indices", REQUIRED), ("end_indices", REQUIRED), ("strides", None),
-                                    ("manual_normalization", False)), _slice_infer, _slice_run, meta=True))
-_register(OpDef("set", ("x",), (), _identity_infer, _identity_run, meta=True))
-_register(OpDef("segment_set", ("x",), (), _identity_infer, _identity_run, meta=True,
+                                    ("manual_normalization", False)), _slice_infer, _slice_run, meta=True,
+                view_layout=views.slice_, size_attrs=("start_indices", "end_indices"), bookend_forks=True))
+_register(OpDef("set", ("x",), (), _identity_infer, _identity_run, meta=True, view_layout=views.identity))
+_register(OpDef("segment_set", ("x",), (), _identity_infer, _identity_run, meta=True, view_layout=views.identity,
                 doc="identity that forces a segment boundary"))
 _register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride_order_infer, _identity_run,
                 doc="copy with a new memory layout (values unchanged)"))
@@ -767,7 +814,8 @@ def _select_infer(a: dict) -> list[Out]:
     return [_like(x, [x.shape[i] for i in keep], [x.broadcast[i] for i in keep], [x.expanded[i] for i in keep])]
 
 
-_register(OpDef("pad", ("arg",), (("pad_widths", REQUIRED), ("value", None)), _pad_infer, _pad_run))
+_register(OpDef("pad", ("arg",), (("pad_widths", REQUIRED), ("value", None)), _pad_infer, _pad_run,
+                size_attrs=("pad_widths",)))
 _register(OpDef("cat", ("tensors",), (("dim", REQUIRED), ("manual_padding", False)), _cat_infer, _cat_run))
 _register(OpDef("select", ("arg",), (("index", REQUIRED), ("dim", REQUIRED)), _select_infer,
                 lambda a, ctx: a["arg"].select(a["dim"], int(a["index"]))))
@@ -811,18 +859,46 @@ def _shape_infer(a: dict) -> list[Out]:
 
 
 _register(OpDef("full", (), (("shape", REQUIRED), ("fill_value", REQUIRED), ("dtype", REQUIRED)),
-                _full_infer, _full_run, literal_operands=False))
+                _full_infer, _full_run, literal_operands=False, size_attrs=("shape",)))
 _register(OpDef("iota", ("length",), (("start", None), ("step", None), ("dtype", DataType.Int)),
                 _iota_infer, _iota_run))
-_register(OpDef("size", ("arg",), (("dim", REQUIRED),), _size_infer,
-                lambda a, ctx: a["arg"].shape[a["dim"]]))
-_register(OpDef("shape", ("arg",), (), _shape_infer, lambda a, ctx: tuple(a["arg"].shape)))
-
-
 def fold_size(args: dict) -> Any:
     """Record-time value of ``size(arg, dim)`` when that dim is static (else None)."""
     s = args["arg"].shape[args["dim"]]
     return None if s == -1 else s
+
+
+def _fold_shape(args: dict) -> tuple:
+    return tuple(None if s == -1 else s for s in args["arg"].shape)
+
+
+_register(OpDef("size", ("arg",), (("dim", REQUIRED),), _size_infer,
+                lambda a, ctx: a["arg"].shape[a["dim"]], fold=fold_size))
+_register(OpDef("shape", ("arg",), (), _shape_infer, lambda a, ctx: tuple(a["arg"].shape), fold=_fold_shape))
+
+
+def _mean(fd: Any, a: dict) -> Any:
+    """mean = sum * (1/N): nvfuser_direct has no mean op; Thunder decomposes it the same way."""
+    arg, dims = a["arg"], a["dims"]
+    total = fd.ops.sum(arg, dims=dims, keepdim=a["keepdim"], dtype=a["dtype"])
+    reduced = norm_dims(dims, arg.ndim) if dims is not None else list(range(arg.ndim))
+    sizes = [arg.shape[d] for d in reduced]
+    if all(s != -1 for s in sizes):
+        return fd.ops.mul(total, 1.0 / math.prod(sizes))
+    n = fd.ops.size(arg, dim=reduced[0])
+    for d in reduced[1:]:
+        n = fd.ops.mul(n, fd.ops.size(arg, dim=d))
+    return fd.ops.div(total, fd.ops.cast(n, dtype=DataType.Double))
+
+
+def _mean_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    return [_reduced(x, norm_dims(a["dims"], x.ndim) if a["dims"] is not None else list(range(x.ndim)),
+                     bool(a["keepdim"]), x.dtype)]
+
+
+_register(OpDef("mean", ("arg",), (("dims", REQUIRED), ("keepdim", False), ("dtype", None)), _mean_infer,
+                lambda a, ctx: None, decompose=_mean, doc="not an nvFuser op: recorded as sum * (1/N)"))
 
 
 #: Hints for op names people reach for that nvFuser spells differently or lacks.
