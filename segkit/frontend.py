@@ -20,7 +20,7 @@ import torch
 
 from segkit import ops as catalogue
 from segkit.dtypes import DataType, from_torch, of_python, python_value
-from segkit.errors import FusionDefinitionError, UnsupportedOpError
+from segkit.errors import FusionDefinitionError, SegkitError, UnsupportedOpError
 from segkit.ir import Fusion, Op, Value, iter_values
 from segkit.layout import Layout, compute_tensor_descriptor
 
@@ -233,6 +233,20 @@ class FusionDefinition:
         if not self.fusion.outputs and not self.fusion.aliases:
             raise FusionDefinitionError("Fusion is empty!: the definition adds no output, nothing to execute")
         return run_reference(self, inputs)
+
+    def validate(self, inputs: Sequence[Any], reference_outputs: Sequence[torch.Tensor] | None = None,
+                 **_ignored) -> list[torch.Tensor]:
+        """nvFuser's ``fd.validate``: execute, and check the outputs against ``reference_outputs`` when given
+        (segkit's execute is the reference itself, so without them there is nothing else to compare)."""
+        outputs = self.execute(inputs)
+        if reference_outputs is not None:
+            from segkit.check import CheckReport
+            from segkit.compare import compare
+
+            report = CheckReport(compare(outputs, list(reference_outputs), None), "reference_outputs")
+            if len(outputs) != len(reference_outputs) or not report.ok:
+                raise SegkitError(f"validate: the outputs do not match reference_outputs:\n{report}")
+        return outputs
 
     def __repr__(self) -> str:
         from segkit.repro import format_fusion

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from segkit import ops as catalogue
-from segkit.dtypes import python_value
+from segkit.dtypes import DataType, python_value
 from segkit.errors import InputMismatchError, SegkitError
 from segkit.ir import Fusion, Op, Value, map_values
 from segkit.layout import Layout, layout_of
@@ -40,11 +40,17 @@ def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
         if not spec.is_tensor:
             if isinstance(x, torch.Tensor) and x.ndim == 0:
                 continue
+            if isinstance(x, torch.Tensor):
+                raise InputMismatchError(f"{where}: expected a scalar but got {str(x.dtype).removeprefix('torch.')} "
+                                         f"tensor of rank {x.ndim}")
             if not isinstance(x, (bool, int, float, complex)):
                 raise InputMismatchError(f"{where}: expected a scalar, got {type(x).__name__}")
+            if not _scalar_fits(x, spec.dtype):
+                raise InputMismatchError(f"{where}: Scalar value {x!r} is not compatible with the expected data type "
+                                         f"{spec.dtype.name}")
             continue
         if not isinstance(x, torch.Tensor):
-            raise InputMismatchError(f"{where}: expected a tensor, got {type(x).__name__}")
+            raise InputMismatchError(f"{where}: expected a tensor but got scalar {x!r}")
         if x.ndim != spec.ndim:
             raise InputMismatchError(f"{where}: expected rank {spec.ndim}, got shape {list(x.shape)}")
         if x.dtype != spec.dtype.torch:
@@ -53,6 +59,19 @@ def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
             if want != -1 and want != got:
                 raise InputMismatchError(f"{where}: dim {d} must be {want}, got shape {list(x.shape)}")
         _check_layout(spec, x, where)
+
+
+def _scalar_fits(x: Any, dtype: Any) -> bool:
+    """nvFuser's rule for a Python scalar bound to a scalar input: no complex into a real input, no float into
+    an integer or bool input."""
+    if dtype is DataType.Null:
+        return True
+    t = dtype.torch
+    if isinstance(x, complex):
+        return t.is_complex
+    if isinstance(x, float):
+        return t.is_floating_point or t.is_complex
+    return True
 
 
 def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
@@ -144,7 +163,11 @@ class Interpreter:
     def run(self) -> list[Any]:
         for op in self.fusion.ops:
             self.run_op(op)
-        return [self.value_of(v) for v in self.fusion.outputs]
+        outputs = [self.value_of(v) for v in self.fusion.outputs]
+        writes = [(self.value_of(o).clone(), self.value_of(i)) for o, i in self.fusion.aliases]
+        for value, buffer in writes:  # add_output(out, alias_input=inp): the input's buffer gets the result
+            buffer.copy_(value)
+        return outputs
 
 
 def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True) -> list[torch.Tensor]:

@@ -216,8 +216,8 @@ def _sample(x: Any, scalar_only: bool) -> Any:
     rule would give its default Float), and ``where(c, 3.0, 5.0)`` is Double.
     """
     if isinstance(x, Value):
-        if x.is_tensor:
-            return torch.empty((1,), dtype=x.dtype.torch, device="meta")
+        if x.is_tensor:  # a 0-d tensor promotes like one (it takes part as nvFuser's "zero-dim" operand)
+            return torch.empty((1,) if x.ndim else (), dtype=x.dtype.torch, device="meta")
         dt = x.dtype
     else:
         return x
@@ -239,27 +239,26 @@ def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...]):
         dtype = from_torch(sample.dtype) if isinstance(sample, torch.Tensor) else DataType.Double
         if scalar_only:
             return [Out(dtype)]
-        ranks = {t.ndim for t in tensors}
-        if len(ranks) != 1:
-            desc = ", ".join(f"{t.name} rank {t.ndim}" for t in tensors)
-            raise InferError(f"{name} needs tensor operands of equal rank (nvFuser does not broadcast ranks): {desc}")
-        n = ranks.pop()
+        # nvFuser broadcasts lower-rank tensors on the left (csrc/ops/utils.cpp maybeBroadcast), like numpy
+        n = max(t.ndim for t in tensors)
+        padded = [((1,) * (n - t.ndim) + tuple(t.shape), (True,) * (n - t.ndim) + t.broadcast,
+                   (False,) * (n - t.ndim) + t.expanded, t) for t in tensors]
         shape, bcast, exp = [], [], []
         for d in range(n):
-            sizes = {t.shape[d] for t in tensors if not (t.broadcast[d] and not t.expanded[d])}
+            sizes = {s[d] for s, b, e, _ in padded if not (b[d] and not e[d])}
             known = {s for s in sizes if s != -1}
             if len(known) > 1:
                 desc = ", ".join(f"{t.name}{list(t.shape)}" for t in tensors)
-                raise InferError(f"{name}: sizes of dim {d} do not match: {desc}")
+                raise InferError(f"{name}: sizes of dim {d} do not match (lower ranks broadcast on the left): {desc}")
             if known:
                 shape.append(known.pop())
             elif sizes:
                 shape.append(-1)
             else:
                 shape.append(1)
-            all_b = all(t.broadcast[d] for t in tensors)
+            all_b = all(b[d] for _, b, _, _ in padded)
             bcast.append(all_b)
-            exp.append(all_b and any(t.expanded[d] for t in tensors))
+            exp.append(all_b and any(e[d] for _, _, e, _ in padded))
         return [Out(dtype, tuple(shape), tuple(bcast), tuple(exp))]
 
     return infer
@@ -668,14 +667,27 @@ def _slice_infer(a: dict) -> list[Out]:
     starts = static_shape(a["start_indices"], "start_indices")
     ends = static_shape(a["end_indices"], "end_indices")
     strides = static_shape(a["strides"], "strides") if a["strides"] is not None else [1] * x.ndim
-    if not len(starts) == len(ends) == len(strides) == x.ndim:
-        raise InferError(f"slice of {x.describe()} needs {x.ndim} start, end and stride entries, "
-                         f"got {len(starts)}, {len(ends)}, {len(strides)}")
+    if a["strides"] is not None and len(strides) != len(starts):
+        raise InferError(f"Slice start_indices and strides don't match! Start Indices: {len(starts)} Strides: {len(strides)}")
+    if len(starts) != x.ndim:
+        raise InferError(f"Number of tensor dimensions does not match slice dimensions! {x.describe()} has {x.ndim}, "
+                         f"start_indices has {len(starts)}")
+    if len(starts) != len(ends):
+        raise InferError(f"Slice indexing attribute dimensions don't match! Start Indices: {len(starts)} End Indices: {len(ends)}")
+    # nvFuser's checks on constant bounds (python_direct slice_fn); symbolic ones are checked at run time
+    for d in range(x.ndim):
+        s0, e0 = static(a["start_indices"][d]), static(a["end_indices"][d])
+        st0 = static(a["strides"][d]) if a["strides"] is not None else 1
+        if s0 is not None and s0 < 0:
+            raise InferError(f"Slice operation start_indices must be greater than or equal to 0. Start Indices: {s0} (dim {d})")
+        if s0 is not None and e0 is not None and e0 < s0:
+            raise InferError(f"Slice operation end_indices must be greater than or equal to start_indices. "
+                             f"Start Indices: {s0} End Indices: {e0} (dim {d})")
+        if st0 != 1:
+            raise InferError(f"nvFuser Limitation: All slice operation strides must be of const size 1 (dim {d} has {st0})")
     shape, bc, ex = [], [], []
     for d in range(x.ndim):
         size, s, e, st = x.shape[d], starts[d], ends[d], strides[d]
-        if st is not None and st != -1 and st <= 0:
-            raise InferError(f"slice stride {st} on dim {d} must be positive")
         if size != -1 and s != -1 and e != -1 and not a["manual_normalization"]:
             s, e = normalize_slice(s, e, size)
         if size != -1 and (s, e) == (0, size):
@@ -745,7 +757,14 @@ _register(OpDef("slice", ("arg",), (("start_indices", REQUIRED), ("end_indices",
 _register(OpDef("set", ("x",), (), _identity_infer, _identity_run, meta=True, view_layout=views.identity))
 _register(OpDef("segment_set", ("x",), (), _identity_infer, _identity_run, meta=True, view_layout=views.identity,
                 doc="identity that forces a segment boundary"))
-_register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride_order_infer, _identity_run,
+def _stride_order_run(a, ctx):
+    """A copy whose strides follow stride_order (nvFuser's: for each dim, 0 = innermost)."""
+    x, so = a["arg"], [d % max(a["arg"].ndim, 1) for d in a["stride_order"]]
+    order = sorted(range(x.ndim), key=lambda d: -so[d])  # allocation order, outermost first
+    return x.permute(order).contiguous().permute([order.index(d) for d in range(x.ndim)])
+
+
+_register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride_order_infer, _stride_order_run,
                 doc="copy with a new memory layout (values unchanged)"))
 
 
