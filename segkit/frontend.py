@@ -243,7 +243,7 @@ class FusionDefinition:
             from segkit.check import CheckReport
             from segkit.compare import compare
 
-            report = CheckReport(compare(outputs, list(reference_outputs), None), "reference_outputs")
+            report = CheckReport(compare(list(reference_outputs), outputs, None), "reference_outputs")
             if len(outputs) != len(reference_outputs) or not report.ok:
                 raise SegkitError(f"validate: the outputs do not match reference_outputs:\n{report}")
         return outputs

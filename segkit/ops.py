@@ -314,9 +314,9 @@ def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = ""
         # scalar arithmetic a 0-d result the interpreter turns back into a Python number
         vals = [v if isinstance(v, torch.Tensor) else
                 torch.tensor(v, dtype=recorded[o].dtype.torch, device=like.device if like is not None else "cpu")
-                if isinstance(recorded.get(o), Value) and recorded[o].dtype is not DataType.Null else
-                v if like is not None else torch.tensor(v)
-                for o, v in zip(operands, vals)]
+                if isinstance(recorded.get(o), Value) and recorded[o].dtype not in (DataType.Null, DataType.Bool) else
+                (int(v) if isinstance(v, bool) and like.dtype != torch.bool else v) if like is not None else torch.tensor(v)
+                for o, v in zip(operands, vals)]  # a bool scalar counts as 0/1 against numbers (torch refuses bool - x)
         return fn(*vals)
 
     return _register(OpDef(name, operands, (), _pointwise_infer(name, fn, operands), run, doc=doc))

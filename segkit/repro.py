@@ -57,33 +57,47 @@ def _text(x: Any) -> str:
     return repr(x)
 
 
-def _define(v: Value) -> str:
+def _define(v: Value, name: str) -> str:
     if v.is_tensor:
         parts = [f"shape={list(v.shape)}", f"contiguity={list(v.contiguity)}", f"dtype=DataType.{v.dtype.name}",
                  f"is_cpu={v.is_cpu}"]
         if v.stride_order:
             parts.append(f"stride_order={list(v.stride_order)}")
-        return f"{v.name} = fd.define_tensor({', '.join(parts)})"
+        return f"{name} = fd.define_tensor({', '.join(parts)})"
     if v.value is None:
-        return f"{v.name} = fd.define_scalar(dtype=DataType.{v.dtype.name})"
-    return f"{v.name} = fd.define_scalar({py_literal(v.value)}, dtype=DataType.{v.dtype.name})"
+        return f"{name} = fd.define_scalar(dtype=DataType.{v.dtype.name})"
+    return f"{name} = fd.define_scalar({py_literal(v.value)}, dtype=DataType.{v.dtype.name})"
 
 
 class _Printer:
-    """Replay target: one script statement per definition, op and output (or a listing with shapes)."""
+    """Replay target: one script statement per definition, op and output (or a listing with shapes).
+
+    Scripts name values tv0, tv1, ... and c0, c1, ... in the order they are printed, so a script loaded and
+    printed again is the same text whatever order the original definition created its values in. Listings
+    keep the recorded names (the ones analyses and errors use)."""
 
     def __init__(self, listing: bool = False) -> None:
         self.listing = listing
         self.lines: list[str] = []
+        self.counts = {"tv": 0, "c": 0}
+
+    def name(self, v: Value) -> str:
+        if self.listing:
+            return v.name
+        prefix = "tv" if v.is_tensor else "c"
+        self.counts[prefix] += 1
+        return f"{prefix}{self.counts[prefix] - 1}"
 
     def input(self, v: Value) -> _Src:
-        self.lines.append(f"  {v.describe()}" if self.listing else _define(v))
-        return _Src(v.name)
+        name = self.name(v)
+        self.lines.append(f"  {v.describe()}" if self.listing else _define(v, name))
+        return _Src(name)
 
     def constant(self, v: Value) -> _Src:
+        name = self.name(v)
         if not self.listing:
-            self.lines.append(_define(v))
-        return _Src(v.name)
+            self.lines.append(_define(v, name))
+        return _Src(name)
 
     def literal(self, v: Value) -> _Src:
         return _Src(py_literal(v.value))
@@ -95,11 +109,12 @@ class _Printer:
 
     def call(self, op: Op, opdef: Any, args: list, kwargs: dict) -> tuple:
         call = f"{op.name}({', '.join([_text(a) for a in args] + [f'{k}={_text(a)}' for k, a in kwargs.items()])})"
+        names = [self.name(o) for o in op.outputs]
         if self.listing:
             self.lines.append(f"  {', '.join(o.describe() for o in op.outputs)} = {call}")
         else:
-            self.lines.append(f"{', '.join(o.name for o in op.outputs)} = fd.ops.{call}")
-        return tuple(_Src(o.name) for o in op.outputs)
+            self.lines.append(f"{', '.join(names)} = fd.ops.{call}")
+        return tuple(_Src(n) for n in names)
 
     def output(self, handle: _Src, alias_input: _Src | None = None) -> None:
         if self.listing:
@@ -272,6 +287,22 @@ class _InputParser:
     def fail(self, node: ast.AST, why: str) -> ReproError:
         return ReproError(f"{self.path}:{node.lineno}: {why}: {ast.unparse(node)[:120]}")
 
+    def number(self, node: ast.AST) -> Any:
+        """A number written as a literal, ``float('nan')``, ``-float('inf')``, ``complex(a, b)`` or ``1+2j``."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, complex)):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            x = self.number(node.operand)
+            return -x if isinstance(node.op, ast.USub) else x
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            a, b = self.number(node.left), self.number(node.right)
+            return a + b if isinstance(node.op, ast.Add) else a - b
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("float", "complex", "int"):
+            args = [ast.literal_eval(a) if isinstance(a, ast.Constant) and isinstance(a.value, str) else self.number(a)
+                    for a in node.args]
+            return {"float": float, "complex": complex, "int": int}[node.func.id](*args)
+        raise self.fail(node, "not a number")
+
     def literal(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
             if node.attr in _DTYPE_NAMES:
@@ -281,14 +312,21 @@ class _InputParser:
         try:
             return ast.literal_eval(node)
         except ValueError:
+            pass
+        try:
+            return self.number(node)
+        except ReproError:
             raise self.fail(node, "only literals are understood here") from None
 
     def kwargs(self, call: ast.Call) -> dict[str, Any]:
         return {k.arg: self.literal(k.value) for k in call.keywords if k.arg is not None}
 
     def parse(self, node: ast.AST) -> InputRecipe:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
-            return InputRecipe("scalar", value=node.value)
+        if not isinstance(node, ast.Call) or (isinstance(node.func, ast.Name) and node.func.id in ("float", "complex", "int")):
+            try:
+                return InputRecipe("scalar", value=self.number(node))
+            except ReproError:
+                pass
         if not isinstance(node, ast.Call):
             raise self.fail(node, "an input must be a tensor expression or a number")
         fn = ast.unparse(node.func)
