@@ -103,3 +103,51 @@ def python_value(x, dtype: DataType):
     if dtype.torch.is_complex:
         return complex(x)
     return float(x) if dtype.is_float else int(x)
+
+
+_NARROW_FLOATS = {"Half", "BFloat16", "Float8_e4m3fn", "Float8_e5m2", "Float8_e8m0fnu", "Float4_e2m1fn"}
+
+
+def _promote(a: DataType | None, b: DataType | None) -> DataType | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return from_torch(torch.promote_types(a.torch, b.torch))
+
+
+def _combine(higher: DataType | None, lower: DataType | None) -> DataType | None:
+    """nvFuser's combineCategories: the higher group's type unless the lower one is of a higher category."""
+    def is_complex(d):
+        return d is not None and d.torch.is_complex
+
+    def is_float(d):
+        return d is not None and d.torch.is_floating_point
+
+    if is_complex(higher):
+        return higher
+    if is_complex(lower):
+        if is_float(higher):
+            return DataType.ComplexDouble if higher is DataType.Double else DataType.ComplexFloat
+        return lower
+    if is_float(higher):
+        return higher
+    if higher is DataType.Bool or is_float(lower):
+        return _promote(higher, lower)
+    return higher if higher is not None else lower
+
+
+def common_dtype(operands: list[tuple[DataType, str]]) -> DataType:
+    """The type nvFuser computes operands in (csrc/type_promotion.cpp ``computeTypes``, before its half-to-float
+    step). ``operands``: (dtype, kind) with kind "tensor" (rank > 0), "zero" (0-dim tensor) or "scalar".
+    Tensors outrank 0-dim tensors, which outrank scalars, unless a lower group is of a higher category
+    (bool < integer < floating < complex); a Double scalar with an Int tensor is Double."""
+    if len({d for d, _ in operands}) == 1:
+        return operands[0][0]
+    dim = zero = wrapped = None
+    for d, kind in operands:
+        if kind == "tensor":
+            dim = _promote(dim, d)
+        elif kind == "zero":
+            zero = _promote(zero, d)
+        else:
+            wrapped = _promote(wrapped, DataType.Float if d.name in _NARROW_FLOATS else d)
+    return _combine(dim, _combine(zero, wrapped))

@@ -36,7 +36,8 @@ class Sizes(tuple):
     tensor: Value
 
     def __call__(self) -> list[Value]:
-        return list(self.tensor.recorded_call("shape"))
+        sizes = self.tensor.recorded_call("shape")
+        return list(sizes) if isinstance(sizes, tuple) else [sizes]
 
 
 _BINARY_OPERATORS = {

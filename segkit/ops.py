@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from segkit.dtypes import DataType, from_torch
+from segkit.dtypes import DataType, common_dtype, from_torch
 from segkit import views
 from segkit.ir import Value
 
@@ -225,6 +225,28 @@ def _sample(x: Any, scalar_only: bool) -> Any:
     return torch.ones((), dtype=dtype) if scalar_only else torch.ones((), dtype=dtype, device="meta")
 
 
+def _promoted_samples(a: dict, operands: tuple[str, ...], scalar_only: bool) -> list[Any]:
+    """Samples for dtype inference with the value operands already in nvFuser's common dtype
+    (dtypes.common_dtype), so torch only decides what the op itself makes of that type; a where's
+    condition keeps its own."""
+    values = {o: a[o] for o in operands if o != "condition" and isinstance(a[o], Value) and a[o].dtype is not DataType.Null}
+    kinds = [(v.dtype, ("tensor" if v.ndim else "zero") if v.is_tensor else "scalar") for v in values.values()]
+    try:
+        common = common_dtype(kinds).torch if kinds else None
+    except (RuntimeError, ValueError):  # types torch cannot promote (fp8 with others): torch's rules decide
+        common = None
+    out = []
+    for o in operands:
+        x = a[o]
+        if common is None or o not in values:
+            out.append(_sample(x, scalar_only))
+        elif x.is_tensor:
+            out.append(torch.empty((1,) if x.ndim else (), dtype=common, device="meta"))
+        else:
+            out.append(torch.ones((), dtype=common) if scalar_only else torch.ones((), dtype=common, device="meta"))
+    return out
+
+
 # --------------------------------------------------------------------------- pointwise
 def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...]):
     def infer(a: dict) -> list[Out]:
@@ -232,7 +254,7 @@ def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...]):
         tensors = [v for v in vals if isinstance(v, Value) and v.is_tensor]
         scalar_only = not tensors
         try:
-            sample = fn(*[_sample(v, scalar_only) for v in vals])
+            sample = fn(*_promoted_samples(a, operands, scalar_only))
         except Exception as e:  # torch's own dtype rules reject the combination
             dts = ", ".join(v.dtype.name if isinstance(v, Value) else repr(v) for v in vals)
             raise InferError(f"{name} does not accept operands of dtypes ({dts}): {e}") from None
@@ -530,12 +552,26 @@ def _expand_infer(a: dict) -> list[Out]:
     return [o]
 
 
+def broadcast_dims(a: dict) -> list[int]:
+    """broadcast_in_dim's output dims for the input's dims, as nvFuser takes them: negative dims wrap, each
+    dim once, input dims fill them in increasing order."""
+    x, rank = a["arg"], len(a["shape"])
+    if rank < x.ndim:
+        raise InferError(f"The new shape is expected to be greater-then-or-equal to the input: {rank} < {x.ndim}")
+    if len(a["broadcast_dims"]) != x.ndim:
+        raise InferError(f"broadcast_dims {list(a['broadcast_dims'])} must name one output dim per dim of {x.describe()}")
+    dims = [norm_dim(d, rank, "broadcast_dims entry") for d in a["broadcast_dims"]]
+    if len(set(dims)) != len(dims):
+        raise InferError(f"broadcast_dims {list(a['broadcast_dims'])}: a nonbroadcast dim is specified more than once")
+    return sorted(dims)
+
+
 def _broadcast_in_dim_infer(a: dict) -> list[Out]:
     x = _tensor(a["arg"], "arg")
+    if not isinstance(a["shape"], (list, tuple)):
+        raise InferError(f"shape must be a list of sizes, got {a['shape']!r}")
     target = static_shape(a["shape"], "shape")
-    bdims = list(a["broadcast_dims"])
-    if len(bdims) != x.ndim or sorted(bdims) != bdims or any(not 0 <= d < len(target) for d in bdims):
-        raise InferError(f"broadcast_dims {bdims} must list, in increasing order, one output dim per dim of {x.describe()}")
+    bdims = broadcast_dims(a)
     shape, bc, ex = [1] * len(target), [True] * len(target), [False] * len(target)
     for i, d in enumerate(bdims):
         shape[d], bc[d], ex[d] = x.shape[i], x.broadcast[i], x.expanded[i]
@@ -545,7 +581,7 @@ def _broadcast_in_dim_infer(a: dict) -> list[Out]:
 
 
 def _broadcast_in_dim_run(a, ctx):
-    x, target, bdims = a["arg"], _runtime_ints(a["shape"]), a["broadcast_dims"]
+    x, target, bdims = a["arg"], _runtime_ints(a["shape"]), sorted(d % len(a["shape"]) for d in a["broadcast_dims"])
     view = [1] * len(target)
     for i, d in enumerate(bdims):
         view[d] = x.shape[i]
@@ -854,7 +890,27 @@ def _full_run(a, ctx):
                       dtype=a["dtype"].torch, device=ctx.device)
 
 
+def _kind(x: Any) -> str:
+    """'int', 'float', 'complex' or 'bool' of a recorded scalar or a Python number."""
+    if isinstance(x, Value):
+        t = x.dtype.torch
+        return "complex" if t.is_complex else "float" if t.is_floating_point else "bool" if t == torch.bool else "int"
+    return "bool" if isinstance(x, bool) else "int" if isinstance(x, int) else "complex" if isinstance(x, complex) else "float"
+
+
 def _iota_infer(a: dict) -> list[Out]:
+    """nvFuser's checks (csrc/ops/arith.cpp iota): integer length; start and step of dtype's kind."""
+    dtype = a["dtype"]
+    if not isinstance(dtype, DataType) or dtype.torch.is_complex or dtype is DataType.Bool:
+        raise InferError(f"iota dtype must be an integer or floating DataType, got {dtype!r}")
+    want = "float" if dtype.is_float else "int"
+    if _kind(a["length"]) != "int":
+        raise InferError(f"length must be integer, but get dtype {getattr(a['length'], 'dtype', a['length'])!r}")
+    for name in ("start", "step"):
+        if a[name] is not None and _kind(a[name]) != want:
+            raise InferError(f"iota: {name} dtype does not match specified dtype argument {dtype!r}")
+    if isinstance(static(a["step"]), (int, float)) and static(a["step"]) == 0:
+        raise InferError("iota: step value must not equal zero.")
     n = static(a["length"])
     return [Out(a["dtype"], (-1 if n is None else n,), (False,), (False,))]
 
@@ -862,6 +918,10 @@ def _iota_infer(a: dict) -> list[Out]:
 def _iota_run(a, ctx):
     start = 0 if a["start"] is None else a["start"]
     step = 1 if a["step"] is None else a["step"]
+    if not all(math.isfinite(x) for x in (a["length"], start, step)):
+        raise ValueError("iota: length, start, step must be finite numbers.")
+    if step == 0:
+        raise ValueError("iota: step value must not equal zero.")
     n = int(a["length"])
     return (torch.arange(n, device=ctx.device, dtype=torch.float64) * step + start).to(a["dtype"].torch)
 

@@ -153,7 +153,7 @@ def broadcast(op: Op, x: Value, lay: Layout) -> Layout:
 
 
 def broadcast_in_dim(op: Op, x: Value, lay: Layout) -> Layout:
-    old = list(op.args["broadcast_dims"])
+    old = _ops().broadcast_dims(op.args)
     return _broadcast_to(lay, old, [j for j in range(op.outputs[0].ndim) if j not in old])
 
 
