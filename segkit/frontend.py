@@ -20,7 +20,7 @@ import torch
 
 from segkit import ops as catalogue
 from segkit.dtypes import DataType, from_torch, of_python, python_value
-from segkit.errors import FusionDefinitionError, SegkitError, UnsupportedOpError
+from segkit.errors import EmptyFusionError, FusionDefinitionError, SegkitError, UnsupportedOpError
 from segkit.ir import Fusion, Op, Value, iter_values
 from segkit.layout import Layout, compute_tensor_descriptor
 
@@ -230,8 +230,11 @@ class FusionDefinition:
         """Run the recorded fusion with the torch reference interpreter (nvFuser refuses an empty fusion)."""
         from segkit.interp import run_reference
 
+        if not self.fusion.values:
+            raise EmptyFusionError("Fusion does not exist! Use `with FusionDefinition() as fd: ...` to define a "
+                                   "fusion (nothing was recorded)")
         if not self.fusion.outputs and not self.fusion.aliases:
-            raise FusionDefinitionError("Fusion is empty!: the definition adds no output, nothing to execute")
+            raise EmptyFusionError("Fusion is empty!: the definition adds no output, nothing to execute")
         return run_reference(self, inputs)
 
     def validate(self, inputs: Sequence[Any], reference_outputs: Sequence[torch.Tensor] | None = None,

@@ -137,8 +137,10 @@ def test_scalar_inputs_refuse_values_nvfuser_refuses():
         fd.execute([torch.ones(2), torch.ones(2)])
 
 
-def test_executing_an_empty_fusion_is_refused():
+def test_executing_an_empty_fusion_is_refused_as_nvfuser_refuses_it():
+    with pytest.raises(NotImplementedError, match="Fusion does not exist"):
+        FusionDefinition().execute([])
     with FusionDefinition() as fd:
-        pass
+        fd.define_tensor(shape=[2])
     with pytest.raises(FusionDefinitionError, match="Fusion is empty"):
-        fd.execute([])
+        fd.execute([torch.ones(2)])
