@@ -292,7 +292,7 @@ class Fusion:
         new._counters = dict(self._counters)
         vmap: dict[int, Value] = {}
         for v in self.values:
-            nv = replace(v, definition=None)
+            nv = replace(v, definition=None, recorder=None)
             vmap[id(v)] = nv
             new.values.append(nv)
         new.inputs = [vmap[id(v)] for v in self.inputs]
