@@ -232,7 +232,7 @@ class FusionDefinition:
 
         if not self.fusion.values:
             raise EmptyFusionError("Fusion does not exist! Use `with FusionDefinition() as fd: ...` to define a "
-                                   "fusion (nothing was recorded)")
+                                   "fusion. Nothing was recorded.")
         if not self.fusion.outputs and not self.fusion.aliases:
             raise EmptyFusionError("Fusion is empty!: the definition adds no output, nothing to execute")
         return run_reference(self, inputs)
