@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from segkit.interp import as_fusion
-from segkit.ir import Fusion, Op, Value
+from segkit.ir import Fusion, Value
 from segkit.layout import Layout
 from segkit.ops import CATALOGUE
 
