@@ -808,6 +808,8 @@ _register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride
 def _pad_infer(a: dict) -> list[Out]:
     x = _tensor(a["arg"], "arg")
     widths = static_shape(a["pad_widths"], "pad_widths")
+    if a["value"] is not None and _kind(a["value"]) != _kind(x):  # nvFuser's hasSimilarDtype
+        raise InferError(f"Tensor arg and pad value must have the same dtype: {x.describe()} padded with {a['value']!r}")
     if len(widths) % 2 or len(widths) > 2 * x.ndim:
         raise InferError(f"pad_widths {widths} must be pairs (last dim first) for at most {x.ndim} dims")
     shape = list(x.shape)
@@ -820,7 +822,7 @@ def _pad_infer(a: dict) -> list[Out]:
 
 def _pad_run(a, ctx):
     v = a["value"]
-    return F.pad(a["arg"], _runtime_ints(a["pad_widths"]), value=0 if v is None else float(v))
+    return F.pad(a["arg"], _runtime_ints(a["pad_widths"]), value=0 if v is None else v if isinstance(v, complex) else float(v))
 
 
 def _cat_infer(a: dict) -> list[Out]:

@@ -116,6 +116,9 @@ def test_output_stride_order_gives_that_layout():
         (lambda fd, x: fd.define_scalar(1 + 2j, dtype=DataType.Double), "complex value needs a complex dtype"),
         (lambda fd, x: fd.add_output(x, alias_input=fd.ops.neg(x)), "alias source can only be a fusion input"),
         (lambda fd, x: fd.ops.permute(x, dims="ab"), "permute"),
+        (lambda fd, x: fd.ops.pad(x, [1, 1], value=1 + 1j), "pad value must have the same dtype"),
+        (lambda fd, x: fd.ops.iota(4, start=0, step=1, dtype=DataType.Float), "start dtype does not match"),
+        (lambda fd, x: fd.ops.iota(4.0), "length must be integer"),
     ],
 )
 def test_what_nvfuser_rejects_is_rejected_at_the_users_line(build, match):
