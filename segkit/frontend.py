@@ -124,7 +124,7 @@ class FusionDefinition:
         n = len(shape)
         if not isinstance(dtype, DataType):
             raise FusionDefinitionError(f"define_tensor dtype must be a DataType, got {dtype!r} (at {site})")
-        if any(not isinstance(s, int) or isinstance(s, bool) or s < -1 for s in shape):
+        if any(not isinstance(s, int) or isinstance(s, bool) or not -1 <= s < 2**63 for s in shape):
             raise FusionDefinitionError(f"define_tensor shape {shape} must hold sizes >= -1 (at {site})")
         if is_cpu and n > 0:
             raise FusionDefinitionError(
