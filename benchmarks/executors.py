@@ -12,11 +12,12 @@ import torch.nn.functional as F
 
 from benchmarks.harness import Prepared
 from fusions import torch_models as tm
-from segkit.experiment import wall_us
+from segkit.timing import wall_us
 from segkit.nvf import compiled
 from thunder_exec.runtime import runner
 
 EXECUTORS = ("segkit", "eager", "torch.compile", "thunder", "thunder+segkit_ex", "liger", "quack")
+TWO_STAGE = "segkit two-stage"  # norm backward only: the two-stage formulation beside the fused builder
 
 
 def _segkit(spec_name: str, cfg, inputs: list[torch.Tensor], outputs: tuple[int, ...] | None = None) -> Prepared:
@@ -132,11 +133,25 @@ def norm_forward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
     return p
 
 
+def _segkit_two_stage(spec_name: str, cfg, inputs: list[torch.Tensor]) -> Prepared:
+    """The two-stage formulation (fusions/norm_bwd_two_stage.py): the tuning table's chunk and stage-1 tuning
+    when it chose two-stage on this GPU, else one partial per SM at most and nvFuser's defaults."""
+    from fusions.norm_bwd_two_stage import chunk_for, two_stage
+    from thunder_exec.runtime import staged_for
+
+    staged = staged_for(spec_name, cfg) or two_stage(
+        spec_name, cfg, chunk_for(cfg.rows, torch.cuda.get_device_properties(0).multi_processor_count))
+    staged.execute(inputs)
+    return Prepared(lambda: staged.execute(inputs), info={"two_stage_chunk": staged.chunk})
+
+
 def norm_backward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
     """Backward only: the forward runs in the untimed setup of every round; dx, dw (, db) are timed."""
     _skip_unavailable(executor, kind)
     if executor == "segkit":
         return _segkit(f"{kind}_bwd", cfg, list(inputs.values()))
+    if executor == TWO_STAGE:
+        return _segkit_two_stage(f"{kind}_bwd", cfg, list(inputs.values()))
     if executor == "quack" and kind == "layernorm":
         return _quack_layernorm(cfg, inputs, backward=True)
     x = inputs["x"].detach().requires_grad_(True)
@@ -194,11 +209,50 @@ def rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
     return Prepared(backward, setup, info=_mix_order_info(executor))
 
 
+AMAX_EXECUTORS = ("segkit", "segkit+reuse", "segkit:inner_outer", "segkit:inner_outer_rows", "segkit:two_stage", "eager",
+                  "torch.compile", "torch.compile+reuse_fx", "thunder", "thunder+reuse")
+
+
 def amax(cfg, executor: str, inputs: dict) -> Prepared:
-    _skip_unavailable(executor, "fp8 amax")
-    if executor == "segkit":
-        return _segkit("fp8_amax", cfg, list(inputs.values()))
-    fn = _compile(tm.fp8_amax, executor)
+    """fp8 amaxes (``cfg.amaxes``): segkit's builder as written (``segkit``), through segkit.reuse_reductions
+    (``segkit+reuse``) or in another formulation (``segkit:VARIANT``, fusions/fp8_amax.py); torch.compile stock
+    or with the seed's reuse as a post-grad pass (benchmarks/fx_reuse.py); Thunder stock or with
+    thunder_exec.ReuseNvFusions on its nvFusion regions."""
+    from dataclasses import replace
+
     x = inputs["x"]
-    fn(x)
-    return Prepared(lambda: fn(x), info=_mix_order_info(executor))
+    if executor.startswith("segkit:"):
+        if "col" not in cfg.amaxes:
+            pytest.skip(f"{executor} differs from segkit only with a column amax")
+        return _segkit("fp8_amax", replace(cfg, variant=executor.split(":", 1)[1]), [x])
+    if executor == "segkit":
+        return _segkit("fp8_amax", cfg, [x])
+    if executor == "segkit+reuse":
+        import fusions
+        from segkit.reuse import reuse_reductions
+
+        nvfd = compiled(reuse_reductions(fusions.get("fp8_amax").build(cfg)).apply())
+        nvfd.execute([x])
+        return Prepared(lambda: nvfd.execute([x]))
+    fn = tm.fp8_amaxes(cfg.amaxes)
+    info = {}
+    if executor == "torch.compile+reuse_fx":
+        from benchmarks.fx_reuse import compile_with_amax_reuse
+
+        torch._dynamo.reset()
+        fn, reuse = compile_with_amax_reuse(fn)
+        fn(x)
+        info = {"fx_reuse_rewrites": reuse.rewrites, **_mix_order_info("torch.compile")}
+    elif executor == "thunder+reuse":
+        import thunder
+        import thunder_exec
+
+        transform = thunder_exec.ReuseNvFusions()
+        fn = thunder.jit(fn, transforms=[transform])
+        fn(x)
+        info = {"reuse_regions": len(transform.rewrites.plans)}
+    else:
+        fn = _compile(fn, executor)
+        fn(x)
+        info = _mix_order_info(executor)
+    return Prepared(lambda: fn(x), info=info)

@@ -21,80 +21,8 @@ import pytest
 import torch
 
 from segkit.compare import diff
-from segkit.experiment import wall_us
-
-L2_FLUSH_BYTES = 512 * 1024 * 1024  # larger than any current GPU's L2 (H100/H200: 50 MiB)
-_flush_buffer: torch.Tensor | None = None
-
-
-def flush_l2() -> None:
-    """Write a buffer larger than L2, then read it back: L2 ends holding clean lines of that buffer.
-
-    The write alone leaves L2 full of dirty lines, and the timed kernel then pays their write-back to DRAM,
-    traffic its bytes floor does not count (H200, benchmarks/results/h200-2026-11-23-final/timer_bias.log:
-    RMSNorm forward 4096 x 4096 18.6 us after the write alone, 16.2 us after write + read, floor 16.0 us;
-    a host wait after the write does not help, so L2 does not clean itself)."""
-    global _flush_buffer
-    if _flush_buffer is None:
-        _flush_buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
-    _flush_buffer.zero_()
-    _flush_buffer.sum()
-
-
-def _is_kernel(event) -> bool:
-    return event.device_type == torch.autograd.DeviceType.CUDA and not event.name.startswith(("Memcpy", "Memset"))
-
-
-class KernelTimer:
-    """A pytest-benchmark timer whose durations are the kernel time of the timed call, in seconds."""
-
-    def __init__(self) -> None:
-        self._prof = None
-        self.kernel_counts: list[int] = []
-
-    def __call__(self) -> float:
-        torch.cuda.synchronize()
-        if self._prof is None:
-            self._prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
-            self._prof.__enter__()
-            return 0.0
-        prof, self._prof = self._prof, None
-        prof.__exit__(None, None, None)
-        kernels = [e for e in prof.events() if _is_kernel(e)]
-        self.kernel_counts.append(len(kernels))
-        return sum(e.time_range.elapsed_us() for e in kernels) * 1e-6
-
-
-def kernel_us(fn: Callable[[], Any], reps: int = 30, flush: Callable[[], Any] | None = None) -> float:
-    """Median summed kernel time (us) of one call with L2 flushed before each (``flush``, default
-    ``flush_l2``): the benchmarks' timer outside pytest-benchmark, for exploration scripts."""
-    flush = flush or flush_l2
-    fn()
-    timer = KernelTimer()
-    times = []
-    for _ in range(reps):
-        flush()
-        timer()
-        fn()
-        times.append(timer() * 1e6)
-    return statistics.median(times)
-
-
-def event_us(fn: Callable[[], Any], reps: int = 15) -> float:
-    """Median time (us) of one call between two CUDA events, L2 flushed before each: launch gaps included,
-    unlike ``kernel_us``; what the earlier exploration logs were made with."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        flush_l2()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
+from segkit.timing import (  # noqa: F401  (the benchmarks' timers, shared with segkit's analyses)
+    L2_FLUSH_BYTES, KernelTimer, event_us, flush_l2, kernel_us, wall_us)
 
 
 def copy_bandwidth_gbs(nbytes: int = 1 << 30, reps: int = 20) -> float:

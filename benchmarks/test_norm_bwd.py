@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from benchmarks import executors, workloads
 from benchmarks.harness import run
 
 
-@pytest.mark.parametrize("shape, dtype, executor", workloads.cases(workloads.NORM_SHAPES, fp32=workloads.FP32_SHAPES),
+@pytest.mark.parametrize("shape, dtype, executor",
+                         workloads.cases(workloads.NORM_SHAPES, fp32=workloads.FP32_SHAPES)
+                         + [(s, torch.bfloat16, executors.TWO_STAGE) for s in workloads.TWO_STAGE_SHAPES],
                          ids=lambda v: str(v).removeprefix("torch."))
 @pytest.mark.parametrize("kind", ["rmsnorm", "layernorm"])
 def test_norm_bwd(benchmark, copy_gbs, kind, shape, dtype, executor):

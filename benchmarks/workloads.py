@@ -13,6 +13,7 @@ from benchmarks.executors import EXECUTORS
 SWEEP = [f"sweep_{r}x{h}" for r in (4096, 16384, 65536) for h in (256, 1024, 4096, 8192, 16384)]
 NORM_SHAPES = SWEEP + ["mixorder_576000x384", "llama2_7b", "llama2_13b", "llama2_70b"]
 FP32_SHAPES = ["sweep_16384x4096", "mixorder_576000x384", "llama2_13b"]
+TWO_STAGE_SHAPES = ["mixorder_576000x384", "sweep_65536x1024", "sweep_65536x4096"]  # rows >= 64k: partials pay off
 ROPE_SHAPES = [c for c in fusions.get("qkv_split_rope_fwd").configs if not c.endswith("_tiny")]
 AMAX_SHAPES = [c for c in fusions.get("fp8_amax").configs if not c.endswith("_tiny")]
 
@@ -66,4 +67,6 @@ def rope_bytes(cfg, mode: str) -> int:
 
 
 def amax_bytes(cfg) -> int:
-    return cfg.dtype.itemsize * cfg.rows * cfg.cols + 4 * (cfg.rows + cfg.cols + 1)
+    """x read once, and the fp32 amaxes the config asks for written."""
+    out = {"row": cfg.lead, "col": cfg.cols, "all": 1}
+    return cfg.dtype.itemsize * cfg.lead * cfg.cols + 4 * sum(out[a] for a in cfg.amaxes)

@@ -70,16 +70,41 @@ class RopeConfig:
         return self.block_size
 
 
+AMAXES = ("row", "col", "all")
+AMAX_VARIANTS = ("direct", "inner_outer", "inner_outer_rows", "two_stage")
+
+
 @dataclass(frozen=True)
 class AmaxConfig:
+    """x of shape ``(batch, rows, cols)`` (``(rows, cols)`` when batch is 1); ``amaxes`` picks the outputs (row: over
+    the last dim, col: over all leading dims, all: over everything) and ``variant`` the formulation
+    (fusions/fp8_amax.py)."""
+
     name: str
     rows: int
     cols: int
     dtype: torch.dtype = torch.bfloat16
+    batch: int = 1
+    amaxes: tuple[str, ...] = AMAXES
+    variant: str = "direct"
+    block_rows: int = 128  # rows per partial column amax of the two_stage variant (its gcd with the row count)
 
     def __post_init__(self) -> None:
-        if self.rows < 1 or self.cols < 1:
-            raise ValueError(f"{self.name}: rows and cols must be positive")
+        if self.rows < 1 or self.cols < 1 or self.batch < 1:
+            raise ValueError(f"{self.name}: rows, cols and batch must be positive")
+        if not self.amaxes or any(a not in AMAXES for a in self.amaxes) or len(set(self.amaxes)) != len(self.amaxes):
+            raise ValueError(f"{self.name}: amaxes {self.amaxes} must be distinct names out of {AMAXES}")
+        if self.variant not in AMAX_VARIANTS:
+            raise ValueError(f"{self.name}: variant {self.variant!r} is not one of {AMAX_VARIANTS}")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.batch, self.rows, self.cols) if self.batch > 1 else (self.rows, self.cols)
+
+    @property
+    def lead(self) -> int:
+        """Rows of x seen as a matrix: every dim but the last."""
+        return self.batch * self.rows
 
 
 def with_tiny(configs: list, tiny) -> dict:
@@ -138,4 +163,6 @@ def rope_configs() -> dict[str, RopeConfig]:
 
 def amax_configs() -> dict[str, AmaxConfig]:
     cfgs = [AmaxConfig(f"{r}x{c}", r, c) for r, c in ((4096, 4096), (16384, 8192), (8192, 28672))]
-    return with_tiny(cfgs, lambda c: replace(c, name=c.name + "_tiny", rows=48, cols=80))
+    out = with_tiny(cfgs, lambda c: replace(c, name=c.name + "_tiny", rows=48, cols=80))
+    seed = AmaxConfig("seed_12x34x56", 34, 56, batch=12)  # pytorch/pytorch#136267's 3-D example: already tiny
+    return {**out, **with_tiny([seed], lambda c: replace(c, name=c.name + "_tiny"))}

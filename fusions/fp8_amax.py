@@ -1,6 +1,28 @@
-"""float8 scaling statistics: amax of |x| per row, per column and over all, in fp32 (one read of x)."""
+"""float8 scaling statistics: amax of |x| per row (over the last dim), per column (over the leading dims) and over
+all, in fp32, formulated so that x can be read once.
+
+Variants (``AmaxConfig.variant``), timed side by side by ``scripts/gpu/reuse.sh``:
+
+* ``direct``: each amax reduces |x| (what a user writes; ``segkit.reuse_reductions`` then feeds the global amax
+  from the smaller of the row and column amaxes);
+* ``inner_outer``: a persistent buffer for nvFuser's inner-outer persistent scheduler (an inner reduction, its
+  result broadcast back and combined with |x|), as ``reuse_reductions(inner_outer=True)`` writes it: the column
+  amax reduces
+  ``where(|x| > row, row, |x|)``, which is |x| itself (every element is at most its row's max; a NaN row or element
+  gives NaN either way), so |x| becomes the persistent buffer and both reductions can share one read;
+* ``inner_outer_rows``: the same where() on the row side instead, as in the norm backward (whose outer
+  reductions do not depend on its inner ones, which nvFuser's inner-outer check may require): the row amax is
+  taken twice, the second time of ``where(|x| > row, row, |x|)``, and the column amax reduces |x| directly;
+* ``two_stage``: the rows in blocks of ``block_rows``: a row amax and a per-block partial column amax in one pass
+  (the same where() keeps the pair one inner-outer pattern per block), then the partials reduced to the columns.
+
+Without a column amax every variant is ``direct``. The global amax is always taken from a narrower amax when
+the variant is not ``direct``.
+"""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -9,20 +31,49 @@ from fusions.spec import FusionSpec, dt, nv_dtype, randn
 
 
 def define(fd, cfg: AmaxConfig) -> None:
-    x = fd.define_tensor(shape=[cfg.rows, cfg.cols], contiguity=[True, True], dtype=dt(fd, nv_dtype(cfg.dtype).name))
+    n = len(cfg.shape)
+    x = fd.define_tensor(shape=list(cfg.shape), contiguity=[True] * n, dtype=dt(fd, nv_dtype(cfg.dtype).name))
     a = fd.ops.abs(fd.ops.cast(x, dtype=dt(fd, "Float")))
-    fd.add_output(fd.ops.max(a, dims=[1]))
-    fd.add_output(fd.ops.max(a, dims=[0]))
-    fd.add_output(fd.ops.max(a, dims=[0, 1]))
+    lead, last = list(range(n - 1)), [n - 1]
+    if cfg.variant == "direct" or "col" not in cfg.amaxes:
+        out = {"row": lambda: fd.ops.max(a, dims=last), "col": lambda: fd.ops.max(a, dims=lead),
+               "all": lambda: fd.ops.max(a, dims=list(range(n)))}
+        for name in cfg.amaxes:
+            fd.add_output(out[name]())
+        return
+    if cfg.variant == "inner_outer":
+        row = fd.ops.max(a, dims=last)
+        col = fd.ops.max(_clip_to_row(fd, a, row, n), dims=lead)
+    elif cfg.variant == "inner_outer_rows":
+        row = fd.ops.max(_clip_to_row(fd, a, fd.ops.max(a, dims=last), n), dims=last)
+        col = fd.ops.max(a, dims=lead)
+    else:  # two_stage
+        block = math.gcd(cfg.lead, cfg.block_rows)
+        a3 = fd.ops.reshape(a, new_shape=[cfg.lead // block, block, cfg.cols])
+        row3 = fd.ops.max(a3, dims=[2])
+        partial = fd.ops.max(_clip_to_row(fd, a3, row3, 3), dims=[1])
+        col = fd.ops.max(partial, dims=[0])
+        row = fd.ops.reshape(row3, new_shape=list(cfg.shape[:-1]))
+    out = {"row": row, "col": col}
+    for name in cfg.amaxes:
+        fd.add_output(out[name] if name in out else fd.ops.max(col, dims=[0]))
+
+
+def _clip_to_row(fd, a, row, n: int):
+    """``a`` where it is at most its row's amax (everywhere), else that amax: equal to ``a``, read after ``row``."""
+    rb = fd.ops.broadcast(row, is_broadcast_dim=[False] * (n - 1) + [True])
+    return fd.ops.where(fd.ops.gt(a, rb), rb, a)
 
 
 def inputs(cfg: AmaxConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
-    return {"x": randn((cfg.rows, cfg.cols), gen, cfg.dtype, scale=3.0)}
+    return {"x": randn(cfg.shape, gen, cfg.dtype, scale=3.0)}
 
 
 def reference(inp: dict, cfg: AmaxConfig) -> tuple:
     a = inp["x"].to(torch.float64).abs()
-    return a.max(dim=1).values, a.max(dim=0).values, a.max()
+    n = a.ndim
+    out = {"row": lambda: a.amax(dim=n - 1), "col": lambda: a.amax(dim=tuple(range(n - 1))), "all": a.max}
+    return tuple(out[name]() for name in cfg.amaxes)
 
 
 SPEC = FusionSpec("fp8_amax", amax_configs(), define, inputs, reference, ("row_amax", "col_amax", "amax"), __doc__)

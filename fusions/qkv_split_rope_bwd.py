@@ -9,6 +9,11 @@ concatenated into the qkv layout (the same values as casting after the cat):
 nvFuser 0.2.36 segments this fusion (4 kernels multi-head, 5 grouped-query,
 the last one assembling the cat), and the tensors passed between its segments
 are then 16-bit instead of fp32.
+
+The ``sliced_sum`` formulation (a tuning-table / ``segkit tune`` choice) writes
+the grouped-query sum as adds of the q_per_kv slices, so every op is pointwise,
+slice or cat and nothing forces a reduction segment; whether nvFuser then keeps
+it in fewer kernels is measured (scripts/gpu/perf.sh).
 """
 
 from __future__ import annotations
@@ -34,13 +39,26 @@ def _rope_adjoint(fd, g, shape: list[int], cfg: RopeConfig, cos, sin):
     return R.rotate(fd, out, R.last_dim_slice(fd, g, n, shape, rn, cfg.head_size), n)
 
 
-def define(fd, cfg: RopeConfig) -> None:
+def _sum_copies(fd, g, shape: list[int]):
+    """The sum over dim 2 (the q_per_kv copies) as adds of its slices: pointwise, so the fusion needs no
+    reduction segment (the ``sliced_sum`` formulation)."""
+    B, G, Q, T, H = shape
+    acc = None
+    for q in range(Q):
+        part = fd.ops.slice(g, start_indices=[0, 0, q, 0, 0], end_indices=[B, G, q + 1, T, H])
+        acc = part if acc is None else fd.ops.add(acc, part)
+    return acc
+
+
+def define(fd, cfg: RopeConfig, sliced_sum: bool = False) -> None:
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
     grads = [fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=io) for _ in range(3)]
     cos, sin = R.define_cos_sin(fd, cfg)
     dq, dk, dv = (fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]) for g in grads)
-    if Q > 1:  # adjoint of the grouped-query expand
+    if Q > 1 and sliced_sum:
+        dk, dv = (_sum_copies(fd, g, [B, G, Q, T, H]) for g in (dk, dv))
+    elif Q > 1:  # adjoint of the grouped-query expand
         dk, dv = (fd.ops.sum(g, dims=[2], keepdim=True, dtype=f32) for g in (dk, dv))
     dq = _rope_adjoint(fd, dq, [B, G, Q, T, H], cfg, cos, sin)
     dk = _rope_adjoint(fd, dk, [B, G, 1, T, H], cfg, cos, sin)
@@ -76,4 +94,5 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
     return (x.reshape(B, T, cfg.qkv_width),)
 
 
-SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__)
+SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__,
+                  formulations={"sliced_sum": lambda fd, cfg: define(fd, cfg, sliced_sum=True)})

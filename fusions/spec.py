@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from segkit.dtypes import DataType, from_torch
+from segkit.tuning import TableEntry, TuningTable, gpu_model
+
+#: ``segkit tune``'s winners per GPU model, committed (``segkit tune --merge`` adds a run's results).
+TABLE_PATH = Path(__file__).with_name("tunings.json")
+
+
+@functools.lru_cache(maxsize=1)
+def tuning_table() -> TuningTable:
+    """The tuning table the builders read, once (``tuning_table.cache_clear()`` after editing it): the committed
+    one, or the file named by $SEGKIT_TUNING_TABLE (e.g. a fresh ``segkit tune --out`` before it is merged)."""
+    return TuningTable.load(os.environ.get("SEGKIT_TUNING_TABLE") or TABLE_PATH)
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,7 @@ class FusionSpec:
     outputs: tuple[str, ...]
     doc: str = ""
     tuning: Callable[[Any], Any] | None = None  # cfg -> segkit.tuning.NvTuning | None, for nvFuser
+    formulations: dict[str, Callable[[Any, Any], None]] = field(default_factory=dict)  # other defines, same math
 
     def make_inputs(self, cfg, device="cpu", dtype: torch.dtype | None = None, seed: int = 0) -> dict[str, torch.Tensor]:
         """Inputs by name, in define_tensor order (``dtype`` overrides the config's)."""
@@ -40,15 +55,51 @@ class FusionSpec:
                 raise KeyError(f"{self.name} has no config {cfg!r}; known: {', '.join(self.configs)}") from None
         return replace(cfg, dtype=dtype) if dtype is not None else cfg
 
-    def build(self, cfg, dtype: torch.dtype | None = None):
-        """The recorded segkit FusionDefinition of this spec for ``cfg``."""
+    def build(self, cfg, dtype: torch.dtype | None = None, gpu: str | None = None,
+              table: TuningTable | None = None, formulation: str | None = None):
+        """The recorded segkit FusionDefinition of this spec for ``cfg``, with its nvFuser tuning (``tuned``): the
+        ``formulation`` given, else the one the tuning table chose for this GPU, else ``define``."""
         from segkit import FusionDefinition
 
         cfg = self.config(cfg, dtype)
+        if formulation is None:
+            entry = self.table_entry(cfg, gpu, table)
+            formulation = entry.formulation if entry is not None and entry.formulation in self.formulations else None
+        if formulation is not None and formulation not in self.formulations:
+            raise KeyError(f"{self.name} has no formulation {formulation!r}; known: {', '.join(self.formulations)}")
         with FusionDefinition() as fd:
-            self.define(fd, cfg)
-        fd.nv_tuning = self.tuning(cfg) if self.tuning else None
+            (self.formulations[formulation] if formulation else self.define)(fd, cfg)
+        fd.nv_tuning = self.tuned(cfg, gpu, table)
         return fd
+
+    def table_entry(self, cfg, gpu: str | None = None, table: TuningTable | None = None) -> TableEntry | None:
+        """The tuning table's entry for ``cfg`` on ``gpu`` (default: this machine's GPU; None without one),
+        matched by the config's sizes and dtype, so segkit_ex's run-time configs find it too."""
+        table = table if table is not None else tuning_table()
+        return table.lookup(gpu or gpu_model(), self.name, signature(self.config(cfg)))
+
+    def entry(self, cfg, gpu: str, **fields) -> TableEntry:
+        """A tuning table entry for ``cfg`` on ``gpu`` (``fields``: formulation, chunk, tuning, ...)."""
+        cfg = self.config(cfg)
+        return TableEntry(gpu, self.name, cfg.name, signature(cfg), **fields)
+
+    def tuned(self, cfg, gpu: str | None = None, table: TuningTable | None = None):
+        """The fused builder's nvFuser tuning: the table's winner on this GPU model when it has one (None where
+        nvFuser's defaults won), else the builder's own rule."""
+        entry = self.table_entry(cfg, gpu, table)
+        if entry is not None and (entry.formulation == "fused" or entry.formulation in self.formulations):
+            return entry.tuning
+        return self.tuning(self.config(cfg)) if self.tuning else None
+
+
+def signature(cfg) -> str:
+    """What a tuning is matched by: a config's sizes and dtype, not its name (segkit_ex names its run-time
+    configs "thunder"); a norm by rows x hidden, however its rows are shaped."""
+    dtype = str(cfg.dtype).removeprefix("torch.")
+    if hasattr(cfg, "rows") and hasattr(cfg, "hidden"):
+        return f"{cfg.rows}x{cfg.hidden} {dtype}"
+    sizes = " ".join(f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if f.name not in ("name", "dtype"))
+    return f"{sizes} {dtype}"
 
 
 def nv_dtype(dtype: torch.dtype) -> DataType:

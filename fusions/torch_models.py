@@ -86,6 +86,19 @@ def rope_cache(T: int, n_elem: int, device="cpu", base: int = 10000) -> tuple[to
 
 
 def fp8_amax(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per-row, per-column and global amax of |x| in fp32, as float8 scaling recipes take them."""
+    """Per-row (last dim), per-column (leading dims) and global amax of |x| in fp32, as float8 scaling recipes take them."""
     a = x.float().abs()
-    return a.amax(dim=-1), a.amax(dim=0), a.amax()
+    return a.amax(dim=-1), a.amax(dim=tuple(range(x.ndim - 1))), a.amax()
+
+
+def fp8_amaxes(amaxes: tuple[str, ...]):
+    """A function of x returning the amaxes of |x| named by ``amaxes`` ("row": last dim, "col": leading dims,
+    "all"), in that order: one fp8 scaling case as a user writes it, for the compilers to take."""
+
+    def amaxes_of(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a = x.float().abs()
+        by_name = {"row": lambda: a.amax(dim=-1), "col": lambda: a.amax(dim=tuple(range(x.ndim - 1))),
+                   "all": lambda: a.amax()}
+        return tuple(by_name[name]() for name in amaxes)
+
+    return amaxes_of

@@ -16,6 +16,7 @@ from segkit.check import CheckReport, check, check_outputs
 from segkit.interp import random_inputs, run_reference
 from segkit.nvf import nvfuser_available, run_nvfuser, to_nvfuser
 from segkit.repro import Repro, emit_repro, load_repro
+from segkit.reuse import ReusePlan, reuse_reductions
 
 __all__ = [
     "HostPlan",
@@ -43,4 +44,6 @@ __all__ = [
     "run_nvfuser",
     "run_reference",
     "to_nvfuser",
+    "ReusePlan",
+    "reuse_reductions",
 ]

@@ -30,7 +30,7 @@ import torch
 from segkit.alias import AliasAnalysis, analyze, meta_ops
 from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
-from segkit.ir import Fusion, Op, Value, ops_needed_by
+from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
 from segkit.layout import compute_tensor_descriptor
 from segkit.ops import CATALOGUE
 
@@ -141,6 +141,14 @@ def bookend(fd: Any, policy: str = "outputs", ops: Iterable[str] | None = None) 
                 sorted(epilogue, key=lambda o: order[id(o)]))
 
 
+def bookended(fd: Any, policy: str, ops: Iterable[str] | None = None) -> Any:
+    """``fd`` with ``policy``'s segment_sets inserted, or ``fd`` itself where the policy cuts nothing."""
+    if policy == "none":
+        return fd
+    plan = bookend(fd, policy, ops)
+    return plan.apply("segment_set") if plan.cuts else fd
+
+
 def _depended_by_non_aliases(fusion: Fusion, is_alias) -> set[int]:
     """ids of ops transitively needed to compute any tensor that is not a (bookendable) alias."""
     return ops_needed_by(v for v in fusion.tensors() if not is_alias(v))
@@ -224,21 +232,27 @@ class HostPlan:
                     for a in core_args)
         if key in self._cores:
             return self._cores[key]
-        fusion, vmap = self.plan.fusion.copy()
-        keep = {id(vmap[id(o)]) for op in self.core_ops for o in op.outputs}
-        fusion.ops = [op for op in fusion.ops if id(op.outputs[0]) in keep]
-        fusion.inputs = []
-        for v, a in zip(self.core_inputs, core_args):
-            nv = vmap[id(v)]
-            nv.definition = None
-            if nv.is_tensor:
-                contiguity, stride_order = compute_tensor_descriptor(list(a.shape), list(a.stride()))
-                nv.contiguity, nv.stride_order = tuple(contiguity), tuple(stride_order)
-            fusion.inputs.append(nv)
-        fusion.outputs = [vmap[id(v)] for v in self.core_outputs]
-        fusion.prune()
-        self._cores[key] = FusionDefinition.from_fusion(fusion)
+        core = sub_fusion(self.plan.fusion, self.core_ops, self.core_inputs, self.core_outputs, core_args)
+        core.fusion.tuning = retune(self.plan.fusion.tuning, self._served())
+        self._cores[key] = core
         return self._cores[key]
+
+    def _served(self) -> list[list[int]]:
+        """For each core output, the indices of the fusion outputs computed from it (through the epilogue)."""
+        epilogue, core = {id(op) for op in self.epilogue}, {id(v): j for j, v in enumerate(self.core_outputs)}
+        served: list[list[int]] = [[] for _ in self.core_outputs]
+        for i, out in enumerate(self.plan.fusion.outputs):
+            stack, seen = [out], set()
+            while stack:
+                v = stack.pop()
+                if id(v) in seen:
+                    continue
+                seen.add(id(v))
+                if id(v) in core:
+                    served[core[id(v)]].append(i)
+                elif v.definition is not None and id(v.definition) in epilogue:
+                    stack.extend(v.definition.inputs)
+        return served
 
     def run(self, inputs: Sequence[Any], backend: str = "reference", check: bool = True) -> list[Any]:
         """Prologue views, the core fusion on ``backend``, epilogue views; outputs in fusion order."""
@@ -257,6 +271,26 @@ class HostPlan:
         for op in self.epilogue:
             host.run_op(op)
         return [host.value_of(v) for v in fusion.outputs]
+
+
+def sub_fusion(fusion: Fusion, ops: Sequence[Op], inputs: Sequence[Value], outputs: Sequence[Value],
+               args: Sequence[Any]) -> FusionDefinition:
+    """A fusion of ``ops`` alone: ``inputs`` become its inputs with the layout of the run-time ``args``
+    (views keep their strides), ``outputs`` its outputs; ops that feed none of them are dropped."""
+    new, vmap = fusion.copy()
+    keep = {id(vmap[id(o)]) for op in ops for o in op.outputs}
+    new.ops = [op for op in new.ops if id(op.outputs[0]) in keep]
+    new.inputs = []
+    for v, a in zip(inputs, args):
+        nv = vmap[id(v)]
+        nv.definition = None
+        if nv.is_tensor:
+            contiguity, stride_order = compute_tensor_descriptor(list(a.shape), list(a.stride()))
+            nv.contiguity, nv.stride_order = tuple(contiguity), tuple(stride_order)
+        new.inputs.append(nv)
+    new.outputs = [vmap[id(v)] for v in outputs]
+    new.prune()
+    return FusionDefinition.from_fusion(new)
 
 
 def _run_backend(fd: Any, inputs: Sequence[Any], backend: str) -> list[Any]:

@@ -8,15 +8,16 @@ from typing import Any
 
 import torch
 
-from segkit.compare import OutputDiff, compare
-from segkit.interp import run_reference
+from segkit import ops as catalogue
+from segkit.compare import OutputDiff, RandomDiff, compare, compare_random
+from segkit.interp import as_fusion, run_reference
 
 
 @dataclass
 class CheckReport:
     """Per-output verdicts of nvFuser (or a bookend realization on it) against the reference interpreter."""
 
-    diffs: list[OutputDiff]
+    diffs: list[OutputDiff | RandomDiff]
     label: str = "nvFuser"
     error: str | None = None  # nvFuser failed to compile or run
     details: dict = field(default_factory=dict)
@@ -57,7 +58,7 @@ def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realizat
             outs = run_plan(bookend(fd, policy), inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
         return CheckReport([], label, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}")
-    report = _verdicts(refs, outs, label, tol)
+    report = _verdicts(fd, refs, outs, label, tol)
     report.details.update(details)
     return report
 
@@ -65,11 +66,26 @@ def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realizat
 def check_outputs(fd: Any, inputs: Sequence[Any], outputs: Sequence[torch.Tensor], *, label: str = "nvFuser",
                   tol: dict[torch.dtype, float] | None = None) -> CheckReport:
     """Compare outputs some backend already computed for ``fd`` on ``inputs`` with the reference interpreter's."""
-    return _verdicts(run_reference(fd, inputs), outputs, label, tol)
+    return _verdicts(fd, run_reference(fd, inputs), outputs, label, tol)
 
 
-def _verdicts(refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
+def random_outputs(fd: Any) -> list[bool]:
+    """Per fusion output: does it depend on nvFuser's random stream (an op the catalogue marks ``random``)?"""
+    fusion = as_fusion(fd)
+    tainted: set[int] = set()
+    for op in fusion.ops:
+        flags = catalogue.get(op.name).random_outputs(op.args, len(op.outputs))
+        inherited = any(id(v) in tainted for v in op.inputs)
+        tainted.update(id(o) for o, f in zip(op.outputs, flags) if f or inherited)
+    return [id(v) in tainted for v in fusion.outputs]
+
+
+def _verdicts(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
               tol: dict[torch.dtype, float] | None) -> CheckReport:
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
-    return CheckReport(compare(refs, outputs, tol), label)
+    diffs = compare(refs, outputs, tol)
+    for i, is_random in enumerate(random_outputs(fd)):
+        if is_random:
+            diffs[i] = compare_random(i, refs[i], outputs[i])
+    return CheckReport(diffs, label)

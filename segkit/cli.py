@@ -11,6 +11,7 @@ from segkit.errors import SegkitError
 from segkit.trace.model import TraceError
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available
+from segkit import reuse_cli, segments_cmd
 from segkit.repro import format_fusion, load_repro
 
 
@@ -56,6 +57,8 @@ def cmd_bookend(args: argparse.Namespace) -> int:
         print("core fusion ops: " + ", ".join(o.name for o in realized.core_ops))
     else:
         print(format_fusion(realized.fusion))
+    if args.plot:
+        segments_cmd.plot_plan(repro.fd, plan, realized, args.plot)
     cpu = repro.make_inputs("cpu")
     diffs = compare(run_reference(repro.fd, cpu), run_plan(plan, cpu, realization=args.realize))
     print(f"reference check of the {args.realize} realization (cpu): {'ok' if all(d.ok for d in diffs) else 'MISMATCH'}")
@@ -225,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--policy", default="outputs", choices=["none", "outputs", "inputs+outputs"])
     p.add_argument("--ops", help="comma-separated meta ops that may be bookended (e.g. slice,squeeze)")
     p.add_argument("--realize", default="segment_set", choices=["segment_set", "host"])
+    segments_cmd.add_plot_argument(p)
     p.set_defaults(func=cmd_bookend)
     p = sub.add_parser("check", help="run on nvFuser and the reference interpreter; exit 1 on mismatch")
     p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
@@ -259,8 +263,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--format", default="table", choices=["table", "markdown", "csv", "json"])
     p.add_argument("--plot", help="write a PNG: kernel timeline per range and kernel time A vs B")
     p.set_defaults(func=cmd_trace_compare)
+    segments_cmd.add_parsers(sub)
+    reuse_cli.add_parser(sub)
     p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
     p.set_defaults(func=cmd_demo)
+    from segkit import tune
+    tune.add_parser(sub)
+    sub.choices["tune"].set_defaults(func=tune.run)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

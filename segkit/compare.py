@@ -70,3 +70,57 @@ def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],
         raise ValueError(f"{len(refs)} reference outputs but {len(gots)} outputs to check")
     tols = tol or {}
     return [diff(i, r, g, tols.get(g.dtype)) for i, (r, g) in enumerate(zip(refs, gots))]
+
+
+@dataclass
+class RandomDiff:
+    """Verdict on an output drawn from nvFuser's random stream, which the reference cannot reproduce:
+    compared by shape, dtype, range and moments, never element by element."""
+
+    index: int
+    dtype: torch.dtype
+    problems: list[str]
+    tol: float = 1.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def rel_err(self) -> float:  # so a report can rank it beside OutputDiffs
+        return 0.0 if self.ok else float("inf")
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.ok else "MISMATCH: " + "; ".join(self.problems)
+        return (f"output {self.index} ({str(self.dtype).removeprefix('torch.')}): random (nvFuser's Philox stream "
+                f"is not reproduced), compared by shape, dtype, range and moments: {verdict}")
+
+
+def compare_random(index: int, ref: torch.Tensor, got: torch.Tensor) -> RandomDiff:
+    """Do two draws look like the same distribution? Same shape and dtype, both finite, each inside the
+    other's range widened by three standard deviations, means within six standard errors, standard
+    deviations within a factor of two (moments only from 16 elements on). Non-float outputs (RNG states)
+    are compared by shape and dtype alone."""
+    problems = []
+    if tuple(ref.shape) != tuple(got.shape) or ref.dtype != got.dtype:
+        return RandomDiff(index, ref.dtype, [f"shape/dtype {list(got.shape)} {got.dtype}, expected "
+                                             f"{list(ref.shape)} {ref.dtype}"])
+    if not ref.dtype.is_floating_point or ref.numel() == 0:
+        return RandomDiff(index, ref.dtype, [])
+    r, g = ref.detach().to("cpu", torch.float64).flatten(), got.detach().to("cpu", torch.float64).flatten()
+    if not bool(torch.isfinite(g).all()) and bool(torch.isfinite(r).all()):
+        return RandomDiff(index, ref.dtype, ["non-finite values where the reference has none"])
+    r, g = r[torch.isfinite(r)], g[torch.isfinite(g)]
+    if r.numel() == 0 or g.numel() == 0:
+        return RandomDiff(index, ref.dtype, [])
+    spread = max(float(r.std()) if r.numel() > 1 else 0.0, float(g.std()) if g.numel() > 1 else 0.0, 1e-12)
+    lo, hi = float(r.min()) - 3 * spread, float(r.max()) + 3 * spread
+    if float(g.min()) < lo or float(g.max()) > hi:
+        problems.append(f"range [{float(g.min()):.4g}, {float(g.max()):.4g}] outside [{lo:.4g}, {hi:.4g}]")
+    if r.numel() >= 16 and g.numel() >= 16:
+        if abs(float(r.mean()) - float(g.mean())) > 6 * spread / r.numel() ** 0.5:
+            problems.append(f"mean {float(g.mean()):.4g} vs reference {float(r.mean()):.4g}")
+        sr, sg = float(r.std()), float(g.std())
+        if max(sr, sg) > 1e-12 and not 0.5 <= (sg + 1e-12) / (sr + 1e-12) <= 2.0:
+            problems.append(f"std {sg:.4g} vs reference {sr:.4g}")
+    return RandomDiff(index, ref.dtype, problems)

@@ -4,8 +4,16 @@ Every variant is validated against the reference interpreter on the same
 inputs before anything about it is reported; a wrong variant is reported as
 wrong, with no timing. Kernel time is the sum of nvFuser's profiled kernel
 times for one call (median of several calls; L2 is not flushed here: this
-compares segmentations, the benchmarks measure cold-L2 kernel time). Host wall
+compares segmentations, the benchmarks measure cold-L2 kernel time; ``cold_l2=True``
+times with the benchmarks' cold-L2 timer instead, as ``segkit report`` does). Host wall
 time is per synchronised call, median over repetitions.
+
+Two more host columns show the cost as a training step sees it: "async host" is
+the CPU time per call when calls are launched back to back without a sync (the
+CPU running ahead of the GPU; a call costs its host path, not its kernels), and
+"graph replay" is the wall per synchronised replay of the call captured in a CUDA
+graph (``graph_replay``: the host plan's views and nvFuser's launches captured
+once, replayed with no host work), checked against the reference like the call.
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ import torch
 from segkit.bookend import HostPlan, bookend
 from segkit.compare import compare
 from segkit.interp import random_inputs, run_reference
-from segkit.nvf import compiled, profile_call, run_nvfuser, segment_groups
+from segkit.nvf import KernelInfo, compiled, profile_call, run_nvfuser, segment_groups
+from segkit.timing import kernel_breakdown, nvfuser_scheduler, wall_us
 
 #: (label, policy, ops filter, realization); None policy = nvFuser's own pass on the unmodified fusion.
 VARIANTS = [
@@ -45,34 +54,71 @@ class Measurement:
     kernel_us: float
     wall_us: float
     cuts: int
+    async_us: float | None = None
+    graph_us: float | None = None
+    graph_note: str = ""  # why there is no graph replay time (capture failed, replay wrong)
 
     def row(self) -> list:
         if not self.ok:
-            return [self.variant, "WRONG", f"{self.max_rel_err:.1e}", "-", "-", "-", "-", self.cuts]
+            return [self.variant, "WRONG", f"{self.max_rel_err:.1e}", "-", "-", "-", "-", "-", "-", self.cuts]
+        graph = f"{self.graph_us:.1f}" if self.graph_us is not None else (self.graph_note or "-")
         return [self.variant, "ok", f"{self.max_rel_err:.1e}", f"{len(self.groups)}: {' '.join(self.groups)}",
-                self.kernels, f"{self.kernel_us:.1f}", f"{self.wall_us:.1f}", self.cuts]
+                self.kernels, f"{self.kernel_us:.1f}", f"{self.wall_us:.1f}",
+                "-" if self.async_us is None else f"{self.async_us:.1f}", graph, self.cuts]
 
 
-HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call", "segment_sets"]
+HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call",
+           "async host us/call", "graph replay us", "segment_sets"]
 
 
-def wall_us(call: Callable[[], Any], reps: int, setup: Callable[[], Any] | None = None) -> float:
-    """Host wall time per synchronised call, median over ``reps`` (``setup`` runs untimed before each)."""
-    times = []
-    for _ in range(reps):
-        if setup is not None:
-            setup()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
+def async_host_us(call: Callable[[], Any], calls: int = 50) -> float:
+    """CPU time per call with ``calls`` launched back to back and one sync at the end (the CPU ahead of the GPU,
+    as in a training step): what the host path costs when the kernels do not block it."""
+    call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
         call()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
+    host = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return host / calls * 1e6
+
+
+def graph_replay(call: Callable[[], Any], warmup: int = 3) -> tuple[Callable[[], None], Any]:
+    """``call`` captured in a CUDA graph: (replay, the captured outputs, which each replay rewrites). Warm-up runs
+    on a side stream first (compilation and allocations happen outside the capture)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(warmup):
+            call()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = call()
+    return graph.replay, outs
+
+
+def graph_wall_us(call: Callable[[], Any], refs: Sequence[torch.Tensor], reps: int) -> tuple[float | None, str]:
+    """Wall per synchronised replay of ``call`` captured in a CUDA graph, after checking a replay's outputs
+    against ``refs``; (None, why) when it cannot be captured or replays wrong."""
+    try:
+        replay, outs = graph_replay(call)
+    except Exception as e:  # e.g. a path that synchronises or allocates on the host during capture
+        return None, f"no capture: {(str(e).strip().splitlines() or [type(e).__name__])[0][:60]}"
+    replay()  # capture ran no kernel: the outputs hold what this replay computed (or garbage)
+    torch.cuda.synchronize()
+    if not all(d.ok for d in compare(refs, list(outs))):
+        return None, "replay WRONG"
+    return wall_us(replay, reps), ""
 
 
 def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | None, ops, realization: str | None,
-                    refs: Sequence[torch.Tensor], reps: int = 50) -> Measurement:
-    """Run one variant on nvFuser: check it, then profile its kernels and time its host path."""
+                    refs: Sequence[torch.Tensor], reps: int = 50, cold_l2: bool = False,
+                    graphs: bool = True) -> Measurement:
+    """Run one variant on nvFuser: check it, then profile its kernels (``cold_l2``: kernel time from the
+    benchmarks' cold-L2 timer, sum of per-kernel medians, instead of nvFuser's profiler) and time its host
+    path (synchronised, asynchronous, and as a CUDA-graph replay unless ``graphs`` is off)."""
     if policy is None:
         target, cuts = fd, 0
     else:
@@ -87,11 +133,18 @@ def measure_variant(fd: Any, inputs: Sequence[Any], label: str, policy: str | No
     worst = max((d.rel_err for d in diffs), default=0.0)
     if not all(d.ok for d in diffs):
         return Measurement(label, False, worst, [], 0, 0.0, 0.0, cuts)
-    profiled = [profile_call(call)[1] for _ in range(5)]
-    kernels = profiled[-1]
-    kernel_us = statistics.median(sum(k.time_ms for k in ks) for ks in profiled) * 1e3
+    if cold_l2:  # the benchmarks' timer (torch.profiler): not in a process that used nvFuser's profiler
+        timed = kernel_breakdown(call, reps=10)
+        kernels = [KernelInfo(k.name, nvfuser_scheduler(k.name) or "", k.us * 1e-3) for k in timed]
+        kernel_us = sum(k.us for k in timed)
+    else:
+        profiled = [profile_call(call)[1] for _ in range(5)]
+        kernels = profiled[-1]
+        kernel_us = statistics.median(sum(k.time_ms for k in ks) for ks in profiled) * 1e3
     groups = _host_groups(target, kernels) if isinstance(target, HostPlan) else segment_groups(compiled(target), kernels)
-    return Measurement(label, True, worst, groups, len(kernels), kernel_us, wall_us(call, reps), cuts)
+    graph_us, note = graph_wall_us(call, refs, reps) if graphs else (None, "")
+    return Measurement(label, True, worst, groups, len(kernels), kernel_us, wall_us(call, reps), cuts,
+                       async_host_us(call), graph_us, note)
 
 
 def _host_groups(host: HostPlan, kernels) -> list[str]:
@@ -102,9 +155,10 @@ def _host_groups(host: HostPlan, kernels) -> list[str]:
     return groups
 
 
-def run_experiment(fd: Any, inputs: Sequence[Any], variants=VARIANTS, reps: int = 50) -> list[Measurement]:
+def run_experiment(fd: Any, inputs: Sequence[Any], variants=VARIANTS, reps: int = 50,
+                   cold_l2: bool = False, graphs: bool = True) -> list[Measurement]:
     refs = run_reference(fd, inputs)
-    return [measure_variant(fd, inputs, label, policy, ops, realization, refs, reps)
+    return [measure_variant(fd, inputs, label, policy, ops, realization, refs, reps, cold_l2, graphs)
             for label, policy, ops, realization in variants]
 
 
@@ -127,8 +181,9 @@ def nanogpt_layernorm_thunder(fd, shape=(16, 128, 1600)) -> None:
     fd.add_output(fd.ops.cast(y, dtype=DataType.BFloat16))
 
 
-def workloads(tiny: bool, device: str) -> dict[str, tuple[Any, list]]:
-    """The experiment's fusions and inputs (tiny twins on CPU)."""
+def workloads(tiny: bool, device: str, scripts: Sequence[str] = ()) -> dict[str, tuple[Any, list]]:
+    """The experiment's fusions and inputs (tiny twins on CPU), plus any repro ``scripts`` given (e.g. a
+    region captured from Thunder: tests/data/thunder/rope_llama3_8b_fwd_nvFusion0.py)."""
     import fusions
     from pathlib import Path
 
@@ -146,9 +201,7 @@ def workloads(tiny: bool, device: str) -> dict[str, tuple[Any, list]]:
         spec = fusions.get(name)
         c = spec.config(cfg + suffix)
         out[f"{label}, {c.name} T={c.T}"] = (spec.build(c), list(spec.make_inputs(c, device=device).values()))
-    fixture = Path(__file__).resolve().parent.parent / "tests" / "data" / "thunder" / "rope_llama3_8b_fwd_nvFusion0.py"
-    if fixture.exists() and not tiny:
-        repro = load_repro(fixture)
-        out["Thunder's own GQA qkv split + RoPE fwd, Llama-3-8B bs2 T=256 (captured)"] = (
-            repro.fd, repro.make_inputs(device))
+    for script in scripts:
+        repro = load_repro(Path(script))
+        out[f"{Path(script).name} (repro script)"] = (repro.fd, repro.make_inputs(device))
     return out

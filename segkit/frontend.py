@@ -51,7 +51,7 @@ class _Ops:
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        opdef = catalogue.get(name)
+        opdef = catalogue.get(name) or catalogue.COMPOSITES.get(name)
         if opdef is None:
             hint = catalogue.HINTS.get(name)
             raise UnsupportedOpError(
@@ -60,7 +60,7 @@ class _Ops:
         return lambda *args, **kwargs: self._fd._record(opdef, args, kwargs)
 
     def __dir__(self):
-        return sorted(catalogue.CATALOGUE)
+        return sorted(catalogue.CATALOGUE) + sorted(catalogue.COMPOSITES)
 
 
 class FusionDefinition:
@@ -88,6 +88,15 @@ class FusionDefinition:
     @classmethod
     def from_fusion(cls, fusion: Fusion) -> FusionDefinition:
         return cls(fusion)
+
+    @property
+    def nv_tuning(self):
+        """The fusion's nvFuser tuning (``Fusion.tuning``: declared on the IR, so rewrites carry it)."""
+        return self.fusion.tuning
+
+    @nv_tuning.setter
+    def nv_tuning(self, tuning) -> None:
+        self.fusion.tuning = tuning
 
     def __enter__(self) -> FusionDefinition:
         return self

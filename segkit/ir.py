@@ -203,8 +203,18 @@ def ops_needed_by(values: Iterable[Value]) -> set[int]:
     return needed
 
 
+def retune(tuning: Any, served: Sequence[Sequence[int]]) -> Any:
+    """``tuning`` for a rewritten fusion whose output j computes the old outputs ``served[j]``."""
+    return None if tuning is None else tuning.for_outputs(served)
+
+
 class Fusion:
-    """Inputs, ops in topological order, and outputs of one fusion."""
+    """Inputs, ops in topological order, and outputs of one fusion.
+
+    ``tuning`` is how nvFuser should run it (a ``segkit.tuning.NvTuning``, or None for nvFuser's defaults):
+    per-fusion state that every rewrite carries (``copy``; ``keep_outputs`` and the other rewrites that change
+    the outputs map it through its ``for_outputs``).
+    """
 
     def __init__(self) -> None:
         self.inputs: list[Value] = []
@@ -216,6 +226,7 @@ class Fusion:
         self.aliases: list[tuple[Value, Value]] = []
         #: the recording FusionDefinition new values belong to (see Value.recorder)
         self.recorder: Any = None
+        self.tuning: Any = None
         self._counters = {"tv": 0, "c": 0}
 
     # -- construction -------------------------------------------------------
@@ -290,6 +301,7 @@ class Fusion:
         """A deep copy and the map id(old value) -> new value."""
         new = Fusion()
         new._counters = dict(self._counters)
+        new.tuning = self.tuning
         vmap: dict[int, Value] = {}
         for v in self.values:
             nv = replace(v, definition=None, recorder=None)
@@ -321,6 +333,7 @@ class Fusion:
         new.outputs = [new.outputs[i] for i in indices]
         new.aliases = []
         new.prune()
+        new.tuning = retune(self.tuning, [[i] for i in indices])
         return new
 
     def rebind(self, recorder: Any) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
-from segkit.ir import Value, ops_needed_by
+from segkit.ir import Value, ops_needed_by, retune
 from segkit.replay import replay
 from segkit.repro import fusion_lines
 
@@ -78,6 +78,7 @@ def rebuild(fd: Any, *, outputs: list[int] | None = None, cut: frozenset[int] = 
     new = FusionDefinition()
     replay(src, _Rebuild(new, src, sizes, shapes), inputs=inputs, ops=[op for op in src.ops if id(op) in live_ops],
            outputs=keep, aliases=aliases, forward=bypass)
+    new.fusion.tuning = retune(src.tuning, [[i] for i in (outputs if outputs is not None else range(len(keep)))])
     return new
 
 

@@ -72,12 +72,15 @@ class _NvFuserTarget:
             self.out.add_output(handle, alias_input)
 
 
-def to_nvfuser(fd: Any):
-    """A real ``nvfuser_direct.FusionDefinition`` with the same inputs, ops and outputs."""
+def to_nvfuser(fd: Any, value_map: dict[int, Any] | None = None):
+    """A real ``nvfuser_direct.FusionDefinition`` with the same inputs, ops and outputs; ``value_map``, when
+    given, is filled with id(segkit Value) -> the nvFuser value it became (str() of a tensor names it, T12)."""
     nvf = _nvf()
     out = nvf.FusionDefinition()
     with out:
-        replay(as_fusion(fd), _NvFuserTarget(nvf, out))
+        handles = replay(as_fusion(fd), _NvFuserTarget(nvf, out))
+    if value_map is not None:
+        value_map.update(handles)
     return out
 
 
@@ -135,10 +138,10 @@ def signature(args: Sequence[Any]) -> tuple:
 
 def compiled(fd: Any):
     """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per
-    definition); a ``TunedFusion`` when the builder attached an ``NvTuning`` (``fd.nv_tuning``)."""
+    definition); a ``TunedFusion`` when the fusion declares an ``NvTuning`` (``Fusion.tuning``)."""
     nvfd = getattr(fd, "_nvfuser", None)
     if nvfd is None:
-        tuning = getattr(fd, "nv_tuning", None)
+        tuning = as_fusion(fd).tuning
         nvfd = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)
         fd._nvfuser = nvfd
     return nvfd

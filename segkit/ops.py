@@ -9,6 +9,12 @@ interpreter can never disagree.
 
 nvfuser_direct 0.2.36 has no ``mean``, ``amax`` or ``amin`` op; the recording
 frontend offers ``mean`` as sum * (1/N), exactly as Thunder decomposes it.
+
+Families with more to say live in their own modules, registered into the one
+CATALOGUE when this module is imported: ops_indexing (gather/scatter/embedding,
+scans, sort, topk, triu), ops_matmul (matmul, linear, grouped_mm, attention),
+ops_random (uniform, normal, rand_like, randn_like). ``REFUSED`` lists the
+nvFuser ops segkit deliberately does not record, with the reason.
 """
 
 from __future__ import annotations
@@ -88,6 +94,18 @@ class OpDef:
     fold: Callable[[dict], Any] | None = None
     bookend_forks: bool = False
     decompose: Callable[..., Any] | None = None
+    #: nvFuser's other spellings of the op (pybind overloads, e.g. a reduction's ``dim=``): a function
+    #: ``(args, kwargs) -> (args, kwargs)`` giving this entry's canonical call; raises TypeError.
+    overloads: Callable[[tuple, dict], tuple[tuple, dict]] | None = None
+    #: Which outputs come from nvFuser's random stream (Philox), which the reference cannot reproduce:
+    #: True for all of them, or a function of the bound arguments giving one flag per output.
+    random: bool | Callable[[dict], Sequence[bool]] = False
+
+    def random_outputs(self, args: dict[str, Any], n_outputs: int) -> list[bool]:
+        """One flag per output: does it come from nvFuser's random stream?"""
+        if callable(self.random):
+            return list(self.random(args))
+        return [bool(self.random)] * n_outputs
 
     @property
     def params(self) -> list[str]:
@@ -105,6 +123,8 @@ class OpDef:
 
     def bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Bind a call like Python would; raise TypeError naming the problem."""
+        if self.overloads is not None:
+            args, kwargs = self.overloads(tuple(args), dict(kwargs))
         params = self.params
         if len(args) > len(params):
             raise TypeError(f"takes at most {len(params)} arguments ({', '.join(params)}), got {len(args)}")
@@ -221,15 +241,14 @@ def _sample(x: Any, scalar_only: bool) -> Any:
         dt = x.dtype
     else:
         return x
-    dtype = dt.torch if dt is not DataType.Null else torch.float64
-    return torch.ones((), dtype=dtype) if scalar_only else torch.ones((), dtype=dtype, device="meta")
+    return torch.ones((), dtype=dt.torch if dt is not DataType.Null else torch.float64)
 
 
-def _promoted_samples(a: dict, operands: tuple[str, ...], scalar_only: bool) -> list[Any]:
+def _promoted_samples(a: dict, operands: tuple[str, ...], scalar_only: bool, promoted: tuple[str, ...]) -> list[Any]:
     """Samples for dtype inference with the value operands already in nvFuser's common dtype
-    (dtypes.common_dtype), so torch only decides what the op itself makes of that type; a where's
-    condition keeps its own."""
-    values = {o: a[o] for o in operands if o != "condition" and isinstance(a[o], Value) and a[o].dtype is not DataType.Null}
+    (dtypes.common_dtype), so torch only decides what the op itself makes of that type; operands outside
+    ``promoted`` (a where's condition, addcmul's alpha) keep their own."""
+    values = {o: a[o] for o in promoted if isinstance(a[o], Value) and a[o].dtype is not DataType.Null}
     kinds = [(v.dtype, ("tensor" if v.ndim else "zero") if v.is_tensor else "scalar") for v in values.values()]
     try:
         common = common_dtype(kinds).torch if kinds else None
@@ -243,18 +262,20 @@ def _promoted_samples(a: dict, operands: tuple[str, ...], scalar_only: bool) -> 
         elif x.is_tensor:
             out.append(torch.empty((1,) if x.ndim else (), dtype=common, device="meta"))
         else:
-            out.append(torch.ones((), dtype=common) if scalar_only else torch.ones((), dtype=common, device="meta"))
+            out.append(torch.ones((), dtype=common))  # a CPU 0-d tensor mixes with meta ones and has an item()
     return out
 
 
 # --------------------------------------------------------------------------- pointwise
-def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...]):
+def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...], promoted: tuple[str, ...] | None = None):
+    promoted = tuple(o for o in operands if o != "condition") if promoted is None else promoted
+
     def infer(a: dict) -> list[Out]:
         vals = [a[o] for o in operands]
         tensors = [v for v in vals if isinstance(v, Value) and v.is_tensor]
         scalar_only = not tensors
         try:
-            sample = fn(*_promoted_samples(a, operands, scalar_only))
+            sample = fn(*_promoted_samples(a, operands, scalar_only, promoted))
         except Exception as e:  # torch's own dtype rules reject the combination
             dts = ", ".join(v.dtype.name if isinstance(v, Value) else repr(v) for v in vals)
             raise InferError(f"{name} does not accept operands of dtypes ({dts}): {e}") from None
@@ -327,7 +348,18 @@ def _clamp(x, lo, hi):
     return torch.minimum(torch.maximum(x, _as_t(lo, x)), _as_t(hi, x))
 
 
-def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = "") -> OpDef:
+def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = "",
+               check: Callable[[dict], None] | None = None, literal_operands: bool = True,
+               promoted: tuple[str, ...] | None = None) -> OpDef:
+    """An elementwise op; ``check`` adds nvFuser's own argument rules before torch's dtype rule runs;
+    ``promoted``: the operands nvFuser's type promotion takes (default: all but a where's condition)."""
+    inferred = _pointwise_infer(name, fn, operands, promoted)
+
+    def infer(a: dict) -> list[Out]:
+        if check is not None:
+            check(a)
+        return inferred(a)
+
     def run(a: dict, ctx: RunContext):
         vals = [a[o] for o in operands]
         recorded = ctx.op.args if ctx.op is not None else {}
@@ -341,7 +373,7 @@ def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = ""
                 for o, v in zip(operands, vals)]  # a bool scalar counts as 0/1 against numbers (torch refuses bool - x)
         return fn(*vals)
 
-    return _register(OpDef(name, operands, (), _pointwise_infer(name, fn, operands), run, doc=doc))
+    return _register(OpDef(name, operands, (), infer, run, doc=doc, literal_operands=literal_operands))
 
 
 _UNARY = {
@@ -382,6 +414,100 @@ _pointwise("lerp", _tensor_fn(torch.lerp), ("x", "y", "weight"))
 _pointwise("clamp", _clamp, ("input", "min", "max"))
 
 
+def _dtype_of(x: Any) -> DataType | None:
+    return x.dtype if isinstance(x, Value) else None
+
+
+def _is_integral(dt: DataType | None) -> bool:
+    return dt is not None and dt is not DataType.Bool and not dt.is_float and not dt.torch.is_complex
+
+
+def _ints_only(name: str):
+    def check(a: dict) -> None:
+        for k, v in a.items():
+            if isinstance(v, Value) and not _is_integral(v.dtype) or isinstance(v, (float, complex, bool)):
+                got = v.dtype.name if isinstance(v, Value) else repr(v)
+                raise InferError(f"{name}: {k} must have an integral dtype (nvFuser's rule), got {got}")
+    return check
+
+
+def _upcast_float(fn: Callable) -> Callable:
+    """A float op computed in double and returned in the dtype nvFuser gives it (ints -> Float)."""
+    def call(x):
+        out = torch.float32 if not (x.dtype.is_floating_point or x.dtype.is_complex) else x.dtype
+        return fn(x.to(torch.float64)).to(out)
+    return call
+
+
+def _logical_right_shift(x, shift):
+    """nvFuser's formula (csrc/ops/arith.cpp): an arithmetic shift whose sign-fill is masked off."""
+    x = _as_t(x, shift)
+    shift = _as_t(shift, x)
+    bits = 64 if x.dtype == torch.int64 else 32
+    mask = torch.where(shift >= bits, torch.tensor(-1, dtype=x.dtype, device=x.device),
+                       torch.bitwise_left_shift(torch.ones_like(shift, dtype=x.dtype), shift) - 1)
+    shifted_mask = torch.bitwise_left_shift(mask, bits - shift)
+    right = torch.bitwise_right_shift(x, shift)
+    return torch.where(torch.signbit(x), torch.bitwise_xor(shifted_mask, right), right)
+
+
+def _complex_check(a: dict) -> None:
+    r, i = a["real"], a["imag"]
+    for k, v in (("real", r), ("imag", i)):
+        if not isinstance(v, Value):
+            raise InferError(f"complex: {k} must be a tensor or a scalar of the fusion (fd.define_scalar), "
+                             f"got {v!r}; nvFuser's binding takes no Python number here")
+    if r.dtype is not i.dtype or r.dtype not in (DataType.Float, DataType.Double):
+        raise InferError(f"complex needs real and imag of one dtype, Float or Double; got {r.dtype.name} and {i.dtype.name}")
+    if r.is_tensor != i.is_tensor:
+        raise InferError("complex takes two tensors or two scalars (nvFuser has no tensor-scalar overload)")
+
+
+def _imag_check(a: dict) -> None:
+    dt = _dtype_of(a["x"])
+    if dt is None or not dt.torch.is_complex:
+        raise InferError(f"imag is not supported for non-complex values, got {dt.name if dt else repr(a['x'])}")
+
+
+def _scalars_only(name: str, *params: str):
+    def check(a: dict) -> None:
+        for k in params:
+            if isinstance(a[k], Value) and a[k].is_tensor:
+                raise InferError(f"{name}: {k} must be a scalar, got tensor {a[k].describe()}")
+    return check
+
+
+def _threshold(x, thresh, value):
+    """x <= thresh ? value : x, with thresh and value cast to x's dtype first (as nvFuser does)."""
+    x = _as_t(x, None)
+    t = torch.tensor(thresh.item() if isinstance(thresh, torch.Tensor) else thresh).to(x.dtype)
+    v = torch.tensor(value.item() if isinstance(value, torch.Tensor) else value).to(x.dtype)
+    return torch.where(x <= t, v, x)
+
+
+def _addcmul(a, b, c, alpha):
+    """a + b * (c * alpha) in the operands' common dtype, alpha cast to it first (nvFuser's order)."""
+    like = next((x for x in (a, b, c) if isinstance(x, torch.Tensor)), None)
+    common = torch.result_type(_as_t(a, like), _as_t(b, like) + _as_t(c, like)) if like is not None else None
+    a, b, c = (_as_t(x, like).to(common) for x in (a, b, c))
+    s = torch.tensor(alpha.item() if isinstance(alpha, torch.Tensor) else alpha).to(common)
+    return a + b * (c * s)
+
+
+_pointwise("erfcinv", _upcast_float(lambda x: torch.erfinv(1 - x)), ("x",),
+           doc="erfinv(1 - x), computed in double (torch has no erfcinv)")
+_pointwise("isreal", torch.isreal, ("x",))
+_pointwise("real", _tensor_fn(torch.real), ("x",), doc="the real part; a copy for real dtypes")
+_pointwise("imag", _tensor_fn(torch.imag), ("x",), check=_imag_check)
+_pointwise("complex", _tensor_fn(torch.complex), ("real", "imag"), check=_complex_check, literal_operands=False)
+_pointwise("gcd", _tensor_fn(torch.gcd), ("lhs", "rhs"), check=_ints_only("gcd"))
+_pointwise("logical_right_shift", _logical_right_shift, ("lhs", "rhs"), check=_ints_only("logical_right_shift"))
+_pointwise("threshold", _threshold, ("input", "threshold", "value"),
+           check=_scalars_only("threshold", "threshold", "value"), promoted=("input",))
+_pointwise("addcmul", _addcmul, ("input1", "input2", "input3", "alpha"), check=_scalars_only("addcmul", "alpha"),
+           doc="input1 + input2 * input3 * alpha", promoted=("input1", "input2", "input3"))
+
+
 # --------------------------------------------------------------------------- cast
 def _cast_infer(a: dict) -> list[Out]:
     x, dtype = a["arg"], a["dtype"]
@@ -414,52 +540,81 @@ def _reduced(x: Value, dims: list[int], keepdim: bool, dtype: DataType) -> Out:
     return Out(dtype, tuple(shape), tuple(bc), tuple(ex))
 
 
-def _sum_dtype(x: Value, dtype: DataType | None) -> DataType:
-    if dtype is not None and dtype is not DataType.Null:
+def _sum_dtype(x: Value, dtype: DataType) -> DataType:
+    if dtype is not DataType.Null:
         return dtype
     return x.dtype if x.dtype.is_float or x.dtype.torch.is_complex else DataType.Int
+
+
+def _reduction_overloads(name: str):
+    """nvFuser's three reduction overloads, as one canonical call ``(arg, dims, keepdim, dtype)``:
+    ``(arg, dtype=Null)`` over every dim, ``(arg, dim: int, keepdim, dtype)`` and
+    ``(arg, dims: list, keepdim, dtype)``."""
+
+    def normalize(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if len(args) >= 2 and isinstance(args[1], DataType):  # (arg, dtype): every dim
+            if len(args) > 2 or {"dim", "dims", "keepdim", "dtype"} & set(kwargs):
+                raise TypeError(f"{name}(arg, dtype) reduces every dim and takes no other argument")
+            args, kwargs = args[:1], {**kwargs, "dtype": args[1]}
+        if len(args) >= 2 and isinstance(args[1], int) and not isinstance(args[1], bool):
+            args = (args[0], [args[1]], *args[2:])
+        if "dim" in kwargs:
+            dim = kwargs.pop("dim")
+            if "dims" in kwargs or len(args) > 1:
+                raise TypeError(f"{name}: give dim= or dims=, not both")
+            if not isinstance(dim, int) or isinstance(dim, bool):
+                raise TypeError(f"{name}: dim= takes one int (dims= takes a list), got {dim!r}")
+            kwargs["dims"] = [dim]
+        if kwargs.get("dtype", DataType.Null) is None:  # a Python None spelling of DataType.Null
+            kwargs["dtype"] = DataType.Null
+        has_dims = len(args) > 1 or kwargs.get("dims") is not None
+        if not has_dims and (len(args) > 2 or "keepdim" in kwargs):
+            raise TypeError(f"{name}: keepdim needs dim= or dims= (nvFuser's every-dim overload takes only dtype=)")
+        return args, kwargs
+
+    return normalize
 
 
 def _reduction(name: str, reduce: Callable, with_dtype: bool) -> OpDef:
     def infer(a: dict) -> list[Out]:
         x = _tensor(a["arg"], f"{name}'s arg")
         dims = norm_dims(a["dims"], x.ndim) if a["dims"] is not None else list(range(x.ndim))
-        dtype = _sum_dtype(x, a.get("dtype")) if with_dtype else x.dtype
+        if not isinstance(a["dtype"], DataType):
+            raise InferError(f"dtype must be a DataType, got {a['dtype']!r}")
+        if not with_dtype and a["dtype"] is not DataType.Null:
+            raise InferError(f"dtype={a['dtype']!r}: nvFuser's {name} takes no dtype other than DataType.Null")
+        dtype = _sum_dtype(x, a["dtype"]) if with_dtype else x.dtype
         return [_reduced(x, dims, bool(a["keepdim"]), dtype)]
 
     def run(a: dict, ctx: RunContext):
         x = a["arg"]
-        dims = sorted(d % x.ndim for d in ([a["dims"]] if isinstance(a["dims"], int) else a["dims"] or range(x.ndim)))
+        dims = range(x.ndim) if a["dims"] is None else [a["dims"]] if isinstance(a["dims"], int) else a["dims"]
+        dims = sorted(d % x.ndim for d in dims)
         if with_dtype:
-            dt = a.get("dtype")
-            if dt is not None and dt is not DataType.Null:
-                x = x.to(dt.torch)
+            if a["dtype"] is not DataType.Null:
+                x = x.to(a["dtype"].torch)
             elif not (x.dtype.is_floating_point or x.dtype.is_complex):
                 x = x.to(torch.int64)
-        return reduce(x, dims, bool(a["keepdim"]))
+        return reduce(x, dims, bool(a["keepdim"])) if dims else x.clone()
 
-    attrs = (("dims", None), ("keepdim", False)) + ((("dtype", None),) if with_dtype else ())
-    return _register(OpDef(name, ("arg",), attrs, infer, run))
+    attrs = (("dims", None), ("keepdim", False), ("dtype", DataType.Null))
+    return _register(OpDef(name, ("arg",), attrs, infer, run, overloads=_reduction_overloads(name)))
 
 
 def _prod(x, dims, keepdim):
+    """Product over several dims, accumulated in float32 for 16-bit floats (as nvFuser does), rounded once."""
+    out_dtype = x.dtype
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.float()
     for d in sorted(dims, reverse=True):
         x = torch.prod(x, d, keepdim=keepdim)
-    return x
+    return x.to(out_dtype)
 
 
-def _amax(x, dims, keepdim):
-    return torch.amax(x, dims, keepdim=keepdim) if dims else x.clone()
-
-
-def _amin(x, dims, keepdim):
-    return torch.amin(x, dims, keepdim=keepdim) if dims else x.clone()
-
-
-_reduction("sum", lambda x, d, k: torch.sum(x, d, keepdim=k) if d else x.clone(), True)
+_reduction("sum", lambda x, d, k: torch.sum(x, d, keepdim=k), True)
 _reduction("prod", _prod, True)
-_reduction("max", _amax, False)
-_reduction("min", _amin, False)
+_reduction("max", lambda x, d, k: torch.amax(x, d, keepdim=k), False)
+_reduction("min", lambda x, d, k: torch.amin(x, d, keepdim=k), False)
 
 
 def _var_infer(n_out: int, keepdim_attr: bool):
@@ -467,6 +622,10 @@ def _var_infer(n_out: int, keepdim_attr: bool):
         x = _tensor(a["arg"], "arg")
         if not x.dtype.is_float:
             raise InferError(f"variance needs a floating-point tensor, got {x.dtype.name}")
+        if n_out == 2 and x.dtype in (DataType.Half, DataType.BFloat16, DataType.Float8_e4m3fn, DataType.Float8_e5m2):
+            raise InferError(f"var_mean is not supported for {x.dtype.name} (nvFuser's rule): cast arg to Float first")
+        if a.get("correction", 0) < 0:
+            raise InferError(f"correction must be non-negative, got {a['correction']}")
         dims = norm_dims(a["dims"], x.ndim)
         out = _reduced(x, dims, bool(a.get("keepdim", False)) if keepdim_attr else False, x.dtype)
         outs = [out] * min(n_out, 2)
@@ -978,8 +1137,12 @@ def _mean_infer(a: dict) -> list[Out]:
                      bool(a["keepdim"]), x.dtype)]
 
 
-_register(OpDef("mean", ("arg",), (("dims", REQUIRED), ("keepdim", False), ("dtype", None)), _mean_infer,
-                lambda a, ctx: None, decompose=_mean, doc="not an nvFuser op: recorded as sum * (1/N)"))
+#: Ops scripts call that nvFuser lacks, each recorded as catalogue ops through its ``decompose`` (never in
+#: the IR, so nothing downstream sees them).
+COMPOSITES: dict[str, OpDef] = {
+    "mean": OpDef("mean", ("arg",), (("dims", REQUIRED), ("keepdim", False), ("dtype", None)), _mean_infer,
+                  lambda a, ctx: None, decompose=_mean, doc="not an nvFuser op: recorded as sum * (1/N)"),
+}
 
 
 #: Hints for op names people reach for that nvFuser spells differently or lacks.
@@ -990,3 +1153,20 @@ HINTS = {
     "transpose": "use fd.ops.permute(x, dims=...)",
     "unsqueeze": "use fd.ops.broadcast(x, is_broadcast_dim=...)",
 }
+
+
+#: nvfuser_direct ops segkit deliberately does not record, and why (tests/test_op_surface.py holds every
+#: nvFuser op to being in the catalogue or here).
+REFUSED = {
+    "scaled_mm": "block-scaled fp8/nvfp4 matmul: its scale layouts and rounding are defined by CUDA kernels "
+                 "(cuBLASLt / CUTLASS) a torch reference cannot follow",
+    "cutlass_nvfp4_grouped_mm": "a CUTLASS-only nvfp4 grouped GEMM (Blackwell): no torch reference exists",
+    "nv_block_quantize": "nvfp4 block quantization: needs Float4_e2m1fn and swizzled block-scale layouts torch lacks",
+    "nv_grouped_block_quantize": "grouped nvfp4 block quantization: needs Float4_e2m1fn and swizzled block scales",
+    "preprocess_grouped_matmul_input_sf": "a layout op for nvfp4 block scales (swizzle and padding not visible in "
+                                          "sizes or strides): nothing to compute on the reference",
+}
+HINTS.update({name: f"deliberately unsupported: {why}" for name, why in REFUSED.items()})
+
+# Op families kept in their own modules; importing them registers their entries in CATALOGUE.
+from segkit import ops_indexing, ops_matmul, ops_random  # noqa: E402,F401

@@ -21,9 +21,10 @@ through ``TunedFusion`` instead of a plain ``fd.execute``. Three kinds:
   fused schedule is poor (norm backward at hidden 256).
 
 Only overrides nvFuser's scheduler supports without extra constraints are
-offered: vectorization of the inner reduction, register cap, blocks per SM
-(the inner-outer kernel is cooperative, so gdimy must fit on the device at
-once) and rows per block for the inner persistent scheduler. Several rows per
+offered: vectorization of the inner reduction, register-persistent batch (same
+elements per block row), register cap, blocks per SM (the inner-outer kernel is
+cooperative, so gdimy must fit on the device at once) and rows per block for the
+inner persistent scheduler. Several rows per
 block are refused for the inner-outer scheduler: there they race on shared
 memory (the reason nvFuser's own heuristic pins bdimy to 1, its PR 3423).
 """
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -50,24 +51,39 @@ class NvTuning:
     blocks_per_sm: int | None = None
     rows_per_block: int | None = None
     split: tuple[tuple[int, ...], ...] = ()
+    persistent_batch: int | None = None  # register-persistent batch per thread (same elements per block row)
 
     def __post_init__(self) -> None:
-        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block)
+        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch)
         if self.scheduler is None and any(o is not None for o in overrides):
-            raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block need a scheduler "
-                             "to override")
+            raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block / persistent_batch "
+                             "need a scheduler to override")
         if self.rows_per_block is not None and self.scheduler != "inner_persistent":
             raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
         if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
             raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
 
+    def for_outputs(self, served: Sequence[Sequence[int]]) -> NvTuning | None:
+        """This tuning for a rewritten fusion whose output j computes the old outputs ``served[j]`` (keep_outputs,
+        the minimizer, a host plan's core). Only a split names outputs: its groups are mapped onto the new
+        outputs; a split left with one group is one fusion on nvFuser's defaults (None)."""
+        if not self.split:
+            return self
+        groups = [tuple(j for j, old in enumerate(served) if set(old) & set(g)) for g in self.split]
+        groups = [g for g in groups if g]
+        flat = sorted(j for g in groups for j in g)
+        if flat != list(range(len(served))):
+            raise ValueError(f"NvTuning split {self.split} does not map onto the rewritten fusion's outputs "
+                             f"(old outputs per new output: {[list(o) for o in served]})")
+        return replace(self, split=tuple(groups)) if len(groups) > 1 else None
+
     def describe(self) -> str:
         if self.split:
             return "split into fusions with outputs " + " | ".join(",".join(map(str, g)) for g in self.split)
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
-        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block")
+        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch")
                  if (v := getattr(self, k)) is not None]
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
@@ -82,6 +98,11 @@ def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
         params.vectorization_factor_tmp_gmem_write = min(params.vectorization_factor_tmp_gmem_write, tuning.vectorize)
         params.vectorization_factor_outer = min(params.vectorization_factor_outer, tuning.vectorize)
         lp.bdimx = math.ceil(lp.bdimx * old / tuning.vectorize)  # same elements per block
+    if tuning.persistent_batch is not None and tuning.persistent_batch != params.batches_per_block_inner_reduction:
+        per_row = lp.bdimx * params.batches_per_block_inner_reduction
+        params.batches_per_block_inner_reduction = tuning.persistent_batch
+        bdimx = math.ceil(per_row / tuning.persistent_batch)
+        lp.bdimx = 32 * math.ceil(bdimx / 32) if params.pad_inner_reduction_to_warp else bdimx
     if tuning.blocks_per_sm is not None:
         lp.gdimy = tuning.blocks_per_sm * sm_count
     if tuning.rows_per_block is not None:
@@ -167,3 +188,116 @@ class TunedFusion:
         override(params, self.tuning, torch.cuda.get_device_properties(device).multi_processor_count)
         nvf.schedule.schedule(nvfd.fusion, kind, params)
         return nvfd, params
+
+
+_FIELDS = ("why", "enable_options", "scheduler", "vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "split",
+           "persistent_batch")
+
+
+def tuning_to_dict(tuning: NvTuning | None) -> dict | None:
+    """The JSON form of a tuning (tuples as lists), for the tuning table."""
+    if tuning is None:
+        return None
+    return {k: v for k in _FIELDS if (v := getattr(tuning, k)) not in (None, ())}
+
+
+def tuning_from_dict(d: dict | None) -> NvTuning | None:
+    if d is None:
+        return None
+    unknown = set(d) - set(_FIELDS)
+    if unknown:
+        raise ValueError(f"tuning table: unknown NvTuning fields {sorted(unknown)}; known: {list(_FIELDS)}")
+    return NvTuning(**{k: tuple(tuple(g) for g in v) if k == "split" else tuple(v) if k == "enable_options" else v
+                       for k, v in d.items()})
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """The winner of ``segkit tune`` for one spec and config (sizes and dtype) on one GPU model, with what it
+    bought."""
+
+    gpu: str
+    spec: str
+    config: str  # the config's name, for people
+    signature: str  # what a config is matched by: its sizes and dtype (fusions.spec.signature), not its name
+    formulation: str = "fused"  # or "two_stage" (norm backward: per-chunk partials, then their sum)
+    chunk: int | None = None
+    tuning: NvTuning | None = None
+    bookend: str = "none"
+    us: float | None = None  # the winner's time (CUDA events, cold L2)
+    default_us: float | None = None  # nvFuser's defaults, same timer, same run
+    rule_us: float | None = None  # the builder's hand-picked rule, same timer, same run (None: no rule, or wrong)
+    measured: str = ""  # date and versions of the run
+
+    def key(self) -> tuple[str, str, str]:
+        return self.gpu, self.spec, self.signature
+
+    def describe(self) -> str:
+        how = self.tuning.describe() if self.tuning else "nvFuser defaults"
+        form = f"two-stage chunk {self.chunk}, " if self.formulation == "two_stage" else ""
+        bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
+                  if self.us and self.default_us else "")
+        rule = f"; the builder's rule {self.rule_us:.1f} us" if self.rule_us else ""
+        return f"{form}{how}, bookend {self.bookend}{bought}{rule}"
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "signature", "formulation", "chunk", "bookend",
+                                           "us", "default_us", "rule_us", "measured")}
+        d["tuning"] = tuning_to_dict(self.tuning)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TableEntry:
+        return cls(**{**d, "tuning": tuning_from_dict(d.get("tuning"))})
+
+
+class TuningTable:
+    """Tuning winners per GPU model (a committed JSON file): builders and segkit_ex look their config up at
+    run time; a GPU model with no entry keeps the builder's own rule (or nvFuser's defaults)."""
+
+    def __init__(self, entries: Sequence[TableEntry] = ()) -> None:
+        self._entries = {e.key(): e for e in entries}
+
+    @classmethod
+    def load(cls, path) -> TuningTable:
+        import json
+        from pathlib import Path
+
+        path = Path(path)
+        if not path.exists():
+            return cls()
+        try:
+            data = json.loads(path.read_text())
+            return cls([TableEntry.from_dict(d) for d in data["entries"]])
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"tuning table {path} is malformed: {e}") from None
+
+    def save(self, path) -> None:
+        import json
+        from pathlib import Path
+
+        entries = [self._entries[k].to_dict() for k in sorted(self._entries)]
+        Path(path).write_text(json.dumps({"entries": entries}, indent=1) + "\n")
+
+    def put(self, entry: TableEntry) -> None:
+        self._entries[entry.key()] = entry
+
+    def merge(self, other: TuningTable) -> None:
+        for e in other.entries():
+            self.put(e)
+
+    def lookup(self, gpu: str | None, spec: str, signature: str) -> TableEntry | None:
+        if gpu is None:
+            return None
+        return self._entries.get((gpu, spec, signature))
+
+    def entries(self) -> list[TableEntry]:
+        return list(self._entries.values())
+
+    def gpus(self) -> list[str]:
+        return sorted({e.gpu for e in self._entries.values()})
+
+
+def gpu_model() -> str | None:
+    """The CUDA device's model name (the tuning table's key), or None without a GPU."""
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None

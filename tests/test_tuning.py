@@ -60,6 +60,7 @@ def test_inference_keeps_the_forward_tuning():
 
 def _params(vect=8, bdimx=48, gdimy=1056, tmp_vect=4, outer_vect=2, regs=128):
     return SimpleNamespace(unroll_factor_inner_reduction=vect, vectorize_inner_reduction=True,
+                           batches_per_block_inner_reduction=1, pad_inner_reduction_to_warp=False,
                            vectorization_factor_tmp_gmem_write=tmp_vect, vectorization_factor_outer=outer_vect,
                            lparams=SimpleNamespace(bdimx=bdimx, gdimy=gdimy), cparams=SimpleNamespace(maxrregcount=regs))
 
@@ -77,6 +78,16 @@ def test_override_puts_several_rows_in_a_block():
     p.multiple_reds_per_blk, p.lparams.bdimy = False, 1
     override(p, NvTuning("t", scheduler="inner_persistent", rows_per_block=4), 132)
     assert (p.multiple_reds_per_blk, p.lparams.bdimy, p.lparams.bdimx) == (True, 4, 48)
+
+
+def test_override_halves_the_block_for_a_doubled_persistent_batch():
+    p = _params()
+    override(p, NvTuning("t", scheduler="inner_outer_persistent", vectorize=4, persistent_batch=2), 132)
+    assert (p.unroll_factor_inner_reduction, p.batches_per_block_inner_reduction, p.lparams.bdimx) == (4, 2, 48)
+    p = _params()
+    p.pad_inner_reduction_to_warp = True
+    override(p, NvTuning("t", scheduler="inner_outer_persistent", persistent_batch=3), 132)
+    assert (p.batches_per_block_inner_reduction, p.lparams.bdimx) == (3, 32)  # 16 threads padded to a warp
 
 
 def test_override_leaves_unset_parameters_alone():

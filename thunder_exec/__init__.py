@@ -11,6 +11,7 @@ from thunder_exec.compat import install_nvfuser_direct_compat
 install_nvfuser_direct_compat()
 
 from thunder_exec.check_hook import CheckNvFusions, UncheckedFusionWarning, WrongResultWarning  # noqa: E402
+from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning  # noqa: E402
 from thunder_exec.executor import qkv_split_rope, rms_norm, route, segkit_ex  # noqa: E402
 
 
@@ -22,4 +23,4 @@ def executors() -> list:
 
 
 __all__ = ["CheckNvFusions", "UncheckedFusionWarning", "WrongResultWarning", "executors", "qkv_split_rope", "rms_norm",
-           "route", "segkit_ex"]
+           "route", "segkit_ex", "ReuseNvFusions", "ReuseSkippedWarning"]

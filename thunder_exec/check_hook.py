@@ -82,6 +82,25 @@ class CheckedRegion:
             inputs, lambda: self.wrapper(*args))
 
 
+def wrap_nvfusion_regions(computation_trace, wrap: Callable[[Any], Any], provenance: str):
+    """A copy of the trace in which each of Thunder's nvFusion regions calls ``wrap(its wrapper)`` instead."""
+    new = from_trace(computation_trace)
+    new.bound_symbols = [wrap_nvfusion_region(b, wrap) for b in computation_trace.bound_symbols]
+    new.set_provenance(TraceProvenance(provenance))
+    return new
+
+
+def wrap_nvfusion_region(bsym, wrap: Callable[[Any], Any]):
+    """``bsym`` calling ``wrap(Thunder's wrapper)`` if it is an nvFusion region, else ``bsym`` itself."""
+    name = bsym.sym.name
+    if not (bsym.sym.is_fusion and name.startswith("nvFusion")):
+        return bsym
+    wrapped = bsym.from_bsym()
+    # set after from_bsym: the fusion symbol's bind postprocess re-installs Thunder's own wrapper
+    wrapped._call_ctx = {**(bsym._call_ctx or {}), name: wrap(bsym._call_ctx[name])}
+    return wrapped
+
+
 class CheckNvFusions(Transform):
     """Validate every nvFusion region of the forward and backward traces once per input signature."""
 
@@ -89,16 +108,11 @@ class CheckNvFusions(Transform):
         self.verdicts = Verdicts()
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):
-        checked = from_trace(computation_trace)
-        checked.bound_symbols = [self._checked(b) for b in computation_trace.bound_symbols]
-        checked.set_provenance(TraceProvenance("segkit: nvFusion regions validated against the reference"))
-        return checked
+        return wrap_nvfusion_regions(computation_trace, self._region,
+                                     "segkit: nvFusion regions validated against the reference")
+
+    def _region(self, wrapper) -> CheckedRegion:
+        return CheckedRegion(wrapper, self.verdicts)
 
     def _checked(self, bsym):
-        name = bsym.sym.name
-        if not (bsym.sym.is_fusion and name.startswith("nvFusion")):
-            return bsym
-        checked = bsym.from_bsym()
-        # set after from_bsym: the fusion symbol's bind postprocess re-installs Thunder's own wrapper
-        checked._call_ctx = {**(bsym._call_ctx or {}), name: CheckedRegion(bsym._call_ctx[name], self.verdicts)}
-        return checked
+        return wrap_nvfusion_region(bsym, self._region)

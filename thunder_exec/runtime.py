@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 import fusions
-from segkit.bookend import POLICIES, bookend
+from segkit.bookend import POLICIES, bookended
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.nvf import compiled, nvfuser_available
@@ -29,13 +29,8 @@ _VERDICTS = Verdicts()
 
 def only_outputs(fd: Any, outputs: tuple[int, ...]):
     """The recorded fusion ``fd`` with only the outputs at ``outputs`` and the ops they need (inference wants
-    y, not the statistics a backward would read); the builder's nvFuser tuning is kept."""
-    tuning = getattr(fd, "nv_tuning", None)
-    if tuning is not None and tuning.split:
-        raise ValueError(f"cannot keep outputs {outputs} of a fusion whose tuning splits its outputs {tuning.split}")
-    new = FusionDefinition.from_fusion(fd.fusion.keep_outputs(outputs))
-    new.nv_tuning = tuning
-    return new
+    y, not the statistics a backward would read); the fusion's nvFuser tuning travels with it (keep_outputs)."""
+    return FusionDefinition.from_fusion(fd.fusion.keep_outputs(outputs))
 
 
 def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] | None = None):
@@ -48,9 +43,8 @@ def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] |
         fd = fusions.get(spec_name).build(cfg)
         if outputs is not None:
             fd = only_outputs(fd, outputs)
-        plan = None if policy == "none" else bookend(fd, policy)
-        # No cut: the builder's own fusion, which keeps its nvFuser tuning (fd.nv_tuning).
-        _FUSIONS[key] = fd if plan is None or not plan.cuts else plan.apply("segment_set")
+        # The rewrite carries the builder's nvFuser tuning (Fusion.tuning); no cut: the builder's own fusion.
+        _FUSIONS[key] = bookended(fd, policy)
     return _FUSIONS[key]
 
 
@@ -65,18 +59,19 @@ class SpecRunner:
     check: bool
     fd: Any
     outputs: tuple[int, ...] | None = None
+    staged: Any = None  # a multi-fusion formulation the tuning table chose for this GPU (e.g. two-stage norm bwd)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Outputs of the fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
         args = [t if t.is_contiguous() else t.contiguous() for t in tensors]
         if not (nvfuser_available() and all(t.is_cuda for t in args)):
             return run_reference(self.fd, args)
-        nvfd = compiled(self.fd)
+        execute = self.staged.execute if self.staged is not None else compiled(self.fd).execute
         if not self.check:
-            return nvfd.execute(args)
+            return execute(args)
         return _VERDICTS.outputs((self.spec_name, self.cfg, self.policy, self.outputs),
                                  f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd, args,
-                                 lambda: nvfd.execute(args))
+                                 lambda: execute(args))
 
 
 def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
@@ -86,8 +81,19 @@ def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
     found = _RUNNERS.get(key)
     if found is None:
         found = _RUNNERS[key] = SpecRunner(spec_name, cfg, policy, check,
-                                           fusion_for(spec_name, cfg, policy, outputs), outputs)
+                                           fusion_for(spec_name, cfg, policy, outputs), outputs,
+                                           staged_for(spec_name, cfg) if outputs is None else None)
     return found
+
+
+def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = None):
+    """The two-stage formulation when the tuning table chose it for this spec and config on this GPU, else None."""
+    entry = fusions.get(spec_name).table_entry(cfg, gpu, table)
+    if entry is None or entry.formulation != "two_stage":
+        return None
+    from fusions.norm_bwd_two_stage import two_stage
+
+    return two_stage(spec_name, cfg, entry.chunk).tuned(entry.tuning, entry.bookend)
 
 
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 import fusions
-from segkit.experiment import wall_us
+from segkit.timing import wall_us
 from segkit.nvf import compiled
 from thunder_exec import runtime
 from thunder_exec.executor import _ln_fwd_impl

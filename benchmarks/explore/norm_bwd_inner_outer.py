@@ -17,7 +17,7 @@ from nvfuser_direct import schedule, SchedulerType
 
 from benchmarks.explore.common import build, close, norm_case, reporter, schedule_manually
 from benchmarks.harness import kernel_us
-from segkit.experiment import wall_us
+from segkit.timing import wall_us
 
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
 IO = SchedulerType.inner_outer_persistent

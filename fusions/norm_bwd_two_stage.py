@@ -1,0 +1,138 @@
+"""Norm backward in two stages, deterministic: per-chunk partial weight gradients, then their sum.
+
+The formulation Liger-Kernel and Quack use for norm backward (there with one partial per SM), written for
+nvFuser: x viewed as (rows / chunk, chunk, hidden);
+
+* stage 1 (one fusion, reads x, dy, the statistics and the weight once): dx, and the fp32 partial dw (and db
+  for layer norm) of each chunk of ``chunk`` rows, shape (rows / chunk, hidden);
+* stage 2 (a small fusion): the sum of the partials over the chunks, cast to the I/O dtype.
+
+No atomics: each partial is one reduction over a fixed set of rows and the second stage sums them in a fixed
+order, so every run gives the same bits. Which chunk pays (and whether nvFuser keeps stage 1 in one kernel)
+is measured, not assumed: ``segkit tune`` and the norm backward benchmark run it beside the fused builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fusions import _norm as N
+from fusions.configs import NormConfig
+from fusions.spec import dt
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+from segkit.interp import run_reference
+
+
+def chunk_for(rows: int, partials: int) -> int:
+    """The smallest chunk that divides ``rows`` into at most ``partials`` chunks."""
+    if partials < 1:
+        raise SegkitError(f"two-stage norm backward: partials must be >= 1, got {partials}")
+    return next(c for c in range(-(-rows // partials), rows + 1) if rows % c == 0)
+
+
+def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool) -> None:
+    """dx (the builder's formula) and the per-chunk fp32 partial dw (, db), x viewed as (P, chunk, hidden)."""
+    if cfg.rows % chunk:
+        raise SegkitError(f"two-stage norm backward: chunk {chunk} does not divide the {cfg.rows} rows of "
+                          f"{cfg.name} {cfg.shape}")
+    f32, P, H = dt(fd, "Float"), cfg.rows // chunk, cfg.hidden
+    x, dy = N.define_x(fd, cfg), N.define_x(fd, cfg)
+    mean = N.define_stat(fd, cfg) if layer_norm else None
+    rstd = N.define_stat(fd, cfg)
+    w = N.define_vec(fd, cfg)
+
+    def view3(t):  # the view on the input itself, so a bookend from inputs can take it to the host
+        return fd.ops.cast(fd.ops.reshape(t, new_shape=[P, chunk, H]), dtype=f32)
+
+    def stat3(t):
+        return N.per_row(fd, fd.ops.reshape(t, new_shape=[P, chunk]), 3)
+
+    xf, dyf, rstd_b = view3(x), view3(dy), stat3(rstd)
+    xhat = fd.ops.mul(fd.ops.sub(xf, stat3(mean)) if layer_norm else xf, rstd_b)
+    g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), 3))
+    inv_h = 1.0 / H
+    mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[2], dtype=f32), inv_h)
+    inner = fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, 3)))
+    if layer_norm:
+        mean_g = fd.ops.mul(fd.ops.sum(g, dims=[2], dtype=f32), inv_h)
+        inner = fd.ops.sub(inner, N.per_row(fd, mean_g, 3))
+    dx = fd.ops.cast(fd.ops.mul(inner, rstd_b), dtype=N.io(fd, cfg))
+    fd.add_output(fd.ops.reshape(dx, new_shape=list(cfg.shape)))
+    fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), dims=[1], dtype=f32))
+    if layer_norm:
+        fd.add_output(fd.ops.sum(dyf, dims=[1], dtype=f32))
+
+
+def define_stage2(fd, cfg: NormConfig, chunk: int, layer_norm: bool) -> None:
+    """The partials (rows / chunk, hidden) summed over the chunks, in the I/O dtype."""
+    f32 = dt(fd, "Float")
+    for _ in range(2 if layer_norm else 1):
+        p = fd.define_tensor(shape=[cfg.rows // chunk, cfg.hidden], contiguity=[True, True], dtype=f32)
+        fd.add_output(fd.ops.cast(fd.ops.sum(p, dims=[0], dtype=f32), dtype=N.io(fd, cfg)))
+
+
+@dataclass
+class TwoStage:
+    """Both stages of one norm backward, recorded; runs on the reference interpreter or nvFuser. Each stage's
+    recorded fusion can carry its own nvFuser tuning (``stages[i].nv_tuning``)."""
+
+    cfg: NormConfig
+    chunk: int
+    layer_norm: bool
+    stages: tuple[Any, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        built = []
+        for define in (define_stage1, define_stage2):
+            with FusionDefinition() as fd:
+                define(fd, self.cfg, self.chunk, self.layer_norm)
+            built.append(fd)
+        self.stages = tuple(built)
+
+    def tuned(self, tuning: Any = None, bookend_policy: str = "none") -> TwoStage:
+        """This formulation with stage 1 bookended by ``bookend_policy`` (segment_set realization, where it cuts)
+        and run with ``tuning`` (what ``segkit tune`` tries and the tuning table keeps)."""
+        from segkit.bookend import bookended
+
+        first = bookended(self.stages[0], bookend_policy)
+        first.nv_tuning = tuning
+        self.stages = (first, self.stages[1])
+        return self
+
+    @property
+    def partials(self) -> int:
+        return self.cfg.rows // self.chunk
+
+    def describe(self) -> str:
+        return f"two-stage ({self.partials} partials of {self.chunk} rows)"
+
+    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
+        """dx, dw (, db): the outputs of the fused builder, in its order."""
+        first = self._run(self.stages[0], list(inputs), backend)
+        return [first[0], *self._run(self.stages[1], [p.contiguous() for p in first[1:]], backend)]
+
+    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """On nvFuser, like a compiled fusion's ``execute``."""
+        return self.run(inputs, "nvfuser")
+
+    @staticmethod
+    def _run(fd, args: list, backend: str) -> list[torch.Tensor]:
+        if backend == "reference":
+            return run_reference(fd, args)
+        if backend == "nvfuser":
+            from segkit.nvf import compiled
+
+            return compiled(fd).execute(args)
+        raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+
+
+def two_stage(spec_name: str, cfg, chunk: int) -> TwoStage:
+    """The two-stage formulation of the norm backward spec ``spec_name`` ("rmsnorm_bwd" / "layernorm_bwd")."""
+    if spec_name not in ("rmsnorm_bwd", "layernorm_bwd"):
+        raise SegkitError(f"the two-stage formulation is for rmsnorm_bwd and layernorm_bwd, not {spec_name}")
+    return TwoStage(cfg, chunk, layer_norm=spec_name == "layernorm_bwd")

@@ -1,0 +1,53 @@
+"""``segkit reuse SCRIPT``: plan reduction reuse for a repro script (or a fusions spec NAME:CONFIG), check the
+rewritten fusion against the reference interpreter, and on a GPU measure it next to the original on nvFuser."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
+    p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
+    p.add_argument("--inner-outer", choices=["outer", "inner"],
+                   help="also pair a max/min over the trailing dims with one over the leading dims (nvFuser's "
+                        "inner-outer pattern); the side that reads the clipped value")
+    p.add_argument("--reps", type=int, default=50, help="host wall-time repetitions per variant on the GPU")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from segkit.cli import _load_target
+    from segkit.compare import compare
+    from segkit.interp import run_reference
+    from segkit.nvf import nvfuser_available
+    from segkit.repro import format_fusion
+    from segkit.reuse import reuse_reductions
+
+    fd, cpu = _load_target(args.target, "cpu")
+    plan = reuse_reductions(fd, inner_outer=args.inner_outer)
+    print(plan.describe())
+    if not plan.changed:
+        return 0
+    new = plan.apply()
+    print(format_fusion(new.fusion))
+    diffs = compare(run_reference(fd, cpu), run_reference(new, cpu))
+    ok = all(d.ok for d in diffs)
+    print(f"reference check of the rewritten fusion (cpu): {'ok' if ok else 'MISMATCH'}")
+    if not ok:
+        for d in diffs:
+            print(f"  {d}")
+        return 1
+    if not nvfuser_available():
+        print("nvFuser not available: no GPU measurements")
+        return 0
+    from tabulate import tabulate
+
+    from segkit.experiment import HEADERS, measure_variant
+
+    _, gpu = _load_target(args.target, "cuda")
+    refs = run_reference(fd, gpu)
+    rows = [measure_variant(fd, gpu, "original", None, None, None, refs, args.reps).row(),
+            measure_variant(new, gpu, "reductions reused", None, None, None, refs, args.reps).row()]
+    print(tabulate(rows, headers=HEADERS))
+    return 0 if all(r[1] == "ok" for r in rows) else 1

@@ -1,0 +1,95 @@
+"""``segkit segments`` and ``segkit report``: why a fusion was segmented, as text, a picture and one page."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+TARGET_HELP = "a repro script (nvFuser's, or a region Thunder captured), or a fusions spec NAME:CONFIG"
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("segments", help="nvFuser's segments mapped to your ops: cost, reasons, per-segment repros")
+    p.add_argument("target", help=TARGET_HELP)
+    p.add_argument("--emit-dir", help="write one runnable nvfuser_direct repro per segment here, each checked")
+    p.add_argument("--plot", metavar="STEM", help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
+    p.add_argument("--reps", type=int, default=20, help="timed calls per kernel (cold L2)")
+    p.set_defaults(func=run_segments)
+    p = sub.add_parser("report", help="one self-contained HTML page: picture, segments, bookend variants, kernels")
+    p.add_argument("target", help=TARGET_HELP)
+    p.add_argument("-o", "--output", default="report.html")
+    p.set_defaults(func=run_report)
+
+
+def load(target: str, device: str):
+    from segkit.cli import _load_target
+
+    return _load_target(target, device)
+
+
+def run_segments(args: argparse.Namespace) -> int:
+    from segkit.nvf import nvfuser_available
+    from segkit.segments import analyze, check_repro_script, describe_cpu, format_report, gpu_picture, plan_picture
+
+    if not nvfuser_available():
+        fd, _ = load(args.target, "cpu")
+        print("no CUDA device or nvfuser_direct here: nvFuser's segments cannot be known; what can be:\n")
+        print(describe_cpu(fd))
+        if args.plot:
+            from segkit.bookend import bookend
+            from segkit.graph import save
+
+            cuts = bookend(fd, "outputs").cuts
+            print(f"\npicture: {save(plan_picture(fd, cuts, f'{args.target}: regions of the outputs bookend plan'), args.plot)}")
+        return 0
+    fd, inputs = load(args.target, "cuda")
+    report = analyze(fd, inputs, reps=args.reps)
+    print(format_report(report))
+    ok = True
+    if args.plot:
+        from segkit.graph import save
+
+        print(f"\npicture: {save(gpu_picture(report, args.target), args.plot)}")
+    if args.emit_dir:
+        from segkit.segments import segment_repros
+
+        print(f"\nper-segment repros in {args.emit_dir}:")
+        for r in segment_repros(report, inputs, args.emit_dir):
+            diffs = check_repro_script(r.path)
+            good = all(d.ok for d in diffs)
+            ok &= good
+            worst = max((d.rel_err for d in diffs), default=0.0)
+            print(f"  {r.path}: {'ok' if good else 'MISMATCH'} against the reference (max rel err {worst:.1e})")
+    return 0 if ok else 1
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from segkit.html_report import build
+
+    out = Path(args.output)
+    out.write_text(build(args.target))
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
+    return 0
+
+
+def add_plot_argument(parser) -> None:
+    parser.add_argument("--plot", metavar="STEM", help="draw the plan before and after: STEM.dot, STEM.png, STEM.svg")
+
+
+def plot_plan(fd, plan, realized, stem: str) -> None:
+    """``segkit bookend --plot``: the fusion with the plan's cuts, and its realization, side by side."""
+    from segkit.bookend import Cut, HostPlan
+    from segkit.graph import Cluster, picture, save
+    from segkit.segments import plan_picture
+
+    before = plan_picture(fd, plan.cuts, f"before: {plan.policy} plan (cuts dashed red)")
+    if isinstance(realized, HostPlan):
+        ops = before.fusion.ops
+        host = {id(op) for op in realized.prologue + realized.epilogue}
+        clusters = [Cluster("host views (torch)", [i for i, op in enumerate(ops) if id(op) in host]),
+                    Cluster("core fusion (nvFuser)", [i for i, op in enumerate(ops) if id(op) not in host])]
+        after = picture(fd, [c for c in clusters if c.ops], title="after: host realization")
+    else:
+        cuts = [Cut(op.inputs[0], [op]) for op in realized.fusion.ops if op.name == "segment_set"]
+        after = plan_picture(realized, cuts, "after: segment_set inserted (the regions nvFuser segments)")
+    print(f"plan pictures: {save([before, after], stem)}")

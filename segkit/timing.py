@@ -1,0 +1,159 @@
+"""The cold-L2 timers the benchmarks use, shared with the analyses (segments, report) and ``segkit tune``.
+
+``KernelTimer`` starts torch.profiler (CUDA activity) on its first call and, on the second, returns the
+summed device time of the kernels launched in between. Before each timed call a buffer larger than L2 is
+written and read back (``flush_l2``), so every kernel starts from cold L2 with no dirty lines to write back.
+torch.profiler and nvFuser's own profiler cannot share CUPTI in one process: code timed here must not have
+run under ``segkit.nvf.profile_call`` in the same process.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+L2_FLUSH_BYTES = 512 * 1024 * 1024  # larger than any current GPU's L2 (H100/H200: 50 MiB)
+_flush_buffer: list[torch.Tensor] = []
+
+
+def flush_l2() -> None:
+    """Write a buffer larger than L2, then read it back: L2 ends holding clean lines of that buffer.
+
+    The write alone leaves L2 full of dirty lines, and the timed kernel then pays their write-back to DRAM,
+    traffic its bytes floor does not count (H200, benchmarks/results/h200-2026-11-23-final/timer_bias.log:
+    RMSNorm forward 4096 x 4096 18.6 us after the write alone, 16.2 us after write + read, floor 16.0 us;
+    a host wait after the write does not help, so L2 does not clean itself)."""
+    if not _flush_buffer:  # one buffer, kept (clear_flush_buffer frees it)
+        _flush_buffer.append(torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda"))
+    _flush_buffer[0].zero_()
+    _flush_buffer[0].sum()
+
+
+def clear_flush_buffer() -> None:
+    _flush_buffer.clear()
+
+
+def event_us(fn: Callable[[], Any], reps: int = 15) -> float:
+    """Median time (us) of one call between two CUDA events, L2 flushed before each: launch gaps included,
+    unlike ``kernel_us`` (kernels only); what ``segkit tune`` times and the earlier exploration
+    logs were made with."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        flush_l2()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
+
+
+def _is_kernel(event) -> bool:
+    return event.device_type == torch.autograd.DeviceType.CUDA and not event.name.startswith(("Memcpy", "Memset"))
+
+
+class KernelTimer:
+    """A pytest-benchmark timer whose durations are the kernel time of the timed call, in seconds.
+    ``last`` holds (name, microseconds) of each kernel of the last timed call, in launch order."""
+
+    def __init__(self) -> None:
+        self._prof = None
+        self.kernel_counts: list[int] = []
+        self.last: list[tuple[str, float]] = []
+
+    def __call__(self) -> float:
+        torch.cuda.synchronize()
+        if self._prof is None:
+            self._prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
+            self._prof.__enter__()
+            return 0.0
+        prof, self._prof = self._prof, None
+        prof.__exit__(None, None, None)
+        kernels = sorted((e for e in prof.events() if _is_kernel(e)), key=lambda e: e.time_range.start)
+        self.kernel_counts.append(len(kernels))
+        self.last = [(e.name, e.time_range.elapsed_us()) for e in kernels]
+        return sum(us for _, us in self.last) * 1e-6
+
+
+def kernel_us(fn: Callable[[], Any], reps: int = 30, flush: Callable[[], Any] | None = None) -> float:
+    """Median summed kernel time (us) of one call with L2 flushed before each (``flush``, default
+    ``flush_l2``): the benchmarks' timer outside pytest-benchmark."""
+    flush = flush or flush_l2
+    fn()
+    timer = KernelTimer()
+    times = []
+    for _ in range(reps):
+        flush()
+        timer()
+        fn()
+        times.append(timer() * 1e6)
+    return statistics.median(times)
+
+
+def wall_us(call: Callable[[], Any], reps: int, setup: Callable[[], Any] | None = None) -> float:
+    """Host wall time per synchronised call, median over ``reps`` (``setup`` runs untimed before each)."""
+    times = []
+    for _ in range(reps):
+        if setup is not None:
+            setup()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        call()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+@dataclass
+class KernelTime:
+    """One kernel of a timed call: its name, median time (cold L2) and nvFuser's segment (group) id."""
+
+    name: str
+    us: float
+    group: int | None = None
+
+
+_NVF_KERNEL = re.compile(r"nvfuser_(\w+?)_f\d+_c\d+_r\d+_g(\d+)")
+
+
+def nvfuser_group(kernel_name: str) -> int | None:
+    """The segment (group) id nvFuser put in a kernel's name (``nvfuser_<scheduler>_f<f>_c<c>_r<r>_g<group>``)."""
+    m = _NVF_KERNEL.search(kernel_name)
+    return int(m.group(2)) if m else None
+
+
+def nvfuser_scheduler(kernel_name: str) -> str | None:
+    """The scheduler nvFuser put in a kernel's name."""
+    m = _NVF_KERNEL.search(kernel_name)
+    return m.group(1) if m else None
+
+
+def kernel_breakdown(fn: Callable[[], Any], reps: int = 30, flush: Callable[[], Any] | None = None) -> list[KernelTime]:
+    """Each kernel of one call of ``fn`` (launch order) with its median time over ``reps`` cold-L2 calls
+    (the repetitions that launched the most common list of kernels; an error when no list is a majority)."""
+    flush = flush or flush_l2
+    fn()
+    timer = KernelTimer()
+    runs: list[list[tuple[str, float]]] = []
+    for _ in range(reps):
+        flush()
+        timer()
+        fn()
+        timer()
+        runs.append(timer.last)
+    lists = Counter(tuple(n for n, _ in r) for r in runs)
+    names, count = lists.most_common(1)[0]
+    if count * 2 <= len(runs):
+        raise RuntimeError(f"the call launched different kernels from one repetition to the next: {list(lists)[:3]}")
+    runs = [r for r in runs if tuple(n for n, _ in r) == names]
+    return [KernelTime(name, statistics.median(r[i][1] for r in runs), nvfuser_group(name)) for i, name in enumerate(names)]

@@ -1,0 +1,337 @@
+"""``segkit tune``: search formulations x nvFuser scheduler options x bookend policy for one fusion.
+
+Every candidate is first run and compared with the reference (the spec's float64 reference, or the
+interpreter for a repro script); a wrong or failing candidate is reported and never timed. The rest are timed
+as one call sees them (CUDA events around the call, L2 flushed before each, median), beside nvFuser's
+defaults and the builder's hand-picked rule in the same process, and the fastest is the winner: a
+``TableEntry`` for this GPU model that ``--write`` merges into the committed table (fusions/tunings.json)
+which the builders and segkit_ex read at run time. On a machine without a GPU, ``--reference`` validates
+every candidate's formulation on the reference interpreter at the config's tiny twin (no timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from segkit.bookend import POLICIES, bookend, bookended
+from segkit.compare import compare
+from segkit.errors import SegkitError
+from segkit.interp import run_reference
+from segkit.timing import event_us
+from segkit.tuning import NvTuning, TableEntry, TuningTable, gpu_model
+
+NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    formulation: str = "fused"  # "two_stage" (norm backward), or one of the spec's named formulations
+    chunk: int | None = None
+    tuning: NvTuning | None = None
+    bookend: str = "none"
+    origin: str = ""  # "nvFuser defaults", "builder rule": the baselines the search must reproduce or beat
+
+    def label(self) -> str:
+        form = f"two-stage chunk {self.chunk}" if self.formulation == "two_stage" else self.formulation
+        how = self.tuning.describe() if self.tuning else "defaults"
+        extra = f" [{self.origin}]" if self.origin else ""
+        return f"{form} / {how} / bookend {self.bookend}{extra}"
+
+
+def _t(**kw) -> NvTuning:
+    return NvTuning("segkit tune candidate", **kw)
+
+
+def _same(a: NvTuning | None, b: NvTuning | None) -> bool:
+    """The same scheduler choices (``why`` aside)."""
+    return a is not None and b is not None and replace(a, why="") == replace(b, why="")
+
+
+def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, quick: bool = True,
+          cut_policies: Sequence[str] = ("none",), formulations: Sequence[str] = ()) -> list[Candidate]:
+    """The candidates for ``spec_name`` at ``cfg``: nvFuser's defaults and the builder's rule first, then
+    enable options, heuristic overrides, formulations (the spec's named ones, the two-stage norm backward) and
+    bookend policies (only policies that cut)."""
+    out = [Candidate(origin="nvFuser defaults")]
+    if rule is not None:
+        out.append(Candidate(tuning=rule, origin="builder rule"))
+    tunings: list[NvTuning] = [_t(enable_options=("ws_normalization",))]
+    if spec_name in NORM_BWD:
+        grid = [(4, 40, 16, None), (4, None, 16, None), (2, 40, 16, None), (4, None, 16, 2)] if quick else \
+            [(v, r, b, p) for v in (2, 4, 8) for r in (None, 40, 64) for b in (None, 8, 16) for p in (None, 2)]
+        tunings += [_t(scheduler="inner_outer_persistent", vectorize=v, maxrregcount=r, blocks_per_sm=b,
+                       persistent_batch=p) for v, r, b, p in grid]
+    elif spec_name.endswith("norm_fwd"):
+        tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
+    two_stage: list[Candidate] = []
+    if spec_name in NORM_BWD:
+        from fusions.norm_bwd_two_stage import chunk_for
+
+        rows = cfg.rows
+        chunks = sorted({chunk_for(rows, p * sm_count) for p in ((1, 4) if quick else (1, 2, 4, 8))}
+                        | ({c for c in (64,) if rows % c == 0 and rows // c > 4 * sm_count}))
+        two_stage = [Candidate("two_stage", c, None, policy) for policy in ("none", "inputs+outputs") for c in chunks]
+    # Most promising first, so a search cut short by its budget has tried them: enable options, the named
+    # formulations and the two-stage one, then the heuristic overrides, then bookend variants.
+    out += [Candidate(tuning=tunings[0])]
+    out += [Candidate(name) for name in formulations] + [c for c in two_stage if c.bookend == "none"]
+    out += [Candidate(tuning=t) for t in tunings[1:] if not _same(t, rule)]
+    for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
+        out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
+        out += [Candidate(name, bookend=policy) for name in formulations]
+    out += [c for c in two_stage if c.bookend != "none"]
+    return out
+
+
+class _Single:
+    """One recorded fusion, run on the reference or on nvFuser."""
+
+    def __init__(self, fd: Any) -> None:
+        self.fd = fd
+
+    def run(self, inputs: Sequence[Any], backend: str) -> list[torch.Tensor]:
+        if backend == "reference":
+            return run_reference(self.fd, list(inputs))
+        from segkit.nvf import compiled
+
+        return compiled(self.fd).execute(list(inputs))
+
+
+def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = None):
+    """The candidate as something with ``run(inputs, backend)``; ``fd`` is the builder's (or script's) fusion."""
+    if cand.formulation == "two_stage":
+        from fusions.norm_bwd_two_stage import two_stage
+
+        return two_stage(spec_name, cfg, cand.chunk).tuned(cand.tuning, cand.bookend)
+    from segkit.frontend import FusionDefinition
+
+    if cand.formulation != "fused":
+        import fusions
+
+        if spec_name is None or cand.formulation not in fusions.get(spec_name).formulations:
+            raise SegkitError(f"unknown formulation {cand.formulation!r}" + (f" of {spec_name}" if spec_name else ""))
+        fd = fusions.get(spec_name).build(cfg, formulation=cand.formulation)
+    tuned = FusionDefinition.from_fusion(fd.fusion.copy()[0])
+    tuned.nv_tuning = cand.tuning
+    return _Single(bookended(tuned, cand.bookend))
+
+
+@dataclass
+class Trial:
+    candidate: Candidate
+    ok: bool
+    note: str = ""  # the error, or the worst relative error
+    us: float | None = None
+
+
+def validate(runner: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], backend: str) -> tuple[bool, str]:
+    """Run once and compare with ``refs`` (dtype-aware tolerances); (ok, what was found)."""
+    try:
+        outs = runner.run(list(inputs), backend)
+    except Exception as e:  # nvFuser refused the schedule, or the formulation does not record
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return False, f"failed: {first[:160]}"
+    if len(outs) != len(refs):
+        return False, f"{len(outs)} outputs, the reference has {len(refs)}"
+    diffs = compare(refs, outs)
+    worst = max(d.rel_err for d in diffs)
+    bad = [d for d in diffs if not d.ok]
+    return (not bad), (f"WRONG: {bad[0]}" if bad else f"max rel err {worst:.1e}")
+
+
+MIN_GAIN = 0.03  # a tuning must beat nvFuser's defaults by 3% to be kept
+
+
+@dataclass
+class TuneResult:
+    spec: str
+    config: str
+    signature: str  # the tuning table's key for the config (fusions.spec.signature)
+    trials: list[Trial] = field(default_factory=list)
+
+    def timed(self) -> list[Trial]:
+        return [t for t in self.trials if t.ok and t.us is not None]
+
+    def baseline(self, origin: str) -> Trial | None:
+        return next((t for t in self.trials if t.candidate.origin == origin), None)
+
+    @property
+    def winner(self) -> Trial | None:
+        """The fastest valid candidate, unless it beats nvFuser's defaults by less than ``MIN_GAIN`` (timing noise;
+        and a manual schedule costs host time per call the event timer does not see): then the defaults."""
+        best = min(self.timed(), key=lambda t: t.us, default=None)
+        default = self.baseline("nvFuser defaults")
+        if best is not None and default is not None and default.ok and default.us is not None \
+                and best.us > default.us * (1 - MIN_GAIN):
+            return default
+        return best
+
+    def entry(self, gpu: str) -> TableEntry:
+        win, default, rule = self.winner, self.baseline("nvFuser defaults"), self.baseline("builder rule")
+        if win is None:
+            raise SegkitError(f"segkit tune {self.spec}:{self.config}: no candidate passed and was timed")
+        c = win.candidate
+        default_us = default.us if default and default.ok else None
+        tuning = c.tuning
+        if tuning is not None:
+            bought = f", {default_us:.1f} -> {win.us:.1f} us" if default_us else ""
+            tuning = replace(tuning, why=f"segkit tune winner on {gpu}{bought}")
+        versions = f"torch {torch.__version__}" + _nvfuser_version()
+        return TableEntry(gpu, self.spec, self.config, self.signature, c.formulation, c.chunk, tuning, c.bookend,
+                          round(win.us, 2), default_us and round(default_us, 2),
+                          rule.us and round(rule.us, 2) if rule is not None else None,
+                          f"{datetime.date.today().isoformat()}, {versions}")
+
+    def rows(self) -> list[list]:
+        return [[t.candidate.label(), "ok" if t.ok else "rejected", t.note,
+                 "-" if t.us is None else f"{t.us:.1f}"] for t in self.trials]
+
+
+def _nvfuser_version() -> str:
+    try:
+        import nvfuser_direct
+
+        return f", nvfuser_direct {nvfuser_direct.version()}"
+    except ImportError:
+        return ""
+
+
+def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candidates: Sequence[Candidate],
+           backend: str, spec_name: str | None = None, cfg: Any = None, timer: Callable | None = None,
+           log: Callable[[str], None] = lambda _: None, budget_s: float | None = None) -> list[Trial]:
+    """Validate each candidate on ``backend``; time the ones that pass with ``timer`` (none: validate only).
+    Past ``budget_s`` seconds the remaining candidates are listed as not tried."""
+    trials = []
+    t0 = time.perf_counter()
+    for cand in candidates:
+        if budget_s is not None and trials and time.perf_counter() - t0 > budget_s:  # the first (defaults) always runs
+            trials.append(Trial(cand, False, f"not tried: past the {budget_s:.0f} s budget"))
+            continue
+        try:
+            runner = realize(fd, cand, spec_name, cfg)
+        except SegkitError as e:
+            trials.append(Trial(cand, False, f"does not record: {e}"))
+            continue
+        ok, note = validate(runner, inputs, refs, backend)
+        us = timer(lambda r=runner: r.run(inputs, backend)) if ok and timer else None
+        trials.append(Trial(cand, ok, note, us))
+        log(f"  {cand.label()}: {note}" + (f", {us:.1f} us" if us is not None else ""))
+    return trials
+
+
+def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, reference: bool = False,
+              quick: bool = True, log: Callable[[str], None] = print, budget_s: float | None = None) -> TuneResult:
+    """Search one fusions spec and config: on nvFuser with timing, or (``reference``) on the interpreter at
+    the config's tiny twin, validation only."""
+    import fusions
+
+    spec = fusions.get(spec_name)
+    cfg = spec.config(config, dtype)
+    run_cfg = spec.config(config + "_tiny", dtype) if reference and not config.endswith("_tiny") else cfg
+    device, backend = ("cpu", "reference") if reference else ("cuda", "nvfuser")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if not reference else 132
+    fd = spec.build(run_cfg)
+    inputs = spec.make_inputs(run_cfg, device=device)
+    refs = spec.reference(inputs, run_cfg)
+    cuts = [p for p in POLICIES if p == "none" or bookend(fd, p).cuts]
+    rule = spec.tuning(cfg) if spec.tuning else None
+    cands = space(spec_name, run_cfg, rule, sms, quick, cuts, list(spec.formulations))
+    log(f"segkit tune {spec_name}:{run_cfg.name} {str(cfg.dtype).removeprefix('torch.')}: {len(cands)} candidates "
+        f"on {backend}")
+    trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,
+                    None if reference else event_us, log, budget_s)
+    from fusions.spec import signature
+
+    return TuneResult(spec_name, cfg.name, signature(cfg), trials)
+
+
+def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print,
+                budget_s: float | None = None) -> TuneResult:
+    """Search scheduler options x bookend policy for a repro script (its interpreter result is the reference)."""
+    from pathlib import Path
+
+    from segkit.repro import load_repro
+
+    repro = load_repro(path)
+    device, backend = ("cpu", "reference") if reference else ("cuda", "nvfuser")
+    inputs = repro.make_inputs(device)
+    refs = run_reference(repro.fd, inputs)
+    cuts = [p for p in POLICIES if p == "none" or bookend(repro.fd, p).cuts]
+    cands = space(Path(path).stem, None, None, quick=True, cut_policies=cuts)
+    trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else event_us, log=log,
+                    budget_s=budget_s)
+    return TuneResult(Path(path).stem, "script", f"script {Path(path).name}", trials)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("tune", help="search formulations x nvFuser options x bookend policy; keep the winner per GPU")
+    p.add_argument("target", nargs="?", help="a fusions spec NAME:CONFIG, or a repro script")
+    p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="override the config's dtype")
+    p.add_argument("--reference", action="store_true",
+                   help="no GPU: validate every candidate on the reference interpreter at the tiny config, no timing")
+    p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
+    p.add_argument("--budget", type=float, metavar="SECONDS", help="stop trying new candidates after this long")
+    p.add_argument("--out", help="merge the winner into this tuning table JSON")
+    p.add_argument("--write", action="store_true", help="merge the winner into the committed table (fusions/tunings.json)")
+    p.add_argument("--merge", nargs="+", metavar="TABLE", help="merge these tables into the committed table and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    if args.merge:
+        from fusions.spec import TABLE_PATH
+
+        table = TuningTable.load(TABLE_PATH)
+        for path in args.merge:
+            table.merge(TuningTable.load(path))
+        table.save(TABLE_PATH)
+        print(f"{TABLE_PATH.name}: {len(table.entries())} entries for {', '.join(table.gpus())}")
+        return 0
+    if not args.target:
+        raise SegkitError("segkit tune needs a target (NAME:CONFIG or a repro script), or --merge")
+    if not args.reference:
+        from segkit.nvf import nvfuser_available
+
+        if not nvfuser_available():
+            raise SegkitError("segkit tune times candidates on nvFuser: it needs a CUDA device and nvfuser_direct "
+                              "(or --reference to validate them on the reference interpreter)")
+    from pathlib import Path
+
+    log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
+    if Path(args.target).exists():
+        result = tune_script(args.target, args.reference, log, args.budget)
+    elif ":" in args.target:
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
+        name, config = args.target.split(":", 1)
+        result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget)
+    else:
+        raise SegkitError(f"{args.target}: no such script, and not a fusions spec NAME:CONFIG")
+    print(tabulate(result.rows(), headers=["candidate", "check", "result", "us (cold L2)"]))
+    if args.reference:
+        rejected = [t for t in result.trials if not t.ok]
+        print(f"{len(result.trials) - len(rejected)} of {len(result.trials)} candidates match the reference")
+        return 1 if rejected else 0
+    entry = result.entry(gpu_model())
+    print(f"winner on {entry.gpu}: {entry.describe()}")
+    rule = result.baseline("builder rule")
+    if rule is not None:
+        print(f"builder rule: {rule.candidate.tuning.describe()}: " + (f"{rule.us:.1f} us" if rule.us else rule.note))
+    paths = [Path(args.out)] if args.out else []
+    if args.write:
+        from fusions.spec import TABLE_PATH
+
+        paths.append(TABLE_PATH)
+    for path in paths:
+        table = TuningTable.load(path)
+        table.put(entry)
+        table.save(path)
+        print(f"winner written to {path}")
+    return 0

@@ -1,0 +1,125 @@
+"""benchmarks.sweep on CPU: a small pytest-benchmark suite sharded over fake devices merges into the same case
+set as an unsharded run, every case says which device ran it, and balancing uses the last run's durations."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import summarize
+from benchmarks.sweep import Shard, SweepError, balance, main, resolve_devices
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> str:
+    """The tiny suite copied outside the project, so its pytest runs load no project conftest (no torch)."""
+    path = tmp_path_factory.mktemp("suite") / "bench_tiny.py"
+    path.write_text((ROOT / "tests" / "data" / "sweep_suite" / "bench_tiny.py").read_text())
+    return str(path)
+
+
+def _unsharded(tmp_path, suite) -> set[str]:
+    out = tmp_path / "single.json"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", suite,
+                           f"--benchmark-json={out}"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    return {b["fullname"] for b in json.loads(out.read_text())["benchmarks"]}
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory, suite):
+    tmp = tmp_path_factory.mktemp("sweep")
+    merged = tmp / "merged.json"
+    assert main(["--devices", "0,1,2", "-o", str(merged), "--", suite]) == 0
+    return tmp, json.loads(merged.read_text())
+
+
+def test_merged_cases_equal_an_unsharded_run_with_each_device_recorded(swept, suite, tmp_path):
+    tmp, doc = swept
+    names = [b["fullname"] for b in doc["benchmarks"]]
+    assert len(names) == len(set(names)) == 8
+    assert set(names) == _unsharded(tmp_path, suite)
+    devices = {b["extra_info"]["sweep_device"] for b in doc["benchmarks"]}
+    assert devices == {"0", "1", "2"}  # 10 cases (8 benchmarks + 2 plain) over 3 shards: every shard ran some
+    assert all(b["extra_info"]["sweep_duration_s"] > 0 for b in doc["benchmarks"])
+    assert doc["sweep"]["devices"] == ["0", "1", "2"] and sum(doc["sweep"]["cases"].values()) == 10
+    assert all(s["exit_code"] == 0 for s in doc["sweep"]["shards"])
+    assert "test_plain_case_without_benchmark" in " ".join(doc["sweep"]["durations"])
+    assert doc["sweep"]["counts"] == {"passed": 10}
+
+
+def test_a_test_run_without_benchmarks_merges_outcomes(suite, tmp_path):
+    out = tmp_path / "tests.json"
+    assert main(["--devices", "0,1", "-o", str(out), "--", suite, "-k", "plain"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["sweep"]["counts"] == {"passed": 2} and doc["benchmarks"] == []
+    assert {o["device"] for o in doc["sweep"]["outcomes"].values()} == {"0", "1"}
+
+
+def test_merged_json_reads_with_summarize_and_pytest_benchmark_compare(swept):
+    tmp, doc = swept
+    _, rows = summarize.load(tmp / "merged.json")  # rows need kernel_us_median: the tiny suite has none
+    assert rows == []
+    proc = subprocess.run([str(Path(sys.executable).parent / "pytest-benchmark"), "compare", str(tmp / "merged.json")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("test_tiny[") == 8
+
+
+def test_balance_uses_last_durations_longest_first():
+    durations = {"a": 10.0, "b": 6.0, "c": 5.0, "d": 1.0}
+    shards = balance(["a", "b", "c", "d", "new"], durations, ["0", "1"])
+    # new counts as the median known duration (5.5): a | b, new | c onto the lighter | d
+    assert [s.cases for s in shards] == [["a", "c"], ["b", "new", "d"]]
+    assert shards[0].expected_s == 15.0 and shards[1].expected_s == 12.5
+
+
+def test_balancing_by_a_previous_sweep_reads_its_durations(swept, suite, tmp_path):
+    tmp, doc = swept
+    rerun = tmp_path / "rerun.json"
+    assert main(["--devices", "x,y", "-o", str(rerun), "--durations", str(tmp / "merged.json"), "--", suite]) == 0
+    assert {b["extra_info"]["sweep_device"] for b in json.loads(rerun.read_text())["benchmarks"]} == {"x", "y"}
+
+
+def test_each_runs_one_command_per_device(tmp_path):
+    cmd = f"{sys.executable} -c \"open(r'{tmp_path}/out{{shard}}-{{device}}-{{n}}', 'w')\""
+    assert main(["--devices", "3,7", "--each", cmd, "--workdir", str(tmp_path / "w")]) == 0
+    assert sorted(p.name for p in tmp_path.glob("out*")) == ["out0-3-2", "out1-7-2"]
+
+
+def test_submitit_local_executor_runs_the_shards(tmp_path, suite):
+    pytest.importorskip("submitit")
+    merged = tmp_path / "m.json"
+    assert main(["--devices", "0,1", "--backend", "submitit", "--submitit-cluster", "local", "-o", str(merged),
+                 "--", suite, "-k", "sum"]) == 0
+    doc = json.loads(merged.read_text())
+    assert {b["extra_info"]["sweep_device"] for b in doc["benchmarks"]} == {"0", "1"}
+    assert len(doc["benchmarks"]) == 4
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--devices", "0,,1", "-o", "x.json", "--", "SUITE"], "distinct, non-empty"),
+    (["--devices", "0", "--", "SUITE"], "-o/--output is required"),
+    (["--devices", "0", "-o", "x.json", "--", "SUITE", "-k", "nothing_matches_this"], "collected no case"),
+    (["--devices", "0", "--each", "echo {bogus}"], "only {shard}, {device} and {n}"),
+])
+def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path, monkeypatch, suite):
+    monkeypatch.chdir(tmp_path)
+    assert main([suite if a == "SUITE" else a for a in argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_gpus_count_beyond_the_visible_ones_is_refused(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert resolve_devices("all", None) == ["0", "1"]
+    assert resolve_devices("1", None) == ["0"]
+    with pytest.raises(SweepError, match="only 2 GPU"):
+        resolve_devices("4", None)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(SweepError, match="no GPU is visible"):
+        resolve_devices("all", None)

@@ -1,0 +1,225 @@
+"""segkit tune without a GPU: the candidates, their validation on the reference interpreter (a wrong one is
+rejected), the winner and the tuning table keyed by GPU model that builders and segkit_ex read."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fusions
+from fusions.norm_bwd_two_stage import two_stage
+from segkit import FusionDefinition
+from segkit.cli import main as cli_main
+from segkit.tune import Candidate, Trial, TuneResult, search, space, tune_spec, validate
+from segkit.tuning import NvTuning, TuningTable
+
+
+def test_space_starts_with_the_baselines_and_offers_each_kind():
+    spec = fusions.get("layernorm_bwd")
+    cfg = spec.config("mixorder_576000x384")
+    rule = spec.tuning(cfg)
+    cands = space("layernorm_bwd", cfg, rule, sm_count=132, cut_policies=("none", "inputs+outputs"))
+    assert [c.origin for c in cands[:2]] == ["nvFuser defaults", "builder rule"] and cands[1].tuning == rule
+    plain = [c for c in cands if c.bookend == "none" and c.formulation == "fused" and c.tuning is not None]
+    assert sum(c.tuning.describe() == rule.describe() for c in plain) == 1  # the hand rule once, not twice
+    assert any(c.tuning.enable_options == ("ws_normalization",) for c in plain)
+    two = [c for c in cands if c.formulation == "two_stage"]
+    assert {576000 // c.chunk for c in two} == {128, 512, 9000}  # <= 1 and 4 partials per SM, chunks of 64
+    assert {c.bookend for c in two} == {"none", "inputs+outputs"}
+    assert len(cands) == len(set(cands))
+
+
+def test_reference_search_validates_every_candidate_for_real():
+    result = tune_spec("layernorm_bwd", "mixorder_576000x384", reference=True, log=lambda _: None)
+    assert result.config == "mixorder_576000x384" and len(result.trials) >= 10
+    assert all(t.ok and t.note.startswith("max rel err") and t.us is None for t in result.trials)
+    assert any(t.candidate.formulation == "two_stage" for t in result.trials)
+
+
+def _wrong_two_stage(cfg):
+    """A two-stage candidate whose second stage averages the partials instead of summing them."""
+    staged = two_stage("rmsnorm_bwd", cfg, 4)
+    f32 = staged.stages[1].fusion.inputs[0].dtype
+    with FusionDefinition() as fd:
+        p = fd.define_tensor(shape=[cfg.rows // 4, cfg.hidden], contiguity=[True, True], dtype=f32)
+        fd.add_output(fd.ops.cast(fd.ops.mean(p, dims=[0]), dtype=staged.stages[1].fusion.outputs[0].dtype))
+    staged.stages = (staged.stages[0], fd)
+    return staged
+
+
+def test_validation_rejects_a_wrong_candidate():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384_tiny")
+    inputs = spec.make_inputs(cfg)
+    refs = spec.reference(inputs, cfg)
+    ok, note = validate(_wrong_two_stage(cfg), list(inputs.values()), refs, "reference")
+    assert not ok and note.startswith("WRONG") and "output 1" in note
+    assert validate(two_stage("rmsnorm_bwd", cfg, 4), list(inputs.values()), refs, "reference")[0]
+
+
+def test_a_candidate_that_does_not_record_is_rejected_untimed():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384_tiny")
+    inputs = spec.make_inputs(cfg)
+    trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg),
+                    [Candidate("two_stage", 5)], "reference", "rmsnorm_bwd", cfg, timer=lambda call: 1.0)
+    assert not trials[0].ok and "does not divide" in trials[0].note and trials[0].us is None
+
+
+def test_the_fastest_valid_candidate_wins_and_records_what_it_bought():
+    rule = NvTuning("hand", scheduler="inner_outer_persistent", vectorize=4)
+    result = TuneResult("rmsnorm_bwd", "mixorder_576000x384", "576000x384 bfloat16", [
+        Trial(Candidate(origin="nvFuser defaults"), True, "", 500.0),
+        Trial(Candidate(tuning=rule, origin="builder rule"), True, "", 450.0),
+        Trial(Candidate("two_stage", 4500), True, "", 400.0),
+        Trial(Candidate(tuning=NvTuning("x", enable_options=("ws_normalization",))), False, "WRONG"),
+    ])
+    e = result.entry("NVIDIA H100 80GB HBM3")
+    assert (e.formulation, e.chunk, e.us, e.default_us, e.rule_us) == ("two_stage", 4500, 400.0, 500.0, 450.0)
+    assert "500.0 -> 400.0 us (1.25x); the builder's rule 450.0 us" in e.describe()
+
+
+def test_a_gain_within_noise_keeps_nvfusers_defaults():
+    result = TuneResult("rmsnorm_bwd", "c", "s", [
+        Trial(Candidate(origin="nvFuser defaults"), True, "", 500.0),
+        Trial(Candidate(tuning=NvTuning("x", enable_options=("ws_normalization",))), True, "", 495.0)])
+    assert result.winner.candidate.origin == "nvFuser defaults" and result.entry("G").tuning is None
+
+
+def test_table_round_trip_and_lookup_by_gpu_model(tmp_path):
+    tuned = NvTuning("tuned", scheduler="inner_outer_persistent", vectorize=2, blocks_per_sm=8)
+    rms, ln = fusions.get("rmsnorm_bwd"), fusions.get("layernorm_bwd")
+    table = TuningTable([
+        rms.entry("mixorder_576000x384", "GPU A", tuning=tuned, us=1.0, default_us=2.0),
+        rms.entry("mixorder_576000x384", "GPU B"),  # nvFuser's defaults won
+        ln.entry("mixorder_576000x384", "GPU A", formulation="two_stage", chunk=4500),
+        ln.entry("nanogpt", "GPU A", tuning=NvTuning("s", split=((0,), (1, 2)))),
+    ])
+    table.save(tmp_path / "t.json")
+    back = TuningTable.load(tmp_path / "t.json")
+    assert sorted(e.to_dict().items().__repr__() for e in back.entries()) == \
+        sorted(e.to_dict().items().__repr__() for e in table.entries())
+    assert back.gpus() == ["GPU A", "GPU B"]
+    spec = fusions.get("rmsnorm_bwd")
+    assert spec.build("mixorder_576000x384", gpu="GPU A", table=back).nv_tuning == tuned
+    assert spec.build("mixorder_576000x384", gpu="GPU B", table=back).nv_tuning is None
+    assert spec.build("mixorder_576000x384", gpu="GPU C", table=back).nv_tuning == spec.tuning(
+        spec.config("mixorder_576000x384"))  # no entry: the builder's rule
+    assert spec.build("mixorder_576000x384", torch.float32, gpu="GPU A", table=back).nv_tuning is None
+    assert fusions.get("layernorm_bwd").build("nanogpt", gpu="GPU A", table=back).nv_tuning.split == ((0,), (1, 2))
+
+
+def test_executor_runs_the_two_stage_formulation_the_table_chose():
+    from thunder_exec.runtime import staged_for
+
+    spec = fusions.get("layernorm_bwd")
+    table = TuningTable([spec.entry("mixorder_576000x384_tiny", "GPU A", formulation="two_stage", chunk=8)])
+    cfg = spec.config("mixorder_576000x384_tiny")
+    staged = staged_for("layernorm_bwd", cfg, "GPU A", table)
+    assert staged.chunk == 8 and staged_for("layernorm_bwd", cfg, "GPU B", table) is None
+    inputs = spec.make_inputs(cfg)
+    from segkit.compare import compare
+
+    assert all(d.ok for d in compare(spec.reference(inputs, cfg), staged.run(list(inputs.values()))))
+
+
+def test_the_builders_read_the_table_named_by_the_environment(tmp_path, monkeypatch):
+    from fusions.spec import tuning_table
+
+    tuned = NvTuning("env", enable_options=("ws_normalization",))
+    TuningTable([fusions.get("rmsnorm_bwd").entry("nanogpt", "GPU E", tuning=tuned)]).save(tmp_path / "t.json")
+    monkeypatch.setenv("SEGKIT_TUNING_TABLE", str(tmp_path / "t.json"))
+    tuning_table.cache_clear()
+    try:
+        assert fusions.get("rmsnorm_bwd").build("nanogpt", gpu="GPU E").nv_tuning == tuned
+    finally:
+        monkeypatch.delenv("SEGKIT_TUNING_TABLE")
+        tuning_table.cache_clear()
+    assert fusions.get("rmsnorm_bwd").build("nanogpt", gpu="GPU E").nv_tuning is None
+
+
+def test_run_time_configs_find_the_entry_of_the_same_sizes():
+    """segkit_ex names its configs "thunder" and may shape rows as batch x seq: matched by rows x hidden, dtype."""
+    from dataclasses import replace
+
+    spec = fusions.get("rmsnorm_bwd")
+    table = TuningTable([spec.entry("mixorder_576000x384", "GPU A", formulation="two_stage", chunk=4500)])
+    cfg = spec.config("mixorder_576000x384")
+    assert spec.table_entry(replace(cfg, name="thunder", shape=(1000, 576, 384)), "GPU A", table).chunk == 4500
+    assert spec.table_entry(replace(cfg, name="thunder", dtype=torch.float16), "GPU A", table) is None
+    assert spec.table_entry(replace(cfg, name="thunder", shape=(576000, 512)), "GPU A", table) is None
+
+
+def test_malformed_table_names_the_file(tmp_path):
+    (tmp_path / "bad.json").write_text('{"entries": [{"gpu": "A"}]}')
+    with pytest.raises(ValueError, match="bad.json is malformed"):
+        TuningTable.load(tmp_path / "bad.json")
+    (tmp_path / "bad2.json").write_text('{"entries": [{"gpu": "A", "spec": "s", "config": "c", "signature": "d", '
+                                        '"tuning": {"why": "w", "bogus": 1}}]}')
+    with pytest.raises(ValueError, match="unknown NvTuning fields"):
+        TuningTable.load(tmp_path / "bad2.json")
+
+
+def test_cli_tune_reference_and_gpu_requirement(capsys):
+    assert cli_main(["tune", "rmsnorm_fwd:mixorder_576000x384", "--reference"]) == 0
+    out = capsys.readouterr().out
+    assert "builder rule" in out and "candidates match the reference" in out
+    if not torch.cuda.is_available():
+        assert cli_main(["tune", "rmsnorm_fwd:mixorder_576000x384"]) == 2
+        assert "needs a CUDA device" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cfg", ["Llama-3-70B_bs1_tiny", "Llama-2-13b-hf_bs2_tiny"])
+def test_rope_backward_sliced_sum_formulation_matches_the_reference(cfg):
+    spec = fusions.get("qkv_split_rope_bwd")
+    c = spec.config(cfg)
+    inputs = spec.make_inputs(c)
+    fd = spec.build(c, formulation="sliced_sum")
+    from segkit.compare import compare
+    from segkit.interp import run_reference
+
+    assert all(d.ok for d in compare(spec.reference(inputs, c), run_reference(fd, list(inputs.values()))))
+    assert not any(op.name == "sum" for op in fd.fusion.ops)  # no reduction left to segment on
+
+
+def test_the_table_picks_a_named_formulation_for_its_gpu():
+    spec = fusions.get("qkv_split_rope_bwd")
+    table = TuningTable([spec.entry("Llama-3-70B_bs1_tiny", "GPU A", formulation="sliced_sum")])
+    ops = lambda gpu: {op.name for op in spec.build("Llama-3-70B_bs1_tiny", gpu=gpu, table=table).fusion.ops}  # noqa: E731
+    assert "sum" not in ops("GPU A") and "sum" in ops("GPU B")
+    with pytest.raises(KeyError, match="no formulation 'bogus'"):
+        spec.build("Llama-3-70B_bs1_tiny", formulation="bogus")
+
+
+def test_a_search_past_its_budget_lists_the_rest_as_not_tried():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384_tiny")
+    inputs = spec.make_inputs(cfg)
+    trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg),
+                    [Candidate(), Candidate("two_stage", 4)], "reference", "rmsnorm_bwd", cfg, budget_s=-1.0)
+    assert trials[0].ok and not trials[1].ok and "budget" in trials[1].note
+
+
+def test_tune_a_repro_script_on_the_reference(capsys):
+    from pathlib import Path
+
+    script = Path(__file__).parent / "data" / "minimized" / "gqa_k_nvfuser.py"
+    assert cli_main(["tune", str(script), "--reference"]) == 0
+    out = capsys.readouterr().out
+    assert "nvFuser defaults" in out and "candidates match the reference" in out
+
+
+def test_merge_adds_a_runs_winners_to_the_committed_table(tmp_path, monkeypatch, capsys):
+    import fusions.spec
+
+    committed = tmp_path / "tunings.json"
+    spec = fusions.get("rmsnorm_bwd")
+    TuningTable([spec.entry("nanogpt", "GPU A")]).save(committed)
+    run = tmp_path / "run.json"
+    TuningTable([spec.entry("nanogpt", "GPU B", formulation="two_stage", chunk=16),
+                 spec.entry("nanogpt", "GPU A", tuning=NvTuning("w", enable_options=("ws_normalization",)))]).save(run)
+    monkeypatch.setattr(fusions.spec, "TABLE_PATH", committed)
+    assert cli_main(["tune", "--merge", str(run)]) == 0
+    merged = TuningTable.load(committed)
+    assert merged.gpus() == ["GPU A", "GPU B"] and len(merged.entries()) == 2
+    assert spec.table_entry("nanogpt", "GPU A", merged).tuning.enable_options == ("ws_normalization",)  # newer wins
