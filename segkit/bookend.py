@@ -27,11 +27,12 @@ from typing import Any
 
 import torch
 
-from segkit.alias import META_OPS, AliasAnalysis, analyze
+from segkit.alias import AliasAnalysis, analyze, meta_ops
 from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
 from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
 from segkit.layout import compute_tensor_descriptor
+from segkit.ops import CATALOGUE
 
 POLICIES = ("none", "outputs", "inputs+outputs")
 
@@ -90,8 +91,9 @@ def bookend(fd: Any, policy: str = "outputs", ops: Iterable[str] | None = None) 
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     allowed = frozenset(ops) if ops is not None else None
-    if allowed is not None and not allowed <= META_OPS:
-        raise ValueError(f"ops {sorted(allowed - META_OPS)} are not meta ops; meta ops are {sorted(META_OPS)}")
+    meta = meta_ops()
+    if allowed is not None and not allowed <= meta:
+        raise ValueError(f"ops {sorted(allowed - meta)} are not meta ops; meta ops are {sorted(meta)}")
     fusion = as_fusion(fd)
     analysis = analyze(fusion)
     if policy == "none":
@@ -122,7 +124,7 @@ def bookend(fd: Any, policy: str = "outputs", ops: Iterable[str] | None = None) 
         while frontier:
             tv = frontier.popleft()
             users = fusion.uses(tv)
-            forks = len(users) > 1 and not all(u.name == "slice" for u in users)
+            forks = len(users) > 1 and not all(CATALOGUE[u.name].bookend_forks for u in users)
             if all(is_meta(u) for u in users) and not forks:
                 for u in users:
                     if (id(tv), id(u)) in uses:

@@ -159,16 +159,17 @@ def dtype_tolerance(value: str) -> tuple:
 
 def meta_ops(value: str) -> frozenset[str]:
     """A comma-separated list of meta ops the bookend pass may cut (spaces around names are ignored)."""
-    from segkit.alias import META_OPS
+    from segkit.alias import meta_ops as catalogue_meta_ops
 
+    known = catalogue_meta_ops()
     names = [n.strip() for n in value.split(",")]
     if not any(names):
         raise argparse.ArgumentTypeError("empty; leave --ops out to allow every meta op")
     if "" in names:
         raise argparse.ArgumentTypeError(f"{value!r} has an empty op name")
     for n in names:
-        if n not in META_OPS:
-            close = difflib.get_close_matches(n, sorted(META_OPS), n=1)
+        if n not in known:
+            close = difflib.get_close_matches(n, sorted(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise argparse.ArgumentTypeError(f"{n!r} is not a meta op{hint}; meta ops: {', '.join(sorted(META_OPS))}")
+            raise argparse.ArgumentTypeError(f"{n!r} is not a meta op{hint}; meta ops: {', '.join(sorted(known))}")
     return frozenset(names)

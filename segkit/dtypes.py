@@ -16,6 +16,9 @@ class DataType(enum.Enum):
     BFloat16 = "BFloat16"
     Float8_e4m3fn = "Float8_e4m3fn"
     Float8_e5m2 = "Float8_e5m2"
+    Float8_e8m0fnu = "Float8_e8m0fnu"
+    Float4_e2m1fn = "Float4_e2m1fn"
+    Float4_e2m1fn_x2 = "Float4_e2m1fn_x2"
     Int = "Int"
     Int32 = "Int32"
     Index = "Index"
@@ -29,6 +32,10 @@ class DataType(enum.Enum):
         return f"DataType.{self.name}"
 
     __str__ = __repr__
+
+    def __call__(self) -> DataType:
+        """nvFuser spells a tensor's dtype ``t.dtype()``; calling a DataType gives itself so that works."""
+        return self
 
     @property
     def torch(self) -> torch.dtype:
@@ -53,6 +60,8 @@ _TO_TORCH = {
     DataType.BFloat16: torch.bfloat16,
     DataType.Float8_e4m3fn: torch.float8_e4m3fn,
     DataType.Float8_e5m2: torch.float8_e5m2,
+    DataType.Float8_e8m0fnu: torch.float8_e8m0fnu,
+    DataType.Float4_e2m1fn_x2: torch.float4_e2m1fn_x2,
     DataType.Int: torch.int64,
     DataType.Index: torch.int64,
     DataType.Int32: torch.int32,
@@ -94,3 +103,4 @@ def python_value(x, dtype: DataType):
     if dtype.torch.is_complex:
         return complex(x)
     return float(x) if dtype.is_float else int(x)
+

@@ -15,6 +15,10 @@ class FusionDefinitionError(SegkitError):
     """A recorded op whose arguments do not fit it (shapes, ranks, dims), with its call site."""
 
 
+class EmptyFusionError(FusionDefinitionError, NotImplementedError):
+    """Executing a definition with no outputs (nvFuser raises NotImplementedError for it too)."""
+
+
 class InputMismatchError(SegkitError):
     """A runtime input that does not match its define_tensor spec."""
 

@@ -11,7 +11,6 @@ line that wrote it.
 from __future__ import annotations
 
 import linecache
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ import torch
 
 from segkit import ops as catalogue
 from segkit.dtypes import DataType, from_torch, of_python, python_value
-from segkit.errors import FusionDefinitionError, UnsupportedOpError
+from segkit.errors import EmptyFusionError, FusionDefinitionError, SegkitError, UnsupportedOpError
 from segkit.ir import Fusion, Op, Value, iter_values
 from segkit.layout import Layout, compute_tensor_descriptor
 
@@ -52,9 +51,7 @@ class _Ops:
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        if name == "mean":
-            return self._fd._mean
-        opdef = catalogue.get(name)
+        opdef = catalogue.get(name) or catalogue.COMPOSITES.get(name)
         if opdef is None:
             hint = catalogue.HINTS.get(name)
             raise UnsupportedOpError(
@@ -63,7 +60,7 @@ class _Ops:
         return lambda *args, **kwargs: self._fd._record(opdef, args, kwargs)
 
     def __dir__(self):
-        return sorted(catalogue.CATALOGUE) + ["mean"]
+        return sorted(catalogue.CATALOGUE) + sorted(catalogue.COMPOSITES)
 
 
 class FusionDefinition:
@@ -71,12 +68,22 @@ class FusionDefinition:
 
     ``fd.fusion`` is the recorded :class:`segkit.ir.Fusion`. ``fd.execute(inputs)``
     runs it with the torch reference interpreter (segkit.to_nvfuser gives a
-    real nvFuser FusionDefinition).
+    real nvFuser FusionDefinition). The legacy pattern of subclassing with a
+    ``definition(self)`` method works too: it is recorded on first use.
     """
 
     def __init__(self, fusion: Fusion | None = None) -> None:
-        self.fusion = fusion if fusion is not None else Fusion()
+        self._fusion = fusion if fusion is not None else Fusion()
+        self._fusion.rebind(self)
+        self._pending_definition = fusion is None and callable(getattr(self, "definition", None))
         self.ops = _Ops(self)
+
+    @property
+    def fusion(self) -> Fusion:
+        if self._pending_definition:  # legacy subclass: record definition() once, on first use
+            self._pending_definition = False
+            self.definition()
+        return self._fusion
 
     @classmethod
     def from_fusion(cls, fusion: Fusion) -> FusionDefinition:
@@ -126,8 +133,11 @@ class FusionDefinition:
         n = len(shape)
         if not isinstance(dtype, DataType):
             raise FusionDefinitionError(f"define_tensor dtype must be a DataType, got {dtype!r} (at {site})")
-        if any(not isinstance(s, int) or s < -1 for s in shape):
+        if any(not isinstance(s, int) or isinstance(s, bool) or not -1 <= s < 2**63 for s in shape):
             raise FusionDefinitionError(f"define_tensor shape {shape} must hold sizes >= -1 (at {site})")
+        if is_cpu and n > 0:
+            raise FusionDefinitionError(
+                f"define_tensor(is_cpu=True) of rank {n}: nvFuser takes CPU tensors only as 0-dim scalars (at {site})")
         so = list(stride_order or [])
         if so:
             so = [d % n if isinstance(d, int) and -n <= d < n else None for d in so]
@@ -161,15 +171,26 @@ class FusionDefinition:
             v = self.fusion.new_value(dtype or DataType.Double)
             self.fusion.inputs.append(v)
             return v
+        if dtype is not None and not isinstance(dtype, DataType):
+            raise FusionDefinitionError(f"define_scalar dtype must be a DataType, got {dtype!r} (at {site})")
         if not _is_number(value):
             raise FusionDefinitionError(f"define_scalar value must be a number, got {value!r} (at {site})")
         dt = dtype or of_python(value)
+        if isinstance(value, complex) and not dt.torch.is_complex:
+            raise FusionDefinitionError(f"define_scalar({value!r}, dtype={dt!r}): a complex value needs a complex dtype (at {site})")
         return self.fusion.new_value(dt, value=python_value(value, dt))
 
     define_constant = define_scalar  # the oldest frontend spelling
 
-    def define_vector(self, values: Sequence[Any], dtype: DataType = DataType.Int) -> list:
-        """Legacy shape vectors: a plain list of scalars (ints or scalar Values)."""
+    def define_vector(self, values: int | Sequence[Any], dtype: DataType = DataType.Int) -> list:
+        """``define_vector(n)`` (nvfuser_direct): n symbolic Int scalar inputs, e.g. a shape given at run time.
+        ``define_vector([...])`` (legacy): a plain list of scalars (ints or scalar Values)."""
+        if isinstance(values, int) and not isinstance(values, bool):
+            if values < 0:
+                raise FusionDefinitionError(f"define_vector({values}): the size must be >= 0 (at {call_site()})")
+            return [self.define_scalar(dtype=DataType.Int) for _ in range(values)]
+        if not isinstance(values, (list, tuple)):
+            raise FusionDefinitionError(f"define_vector takes a size or a list of scalars, got {values!r} (at {call_site()})")
         out = []
         for x in values:
             if isinstance(x, Value) and x.is_tensor:
@@ -178,24 +199,66 @@ class FusionDefinition:
         return out
 
     def from_pytorch(self, tensor: torch.Tensor, static_sizes: bool = False) -> Value:
-        """An input defined from an example tensor (its sizes, strides and dtype)."""
+        """An input defined from an example tensor (its sizes, strides and dtype). The reference runs on any
+        device, so a CPU tensor stands for a device tensor; only a 0-dim CPU tensor is a CPU scalar input."""
+        if not isinstance(tensor, torch.Tensor):
+            raise FusionDefinitionError(f"from_pytorch takes a torch.Tensor, got {type(tensor).__name__} (at {call_site()})")
         return self.define_tensor(sizes=list(tensor.shape), strides=list(tensor.stride()),
-                                  dtype=from_torch(tensor.dtype), static_sizes=static_sizes, is_cpu=tensor.is_cpu)
+                                  dtype=from_torch(tensor.dtype), static_sizes=static_sizes,
+                                  is_cpu=tensor.is_cpu and tensor.ndim == 0)
 
-    def add_output(self, value: Value, alias_input: Value | None = None) -> None:
+    def add_output(self, value: Value, alias_input: Value | None = None, stride_order: Sequence[int] | None = None) -> None:
+        """Mark an output. ``alias_input``: the output is written into that input's buffer and is not returned
+        (unless also added plainly), as nvFuser's ``add_output(output, alias_input)``. ``stride_order``
+        (legacy spelling): the output gets that memory layout (recorded as the ``stride_order`` op)."""
         site = call_site()
         if not isinstance(value, Value) or not value.is_tensor:
             raise FusionDefinitionError(f"add_output takes a tensor of this fusion, got {value!r} (at {site})")
         self._check_owned([value], "add_output", site)
-        if alias_input is not None:
-            raise FusionDefinitionError(f"add_output(alias_input=) is not supported by segkit (at {site})")
-        self.fusion.outputs.append(value)
+        if stride_order is not None and list(stride_order):
+            value = self.ops.stride_order(value, stride_order=list(stride_order))
+        if alias_input is None:
+            self.fusion.outputs.append(value)
+            return
+        self._check_owned([alias_input] if isinstance(alias_input, Value) else [], "add_output", site)
+        if not isinstance(alias_input, Value) or not alias_input.is_tensor:
+            raise FusionDefinitionError(f"add_output(alias_input={alias_input!r}): aliasing output to input is only "
+                                        f"supported for tensors (at {site})")
+        if not any(alias_input is v for v in self.fusion.inputs):
+            raise FusionDefinitionError(f"add_output(alias_input={alias_input.name}): alias source can only be a fusion "
+                                        f"input (at {site})")
+        if value.ndim != alias_input.ndim or any(a != b and -1 not in (a, b) for a, b in zip(value.shape, alias_input.shape)):
+            raise FusionDefinitionError(f"add_output({value.describe()}, alias_input={alias_input.describe()}): the output "
+                                        f"must have the input's shape to be written into it (at {site})")
+        if value.dtype is not alias_input.dtype:
+            raise FusionDefinitionError(f"add_output({value.describe()}, alias_input={alias_input.describe()}): the output "
+                                        f"must have the input's dtype to be written into it; cast it first (at {site})")
+        self.fusion.aliases.append((value, alias_input))
 
     def execute(self, inputs: Sequence[Any], **_ignored) -> list[torch.Tensor]:
-        """Run the recorded fusion with the torch reference interpreter."""
+        """Run the recorded fusion with the torch reference interpreter (nvFuser refuses an empty fusion)."""
         from segkit.interp import run_reference
 
+        if not self.fusion.values:
+            raise EmptyFusionError("Fusion does not exist! Use `with FusionDefinition() as fd: ...` to define a "
+                                   "fusion. Nothing was recorded.")
+        if not self.fusion.outputs and not self.fusion.aliases:
+            raise EmptyFusionError("Fusion is empty!: the definition adds no output, nothing to execute")
         return run_reference(self, inputs)
+
+    def validate(self, inputs: Sequence[Any], reference_outputs: Sequence[torch.Tensor] | None = None,
+                 **_ignored) -> list[torch.Tensor]:
+        """nvFuser's ``fd.validate``: execute, and check the outputs against ``reference_outputs`` when given
+        (segkit's execute is the reference itself, so without them there is nothing else to compare)."""
+        outputs = self.execute(inputs)
+        if reference_outputs is not None:
+            from segkit.check import CheckReport
+            from segkit.compare import compare
+
+            report = CheckReport(compare(list(reference_outputs), outputs, None), "reference_outputs")
+            if len(outputs) != len(reference_outputs) or not report.ok:
+                raise SegkitError(f"validate: the outputs do not match reference_outputs:\n{report}")
+        return outputs
 
     def __repr__(self) -> str:
         from segkit.repro import format_fusion
@@ -226,10 +289,16 @@ class FusionDefinition:
             if not isinstance(arg, (Value, list, tuple, DataType, bool, int, float, complex, type(None))):
                 raise FusionDefinitionError(f"fd.ops.{opdef.name}: argument {name}={arg!r} is not a value, number or list (at {site})")
         self._check_owned([v for a in bound.values() for v in iter_values(a)], opdef.name, site)
+        if opdef.decompose is not None:
+            return opdef.decompose(self, bound)
         try:
             outs = opdef.infer(bound)
         except catalogue.InferError as e:
             raise FusionDefinitionError(f"fd.ops.{opdef.name} at {site}: {e}") from None
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as e:  # a rule met an argument it did not expect
+            args = ", ".join(f"{k}={a!r}" for k, a in bound.items())
+            raise FusionDefinitionError(f"fd.ops.{opdef.name} at {site}: arguments ({args}) do not fit the op: "
+                                        f"{type(e).__name__}: {e}") from None
         values = [self.fusion.new_value(o.dtype, o.shape, broadcast=o.broadcast, expanded=o.expanded) for o in outs]
         op = self.fusion.add_op(Op(opdef.name, bound, values, site))
         self._fold(opdef, op)
@@ -239,8 +308,10 @@ class FusionDefinition:
         """Give scalar outputs their value when every input is known now (for shape arguments)."""
         if any(v.is_tensor for v in op.outputs):
             return
-        if op.name == "size":
-            op.outputs[0].value = catalogue.fold_size(op.args)
+        if opdef.fold is not None:
+            res = opdef.fold(op.args)
+            for v, r in zip(op.outputs, res if isinstance(res, tuple) else (res,)):
+                v.value = r
             return
         if any(v.is_tensor or v.value is None for v in op.inputs):
             return
@@ -252,17 +323,3 @@ class FusionDefinition:
         res = res if isinstance(res, tuple) else (res,)
         for v, r in zip(op.outputs, res):
             v.value = python_value(r, v.dtype)
-
-    def _mean(self, arg: Value, dims, keepdim: bool = False, dtype: DataType | None = None) -> Value:
-        """mean = sum * (1/N): nvfuser_direct has no mean op; Thunder decomposes it the same way."""
-        if not isinstance(arg, Value) or not arg.is_tensor:
-            raise FusionDefinitionError(f"fd.ops.mean takes a tensor, got {arg!r} (at {call_site()})")
-        total = self.ops.sum(arg, dims=dims, keepdim=keepdim, dtype=dtype)
-        reduced = [d % arg.ndim for d in ([dims] if isinstance(dims, int) else dims)]
-        sizes = [arg.shape[d] for d in reduced]
-        if all(s != -1 for s in sizes):
-            return self.ops.mul(total, 1.0 / math.prod(sizes))
-        n = self.ops.size(arg, dim=reduced[0])
-        for d in reduced[1:]:
-            n = self.ops.mul(n, self.ops.size(arg, dim=d))
-        return self.ops.div(total, self.ops.cast(n, dtype=DataType.Double))

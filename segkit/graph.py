@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from segkit.alias import META_OPS, analyze
+from segkit.alias import analyze, meta_ops
 from segkit.interp import as_fusion
 from segkit.ir import Fusion, Value
 
@@ -117,7 +117,7 @@ def to_dot(p: Picture) -> str:
     for k, c in enumerate(p.clusters):
         out.append(f'  subgraph cluster_{k} {{ label="{_esc(c.label)}"; style=rounded;')
         for i in c.ops:
-            meta = f.ops[i].name in META_OPS
+            meta = f.ops[i].name in meta_ops()
             style = 'style="dashed", color=gray40' if meta else 'style="filled", fillcolor="#cfe2ff"'
             out.append(f'    "op{i}" [shape=box, {style}, label="{_esc(_op_text(p, i))}", kind={"meta" if meta else "compute"}];')
         out.append("  }")
@@ -201,7 +201,7 @@ def draw(p: Picture, ax) -> None:
                 ha="center", va="center", zorder=3, bbox=dict(fc="white", ec="none", alpha=0.7, pad=0.3))
     for i, op in enumerate(f.ops):
         x, y = pos[op_node[id(op)]]
-        meta = op.name in META_OPS
+        meta = op.name in meta_ops()
         ax.add_patch(FancyBboxPatch((x - w, y - h), 2 * w, 2 * h, boxstyle="round,pad=0.01", zorder=4,
                                     fc="white" if meta else "#cfe2ff", ec="gray" if meta else "#1a4d8f",
                                     ls="--" if meta else "-", lw=0.8))

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from segkit import ops as catalogue
-from segkit.dtypes import python_value
+from segkit.dtypes import DataType, python_value
 from segkit.errors import InputMismatchError, ResourceLimitError, SegkitError
 from segkit.ir import Fusion, Op, Value, map_values
 from segkit.layout import Layout, layout_of
@@ -81,11 +81,17 @@ def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
         if not spec.is_tensor:
             if isinstance(x, torch.Tensor) and x.ndim == 0:
                 continue
+            if isinstance(x, torch.Tensor):
+                raise InputMismatchError(f"{where}: expected a scalar but got {str(x.dtype).removeprefix('torch.')} "
+                                         f"tensor of rank {x.ndim}")
             if not isinstance(x, (bool, int, float, complex)):
                 raise InputMismatchError(f"{where}: expected a scalar, got {type(x).__name__}")
+            if not _scalar_fits(x, spec.dtype):
+                raise InputMismatchError(f"{where}: Scalar value {x!r} is not compatible with the expected data type "
+                                         f"{spec.dtype.name}")
             continue
         if not isinstance(x, torch.Tensor):
-            raise InputMismatchError(f"{where}: expected a tensor, got {type(x).__name__}")
+            raise InputMismatchError(f"{where}: expected a tensor but got scalar {x!r}")
         if x.ndim != spec.ndim:
             raise InputMismatchError(f"{where}: expected rank {spec.ndim}, got shape {list(x.shape)}")
         if x.dtype != spec.dtype.torch:
@@ -94,6 +100,19 @@ def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
             if want != -1 and want != got:
                 raise InputMismatchError(f"{where}: dim {d} must be {want}, got shape {list(x.shape)}")
         _check_layout(spec, x, where)
+
+
+def _scalar_fits(x: Any, dtype: Any) -> bool:
+    """nvFuser's rule for a Python scalar bound to a scalar input: no complex into a real input, no float into
+    an integer or bool input."""
+    if dtype is DataType.Null:
+        return True
+    t = dtype.torch
+    if isinstance(x, complex):
+        return t.is_complex
+    if isinstance(x, float):
+        return t.is_floating_point or t.is_complex
+    return True
 
 
 def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
@@ -122,6 +141,8 @@ def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
 
 
 def _check_layout(spec: Value, x: torch.Tensor, where: str) -> None:
+    if x.numel() == 0:
+        return  # an empty tensor has no layout to honour: any strides do
     want = Layout.from_stride_order(spec.stride_order, spec.contiguity)
     got = layout_of(list(x.shape), list(x.stride()))
     real = [d for d in range(x.ndim) if x.shape[d] != 1 and x.stride(d) != 0]
@@ -196,7 +217,12 @@ class Interpreter:
     def run(self) -> list[Any]:
         for op in self.fusion.ops:
             self.run_op(op)
-        return [self.value_of(v) for v in self.fusion.outputs]
+        outputs = [self.value_of(v) for v in self.fusion.outputs]
+        writes = [(self.value_of(o).clone(), self.value_of(i)) for o, i in self.fusion.aliases]
+        for value, buffer in writes:  # add_output(out, alias_input=inp): the input's buffer gets the result
+            buffer.copy_(value)
+        written = {id(o): self.value_of(i) for o, i in self.fusion.aliases}
+        return [written.get(id(v), x) for v, x in zip(self.fusion.outputs, outputs)]  # nvFuser returns the buffer
 
 
 def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True,
@@ -204,7 +230,8 @@ def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True,
     """Execute a recorded fusion with torch; outputs in add_output order. A result beyond
     ``max_tensor_bytes`` (default: $SEGKIT_MAX_TENSOR_BYTES, else 16 GiB) is refused before it is allocated."""
     fusion = as_fusion(fd)
-    inputs = list(inputs)
+    # a list/tuple input fills consecutive scalar inputs (nvFuser's define_vector), as nvFuser's execute does
+    inputs = [y for x in inputs for y in (x if isinstance(x, (list, tuple)) else [x])]
     if check:
         check_inputs(fusion, inputs)
     return Interpreter(fusion, inputs, max_tensor_bytes).run()

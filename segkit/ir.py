@@ -16,6 +16,37 @@ from typing import Any
 from segkit.dtypes import DataType
 
 
+class Flag(int):
+    """A bool that can also be called: ``t.is_tensor`` (segkit) and ``t.is_tensor()`` (nvFuser) both work."""
+
+    def __call__(self) -> bool:
+        return bool(self)
+
+    def __repr__(self) -> str:
+        return repr(bool(self))
+
+
+YES, NO = Flag(1), Flag(0)
+
+
+class Sizes(tuple):
+    """A tensor's symbolic sizes (-1 = known at run time). Calling it is nvFuser's ``t.shape()``: one Int
+    scalar per dim, recorded as the ``shape`` op (static sizes fold to their value)."""
+
+    tensor: Value
+
+    def __call__(self) -> list[Value]:
+        sizes = self.tensor.recorded_call("shape")
+        return list(sizes) if isinstance(sizes, tuple) else [sizes]
+
+
+_BINARY_OPERATORS = {
+    "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow", "mod": "mod",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+    "rshift": "bitwise_right_shift", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
+}
+
+
 @dataclass(eq=False)
 class Value:
     """A tensor or scalar of the fusion.
@@ -27,6 +58,11 @@ class Value:
     broadcast dims) and ``stride_order`` (nvFuser's: 0 = innermost).
     Scalars carry ``value`` when it is known while recording (constants, and
     scalar arithmetic on them); ``literal`` scalars are written inline.
+
+    ``recorder`` is the recording FusionDefinition the value belongs to: it
+    lets the nvFuser spellings on values record ops (``t.shape()``,
+    ``t.size(d)``, and the legacy operators ``t + 1``, ``-t``, ``abs(t)``;
+    ``==``/``!=`` keep Python's identity meaning, since values are dict keys).
     """
 
     name: str
@@ -40,10 +76,33 @@ class Value:
     value: Any = None
     literal: bool = False
     definition: Op | None = field(default=None, repr=False)
+    recorder: Any = field(default=None, repr=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "shape" and value is not None:
+            value = Sizes(value)
+            value.tensor = self
+        object.__setattr__(self, name, value)
 
     @property
-    def is_tensor(self) -> bool:
-        return self.shape is not None
+    def is_tensor(self) -> Flag:
+        return YES if self.shape is not None else NO
+
+    def size(self, dim: int) -> Value:
+        """nvFuser's ``t.size(dim)``: the extent of one dim as an Int scalar (recorded as the ``size`` op)."""
+        return self.recorded_call("size", dim=dim)
+
+    def recorded_call(self, op: str, *args: Any, **kwargs: Any) -> Any:
+        """Record ``fd.ops.<op>(self, *args)`` on the definition this value belongs to."""
+        if self.recorder is None:
+            raise TypeError(f"{self.name} does not belong to a recording FusionDefinition; cannot record {op}")
+        return getattr(self.recorder.ops, op)(self, *args, **kwargs)
+
+    def __neg__(self) -> Value:
+        return self.recorded_call("neg")
+
+    def __abs__(self) -> Value:
+        return self.recorded_call("abs")
 
     @property
     def ndim(self) -> int:
@@ -66,6 +125,23 @@ class Value:
 
     def __repr__(self) -> str:
         return f"<{self.describe()}>"
+
+
+def _operator(op: str, reflected: bool):
+    def method(self: Value, other: Any) -> Value:
+        if reflected:
+            if self.recorder is None:
+                raise TypeError(f"{self.name} does not belong to a recording FusionDefinition; cannot record {op}")
+            return getattr(self.recorder.ops, op)(other, self)
+        return self.recorded_call(op, other)
+
+    return method
+
+
+for _py, _op in _BINARY_OPERATORS.items():
+    setattr(Value, f"__{_py}__", _operator(_op, False))
+    if _py not in ("lt", "le", "gt", "ge"):
+        setattr(Value, f"__r{_py}__", _operator(_op, True))
 
 
 def iter_values(obj: Any) -> Iterator[Value]:
@@ -145,6 +221,11 @@ class Fusion:
         self.ops: list[Op] = []
         self.outputs: list[Value] = []
         self.values: list[Value] = []
+        #: (output, input) pairs of ``add_output(output, alias_input=input)``: the output is written into the
+        #: input's buffer and, unless also a regular output, not returned.
+        self.aliases: list[tuple[Value, Value]] = []
+        #: the recording FusionDefinition new values belong to (see Value.recorder)
+        self.recorder: Any = None
         self.tuning: Any = None
         self._counters = {"tv": 0, "c": 0}
 
@@ -153,7 +234,7 @@ class Fusion:
         prefix = "tv" if shape is not None else "c"
         name = f"{prefix}{self._counters[prefix]}"
         self._counters[prefix] += 1
-        v = Value(name=name, dtype=dtype, shape=None if shape is None else tuple(shape), **kw)
+        v = Value(name=name, dtype=dtype, shape=None if shape is None else tuple(shape), recorder=self.recorder, **kw)
         if v.is_tensor:
             n = len(v.shape)
             v.broadcast = tuple(v.broadcast) or (False,) * n
@@ -223,7 +304,7 @@ class Fusion:
         new.tuning = self.tuning
         vmap: dict[int, Value] = {}
         for v in self.values:
-            nv = replace(v, definition=None)
+            nv = replace(v, definition=None, recorder=None)
             vmap[id(v)] = nv
             new.values.append(nv)
         new.inputs = [vmap[id(v)] for v in self.inputs]
@@ -231,26 +312,35 @@ class Fusion:
             args = {k: map_values(a, lambda v: vmap[id(v)]) for k, a in op.args.items()}
             new.add_op(Op(op.name, args, [vmap[id(o)] for o in op.outputs], op.site))
         new.outputs = [vmap[id(v)] for v in self.outputs]
+        new.aliases = [(vmap[id(o)], vmap[id(i)]) for o, i in self.aliases]
         return new, vmap
 
     def prune(self) -> None:
         """Drop ops none of whose outputs reach a fusion output."""
-        needed = ops_needed_by(self.outputs)
+        needed = ops_needed_by(self.outputs + [o for o, _ in self.aliases])
         self.ops = [op for op in self.ops if id(op) in needed]
-        kept = {id(v) for v in self.outputs} | {id(v) for v in self.inputs}
+        kept = {id(v) for v in self.outputs} | {id(v) for v in self.inputs} | {id(o) for o, _ in self.aliases}
         kept |= {id(v) for op in self.ops for v in [*op.inputs, *op.outputs]}
         self.values = [v for v in self.values if id(v) in kept]
 
     def keep_outputs(self, indices: Sequence[int]) -> Fusion:
-        """A copy with only the outputs at ``indices`` (in that order) and the ops they need; same inputs."""
+        """A copy with only the outputs at ``indices`` (in that order) and the ops they need; same inputs.
+        Aliased outputs (writes into inputs) are dropped: the copy only computes."""
         bad = [i for i in indices if not 0 <= i < len(self.outputs)]
         if bad:
             raise IndexError(f"output indices {bad} out of range: the fusion has {len(self.outputs)} outputs")
         new, _ = self.copy()
         new.outputs = [new.outputs[i] for i in indices]
+        new.aliases = []
         new.prune()
         new.tuning = retune(self.tuning, [[i] for i in indices])
         return new
+
+    def rebind(self, recorder: Any) -> None:
+        """Make ``recorder`` the definition this fusion's values (and new ones) belong to."""
+        self.recorder = recorder
+        for v in self.values:
+            v.recorder = recorder
 
     def __repr__(self) -> str:
         return f"<Fusion {len(self.inputs)} inputs, {len(self.ops)} ops, {len(self.outputs)} outputs>"

@@ -10,7 +10,8 @@ simply skipped:
 * remove an op by forwarding one of its inputs (same shape, dtype and
   broadcast flags) to its uses;
 * shrink a size: every occurrence of n in input shapes and shape-like
-  attributes (reshape/expand shapes, slice bounds, pad widths) becomes n/2.
+  attributes (each op's ``OpDef.size_attrs``: reshape/expand shapes, slice
+  bounds, pad widths) becomes n/2.
 
 A candidate is kept when it is smaller (fewer ops, then fewer input
 elements) and the predicate still holds. Predicate results are cached by the
@@ -29,13 +30,9 @@ from typing import Any
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
-from segkit.ir import Value, map_values, ops_needed_by, retune
-from segkit.ops import get as get_op
+from segkit.ir import Value, ops_needed_by, retune
+from segkit.replay import replay
 from segkit.repro import fusion_lines
-
-#: Attributes that carry sizes (and so change with a size substitution).
-SIZE_ATTRS = {"reshape": ("new_shape",), "expand": ("shape",), "broadcast_in_dim": ("shape",), "full": ("shape",),
-              "slice": ("start_indices", "end_indices"), "pad": ("pad_widths",)}
 
 
 def _subst(x: Any, sizes: dict[int, int]) -> Any:
@@ -57,9 +54,10 @@ def rebuild(fd: Any, *, outputs: list[int] | None = None, cut: frozenset[int] = 
     src = as_fusion(fd)
     bypass, sizes, shapes = bypass or {}, sizes or {}, shapes or {}
     keep = [src.outputs[i] for i in (outputs if outputs is not None else range(len(src.outputs)))]
+    aliases = list(src.aliases) if outputs is None else []  # writes into inputs stay unless outputs are picked
     live_ops: set[int] = set()
     leaves: list[Value] = []
-    stack = list(keep)
+    stack = keep + [v for pair in aliases for v in pair]
     seen: set[int] = set()
     while stack:  # what the kept outputs need, stopping at cuts and following bypasses
         v = stack.pop()
@@ -70,52 +68,52 @@ def rebuild(fd: Any, *, outputs: list[int] | None = None, cut: frozenset[int] = 
         if op is None or id(v) in cut:
             leaves.append(v)
         elif id(op) in bypass:
+            live_ops.add(id(op))
             stack.append(bypass[id(op)])
         else:
             live_ops.add(id(op))
             stack.extend(op.inputs)
+    leaf_ids = {id(x) for x in leaves}
+    inputs = [v for v in src.inputs if id(v) in leaf_ids] + [v for v in src.values if id(v) in cut and id(v) in leaf_ids]
     new = FusionDefinition()
-    vmap: dict[int, Any] = {}
-    originals = [v for v in src.inputs if id(v) in {id(x) for x in leaves}]
-    cut_inputs = [v for v in src.values if id(v) in cut and id(v) in {id(x) for x in leaves}]
-    for v in originals + cut_inputs:
-        if not v.is_tensor:
-            vmap[id(v)] = new.define_scalar(v.value, dtype=v.dtype) if v.value is not None else new.define_scalar(dtype=v.dtype)
-            continue
-        shape = list(shapes.get(id(v), _subst(list(v.shape), sizes)))
-        if v in src.inputs:
-            vmap[id(v)] = new.define_tensor(shape=shape, contiguity=list(v.contiguity), dtype=v.dtype,
-                                            is_cpu=v.is_cpu, stride_order=list(v.stride_order or []))
-        else:
-            contiguity = [None if (b and not e) or e else True for b, e in zip(v.broadcast, v.expanded)]
-            vmap[id(v)] = new.define_tensor(shape=shape, contiguity=contiguity, dtype=v.dtype)
-
-    def lower(x: Any) -> Any:
-        if not isinstance(x, Value):
-            return x
-        if id(x) not in vmap:  # a constant
-            vmap[id(x)] = x.value if x.literal else new.define_scalar(x.value, dtype=x.dtype)
-        return vmap[id(x)]
-
-    for op in src.ops:
-        if id(op) in bypass:
-            out, into = op.outputs[0], bypass[id(op)]
-            if id(into) in vmap:
-                vmap[id(out)] = vmap[id(into)]
-            continue
-        if id(op) not in live_ops:
-            continue
-        args = {k: map_values(a, lower) for k, a in op.args.items()}
-        for attr in SIZE_ATTRS.get(op.name, ()):
-            args[attr] = _subst(args[attr], sizes)
-        pos, kwargs = get_op(op.name).call_args(args)
-        res = getattr(new.ops, op.name)(*pos, **kwargs)
-        for o, r in zip(op.outputs, res if isinstance(res, tuple) else (res,)):
-            vmap[id(o)] = r
-    for v in keep:
-        new.add_output(vmap[id(v)])
+    replay(src, _Rebuild(new, src, sizes, shapes), inputs=inputs, ops=[op for op in src.ops if id(op) in live_ops],
+           outputs=keep, aliases=aliases, forward=bypass)
     new.fusion.tuning = retune(src.tuning, [[i] for i in (outputs if outputs is not None else range(len(keep)))])
     return new
+
+
+class _Rebuild:
+    """Replay target: record into a new FusionDefinition, with sizes substituted and cut tensors as inputs."""
+
+    def __init__(self, new: FusionDefinition, src: Any, sizes: dict[int, int], shapes: dict[int, tuple[int, ...]]):
+        self.new, self.src, self.sizes, self.shapes = new, src, sizes, shapes
+        self.original = {id(v) for v in src.inputs}
+
+    def input(self, v: Value) -> Any:
+        if not v.is_tensor:
+            return self.new.define_scalar(v.value, dtype=v.dtype) if v.value is not None else self.new.define_scalar(dtype=v.dtype)
+        shape = list(self.shapes.get(id(v), _subst(list(v.shape), self.sizes)))
+        if id(v) in self.original:
+            return self.new.define_tensor(shape=shape, contiguity=list(v.contiguity), dtype=v.dtype, is_cpu=v.is_cpu,
+                                          stride_order=list(v.stride_order or []))
+        contiguity = [None if (b and not e) or e else True for b, e in zip(v.broadcast, v.expanded)]
+        return self.new.define_tensor(shape=shape, contiguity=contiguity, dtype=v.dtype)
+
+    def constant(self, v: Value) -> Any:
+        return self.new.define_scalar(v.value, dtype=v.dtype)
+
+    def literal(self, v: Value) -> Any:
+        return v.value
+
+    def atom(self, x: Any) -> Any:
+        return x
+
+    def call(self, op, opdef, args, kwargs) -> Any:
+        kwargs = {k: _subst(a, self.sizes) if k in opdef.size_attrs else a for k, a in kwargs.items()}
+        return getattr(self.new.ops, op.name)(*args, **kwargs)
+
+    def output(self, handle: Any, alias_input: Any = None) -> None:
+        self.new.add_output(handle, alias_input=alias_input)
 
 
 def size_of(fd: Any) -> tuple[int, int]:

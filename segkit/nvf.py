@@ -10,11 +10,11 @@ from typing import Any
 
 import torch
 
-from segkit import ops as catalogue
 from segkit.dtypes import DataType
 from segkit.errors import NvFuserUnavailableError
 from segkit.interp import as_fusion
 from segkit.ir import Value
+from segkit.replay import replay
 from segkit.tuning import TunedFusion
 
 
@@ -41,43 +41,46 @@ def _nvf():
     return nvfuser_direct
 
 
+class _NvFuserTarget:
+    """Replay target: a real nvfuser_direct.FusionDefinition being defined."""
+
+    def __init__(self, nvf: Any, out: Any) -> None:
+        self.nvf, self.out = nvf, out
+
+    def input(self, v: Value) -> Any:
+        if v.is_tensor:
+            return self.out.define_tensor(shape=list(v.shape), contiguity=list(v.contiguity), dtype=self.atom(v.dtype),
+                                          is_cpu=v.is_cpu, stride_order=list(v.stride_order or []))
+        return self.out.define_scalar(dtype=self.atom(v.dtype))
+
+    def constant(self, v: Value) -> Any:
+        return self.out.define_scalar(v.value, dtype=self.atom(v.dtype))
+
+    def literal(self, v: Value) -> Any:
+        return v.value
+
+    def atom(self, x: Any) -> Any:
+        return getattr(self.nvf.DataType, x.name) if isinstance(x, DataType) else x
+
+    def call(self, op, opdef, args, kwargs) -> Any:
+        return getattr(self.out.ops, op.name)(*args, **kwargs)
+
+    def output(self, handle: Any, alias_input: Any = None) -> None:
+        if alias_input is None:
+            self.out.add_output(handle)
+        else:
+            self.out.add_output(handle, alias_input)
+
+
 def to_nvfuser(fd: Any, value_map: dict[int, Any] | None = None):
     """A real ``nvfuser_direct.FusionDefinition`` with the same inputs, ops and outputs; ``value_map``, when
     given, is filled with id(segkit Value) -> the nvFuser value it became (str() of a tensor names it, T12)."""
     nvf = _nvf()
-    fusion = as_fusion(fd)
     out = nvf.FusionDefinition()
-    vmap: dict[int, Any] = {} if value_map is None else value_map
-
-    def lower(x: Any) -> Any:
-        if isinstance(x, Value):
-            if id(x) not in vmap:  # a constant: literal inline, named through define_scalar
-                vmap[id(x)] = x.value if x.literal else out.define_scalar(x.value, dtype=lower(x.dtype))
-            return vmap[id(x)]
-        if isinstance(x, DataType):
-            return getattr(nvf.DataType, x.name)
-        if isinstance(x, (list, tuple)):
-            return type(x)(lower(i) for i in x)
-        return x
-
     with out:
-        for v in fusion.inputs:
-            if v.is_tensor:
-                vmap[id(v)] = out.define_tensor(
-                    shape=list(v.shape), contiguity=list(v.contiguity), dtype=lower(v.dtype),
-                    is_cpu=v.is_cpu, stride_order=list(v.stride_order or []),
-                )
-            else:
-                vmap[id(v)] = out.define_scalar(dtype=lower(v.dtype))
-        for op in fusion.ops:
-            pos, kw = catalogue.get(op.name).call_args(op.args)
-            args, kwargs = [lower(a) for a in pos], {k: lower(v) for k, v in kw.items()}
-            res = getattr(out.ops, op.name)(*args, **kwargs)
-            res = res if isinstance(res, (tuple, list)) else (res,)
-            for v, r in zip(op.outputs, res):
-                vmap[id(v)] = r
-        for v in fusion.outputs:
-            out.add_output(vmap[id(v)])
+        handles = replay(as_fusion(fd), _NvFuserTarget(nvf, out))
+    if value_map is not None:
+        value_map.update(handles)
     return out
 
 

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from segkit import promotion
+from segkit import promotion, views
 from segkit.dtypes import DataType, from_torch
 from segkit.ir import Value
 
@@ -54,6 +54,37 @@ class Out:
 
 @dataclass(frozen=True)
 class OpDef:
+    """Everything segkit knows about one op; every pass reads it from here, never by the op's name.
+
+    Fields (all but the first five have defaults, so a new entry states only what applies):
+
+    * ``name``, ``operands``, ``attrs``: nvfuser_direct's signature. Operands are
+      passed positionally, attributes by keyword; ``attrs`` is ``((name, default), ...)``
+      with ``REQUIRED`` for no default. Printing, nvFuser replay and the minimizer's
+      rebuild all call the op through ``call_args``.
+    * ``infer(args) -> [Out]``: shape/dtype rule; raises InferError (the frontend
+      adds the op and the user's line) for what nvFuser rejects.
+    * ``run(args, ctx)``: the torch reference (``ctx``: RunContext).
+    * ``meta``: a view (alias) op: its output may be a view of its first operand.
+      Alias analysis (segkit.alias) and bookend read it.
+    * ``view_layout(op, x, layout) -> Layout | None``: for a meta op, the layout of
+      the output that makes it a view of ``x`` (None: not a view here). A meta op
+      without one is never treated as an alias. Rules live in segkit.views.
+    * ``size_attrs``: attributes that hold sizes or size-derived bounds (shapes,
+      slice bounds, pad widths). The minimizer rewrites sizes in them when it
+      shrinks a fusion.
+    * ``fold(args) -> value | tuple | None``: the record-time value of a scalar
+      op's outputs from its IR arguments when the generic fold (running the
+      reference on known scalars) cannot see it, e.g. ``size`` of a static dim.
+    * ``bookend_forks``: the inputs+outputs bookend policy may walk through a
+      tensor read by several ops when they all have this flag (PR #2815 lets
+      slices fork; any other fork stops the walk).
+    * ``decompose(fd, args)``: record this op as other catalogue ops (for names
+      nvFuser lacks but scripts use, e.g. ``mean``); it never appears in the IR.
+    * ``literal_operands``: Python numbers given as operands become inline constants.
+    * ``doc``: one line shown in listings.
+    """
+
     name: str
     operands: tuple[str, ...]
     attrs: tuple[tuple[str, Any], ...]
@@ -62,6 +93,11 @@ class OpDef:
     meta: bool = False
     doc: str = ""
     literal_operands: bool = True  # python numbers given as operands become constant scalars
+    view_layout: Callable[..., Any] | None = None
+    size_attrs: tuple[str, ...] = ()
+    fold: Callable[[dict], Any] | None = None
+    bookend_forks: bool = False
+    decompose: Callable[..., Any] | None = None
     #: nvFuser's other spellings of the op (pybind overloads, e.g. a reduction's ``dim=``): a function
     #: ``(args, kwargs) -> (args, kwargs)`` giving this entry's canonical call; raises TypeError.
     overloads: Callable[[tuple, dict], tuple[tuple, dict]] | None = None
@@ -237,27 +273,26 @@ def _pointwise_infer(name: str, fn: Callable, operands: tuple[str, ...]):
         dtype = from_torch(sample.dtype) if isinstance(sample, torch.Tensor) else DataType.Double
         if scalar_only:
             return [Out(dtype)]
-        ranks = {t.ndim for t in tensors}
-        if len(ranks) != 1:
-            desc = ", ".join(f"{t.name} rank {t.ndim}" for t in tensors)
-            raise InferError(f"{name} needs tensor operands of equal rank (nvFuser does not broadcast ranks): {desc}")
-        n = ranks.pop()
+        # nvFuser broadcasts lower-rank tensors on the left (csrc/ops/utils.cpp maybeBroadcast), like numpy
+        n = max(t.ndim for t in tensors)
+        padded = [((1,) * (n - t.ndim) + tuple(t.shape), (True,) * (n - t.ndim) + t.broadcast,
+                   (False,) * (n - t.ndim) + t.expanded, t) for t in tensors]
         shape, bcast, exp = [], [], []
         for d in range(n):
-            sizes = {t.shape[d] for t in tensors if not (t.broadcast[d] and not t.expanded[d])}
+            sizes = {s[d] for s, b, e, _ in padded if not (b[d] and not e[d])}
             known = {s for s in sizes if s != -1}
             if len(known) > 1:
                 desc = ", ".join(f"{t.name}{list(t.shape)}" for t in tensors)
-                raise InferError(f"{name}: sizes of dim {d} do not match: {desc}")
+                raise InferError(f"{name}: sizes of dim {d} do not match (lower ranks broadcast on the left): {desc}")
             if known:
                 shape.append(known.pop())
             elif sizes:
                 shape.append(-1)
             else:
                 shape.append(1)
-            all_b = all(t.broadcast[d] for t in tensors)
+            all_b = all(b[d] for _, b, _, _ in padded)
             bcast.append(all_b)
-            exp.append(all_b and any(t.expanded[d] for t in tensors))
+            exp.append(all_b and any(e[d] for _, _, e, _ in padded))
         return [Out(dtype, tuple(shape), tuple(bcast), tuple(exp))]
 
     return infer
@@ -786,12 +821,26 @@ def _expand_infer(a: dict) -> list[Out]:
     return [o]
 
 
+def broadcast_dims(a: dict) -> list[int]:
+    """broadcast_in_dim's output dims for the input's dims, as nvFuser takes them: negative dims wrap, each
+    dim once, input dims fill them in increasing order."""
+    x, rank = a["arg"], len(a["shape"])
+    if rank < x.ndim:
+        raise InferError(f"The new shape is expected to be greater-then-or-equal to the input: {rank} < {x.ndim}")
+    if len(a["broadcast_dims"]) != x.ndim:
+        raise InferError(f"broadcast_dims {list(a['broadcast_dims'])} must name one output dim per dim of {x.describe()}")
+    dims = [norm_dim(d, rank, "broadcast_dims entry") for d in a["broadcast_dims"]]
+    if len(set(dims)) != len(dims):
+        raise InferError(f"broadcast_dims {list(a['broadcast_dims'])}: a nonbroadcast dim is specified more than once")
+    return sorted(dims)
+
+
 def _broadcast_in_dim_infer(a: dict) -> list[Out]:
     x = _tensor(a["arg"], "arg")
+    if not isinstance(a["shape"], (list, tuple)):
+        raise InferError(f"shape must be a list of sizes, got {a['shape']!r}")
     target = static_shape(a["shape"], "shape")
-    bdims = list(a["broadcast_dims"])
-    if len(bdims) != x.ndim or sorted(bdims) != bdims or any(not 0 <= d < len(target) for d in bdims):
-        raise InferError(f"broadcast_dims {bdims} must list, in increasing order, one output dim per dim of {x.describe()}")
+    bdims = broadcast_dims(a)
     shape, bc, ex = [1] * len(target), [True] * len(target), [False] * len(target)
     for i, d in enumerate(bdims):
         shape[d], bc[d], ex[d] = x.shape[i], x.broadcast[i], x.expanded[i]
@@ -801,7 +850,7 @@ def _broadcast_in_dim_infer(a: dict) -> list[Out]:
 
 
 def _broadcast_in_dim_run(a, ctx):
-    x, target, bdims = a["arg"], _runtime_ints(a["shape"]), a["broadcast_dims"]
+    x, target, bdims = a["arg"], _runtime_ints(a["shape"]), sorted(d % len(a["shape"]) for d in a["broadcast_dims"])
     view = [1] * len(target)
     for i, d in enumerate(bdims):
         view[d] = x.shape[i]
@@ -923,14 +972,27 @@ def _slice_infer(a: dict) -> list[Out]:
     starts = static_shape(a["start_indices"], "start_indices")
     ends = static_shape(a["end_indices"], "end_indices")
     strides = static_shape(a["strides"], "strides") if a["strides"] is not None else [1] * x.ndim
-    if not len(starts) == len(ends) == len(strides) == x.ndim:
-        raise InferError(f"slice of {x.describe()} needs {x.ndim} start, end and stride entries, "
-                         f"got {len(starts)}, {len(ends)}, {len(strides)}")
+    if a["strides"] is not None and len(strides) != len(starts):
+        raise InferError(f"Slice start_indices and strides don't match! Start Indices: {len(starts)} Strides: {len(strides)}")
+    if len(starts) != x.ndim:
+        raise InferError(f"Number of tensor dimensions does not match slice dimensions! {x.describe()} has {x.ndim}, "
+                         f"start_indices has {len(starts)}")
+    if len(starts) != len(ends):
+        raise InferError(f"Slice indexing attribute dimensions don't match! Start Indices: {len(starts)} End Indices: {len(ends)}")
+    # nvFuser's checks on constant bounds (python_direct slice_fn); symbolic ones are checked at run time
+    for d in range(x.ndim):
+        s0, e0 = static(a["start_indices"][d]), static(a["end_indices"][d])
+        st0 = static(a["strides"][d]) if a["strides"] is not None else 1
+        if s0 is not None and s0 < 0:
+            raise InferError(f"Slice operation start_indices must be greater than or equal to 0. Start Indices: {s0} (dim {d})")
+        if s0 is not None and e0 is not None and e0 < s0:
+            raise InferError(f"Slice operation end_indices must be greater than or equal to start_indices. "
+                             f"Start Indices: {s0} End Indices: {e0} (dim {d})")
+        if st0 != 1:
+            raise InferError(f"nvFuser Limitation: All slice operation strides must be of const size 1 (dim {d} has {st0})")
     shape, bc, ex = [], [], []
     for d in range(x.ndim):
         size, s, e, st = x.shape[d], starts[d], ends[d], strides[d]
-        if st is not None and st != -1 and st <= 0:
-            raise InferError(f"slice stride {st} on dim {d} must be positive")
         if size != -1 and s != -1 and e != -1 and not a["manual_normalization"]:
             s, e = normalize_slice(s, e, size)
         if size != -1 and (s, e) == (0, size):
@@ -979,23 +1041,35 @@ def _stride_order_infer(a: dict) -> list[Out]:
     return [_like(x)]
 
 
-_register(OpDef("broadcast", ("arg",), (("is_broadcast_dim", REQUIRED),), _broadcast_infer, _broadcast_run, meta=True))
+_register(OpDef("broadcast", ("arg",), (("is_broadcast_dim", REQUIRED),), _broadcast_infer, _broadcast_run, meta=True,
+                view_layout=views.broadcast))
 _register(OpDef("broadcast_in_dim", ("arg",), (("shape", REQUIRED), ("broadcast_dims", REQUIRED)),
-                _broadcast_in_dim_infer, _broadcast_in_dim_run, meta=True))
+                _broadcast_in_dim_infer, _broadcast_in_dim_run, meta=True,
+                view_layout=views.broadcast_in_dim, size_attrs=("shape",)))
 _register(OpDef("expand", ("arg",), (("shape", REQUIRED),), _expand_infer,
-                lambda a, ctx: a["arg"].expand(_runtime_ints(a["shape"])), meta=True))
+                lambda a, ctx: a["arg"].expand(_runtime_ints(a["shape"])), meta=True,
+                view_layout=views.identity, size_attrs=("shape",)))
 _register(OpDef("reshape", ("arg",), (("new_shape", REQUIRED),), _reshape_infer,
-                lambda a, ctx: a["arg"].reshape(_runtime_ints(a["new_shape"])), meta=True))
+                lambda a, ctx: a["arg"].reshape(_runtime_ints(a["new_shape"])), meta=True,
+                view_layout=views.reshape, size_attrs=("new_shape",)))
 _register(OpDef("permute", ("arg",), (("dims", REQUIRED),), _permute_infer,
-                lambda a, ctx: a["arg"].permute(a["dims"]), meta=True))
+                lambda a, ctx: a["arg"].permute(a["dims"]), meta=True, view_layout=views.permute))
 _register(OpDef("squeeze", ("arg",), (("dims", REQUIRED), ("squeeze_expanded", False)),
-                _squeeze_infer, _squeeze_run, meta=True))
+                _squeeze_infer, _squeeze_run, meta=True, view_layout=views.squeeze))
 _register(OpDef("slice", ("arg",), (("start_indices", REQUIRED), ("end_indices", REQUIRED), ("strides", None),
-                                    ("manual_normalization", False)), _slice_infer, _slice_run, meta=True))
-_register(OpDef("set", ("x",), (), _identity_infer, _identity_run, meta=True))
-_register(OpDef("segment_set", ("x",), (), _identity_infer, _identity_run, meta=True,
+                                    ("manual_normalization", False)), _slice_infer, _slice_run, meta=True,
+                view_layout=views.slice_, size_attrs=("start_indices", "end_indices"), bookend_forks=True))
+_register(OpDef("set", ("x",), (), _identity_infer, _identity_run, meta=True, view_layout=views.identity))
+_register(OpDef("segment_set", ("x",), (), _identity_infer, _identity_run, meta=True, view_layout=views.identity,
                 doc="identity that forces a segment boundary"))
-_register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride_order_infer, _identity_run,
+def _stride_order_run(a, ctx):
+    """A copy whose strides follow stride_order (nvFuser's: for each dim, 0 = innermost)."""
+    x, so = a["arg"], [d % max(a["arg"].ndim, 1) for d in a["stride_order"]]
+    order = sorted(range(x.ndim), key=lambda d: -so[d])  # allocation order, outermost first
+    return x.permute(order).contiguous().permute([order.index(d) for d in range(x.ndim)])
+
+
+_register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride_order_infer, _stride_order_run,
                 doc="copy with a new memory layout (values unchanged)"))
 
 
@@ -1003,6 +1077,8 @@ _register(OpDef("stride_order", ("arg",), (("stride_order", REQUIRED),), _stride
 def _pad_infer(a: dict) -> list[Out]:
     x = _tensor(a["arg"], "arg")
     widths = static_shape(a["pad_widths"], "pad_widths")
+    if a["value"] is not None and _kind(a["value"]) != _kind(x):  # nvFuser's hasSimilarDtype
+        raise InferError(f"Tensor arg and pad value must have the same dtype: {x.describe()} padded with {a['value']!r}")
     if len(widths) % 2 or len(widths) > 2 * x.ndim:
         raise InferError(f"pad_widths {widths} must be pairs (last dim first) for at most {x.ndim} dims")
     shape = list(x.shape)
@@ -1015,7 +1091,7 @@ def _pad_infer(a: dict) -> list[Out]:
 
 def _pad_run(a, ctx):
     v = a["value"]
-    return F.pad(a["arg"], _runtime_ints(a["pad_widths"]), value=0 if v is None else float(v))
+    return F.pad(a["arg"], _runtime_ints(a["pad_widths"]), value=0 if v is None else v if isinstance(v, complex) else float(v))
 
 
 def _cat_infer(a: dict) -> list[Out]:
@@ -1064,7 +1140,8 @@ def _select_infer(a: dict) -> list[Out]:
     return [_like(x, [x.shape[i] for i in keep], [x.broadcast[i] for i in keep], [x.expanded[i] for i in keep])]
 
 
-_register(OpDef("pad", ("arg",), (("pad_widths", REQUIRED), ("value", None)), _pad_infer, _pad_run))
+_register(OpDef("pad", ("arg",), (("pad_widths", REQUIRED), ("value", None)), _pad_infer, _pad_run,
+                size_attrs=("pad_widths",)))
 _register(OpDef("cat", ("tensors",), (("dim", REQUIRED), ("manual_padding", False)), _cat_infer, _cat_run))
 _register(OpDef("select", ("arg",), (("index", REQUIRED), ("dim", REQUIRED)), _select_infer,
                 lambda a, ctx: a["arg"].select(a["dim"], int(a["index"]))))
@@ -1084,7 +1161,27 @@ def _full_run(a, ctx):
                       dtype=a["dtype"].torch, device=ctx.device)
 
 
+def _kind(x: Any) -> str:
+    """'int', 'float', 'complex' or 'bool' of a recorded scalar or a Python number."""
+    if isinstance(x, Value):
+        t = x.dtype.torch
+        return "complex" if t.is_complex else "float" if t.is_floating_point else "bool" if t == torch.bool else "int"
+    return "bool" if isinstance(x, bool) else "int" if isinstance(x, int) else "complex" if isinstance(x, complex) else "float"
+
+
 def _iota_infer(a: dict) -> list[Out]:
+    """nvFuser's checks (csrc/ops/arith.cpp iota): integer length; start and step of dtype's kind."""
+    dtype = a["dtype"]
+    if not isinstance(dtype, DataType) or dtype.torch.is_complex or dtype is DataType.Bool:
+        raise InferError(f"iota dtype must be an integer or floating DataType, got {dtype!r}")
+    want = "float" if dtype.is_float else "int"
+    if _kind(a["length"]) != "int":
+        raise InferError(f"length must be integer, but get dtype {getattr(a['length'], 'dtype', a['length'])!r}")
+    for name in ("start", "step"):
+        if a[name] is not None and _kind(a[name]) != want:
+            raise InferError(f"iota: {name} dtype does not match specified dtype argument {dtype!r}")
+    if isinstance(static(a["step"]), (int, float)) and static(a["step"]) == 0:
+        raise InferError("iota: step value must not equal zero.")
     n = static(a["length"])
     return [Out(a["dtype"], (-1 if n is None else n,), (False,), (False,))]
 
@@ -1092,6 +1189,10 @@ def _iota_infer(a: dict) -> list[Out]:
 def _iota_run(a, ctx):
     start = 0 if a["start"] is None else a["start"]
     step = 1 if a["step"] is None else a["step"]
+    if not all(math.isfinite(x) for x in (a["length"], start, step)):
+        raise ValueError("iota: length, start, step must be finite numbers.")
+    if step == 0:
+        raise ValueError("iota: step value must not equal zero.")
     n = int(a["length"])
     return (torch.arange(n, device=ctx.device, dtype=torch.float64) * step + start).to(a["dtype"].torch)
 
@@ -1108,18 +1209,50 @@ def _shape_infer(a: dict) -> list[Out]:
 
 
 _register(OpDef("full", (), (("shape", REQUIRED), ("fill_value", REQUIRED), ("dtype", REQUIRED)),
-                _full_infer, _full_run, literal_operands=False))
+                _full_infer, _full_run, literal_operands=False, size_attrs=("shape",)))
 _register(OpDef("iota", ("length",), (("start", None), ("step", None), ("dtype", DataType.Int)),
                 _iota_infer, _iota_run))
-_register(OpDef("size", ("arg",), (("dim", REQUIRED),), _size_infer,
-                lambda a, ctx: a["arg"].shape[a["dim"]]))
-_register(OpDef("shape", ("arg",), (), _shape_infer, lambda a, ctx: tuple(a["arg"].shape)))
-
-
 def fold_size(args: dict) -> Any:
     """Record-time value of ``size(arg, dim)`` when that dim is static (else None)."""
     s = args["arg"].shape[args["dim"]]
     return None if s == -1 else s
+
+
+def _fold_shape(args: dict) -> tuple:
+    return tuple(None if s == -1 else s for s in args["arg"].shape)
+
+
+_register(OpDef("size", ("arg",), (("dim", REQUIRED),), _size_infer,
+                lambda a, ctx: a["arg"].shape[a["dim"]], fold=fold_size))
+_register(OpDef("shape", ("arg",), (), _shape_infer, lambda a, ctx: tuple(a["arg"].shape), fold=_fold_shape))
+
+
+def _mean(fd: Any, a: dict) -> Any:
+    """mean = sum * (1/N): nvfuser_direct has no mean op; Thunder decomposes it the same way."""
+    arg, dims = a["arg"], a["dims"]
+    total = fd.ops.sum(arg, dims=dims, keepdim=a["keepdim"], dtype=a["dtype"])
+    reduced = norm_dims(dims, arg.ndim) if dims is not None else list(range(arg.ndim))
+    sizes = [arg.shape[d] for d in reduced]
+    if all(s != -1 for s in sizes):
+        return fd.ops.mul(total, 1.0 / math.prod(sizes))
+    n = fd.ops.size(arg, dim=reduced[0])
+    for d in reduced[1:]:
+        n = fd.ops.mul(n, fd.ops.size(arg, dim=d))
+    return fd.ops.div(total, fd.ops.cast(n, dtype=DataType.Double))
+
+
+def _mean_infer(a: dict) -> list[Out]:
+    x = _tensor(a["arg"], "arg")
+    return [_reduced(x, norm_dims(a["dims"], x.ndim) if a["dims"] is not None else list(range(x.ndim)),
+                     bool(a["keepdim"]), x.dtype)]
+
+
+#: Ops scripts call that nvFuser lacks, each recorded as catalogue ops through its ``decompose`` (never in
+#: the IR, so nothing downstream sees them).
+COMPOSITES: dict[str, OpDef] = {
+    "mean": OpDef("mean", ("arg",), (("dims", REQUIRED), ("keepdim", False), ("dtype", None)), _mean_infer,
+                  lambda a, ctx: None, decompose=_mean, doc="not an nvFuser op: recorded as sum * (1/N)"),
+}
 
 
 #: Hints for op names people reach for that nvFuser spells differently or lacks.

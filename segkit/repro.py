@@ -25,76 +25,133 @@ from typing import Any
 
 import torch
 
-from segkit import ops as catalogue
 from segkit.dtypes import DataType
 from segkit.errors import FusionDefinitionError, InputMismatchError, ReproError, ResourceLimitError, UnsupportedOpError
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion, check_allocation, random_inputs
 from segkit.ir import Fusion, Op, Value
+from segkit.replay import replay
 
 
 # --------------------------------------------------------------------------- printing
-def _arg(x: Any) -> str:
-    if isinstance(x, Value):
-        return repr(x.value) if x.literal else x.name
-    if isinstance(x, DataType):
-        return f"DataType.{x.name}"
-    if isinstance(x, (list, tuple)):
-        return "[" + ", ".join(_arg(i) for i in x) + "]"
+def py_literal(x: Any) -> str:
+    """Python source for a number that evaluates back to it (nan, inf and complex included)."""
+    if isinstance(x, bool) or isinstance(x, int):
+        return repr(x)
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "float('nan')"
+        if math.isinf(x):
+            return "float('inf')" if x > 0 else "-float('inf')"
+        return repr(x)
+    if isinstance(x, complex):
+        return f"complex({py_literal(x.real)}, {py_literal(x.imag)})"
     return repr(x)
 
 
-def _call(op: Op) -> str:
-    pos, kw = catalogue.get(op.name).call_args(op.args)
-    parts = [_arg(a) for a in pos] + [f"{k}={_arg(v)}" for k, v in kw.items()]
-    return f"fd.ops.{op.name}({', '.join(parts)})"
+class _Src(str):
+    """Printed source of an argument (its repr is the text itself)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
-def _define(v: Value) -> str:
+def _text(x: Any) -> str:
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_text(i) for i in x) + "]"
+    return repr(x)
+
+
+def _define(v: Value, name: str) -> str:
     if v.is_tensor:
         parts = [f"shape={list(v.shape)}", f"contiguity={list(v.contiguity)}", f"dtype=DataType.{v.dtype.name}",
                  f"is_cpu={v.is_cpu}"]
         if v.stride_order:
             parts.append(f"stride_order={list(v.stride_order)}")
-        return f"{v.name} = fd.define_tensor({', '.join(parts)})"
+        return f"{name} = fd.define_tensor({', '.join(parts)})"
     if v.value is None:
-        return f"{v.name} = fd.define_scalar(dtype=DataType.{v.dtype.name})"
-    return f"{v.name} = fd.define_scalar({v.value!r}, dtype=DataType.{v.dtype.name})"
+        return f"{name} = fd.define_scalar(dtype=DataType.{v.dtype.name})"
+    return f"{name} = fd.define_scalar({py_literal(v.value)}, dtype=DataType.{v.dtype.name})"
+
+
+class _Printer:
+    """Replay target: one script statement per definition, op and output (or a listing with shapes).
+
+    Scripts name values tv0, tv1, ... and c0, c1, ... in the order they are printed, so a script loaded and
+    printed again is the same text whatever order the original definition created its values in. Listings
+    keep the recorded names (the ones analyses and errors use)."""
+
+    def __init__(self, listing: bool = False) -> None:
+        self.listing = listing
+        self.lines: list[str] = []
+        self.counts = {"tv": 0, "c": 0}
+
+    def name(self, v: Value) -> str:
+        if self.listing:
+            return v.name
+        prefix = "tv" if v.is_tensor else "c"
+        self.counts[prefix] += 1
+        return f"{prefix}{self.counts[prefix] - 1}"
+
+    def input(self, v: Value) -> _Src:
+        name = self.name(v)
+        self.lines.append(f"  {v.describe()}" if self.listing else _define(v, name))
+        return _Src(name)
+
+    def constant(self, v: Value) -> _Src:
+        name = self.name(v)
+        if not self.listing:
+            self.lines.append(_define(v, name))
+        return _Src(name)
+
+    def literal(self, v: Value) -> _Src:
+        return _Src(py_literal(v.value))
+
+    def atom(self, x: Any) -> Any:
+        if isinstance(x, DataType):
+            return _Src(f"DataType.{x.name}")
+        return _Src(py_literal(x)) if isinstance(x, (float, complex)) else x
+
+    def call(self, op: Op, opdef: Any, args: list, kwargs: dict) -> tuple:
+        call = f"{op.name}({', '.join([_text(a) for a in args] + [f'{k}={_text(a)}' for k, a in kwargs.items()])})"
+        names = [self.name(o) for o in op.outputs]
+        if self.listing:
+            self.lines.append(f"  {', '.join(o.describe() for o in op.outputs)} = {call}")
+        else:
+            self.lines.append(f"{', '.join(names)} = fd.ops.{call}")
+        return tuple(_Src(n) for n in names)
+
+    def output(self, handle: _Src, alias_input: _Src | None = None) -> None:
+        if self.listing:
+            self.lines.append(f"output: {handle}" + (f" (written into {alias_input})" if alias_input else ""))
+        else:
+            self.lines.append(f"fd.add_output({handle}" + (f", alias_input={alias_input})" if alias_input else ")"))
 
 
 def fusion_lines(fusion: Fusion) -> list[str]:
     """The body of a fusion function: definitions, ops, outputs (one statement each)."""
-    lines = [_define(v) for v in fusion.inputs]
-    printed = {id(v) for v in fusion.inputs}
-    for op in fusion.ops:
-        for v in op.inputs:  # named constants just before their first use
-            if id(v) not in printed and v.definition is None and not v.literal:
-                lines.append(_define(v))
-                printed.add(id(v))
-        outs = ", ".join(o.name for o in op.outputs)
-        lines.append(f"{outs} = {_call(op)}")
-        printed.update(id(o) for o in op.outputs)
-    lines += [f"fd.add_output({v.name})" for v in fusion.outputs]
-    return lines
+    printer = _Printer()
+    replay(fusion, printer)
+    return printer.lines
 
 
 def format_fusion(fusion: Fusion) -> str:
     """A readable listing: each op with its output shapes and dtypes."""
-    out = ["inputs:"] + [f"  {v.describe()}" for v in fusion.inputs]
-    out.append("ops:")
-    for op in fusion.ops:
-        outs = ", ".join(o.describe() for o in op.outputs)
-        out.append(f"  {outs} = {_call(op).removeprefix('fd.ops.')}")
-    out.append("outputs: " + ", ".join(v.name for v in fusion.outputs))
-    return "\n".join(out)
+    printer = _Printer(listing=True)
+    printer.lines.append("inputs:")
+    replay(fusion, printer, outputs=[], aliases=[])
+    printer.lines.insert(len(fusion.inputs) + 1, "ops:")
+    outs = ", ".join(v.name for v in fusion.outputs)
+    written = ", ".join(f"{o.name} -> {i.name}" for o, i in fusion.aliases)
+    return "\n".join(printer.lines + ["outputs: " + outs + (f" (written into inputs: {written})" if written else "")])
 
 
 def _input_expr(x: Any, device: str) -> str:
     if not isinstance(x, torch.Tensor):
-        return repr(x)
+        return py_literal(x)
     dt = str(x.dtype)
     if x.ndim == 0:
-        return f"torch.tensor({x.item()!r}, dtype={dt}, device='{device}')"
+        return f"torch.tensor({py_literal(x.item())}, dtype={dt}, device='{device}')"
     storage = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride()) if s > 0)
     if x.dtype.is_floating_point:
         base = f"torch.randn({storage}, dtype={dt}, device='{device}')"
@@ -115,7 +172,7 @@ def emit_repro(fd: Any, inputs: Sequence[Any] | None = None, style: str = "direc
         except InputMismatchError as e:
             raise ReproError(f"emit_repro needs inputs=: {e}") from None
     xs = list(inputs)
-    body = "\n".join("    " + line for line in fusion_lines(fusion))
+    body = "\n".join("    " + line for line in fusion_lines(fusion) or ["pass"])
     ins = "\n".join(f"    {_input_expr(x, device)}," for x in xs)
     return (
         "import torch\n"
@@ -237,6 +294,22 @@ class _InputParser:
     def fail(self, node: ast.AST, why: str) -> ReproError:
         return ReproError(f"{self.path}:{node.lineno}: {why}: {ast.unparse(node)[:120]}")
 
+    def number(self, node: ast.AST) -> Any:
+        """A number written as a literal, ``float('nan')``, ``-float('inf')``, ``complex(a, b)`` or ``1+2j``."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, complex)):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            x = self.number(node.operand)
+            return -x if isinstance(node.op, ast.USub) else x
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            a, b = self.number(node.left), self.number(node.right)
+            return a + b if isinstance(node.op, ast.Add) else a - b
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("float", "complex", "int"):
+            args = [ast.literal_eval(a) if isinstance(a, ast.Constant) and isinstance(a.value, str) else self.number(a)
+                    for a in node.args]
+            return {"float": float, "complex": complex, "int": int}[node.func.id](*args)
+        raise self.fail(node, "not a number")
+
     def literal(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
             if node.attr in _DTYPE_NAMES:
@@ -246,6 +319,10 @@ class _InputParser:
         try:
             return ast.literal_eval(node)
         except ValueError:
+            pass
+        try:
+            return self.number(node)
+        except ReproError:
             raise self.fail(node, "only literals are understood here") from None
 
     def kwargs(self, call: ast.Call) -> dict[str, Any]:
@@ -270,8 +347,11 @@ class _InputParser:
             raise self.fail(node, f"cannot read this input ({type(e).__name__}: {e})") from None
 
     def parse(self, node: ast.AST) -> InputRecipe:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
-            return InputRecipe("scalar", value=node.value)
+        if not isinstance(node, ast.Call) or (isinstance(node.func, ast.Name) and node.func.id in ("float", "complex", "int")):
+            try:
+                return InputRecipe("scalar", value=self.number(node))
+            except ReproError:
+                pass
         if not isinstance(node, ast.Call):
             raise self.fail(node, "an input must be a tensor expression or a number")
         fn = ast.unparse(node.func)

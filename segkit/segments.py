@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from segkit.alias import META_OPS
+from segkit.alias import meta_ops
 from segkit.bookend import bookend, sub_fusion
 from segkit.compare import OutputDiff, compare
 from segkit.interp import Interpreter, as_fusion
@@ -39,7 +39,7 @@ _TV_NAME = re.compile(r"^(T\d+)_")
 # --------------------------------------------------------------------------- what is known without a GPU
 def meta_chains(fusion: Fusion) -> list[list[Op]]:
     """Maximal chains of meta (view) ops: each op's input comes from the previous meta op of the chain."""
-    meta = [op for op in fusion.ops if op.name in META_OPS]
+    meta = [op for op in fusion.ops if op.name in meta_ops()]
     is_meta = {id(op) for op in meta}
     chains, placed = [], set()
     for op in meta:
@@ -570,6 +570,6 @@ def plan_picture(fd: Any, cuts: Sequence[Any] = (), title: str = ""):
     index = {id(op): i for i, op in enumerate(fusion.ops)}
     clusters = []
     for k, ops in enumerate(regions(fusion, cuts)):
-        kind = "view ops only" if all(op.name in META_OPS for op in ops) else "compute"
+        kind = "view ops only" if all(op.name in meta_ops() for op in ops) else "compute"
         clusters.append(Cluster(f"region {k} ({kind})", [index[id(op)] for op in ops]))
     return picture(fd, clusters, cuts, title=title)

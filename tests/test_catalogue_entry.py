@@ -1,0 +1,72 @@
+"""One place per op: a new catalogue entry is all alias analysis, bookend, the minimizer, printing and replay
+need; nothing else names ops."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import segkit
+from segkit import DataType, FusionDefinition, ops
+from segkit.minimize import rebuild
+from segkit.replay import replay
+
+
+def test_every_view_op_says_how_it_carries_layouts():
+    for name, opdef in ops.CATALOGUE.items():
+        if opdef.meta:
+            assert opdef.view_layout is not None, f"{name} is a view op without OpDef.view_layout"
+        for attr in opdef.size_attrs:
+            assert attr in dict(opdef.attrs), f"{name}.size_attrs names {attr!r}, not one of its attributes"
+
+
+def test_no_module_outside_the_catalogue_keys_behaviour_on_op_names():
+    root = Path(segkit.__file__).parent
+    pattern = re.compile(r"""(\.name\s*(==|!=|in)\s*["'(\[{])|(name\s*==\s*["'](slice|pad|size|mean)["'])""")
+    for path in ["alias.py", "minimize.py", "frontend.py", "nvf.py", "repro.py", "replay.py", "interp.py"]:
+        text = (root / path).read_text()
+        assert not pattern.search(text), f"{path} switches on an op name: {pattern.search(text).group(0)}"
+
+
+@pytest.fixture
+def widen(monkeypatch):
+    """A made-up view op registered for one test: a reshape named "widen" whose ``shape`` is a size attr."""
+    def infer(a):
+        shape = tuple(ops.static_shape(a["shape"], "shape"))
+        return [ops.Out(a["arg"].dtype, shape, tuple(s == 1 for s in shape), (False,) * len(shape))]
+
+    entry = ops.OpDef("widen", ("arg",), (("shape", ops.REQUIRED),), infer,
+                      lambda a, ctx: a["arg"].reshape([int(s) for s in a["shape"]]), meta=True,
+                      view_layout=lambda op, x, lay: lay, size_attrs=("shape",))
+    monkeypatch.setitem(ops.CATALOGUE, "widen", entry)
+    return entry
+
+
+def test_a_new_entry_reaches_every_pass(widen):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4, 8], contiguity=[True, True], dtype=DataType.Float)
+        w = fd.ops.widen(x, shape=[8, 4])
+        fd.add_output(fd.ops.exp(w))
+    assert segkit.find_aliases(fd) == {w: x}                       # alias analysis reads meta + view_layout
+    assert "fd.ops.widen(tv0, shape=[8, 4])" in segkit.emit_repro(fd, [torch.randn(4, 8)])  # printing
+    smaller = rebuild(fd, sizes={8: 2})                           # the minimizer rewrites its size attribute
+    assert smaller.fusion.outputs[0].shape == (2, 4)
+    calls = []
+
+    class Spy:  # any replay target sees the op through its catalogue entry
+        def input(self, v): return v.name
+        def constant(self, v): return v.name
+        def literal(self, v): return v.value
+        def atom(self, x): return x
+        def call(self, op, opdef, args, kwargs):
+            calls.append((op.name, args, kwargs))
+            return tuple(o.name for o in op.outputs)
+        def output(self, h, alias_input=None): calls.append(("output", h))
+
+    replay(fd.fusion, Spy())
+    assert calls[0] == ("widen", ["tv0"], {"shape": [8, 4]}) and calls[-1] == ("output", "tv2")
+    x_ = torch.randn(4, 8)
+    torch.testing.assert_close(fd.execute([x_])[0], x_.reshape(8, 4).exp())
