@@ -5,12 +5,12 @@
 #    (nvFuser must fail on it) -> $OUT/ops/probe.log (at most ~80 s; refusals, known bugs and extras first).
 # 2. tests/gpu/test_ops_gpu.py: every catalogue op on nvFuser against the reference interpreter
 #    -> $OUT/ops/pytest.log and $OUT/ops/summary.json (full error texts). Prints the tallies last.
-# Under 5 minutes in all (both steps have their own budget and timeout).
+# Under 5 minutes in all (both steps have their own budget and timeout: OPS_PROBE_S, OPS_TEST_S seconds).
 source .gpu/activate.sh
 mkdir -p "$OUT/ops"
-timeout 80 python scripts/gpu/opsfix_probe.py "$OUT/ops/probe.log" 60 > "$OUT/ops/probe.out" 2>&1
+timeout $(( ${OPS_PROBE_S:-60} + 20 )) python scripts/gpu/opsfix_probe.py "$OUT/ops/probe.log" ${OPS_PROBE_S:-60} > "$OUT/ops/probe.out" 2>&1
 probe_rc=$?
-SEGKIT_OPS_BUDGET_S=180 SEGKIT_OPS_SUMMARY="$OUT/ops/summary.json" timeout 200 python -m pytest -m gpu -q \
+SEGKIT_OPS_BUDGET_S=${OPS_TEST_S:-180} SEGKIT_OPS_SUMMARY="$OUT/ops/summary.json" timeout $(( ${OPS_TEST_S:-180} + 20 )) python -m pytest -m gpu -q \
     -p no:cacheprovider tests/gpu/test_ops_gpu.py -rfX --durations=5 > "$OUT/ops/pytest.log" 2>&1
 rc=$?
 grep -E "^(FAILED|XPASS)|passed|failed" "$OUT/ops/pytest.log" | tail -30
