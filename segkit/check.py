@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from segkit import ops as catalogue
+from segkit.dtypes import DataType
 from segkit.compare import OutputDiff, RandomDiff, compare, compare_random
 from segkit.interp import as_fusion, run_reference
 
@@ -80,10 +81,19 @@ def random_outputs(fd: Any) -> list[bool]:
     return [id(v) in tainted for v in fusion.outputs]
 
 
+def _index_as_int64(fd: Any, outputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """nvFuser's Index dtype (welford's count) is Int32 or Int64 by the kernel's index mode, a run-time choice,
+    not a dtype disagreement: such outputs are compared as int64, like the reference's."""
+    fusion = as_fusion(fd)
+    return [o.to(torch.int64) if v.dtype is DataType.Index and getattr(o, "dtype", None) == torch.int32 else o
+            for v, o in zip(fusion.outputs, outputs)]
+
+
 def _verdicts(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
               tol: dict[torch.dtype, float] | None) -> CheckReport:
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
+    outputs = _index_as_int64(fd, outputs)
     diffs = compare(refs, outputs, tol, label=label.split(',')[0])
     for i, is_random in enumerate(random_outputs(fd)):
         if is_random:

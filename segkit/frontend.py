@@ -266,8 +266,8 @@ class FusionDefinition:
         return format_fusion(self.fusion)
 
     # -- recording ------------------------------------------------------------
-    def _constant(self, x: Any) -> Value:
-        return self.fusion.new_value(of_python(x), value=x, literal=True)
+    def _constant(self, x: Any, literal: bool = True) -> Value:
+        return self.fusion.new_value(of_python(x), value=x, literal=literal)
 
     def _check_owned(self, values, name: str, site: str) -> None:
         owned = {id(v) for v in self.fusion.values}
@@ -284,7 +284,7 @@ class FusionDefinition:
         if opdef.literal_operands:
             for name in opdef.operands:
                 if _is_number(bound[name]):
-                    bound[name] = self._constant(bound[name])
+                    bound[name] = self._constant(bound[name], literal=name not in opdef.scalar_operands)
         for name, arg in bound.items():
             if not isinstance(arg, (Value, list, tuple, DataType, bool, int, float, complex, type(None))):
                 raise FusionDefinitionError(f"fd.ops.{opdef.name}: argument {name}={arg!r} is not a value, number or list (at {site})")

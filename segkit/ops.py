@@ -82,6 +82,8 @@ class OpDef:
     * ``decompose(fd, args)``: record this op as other catalogue ops (for names
       nvFuser lacks but scripts use, e.g. ``mean``); it never appears in the IR.
     * ``literal_operands``: Python numbers given as operands become inline constants.
+    * ``scalar_operands``: operands nvFuser's binding takes only as a Val (``select``'s
+      index): a number there becomes a named ``define_scalar`` constant instead.
     * ``doc``: one line shown in listings.
     """
 
@@ -93,6 +95,9 @@ class OpDef:
     meta: bool = False
     doc: str = ""
     literal_operands: bool = True  # python numbers given as operands become constant scalars
+    #: operands nvFuser's binding takes only as a Val: a number given there becomes a named constant
+    #: (``define_scalar``) in replays and scripts, never an inline literal
+    scalar_operands: tuple[str, ...] = ()
     view_layout: Callable[..., Any] | None = None
     size_attrs: tuple[str, ...] = ()
     fold: Callable[[dict], Any] | None = None
@@ -740,7 +745,8 @@ def _var_infer(n_out: int, keepdim_attr: bool):
         out = _reduced(x, dims, bool(a.get("keepdim", False)) if keepdim_attr else False, x.dtype)
         outs = [out] * min(n_out, 2)
         if n_out == 3:
-            outs.append(Out(DataType.Int, out.shape, out.broadcast, out.expanded))
+            # nvFuser's count is DataType::Index (Int32 or Int64 by the kernel's index mode; see check._index_as_int64)
+            outs.append(Out(DataType.Index, out.shape, out.broadcast, out.expanded))
         return outs
 
     return infer
@@ -1143,8 +1149,10 @@ def _select_infer(a: dict) -> list[Out]:
 _register(OpDef("pad", ("arg",), (("pad_widths", REQUIRED), ("value", None)), _pad_infer, _pad_run,
                 size_attrs=("pad_widths",)))
 _register(OpDef("cat", ("tensors",), (("dim", REQUIRED), ("manual_padding", False)), _cat_infer, _cat_run))
-_register(OpDef("select", ("arg",), (("index", REQUIRED), ("dim", REQUIRED)), _select_infer,
-                lambda a, ctx: a["arg"].select(a["dim"], int(a["index"]))))
+# nvfuser_direct's select takes its index as a Val (a number is recorded as a constant scalar): found by
+# `segkit fuzz` on an H100, where replaying it as a plain int was refused by the binding.
+_register(OpDef("select", ("arg", "index"), (("dim", REQUIRED),), _select_infer,
+                lambda a, ctx: a["arg"].select(a["dim"], int(a["index"])), scalar_operands=("index",)))
 
 
 # --------------------------------------------------------------------------- creation, sizes

@@ -148,3 +148,17 @@ def test_executing_an_empty_fusion_is_refused_as_nvfuser_refuses_it():
         fd.define_tensor(shape=[2])
     with pytest.raises(FusionDefinitionError, match="Fusion is empty"):
         fd.execute([torch.ones(2)])
+
+
+def test_select_index_replays_as_a_defined_scalar(tmp_path):
+    """nvfuser_direct's select takes its index as a Val (found by segkit fuzz on an H100: a plain int was
+    refused by the binding), so a number there is printed as define_scalar and still selects on reload."""
+    x = torch.randn(2, 3, 4)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.select(t, index=1, dim=2))
+    script = segkit.emit_repro(fd, [x])
+    assert "define_scalar(1, dtype=DataType.Int)" in script and "fd.ops.select(tv0, c0, dim=2)" in script
+    path = tmp_path / "select.py"
+    path.write_text(script)
+    torch.testing.assert_close(segkit.run_reference(segkit.load_repro(path).fd, [x])[0], x[:, :, 1])
