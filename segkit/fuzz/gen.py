@@ -579,17 +579,13 @@ class _Builder:
 
     def matmul(self) -> Value | None:
         """x @ w with a new weight input (the GEMM next to the pointwise and view ops around it)."""
-        x = self.pick(lambda v: v.ndim >= 2)
-        if x is None:
-            return None
-        x = self.compute_view(x)
-        n = self.draw(st.sampled_from([1, 3, 8, 16, 33]))
-        if not self.fits(list(x.shape[:-1]) + [n]):
-            return None
-        w = self.same_dtype(self.new_input([x.shape[-1], n], DataType.Float), x.dtype)
-        return self.record(self.fd.ops.matmul(x, w))
+        return self._gemm("matmul")
 
     def linear(self) -> Value | None:
+        return self._gemm("linear")
+
+    def _gemm(self, name: str) -> Value | None:
+        """matmul (w is [k, n]) or linear (w is [n, k]) of a view of a tensor of rank >= 2 with a new weight."""
         x = self.pick(lambda v: v.ndim >= 2)
         if x is None:
             return None
@@ -597,8 +593,9 @@ class _Builder:
         n = self.draw(st.sampled_from([1, 3, 8, 16, 33]))
         if not self.fits(list(x.shape[:-1]) + [n]):
             return None
-        w = self.same_dtype(self.new_input([n, x.shape[-1]], DataType.Float), x.dtype)
-        return self.record(self.fd.ops.linear(x, w))
+        shape = [x.shape[-1], n] if name == "matmul" else [n, x.shape[-1]]
+        w = self.same_dtype(self.new_input(shape, DataType.Float), x.dtype)
+        return self.record(getattr(self.fd.ops, name)(x, w))
 
     def triu(self) -> Value | None:
         x = self.pick(lambda v: v.ndim >= 2)
