@@ -48,7 +48,7 @@ import thunder.torch as ltorch
 
 from fusions import torch_models
 from fusions.configs import NormConfig, RopeConfig
-from thunder_exec.runtime import RUNNERS, SpecRunner, runner
+from thunder_exec.runtime import RUNNERS, SpecRunner, runner, unit_weight
 
 segkit_ex = OperatorExecutor("segkit", version="0.2")
 register_executor(segkit_ex)
@@ -118,7 +118,7 @@ def _param_meta(a: TensorProxy, weight: TensorProxy | None) -> TensorProxy:
 
 
 def _weight(a: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
-    return weight if weight is not None else torch.ones(a.shape[-1], dtype=a.dtype, device=a.device)
+    return weight if weight is not None else unit_weight(a.shape[-1], a.dtype, a.device)
 
 
 def _pdtype(a: torch.Tensor, weight: torch.Tensor | None) -> torch.dtype:

@@ -191,11 +191,11 @@ def install_known() -> list[str]:
     if litgpt is not None:
         recognize("litgpt RMSNorm", litgpt.RMSNorm.forward, _litgpt_rms_norm)
         recognize("litgpt apply_rope", litgpt.apply_rope, _litgpt_apply_rope)
-    hf = [n for n in sys.modules if n.startswith("transformers.models.") and ".modeling_" in n]
+    hf = any(_hf_modeling(n) for n in sys.modules)
     llama = importlib.import_module("transformers.models.llama.modeling_llama") if hf else None
     if llama is not None:
         for name, module in list(sys.modules.items()):
-            if not (name.startswith("transformers.models.") and ".modeling_" in name) or module is None:
+            if not _hf_modeling(name) or module is None:
                 continue
             fn = getattr(module, "apply_rotary_pos_emb", None)
             if fn is not None and _same_code(fn, llama.apply_rotary_pos_emb):
@@ -207,8 +207,13 @@ def install_known() -> list[str]:
     return [r.label for r in RECOGNIZED.values()]
 
 
+def _hf_modeling(name: str) -> bool:
+    """A Hugging Face model family's modeling module (transformers.models.<family>.modeling_<family>)."""
+    return name.startswith("transformers.models.") and ".modeling_" in name
+
+
 def _wants(name: str) -> bool:
-    return name == "litgpt.model" or (name.startswith("transformers.models.") and ".modeling_" in name)
+    return name == "litgpt.model" or _hf_modeling(name)
 
 
 class RecognizeOnImport(importlib.abc.MetaPathFinder):

@@ -12,6 +12,7 @@ All runners live in one bounded LRU cache (``RUNNERS``, ``clear_caches()``).
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,14 @@ def clear_caches() -> None:
     """Forget every runner, its fusion and every check verdict (e.g. between models, or to free memory)."""
     RUNNERS.clear()
     _VERDICTS.decided.clear()
+    unit_weight.cache_clear()
+
+
+@functools.lru_cache(maxsize=64)
+def unit_weight(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """The weight of ones a norm without a weight runs with, made once per size (the fusions only read it), so a
+    weightless LayerNorm call launches no fill kernel."""
+    return torch.ones(n, dtype=dtype, device=device)
 
 
 def only_outputs(fd: Any, outputs: tuple[int, ...]):
@@ -99,17 +108,21 @@ class SpecRunner:
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Outputs of the fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
         args = [t if t.is_contiguous() else t.contiguous() for t in tensors]
-        key = (self.spec_name, self.cfg, self.policy, self.outputs)
         if not (nvfuser_available() and all(t.is_cuda for t in args)):
             if not self.check:
                 return run_reference(self.fd, args)
-            return _VERDICTS.outputs(key, f"segkit's {self.spec_name} ({self.policy}) on the reference interpreter",
+            return _VERDICTS.outputs(self._key, f"segkit's {self.spec_name} ({self.policy}) on the reference interpreter",
                                      lambda: self.fd, args, lambda: run_reference(self.fd, args), self._against_spec)
         execute = self.staged.execute if self.staged is not None else compiled(self.fd).execute
         if not self.check:
             return execute(args)
-        return _VERDICTS.outputs(key, f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd, args,
-                                 lambda: execute(args))
+        return _VERDICTS.outputs(self._key, f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd,
+                                 args, lambda: execute(args))
+
+    @property
+    def _key(self) -> tuple:
+        """What a check verdict is kept under (built only when checking: not on the per-call path)."""
+        return (self.spec_name, self.cfg, self.policy, self.outputs)
 
     def _against_spec(self, args: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str) -> CheckReport:
         """The interpreter's outputs against the spec's own float64 reference (independent math)."""
