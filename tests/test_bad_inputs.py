@@ -31,7 +31,7 @@ from segkit.cli import main
 from segkit.compare import compare, diff
 from segkit.errors import ReproError, ResourceLimitError, SegkitError
 from segkit.repro import load_repro
-from segkit.trace import TraceError, load
+from segkit.trace import load
 from segkit.trace.chrome import load_chrome
 from segkit.trace.nsys import load_sqlite
 from segkit.trace.report import show

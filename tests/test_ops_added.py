@@ -8,7 +8,6 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 import segkit
 from segkit import DataType, FusionDefinition, FusionDefinitionError

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import summarize
-from benchmarks.sweep import Shard, SweepError, balance, main, resolve_devices
+from benchmarks.sweep import SweepError, balance, main, resolve_devices
 from tests.conftest import ROOT
 
 
