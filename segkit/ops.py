@@ -177,6 +177,13 @@ def get(name: str) -> OpDef | None:
     return CATALOGUE.get(name)
 
 
+def reductions() -> frozenset[str]:
+    """The ops that reduce over ``dims``: one tensor operand, a ``dims`` attribute, not a view (the reduction
+    reuse pass and the fuzzer read this rather than keep their own lists)."""
+    return frozenset(name for name, opdef in CATALOGUE.items()
+                     if not opdef.meta and len(opdef.operands) == 1 and "dims" in dict(opdef.attrs))
+
+
 # --------------------------------------------------------------------------- helpers
 def static(x: Any) -> Any:
     """Record-time value of an argument: ints stay, known scalars give their value, else None."""

@@ -234,30 +234,28 @@ def _numel(v: Value) -> float:
     return math.inf if -1 in v.shape else math.prod(v.shape)
 
 
-REDUCTIONS = frozenset({"max", "min", "sum", "prod", "var", "var_mean", "welford"})
-
-
 def full_size_reductions(fd: Any) -> dict[str, int]:
     """Per tensor input: how many reductions read it, or a value of its size computed from it without a
     reduction (cast, abs, where, a reshape): the passes over the input a kernel per reduction makes."""
     fusion = as_fusion(fd)
+    reductions = catalogue.reductions()
     out = {}
     for x in fusion.inputs:
         if not x.is_tensor:
             continue
         size = _numel(x)
-        frontier, seen, reductions = [x], {id(x)}, set()
+        frontier, seen, readers = [x], {id(x)}, set()
         while frontier:
             v = frontier.pop()
             for op in fusion.uses(v):
-                if op.name in REDUCTIONS:
-                    reductions.add(id(op))
+                if op.name in reductions:
+                    readers.add(id(op))
                     continue
                 for o in op.outputs:
                     if o.is_tensor and _numel(o) == size and id(o) not in seen:
                         seen.add(id(o))
                         frontier.append(o)
-        out[x.name] = len(reductions)
+        out[x.name] = len(readers)
     return out
 
 

@@ -125,16 +125,10 @@ def pointwise_ops() -> dict[str, dict[str, list[str]]]:
 
 @functools.cache
 def reduction_ops() -> tuple[str, ...]:
-    """Catalogue ops that reduce: one tensor operand, a ``dims`` attribute, only attributes we can fill."""
-    names = []
-    for name, opdef in sorted(catalogue.CATALOGUE.items()):
-        attrs = dict(opdef.attrs)
-        if opdef.meta or len(opdef.operands) != 1 or "dims" not in attrs:
-            continue
-        if any(a not in _REDUCTION_ATTRS and d is catalogue.REQUIRED for a, d in attrs.items()):
-            continue
-        names.append(name)
-    return tuple(names)
+    """The catalogue's reductions (``ops.reductions()``) whose other attributes we can fill."""
+    return tuple(sorted(name for name in catalogue.reductions()
+                        if all(a in _REDUCTION_ATTRS or d is not catalogue.REQUIRED
+                               for a, d in catalogue.get(name).attrs)))
 
 
 @functools.cache
