@@ -19,7 +19,6 @@ once, replayed with no host work), checked against the reference like the call.
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +29,7 @@ from segkit.bookend import HostPlan, bookend
 from segkit.compare import compare
 from segkit.interp import random_inputs, run_reference
 from segkit.nvf import KernelInfo, compiled, profile_call, run_nvfuser, segment_groups
-from segkit.timing import kernel_breakdown, nvfuser_scheduler, wall_us
+from segkit.timing import async_host_us, kernel_breakdown, nvfuser_scheduler, wall_us
 
 #: (label, policy, ops filter, realization); None policy = nvFuser's own pass on the unmodified fusion.
 VARIANTS = [
@@ -69,19 +68,6 @@ class Measurement:
 
 HEADERS = ["variant", "check", "max rel err", "segments", "kernels", "kernel us", "host wall us/call",
            "async host us/call", "graph replay us", "segment_sets"]
-
-
-def async_host_us(call: Callable[[], Any], calls: int = 50) -> float:
-    """CPU time per call with ``calls`` launched back to back and one sync at the end (the CPU ahead of the GPU,
-    as in a training step): what the host path costs when the kernels do not block it."""
-    call()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        call()
-    host = time.perf_counter() - t0
-    torch.cuda.synchronize()
-    return host / calls * 1e6
 
 
 def graph_replay(call: Callable[[], Any], warmup: int = 3) -> tuple[Callable[[], None], Any]:

@@ -114,6 +114,19 @@ def wall_us(call: Callable[[], Any], reps: int, setup: Callable[[], Any] | None 
     return statistics.median(times)
 
 
+def async_host_us(call: Callable[[], Any], calls: int = 50) -> float:
+    """CPU time per call with ``calls`` launched back to back and one sync at the end (the CPU ahead of the GPU,
+    as in a training step): what the host path costs when the kernels do not block it."""
+    call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        call()
+    host = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return host / calls * 1e6
+
+
 @dataclass
 class KernelTime:
     """One kernel of a timed call: its name, median time (cold L2) and nvFuser's segment (group) id."""
