@@ -59,7 +59,7 @@ def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realizat
             outs = run_plan(bookend(fd, policy), inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
         return CheckReport([], label, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}")
-    report = _verdicts(fd, refs, outs, label, tol)
+    report = judge(fd, refs, outs, label, tol)
     report.details.update(details)
     return report
 
@@ -67,7 +67,7 @@ def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realizat
 def check_outputs(fd: Any, inputs: Sequence[Any], outputs: Sequence[torch.Tensor], *, label: str = "nvFuser",
                   tol: dict[torch.dtype, float] | None = None) -> CheckReport:
     """Compare outputs some backend already computed for ``fd`` on ``inputs`` with the reference interpreter's."""
-    return _verdicts(fd, run_reference(fd, inputs), outputs, label, tol)
+    return judge(fd, run_reference(fd, inputs), outputs, label, tol)
 
 
 def random_outputs(fd: Any) -> list[bool]:
@@ -89,8 +89,10 @@ def _index_as_int64(fd: Any, outputs: Sequence[torch.Tensor]) -> list[torch.Tens
             for v, o in zip(fusion.outputs, outputs)]
 
 
-def _verdicts(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
-              tol: dict[torch.dtype, float] | None) -> CheckReport:
+def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
+          tol: dict[torch.dtype, float] | None = None) -> CheckReport:
+    """The per-output verdicts of ``outputs`` against the reference's ``refs`` (one rule set for `segkit check`,
+    the fuzzer and the tuner)."""
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
     outputs = _index_as_int64(fd, outputs)

@@ -317,9 +317,14 @@ class Campaign:
         self.save()
 
     def save(self) -> None:
+        """Write the index and summary, and drop repro files no finding names (the directory is what the index says)."""
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / INDEX).write_text(json.dumps(self.summary.to_json(), indent=1, default=str))
         (self.out / "summary.md").write_text(self.summary.markdown())
+        named = {n for f in self.summary.findings for n in (f.file, f.file.replace(".py", "_upstream.py"))}
+        for stale in self.out.glob("f[0-9][0-9][0-9]_*.py"):
+            if stale.name not in named:
+                stale.unlink()
 
 
 def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None, max_cases: int | None = None,

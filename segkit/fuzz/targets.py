@@ -5,8 +5,9 @@ the reference interpreter itself (``"reference"``: a campaign that must find
 nothing, which measures the generator's false-positive rate), or, in tests, an
 interpreter with a planted bug. :func:`run_case` runs a case's fusion on the
 target as written and under the bookend realizations, and compares each run
-with the reference interpreter's outputs using segkit.compare's dtype-aware
-tolerances.
+with the reference interpreter's outputs through ``segkit.check``'s verdicts
+(dtype-aware tolerances, Index outputs as int64, random outputs by moments),
+so a fuzz finding is what ``segkit check`` would call a mismatch.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from typing import Any
 import torch
 
 from segkit.bookend import bookend, run_plan
-from segkit.check import CheckReport
-from segkit.compare import compare
+from segkit.check import CheckReport, judge
 from segkit.errors import NvFuserUnavailableError
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available
@@ -153,7 +153,7 @@ def run_case(target: Target, fd: Any, inputs: Sequence[Any], realizations: Seque
         if len(outs) != len(refs):
             result.verdicts.append(Verdict(label, "error", f"{len(outs)} outputs, the fusion defines {len(refs)}"))
             continue
-        result.verdicts.append(_verdict(label, CheckReport(compare(refs, outs, tol), label)))
+        result.verdicts.append(_verdict(label, judge(fd, refs, outs, label, tol)))
     result.status = "failed" if result.failures else "ok"
     return result
 

@@ -1,0 +1,74 @@
+# segkit fuzz finding f015: mismatch under realization plain
+# Found by `segkit fuzz --seed 1` (target nvfuser), case 31.11; minimized from 8 to 2 ops in 2 s (5 checks).
+# On nvfuser_direct 0.2.36+git7e04d26, gpu NVIDIA H100 80GB HBM3, torch 2.11.0+cu130:
+#   output 0 (float32): rel err 1.63e+07 (tol 1e-05), max abs 4.79e+06 at [0]: MISMATCH
+# Signature: mismatch:var>cat
+# Steps: keep output 1; cut at tv4
+# Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE
+# Standalone (torch + nvfuser_direct only): exits 1 when nvFuser's outputs differ from the expected
+# values, which segkit's reference interpreter computed for these exact inputs.
+import math
+import sys
+
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+DEVICE = 'cuda:0'
+
+
+def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[127], contiguity=[None], dtype=DataType.Float, is_cpu=False, stride_order=[0])
+    tv1 = fd.define_tensor(shape=[127], contiguity=[None], dtype=DataType.Float, is_cpu=False)
+    tv2 = fd.ops.var(tv0, dims=[0], correction=0, keepdim=True)
+    tv3 = fd.ops.cat([tv2, tv1], dim=0)
+    fd.add_output(tv3)
+
+
+with FusionDefinition() as fd:
+    nvfuser_fusion_id0(fd)
+
+_gen = torch.Generator().manual_seed(0)
+
+
+def strided(storage, shape, strides, dtype):
+    """Inputs drawn exactly as segkit's repro loader draws them (CPU generator, seed 0, in order)."""
+    if dtype.is_floating_point:
+        base = torch.randn(storage, generator=_gen, dtype=torch.float32).to(dtype)
+    elif dtype == torch.bool:
+        base = torch.randint(0, 2, (storage,), generator=_gen).bool()
+    else:
+        base = torch.randint(-8, 9, (storage,), generator=_gen).to(dtype)
+    return base.to(DEVICE).as_strided(shape, strides)
+
+
+inputs = [strided(1, (127,), (0,), torch.float32), strided(1, (127,), (0,), torch.float32)]
+outputs = fd.execute(inputs)
+
+EXPECTED = [{'shape': (128,), 'tol': 1e-05, 'max_abs': 0.293428897857666, 'points': {(0,): 1.2789769243681803e-13, (25,): -0.293428897857666, (50,): -0.293428897857666, (76,): -0.293428897857666, (101,): -0.293428897857666, (127,): -0.293428897857666}, 'sum': -37.265470027923456, 'abs sum': 37.26547002792371, 'weighted sum': -0.2934288978577936}]
+
+def _close(got, want, tol, scale):
+    if math.isnan(want):
+        return math.isnan(got)
+    return got == want or abs(got - want) <= tol * scale
+
+
+bad = 0
+for i, (out, want) in enumerate(zip(outputs, EXPECTED)):
+    x = out.detach().to("cpu", torch.float64)
+    if tuple(x.shape) != want["shape"]:
+        print(f"MISMATCH output {i}: shape {tuple(x.shape)}, expected {want['shape']}")
+        bad += 1
+        continue
+    scale = max(want["max_abs"], 1e-30)
+    for index, value in want["points"].items():
+        got = x[index].item()
+        if not _close(got, value, want["tol"], scale):
+            print(f"MISMATCH output {i} at {list(index)}: nvFuser {got!r}, expected {value!r}")
+            bad += 1
+    w = torch.linspace(-1, 1, x.numel(), dtype=torch.float64).reshape(x.shape)
+    for name, got in (("sum", x.sum()), ("abs sum", x.abs().sum()), ("weighted sum", (x * w).sum())):
+        if not _close(got.item(), want[name], want["tol"], max(want["abs sum"], 1e-30)):
+            print(f"MISMATCH output {i} {name}: nvFuser {got.item()!r}, expected {want[name]!r}")
+            bad += 1
+print("nvFuser matches the expected values" if not bad else f"{bad} checks differ from the expected values")
+sys.exit(1 if bad else 0)

@@ -1,0 +1,74 @@
+# segkit fuzz finding f041: error under realization plain
+# Found by `segkit fuzz --seed 1` (target nvfuser), case 67.10; minimized from 7 to 3 ops in 1 s (7 checks).
+# On nvfuser_direct 0.2.36+git7e04d26, gpu NVIDIA H100 80GB HBM3, torch 2.11.0+cu130:
+#   RuntimeError: Expected squeeze_expanded || !id->hasExpandedExtent() . Refusing to squeeze expanded IterDomain bS0{1 ex 33}. To force removal of this axis, use squeeze_expanded=true.
+# Signature: error:broadcast>max>div
+# Steps: keep output 0; cut at tv3
+# Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE
+# Standalone (torch + nvfuser_direct only): exits 1 when nvFuser's outputs differ from the expected
+# values, which segkit's reference interpreter computed for these exact inputs.
+import math
+import sys
+
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+DEVICE = 'cuda:0'
+
+
+def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[33, 1, 3], contiguity=[None, None, True], dtype=DataType.Float, is_cpu=False)
+    tv1 = fd.ops.broadcast(tv0, is_broadcast_dim=[False, False, False, True])
+    tv2 = fd.ops.max(tv1, dims=[0, 1, 2, 3], keepdim=True)
+    tv3 = fd.ops.div(tv1, tv2)
+    fd.add_output(tv3)
+
+
+with FusionDefinition() as fd:
+    nvfuser_fusion_id0(fd)
+
+_gen = torch.Generator().manual_seed(0)
+
+
+def strided(storage, shape, strides, dtype):
+    """Inputs drawn exactly as segkit's repro loader draws them (CPU generator, seed 0, in order)."""
+    if dtype.is_floating_point:
+        base = torch.randn(storage, generator=_gen, dtype=torch.float32).to(dtype)
+    elif dtype == torch.bool:
+        base = torch.randint(0, 2, (storage,), generator=_gen).bool()
+    else:
+        base = torch.randint(-8, 9, (storage,), generator=_gen).to(dtype)
+    return base.to(DEVICE).as_strided(shape, strides)
+
+
+inputs = [strided(3, (33, 1, 3), (0, 3, 1), torch.float32)]
+outputs = fd.execute(inputs)
+
+EXPECTED = [{'shape': (33, 1, 3, 1), 'tol': 1e-05, 'max_abs': 1.4138838052749634, 'points': {(0, 0, 0, 0): 1.0, (6, 0, 1, 0): -0.19041508436203003, (13, 0, 0, 0): 1.0, (19, 0, 1, 0): -0.19041508436203003, (26, 0, 0, 0): 1.0, (32, 0, 2, 0): -1.4138838052749634}, 'sum': -19.941863358020782, 'abs sum': 85.94186335802078, 'weighted sum': -1.6256768484504858}]
+
+def _close(got, want, tol, scale):
+    if math.isnan(want):
+        return math.isnan(got)
+    return got == want or abs(got - want) <= tol * scale
+
+
+bad = 0
+for i, (out, want) in enumerate(zip(outputs, EXPECTED)):
+    x = out.detach().to("cpu", torch.float64)
+    if tuple(x.shape) != want["shape"]:
+        print(f"MISMATCH output {i}: shape {tuple(x.shape)}, expected {want['shape']}")
+        bad += 1
+        continue
+    scale = max(want["max_abs"], 1e-30)
+    for index, value in want["points"].items():
+        got = x[index].item()
+        if not _close(got, value, want["tol"], scale):
+            print(f"MISMATCH output {i} at {list(index)}: nvFuser {got!r}, expected {value!r}")
+            bad += 1
+    w = torch.linspace(-1, 1, x.numel(), dtype=torch.float64).reshape(x.shape)
+    for name, got in (("sum", x.sum()), ("abs sum", x.abs().sum()), ("weighted sum", (x * w).sum())):
+        if not _close(got.item(), want[name], want["tol"], max(want["abs sum"], 1e-30)):
+            print(f"MISMATCH output {i} {name}: nvFuser {got.item()!r}, expected {want[name]!r}")
+            bad += 1
+print("nvFuser matches the expected values" if not bad else f"{bad} checks differ from the expected values")
+sys.exit(1 if bad else 0)
