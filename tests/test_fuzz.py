@@ -13,11 +13,14 @@ from unittest import mock
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import segkit
 from segkit import ops as catalogue
 from segkit.cli import main as cli_main
+from segkit.dtypes import DataType
 from segkit.fuzz import Target, cases, fuzz, replay, run_case, target
+from segkit.fuzz.gen import _Builder
 from segkit.interp import run_reference
 from segkit.repro import _Stubbed
 
@@ -46,6 +49,23 @@ def _planted_run(fd, inputs):
 
 
 PLANTED = Target("planted", "cpu", _planted_run)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.data(), st.sampled_from(["matmul", "linear"]), st.booleans())
+def test_generator_gives_the_weight_a_stride0_k_exactly_when_x_has_one(data, name, k_expanded):
+    """nvFuser refuses K broadcast on one side only (fuzz findings f024, f026); a scan along an expanded dim
+    is refused too (f023): the generator emits neither, and still emits both ops on such inputs."""
+    b = _Builder(data.draw, 4096)
+    x = b.new_input([3, 5], DataType.Float, expand={0: True, 1: k_expanded})
+    assert x.expanded == (True, k_expanded)
+    out = b._gemm(name)
+    op = out.definition
+    w = next(v for v in b.fd.fusion.inputs if v is not x)
+    assert op.name == name and w.expanded[0 if name == "matmul" else 1] == k_expanded
+    scanned = b.scan()
+    if scanned is not None:
+        assert not scanned.definition.inputs[0].expanded[scanned.definition.args["dim"]]
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None)
