@@ -115,27 +115,30 @@ def _scalar_fits(x: Any, dtype: Any) -> bool:
     return True
 
 
-def random_inputs(fd: Any, device: str = "cpu", seed: int = 0) -> list[Any]:
-    """Inputs matching a fusion's specs (static shapes): random values in each input's declared layout
-    (expanded dims get stride 0); ``device="meta"`` gives shapes and strides only."""
+def random_inputs(fd: Any, device: str = "cpu", seed: int = 0,
+                  shapes: Sequence[Sequence[int] | None] | None = None) -> list[Any]:
+    """Inputs matching a fusion's specs (static shapes, or each input's run-time size from ``shapes``):
+    random values in each input's declared layout (expanded dims get stride 0); ``device="meta"`` gives
+    shapes and strides only."""
     gen = None if device == "meta" else torch.Generator(device=device).manual_seed(seed)
     out = []
-    for v in as_fusion(fd).inputs:
+    for i, v in enumerate(as_fusion(fd).inputs):
         if not v.is_tensor:
             out.append(v.value if v.value is not None else (1.5 if v.dtype.is_float else 3))
             continue
-        if -1 in v.shape:
+        shape = tuple(shapes[i]) if shapes is not None else tuple(v.shape)
+        if -1 in shape:
             raise InputMismatchError(f"random inputs need static shapes; {v.describe()} is dynamic")
         so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
         order = sorted(range(v.ndim), key=lambda d: -so[d])  # allocation order, outermost first
-        alloc = [v.shape[d] for d in order]
+        alloc = [shape[d] for d in order]
         check_allocation(math.prod(alloc), v.dtype.torch, f"input {v.describe()}", device)
         base = (torch.empty(alloc, dtype=v.dtype.torch, device="meta") if gen is None
                 else torch.randn(alloc, generator=gen, device=device).to(v.dtype.torch))
         t = base.permute([order.index(d) for d in range(v.ndim)])
         for d, e in enumerate(v.expanded):
             if e:
-                t = t.narrow(d, 0, 1).expand(*v.shape)
+                t = t.narrow(d, 0, 1).expand(*shape)
         out.append(t)
     return out
 

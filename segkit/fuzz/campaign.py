@@ -8,6 +8,12 @@ target gets wrong (mismatch), refuses (error), dies on (crash) or overruns
 target and realization, then deduplicated by the minimized fusion's op
 signature and written to the findings directory as a repro script with a
 header, a standalone upstream script, and an entry in ``index.json``.
+
+Minimizing first makes symbolic (-1) input sizes static, so sizes can be
+halved; a failure that needs the symbolic sizes (nvFuser concretizes dynamic
+shapes at run time) is then minimized with its sizes as recorded. The time
+left for minimizing is shared among the failures still to minimize; a finding
+left unminimized says why in its header.
 """
 
 from __future__ import annotations
@@ -22,17 +28,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+import torch
+
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
-from segkit.minimize import minimize, specialize
+from segkit.minimize import MinimizeResult, is_symbolic, minimize, specialize
 from segkit.ops import CATALOGUE
 from segkit.repro import emit_repro, load_repro
 
 INDEX = "index.json"
 PRIORITY = ["mismatch", "crash", "error", "timeout"]  # the order failures are minimized in
+MIN_MINIMIZE_SECONDS = 10.0  # less is not worth a minimization (a check compiles a fusion)
 
 
 def case_stream(seed: int, batch: int = 50, first_batch: int = 0, **gen_kwargs) -> Iterator[tuple[str, Case]]:
@@ -95,6 +104,7 @@ class Finding:
     hits: int = 1
     file: str = ""
     original: str = ""  # the generated case's script, before minimizing
+    note: str = ""  # how it was minimized (e.g. with symbolic sizes kept), or why it was not
 
 
 @dataclass
@@ -141,7 +151,7 @@ class Summary:
                      f.hits, f"{f.ops_before} -> {f.ops_after}", f.file] for f in self.findings]
             lines += ["## Findings", "", tabulate(rows, headers=["id", "kind", "realization", "signature", "rel err",
                                                                "hits", "ops", "file"], tablefmt="github"), ""]
-            lines += [f"* {f.id}: {f.detail}" for f in self.findings] + [""]
+            lines += [f"* {f.id}: {f.detail}" + (f" ({f.note})" if f.note else "") for f in self.findings] + [""]
         top = [[op, n] for op, n in cov.ops.most_common()]
         lines += ["## Ops hit (cases containing each op)", "", tabulate(top, headers=["op", "cases"], tablefmt="github"), ""]
         if self.invalid_examples:
@@ -204,9 +214,23 @@ class Progress:
             self.live.stop()
 
 
+def _no_step(m: MinimizeResult, budget: float) -> str:
+    if m.seconds >= budget:
+        return f"its {budget:.0f} s ran out before a smaller fusion reproduced it ({m.checks} checks)"
+    return f"no smaller fusion reproduced it ({m.checks} checks)"
+
+
 def _is_subsequence(small: list[str], big: list[str]) -> bool:
     it = iter(big)
     return all(any(x == y for y in it) for x in small)
+
+
+def pending_minimizations(failures: list[tuple[str, Case, CaseResult, tuple[str, ...]]], findings: list[Finding]) -> int:
+    """How many of ``failures`` will likely need a minimization: their distinct (kind, error text with numbers
+    and names blanked), less those that repeat a finding's (a repeated failure is counted, not minimized)."""
+    seen = {(f.kind, error_key(f.detail)) for f in findings}
+    keys = {(v.status, error_key(v.detail)) for v in (_first_failure(res) for _, _, res, _ in failures)}
+    return max(1, len(keys - seen))
 
 
 def _first_failure(res: CaseResult) -> Verdict:
@@ -248,12 +272,12 @@ class Campaign:
                 return f
         return None
 
-    def reproduces(self, v: Verdict, ran: tuple[str, ...]) -> Callable[[FusionDefinition], bool]:
+    def reproduces(self, v: Verdict, ran: tuple[str, ...]) -> Callable[..., bool]:
         """Predicate for the minimizer: the candidate fails the same way under the same realization."""
         reals = ran if v.realization == "any" else (v.realization,)
 
-        def pred(fd: FusionDefinition) -> bool:
-            res = self.ex.run_one(Task(emit_repro(fd, strided_inputs(fd)), reals))
+        def pred(fd: FusionDefinition, shapes: list | None = None) -> bool:
+            res = self.ex.run_one(Task(emit_repro(fd, strided_inputs(fd, shapes=shapes)), reals))
             if v.status in ("crash", "timeout"):
                 return res.status == v.status
             got = [x for x in res.verdicts if x.status == v.status]
@@ -261,27 +285,23 @@ class Campaign:
 
         return pred
 
-    def handle(self, cid: str, case: Case, res: CaseResult, ran: tuple[str, ...], deadline: float) -> None:
-        """Minimize a failing case (``ran``: the realizations it ran under) unless it repeats a finding."""
+    def handle(self, cid: str, case: Case, res: CaseResult, ran: tuple[str, ...], deadline: float,
+               pending: int = 1) -> None:
+        """Minimize a failing case (``ran``: the realizations it ran under) unless it repeats a finding; it gets
+        an equal share of the time left before ``deadline`` with the ``pending`` failures still to minimize
+        (this one included), at most ``minimize_seconds``."""
         v = _first_failure(res)
         dup = self.known(case, v)
         if dup is not None:
             dup.hits += 1
             return
-        fd, steps, checks, secs = case.fd, [], 0, 0.0
-        budget = min(self.minimize_seconds, max(0.0, deadline - time.perf_counter()))
-        if v.status != "timeout" and budget > 5:
-            self.log(f"case {cid}: {v.status} under {v.realization} ({v.detail[:120]}); minimizing ({budget:.0f} s max)")
-            try:  # sizes made static first: the minimizer halves them and draws inputs from them
-                m = minimize(specialize(case.fd, case.inputs), self.reproduces(v, ran), max_seconds=budget, log=lambda s: None)
-                fd, steps, checks, secs = m.fd, m.steps, m.checks, m.seconds
-            except SegkitError as e:
-                self.log(f"case {cid}: not minimized ({e})")
+        m, note = self.minimize_case(cid, case, v, ran, max(0.0, deadline - time.perf_counter()), max(1, pending))
+        fd = m.fd
+        inputs = case.inputs if fd is case.fd else strided_inputs(fd, shapes=m.shapes)
         ops = [op.name for op in fd.fusion.ops]
         final = v
         if fd is not case.fd:  # the minimized fusion's own verdict, for the header
-            res2 = self.ex.run_one(Task(emit_repro(fd, strided_inputs(fd)), (v.realization,) if v.realization != "any"
-                                        else ran))
+            res2 = self.ex.run_one(Task(emit_repro(fd, inputs), (v.realization,) if v.realization != "any" else ran))
             final = next((x for x in res2.verdicts if x.status == v.status), v)
         signature = f"{v.status}:{'>'.join(ops)}"
         same = next((f for f in self.summary.findings if f.signature == signature), None)
@@ -290,11 +310,56 @@ class Campaign:
             return
         n = len(self.summary.findings) + 1
         f = Finding(f"f{n:03d}", v.status, v.realization, signature, final.detail, final.rel_err, final.tol,
-                    final.output, list(final.worst), cid, len(case.ops), len(ops), secs, checks, steps,
-                    file=f"f{n:03d}_{v.status}.py", original=case.script)
+                    final.output, list(final.worst), cid, len(case.ops), len(ops), m.seconds, m.checks, m.steps,
+                    file=f"f{n:03d}_{v.status}.py", original=case.script, note=note)
         self.summary.findings.append(f)
-        self.write_finding(f, fd, case.inputs if fd is case.fd else strided_inputs(fd))
-        self.log(f"finding {f.id}: {signature} ({f.detail[:100]})")
+        self.write_finding(f, fd, inputs)
+        self.log(f"finding {f.id}: {signature} ({f.detail[:100]})" + (f"; {note}" if note else ""))
+
+    def minimize_case(self, cid: str, case: Case, v: Verdict, ran: tuple[str, ...], left: float, pending: int
+                 ) -> tuple[MinimizeResult, str]:
+        """The minimized case (its fusion is ``case.fd`` when it was not minimized) and a note for its header:
+        how it was minimized when not as usual, or why it was not. Static sizes are tried first (they can be
+        halved); when the failure does not show with them, the fusion is minimized with its symbolic sizes."""
+        unminimized = MinimizeResult(case.fd, start_size=(len(case.ops), 0))
+        if v.status == "timeout":
+            return unminimized, "not minimized: timeouts are not (each check could take the whole case timeout)"
+        budget = min(self.minimize_seconds, max(left / pending, MIN_MINIMIZE_SECONDS))
+        if left < MIN_MINIMIZE_SECONDS:
+            why = (f"not minimized: {left:.0f} s of the campaign's minimizing time was left, for {pending} "
+                   f"failure(s) still to minimize")
+            self.log(f"case {cid}: {v.status} under {v.realization}: {why}")
+            return unminimized, why
+        self.log(f"case {cid}: {v.status} under {v.realization} ({v.detail[:120]}); minimizing ({budget:.0f} s max, "
+                 f"{pending} failure(s) to minimize in {left:.0f} s)")
+        t0, quiet, reproduces, checks = time.perf_counter(), (lambda s: None), self.reproduces(v, ran), Counter()
+
+        def pred(*args) -> bool:
+            checks["runs"] += 1
+            return reproduces(*args)
+
+        try:  # sizes made static first: the minimizer halves them and draws inputs from them
+            m = minimize(specialize(case.fd, case.inputs), pred, max_seconds=budget, log=quiet)
+            return m, "" if m.steps else _no_step(m, budget)
+        except SegkitError as e:
+            static_error = e
+        if is_symbolic(case.fd):
+            shapes = [tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in case.inputs]
+            try:
+                m = minimize(case.fd, pred, max_seconds=max(0.0, budget - (time.perf_counter() - t0)), log=quiet,
+                             shapes=shapes)
+            except SegkitError as e:
+                self.log(f"case {cid}: not minimized, with static sizes or symbolic ones ({e})")
+            else:
+                self.log(f"case {cid}: minimized with its sizes kept symbolic (with static sizes it does not fail)")
+                m.checks = checks["runs"]
+                m.seconds = time.perf_counter() - t0
+                return m, ("sizes kept symbolic: with static sizes the failure does not show"
+                           + ("" if m.steps else f"; {_no_step(m, budget)}"))
+        else:
+            self.log(f"case {cid}: not minimized ({static_error})")
+        unminimized.checks, unminimized.seconds = checks["runs"], time.perf_counter() - t0
+        return unminimized, "not minimized: the failure did not show when the case was run again"
 
     def header(self, f: Finding) -> list[str]:
         env = self.summary.describe_env()
@@ -305,6 +370,7 @@ class Campaign:
                 f"#   {f.detail}",
                 f"# Signature: {f.signature}",
                 f"# Steps: {'; '.join(f.steps) or 'none'}",
+                *([f"# Note: {f.note}"] if f.note else []),
                 "# Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE"]
 
     def write_finding(self, f: Finding, fd: FusionDefinition, inputs: list) -> None:
@@ -397,8 +463,9 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
             new_failure = res.status not in ("ok", "invalid") and len(failures) <= 20
             bar.update(s, f"case {task.tag}: {_first_failure(res).status}" if new_failure else "")
         failures.sort(key=lambda f: PRIORITY.index(_first_failure(f[2]).status))  # wrong results first
-        for cid, case, res, ran in failures:
-            camp.handle(cid, case, res, ran, time.perf_counter() if STOP.is_set() else deadline)
+        for i, (cid, case, res, ran) in enumerate(failures):
+            camp.handle(cid, case, res, ran, time.perf_counter() if STOP.is_set() else deadline,
+                        pending_minimizations(failures[i:], s.findings))
             s.seconds = base + time.perf_counter() - start
             bar.update(s)
     finally:

@@ -186,22 +186,24 @@ def input_strides(shape: list[int], order: list[int], padded: set[int], expanded
     return strides
 
 
-def strided_inputs(fd: Any, device: str = "meta") -> list[Any]:
+def strided_inputs(fd: Any, device: str = "meta", shapes: list | None = None) -> list[Any]:
     """Inputs for a fusion's definitions: its declared allocation order, a padded dim wherever
-    contiguity is False, stride 0 for expanded dims (used for cases and for minimized candidates alike)."""
+    contiguity is False, stride 0 for expanded dims (used for cases and for minimized candidates alike);
+    ``shapes``: each input's run-time size, for a fusion whose recorded sizes are symbolic (-1)."""
     from segkit.interp import as_fusion
     from segkit.layout import Layout
 
     out = []
-    for v in as_fusion(fd).inputs:
+    for i, v in enumerate(as_fusion(fd).inputs):
         if not v.is_tensor:
             out.append(v.value if v.value is not None else (1.5 if v.dtype.is_float else 3))
             continue
+        shape = list(shapes[i]) if shapes is not None else list(v.shape)
         lay = Layout.from_stride_order(v.stride_order, v.contiguity)
         padded = {d for d, c in zip(lay.order, lay.contiguity) if c is False}
         expanded = {d for d in range(v.ndim) if v.expanded[d]}
-        strides = input_strides(list(v.shape), list(lay.order), padded, expanded)
-        out.append(torch.empty_strided(v.shape, strides, dtype=v.dtype.torch, device=device))
+        strides = input_strides(shape, list(lay.order), padded, expanded)
+        out.append(torch.empty_strided(shape, strides, dtype=v.dtype.torch, device=device))
     return out
 
 
