@@ -330,8 +330,9 @@ class Campaign:
                    f"failure(s) still to minimize")
             self.log(f"case {cid}: {v.status} under {v.realization}: {why}")
             return unminimized, why
+        share = f" in {left:.0f} s" if left != float("inf") else ""
         self.log(f"case {cid}: {v.status} under {v.realization} ({v.detail[:120]}); minimizing ({budget:.0f} s max, "
-                 f"{pending} failure(s) to minimize in {left:.0f} s)")
+                 f"{pending} failure(s) to minimize{share})")
         t0, quiet, reproduces, checks = time.perf_counter(), (lambda s: None), self.reproduces(v, ran), Counter()
 
         def pred(*args) -> bool:
