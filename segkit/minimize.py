@@ -252,16 +252,17 @@ def minimize(fd: Any, predicate: Callable[..., bool], *, max_seconds: float = 90
                 cand, sources = _rebuild(current, **edit)
             except SegkitError:
                 continue  # the edit does not record (shapes no longer fit)
-            cand_shapes, cand_runtime = None, {}
+            cand_shapes = None if shapes is None else \
+                [_subst(runtime[id(v)], edit.get("sizes", {})) if v.is_tensor else None for v in sources]
+            if size_of(cand, cand_shapes) >= size_of(current, shapes):
+                continue
+            cand_runtime = {}
             if shapes is not None:
-                cand_shapes = [_subst(runtime[id(v)], edit.get("sizes", {})) if v.is_tensor else None for v in sources]
-                if size_of(cand, cand_shapes) >= size_of(current, shapes):
-                    continue
                 try:
                     cand_runtime = runtime_shapes(cand, cand_shapes)
                 except Exception:  # the sizes no longer fit at run time (e.g. a reshape of a halved size)
                     continue
-            if size_of(cand, cand_shapes) < size_of(current, shapes) and holds(cand, cand_shapes):
+            if holds(cand, cand_shapes):
                 current, shapes, runtime = cand, cand_shapes, cand_runtime
                 result.steps.append(label)
                 log(f"  {label}: {size_of(cand, shapes)[0]} ops, {size_of(cand, shapes)[1]} input elements "

@@ -98,7 +98,7 @@ def test_campaign_minimizes_a_failure_that_needs_symbolic_sizes(tmp_path):
 
     repro = segkit.load_repro(tmp_path / f.file)  # its strided inputs still show the bug, only on the buggy side
     inputs = repro.make_inputs("cpu")
-    assert [tuple(x.shape) for x in inputs] == [(2, 6)]
+    assert [r.kind for r in repro.recipes] == ["randn_strided"] and [tuple(x.shape) for x in inputs] == [(2, 6)]
     assert run_case(PLANTED, repro.fd, inputs).status == "failed"
     assert run_case(target("reference"), repro.fd, inputs).status == "ok"
 
