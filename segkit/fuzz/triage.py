@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from segkit.compare import tolerance
+from segkit.check import output_tolerances
 from segkit.errors import ReproError, SegkitError
 from segkit.fuzz.campaign import INDEX, Finding
 from segkit.fuzz.targets import REALIZATIONS, Target, error_key
@@ -120,7 +120,7 @@ sys.exit(1 if bad else 0)
 '''
 
 
-def _expected(ref: torch.Tensor, worst: tuple[int, ...] | None) -> dict:
+def _expected(ref: torch.Tensor, worst: tuple[int, ...] | None, tol: float) -> dict:
     """What a correct output holds: a few values (the campaign's worst element first) and three sums."""
     x = ref.detach().to("cpu", torch.float64)
     n = x.numel()
@@ -129,7 +129,7 @@ def _expected(ref: torch.Tensor, worst: tuple[int, ...] | None) -> dict:
     points += [tuple(int(i) for i in torch.unravel_index(torch.tensor(k), x.shape)) for k in flat]
     w = torch.linspace(-1, 1, n, dtype=torch.float64).reshape(x.shape)
     finite = x.nan_to_num(nan=0.0)
-    return {"shape": tuple(x.shape), "tol": tolerance(ref.dtype) or 1e-12,
+    return {"shape": tuple(x.shape), "tol": tol or 1e-12,
             "max_abs": float(finite.abs().max()) if n else 0.0,
             "points": {p: x[p].item() for p in dict.fromkeys(points)},
             "sum": x.sum().item(), "abs sum": x.abs().sum().item(), "weighted sum": (x * w).sum().item()}
@@ -142,7 +142,9 @@ def emit_standalone(repro: Repro, finding: Finding | None = None, device: str = 
     inputs = repro.make_inputs("cpu", seed=0)
     refs = run_reference(repro.fd, inputs)
     worst = tuple(finding.worst) if finding and finding.output is not None else ()
-    expected = [_expected(r, worst if finding and i == finding.output else None) for i, r in enumerate(refs)]
+    tols = output_tolerances(repro.fd)
+    expected = [_expected(r, worst if finding and i == finding.output else None, t)
+                for i, (r, t) in enumerate(zip(refs, tols))]
     args = []
     for rec in repro.recipes:
         if rec.kind == "scalar":
