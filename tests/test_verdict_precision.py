@@ -79,3 +79,13 @@ def test_double_math_on_float_inputs_keeps_double_tolerance():
     (ref,) = segkit.run_reference(fd, [x])
     assert not check_outputs(fd, [x], [ref * (1 + 1e-8)]).ok
     assert output_tolerances(fd, {torch.float64: 1e-6}) == [1e-6]
+
+
+def test_standalone_script_expects_the_same_tolerance():
+    """The upstream script of a finding allows what the campaign's verdict allowed (Float's 1e-5 here)."""
+    from segkit.fuzz.triage import emit_standalone
+    from segkit.repro import emit_repro, load_repro
+
+    fd, inputs = _linear_cast_to_double()
+    text = emit_standalone(load_repro(emit_repro(fd, inputs)))
+    assert "'tol': 1e-05" in text and "'tol': 1e-10" not in text
