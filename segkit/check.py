@@ -96,6 +96,8 @@ def output_tolerances(fd: Any, tol: dict[torch.dtype, float] | None = None) -> l
     reference), so judging it at Double's tolerance reports rounding as a mismatch. Rounding happens where
     a non-view op writes a floating dtype; fusion inputs are exact data and view ops (``meta``) round
     nothing, so a Float input cast to Double and computed in Double keeps Double's tight tolerance.
+    Non-view ops that only move values (pad, cat, where, gather, ...) count as rounding too, as the catalogue
+    does not mark them: that errs loose only where such an op's narrower output is later cast wider.
     ``tol`` (dtype -> tolerance) overrides the rule for the output dtypes it names."""
     fusion = as_fusion(fd)
     loosest: dict[int, float] = {}  # id(value) -> loosest tolerance of the roundings it went through
