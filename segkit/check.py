@@ -11,6 +11,7 @@ import torch
 from segkit import ops as catalogue
 from segkit.dtypes import DataType
 from segkit.compare import OutputDiff, RandomDiff, compare_random, diff, tolerance
+from segkit.errors import error_summary
 from segkit.interp import as_fusion, run_reference
 
 
@@ -58,7 +59,7 @@ def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realizat
         else:
             outs = run_plan(bookend(fd, policy), inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
-        return CheckReport([], label, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}")
+        return CheckReport([], label, error_summary(e))
     report = judge(fd, refs, outs, label, tol)
     report.details.update(details)
     return report

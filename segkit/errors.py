@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class SegkitError(Exception):
     """Base class for segkit's own errors."""
@@ -38,3 +40,22 @@ class UsageError(SegkitError):
 
 class ResourceLimitError(SegkitError):
     """A tensor or a script run beyond segkit's configured limits (memory budget, time limit)."""
+
+
+_ASSERT = re.compile(r"INTERNAL ASSERT FAILED at \S*?([\w./-]+\.(?:cpp|h|cu)):(\d+)")
+_BOILERPLATE = re.compile(r"please report a bug|^Exception raised from|^frame #\d+|^\s*$")
+
+
+def error_summary(e: BaseException, limit: int = 300) -> str:
+    """One line for an exception from nvFuser (or anything): its first informative line. nvFuser's internal
+    asserts open with a generic "INTERNAL ASSERT FAILED at <file>:<line>, please report a bug ..." line and
+    say what failed on the next one: both are kept, as "INTERNAL ASSERT at <file>:<line>: <what>"."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines()]
+    head = lines[0] if lines else ""
+    m = _ASSERT.search(head)
+    if m:
+        what = next((ln for ln in lines[1:] if not _BOILERPLATE.search(ln)), "")
+        prefix = head[:m.start()].strip().rstrip(":")
+        text = f"{prefix + ': ' if prefix else ''}INTERNAL ASSERT at {m.group(1).rsplit('/csrc/', 1)[-1]}:{m.group(2)}"
+        head = f"{text}: {what}" if what else text
+    return f"{type(e).__name__}: {head}"[:limit]

@@ -146,7 +146,11 @@ _register(OpDef("embedding_fwd", ("input", "weight"), tuple((k, None) for k in _
 def _scan(name: str, torch_scan, combine) -> None:
     def infer(a: dict) -> list[Out]:
         x = _tensor(a["arg"], f"{name}'s arg")
-        _dim(a, x, name)
+        d = _dim(a, x, name)
+        if x.expanded[d]:  # nvFuser's scan() asserts this when the op is defined (csrc/ops/arith.cpp)
+            raise InferError(f"{name} along dim {d} of {x.describe()}: that dim is an expanded broadcast (size "
+                             f"{x.shape[d]}, stride 0), and nvFuser refuses it: \"Closed-form scan of expanded "
+                             f"dimension is not yet implemented\"")
         init = a["init"]
         if isinstance(init, Value) and init.is_tensor:
             raise InferError(f"{name}: init must be a scalar, got {init.describe()}")

@@ -26,10 +26,26 @@ def _same_dtype(op: str, *ts: Value) -> None:
         raise InferError(f"{op} expects operands of one dtype, got {', '.join(t.describe() for t in ts)}")
 
 
-def _check_k(op: str, a: Value, ka: int, b: Value, kb: int) -> None:
+def _k_kind(t: Value, d: int) -> str:
+    if t.expanded[d]:
+        return f"an expanded broadcast (size {t.shape[d]}, stride 0)"
+    return "a broadcast" if t.broadcast[d] else "not a broadcast"
+
+
+def _check_k(op: str, a: Value, ka: int, b: Value, kb: int, names: tuple[str, str] = ("arg1", "arg2"),
+             same_broadcast: bool = True) -> None:
+    """The contraction (K) dims agree in size and, for nvFuser's matmul, linear and grouped_mm
+    (``newForMatmul`` / ``newForLinear`` in csrc/ops/composite.cpp, ``createGroupedMmaOutput`` in
+    csrc/ops/arith.cpp), are both broadcast or neither: an expanded (stride-0) K on one side only is refused
+    when the op is defined. Two static size-1 K dims pass: nvFuser makes a size-1 slice or pad a Broadcast,
+    which segkit's flags do not track."""
     sa, sb = a.shape[ka], b.shape[kb]
     if -1 not in (sa, sb) and sa != sb:
         raise InferError(f"{op}: contraction sizes differ: {a.describe()} dim {ka} is {sa}, {b.describe()} dim {kb} is {sb}")
+    if same_broadcast and a.broadcast[ka] != b.broadcast[kb] and not sa == sb == 1:
+        raise InferError(f"{op}: K should be broadcast in both {names[0]} and {names[1]}, or neither (nvFuser's rule): "
+                         f"{names[0]} {a.describe()} dim {ka} is {_k_kind(a, ka)}, {names[1]} {b.describe()} dim {kb} "
+                         f"is {_k_kind(b, kb)}")
 
 
 def _batch(op: str, xs: list[Value], lead: list[int]) -> tuple[list[int], list[bool], list[bool]]:
@@ -127,7 +143,7 @@ def _grouped_mm_infer(a: dict) -> list[Out]:
     ranks = (m1.ndim, m2.ndim)
     if ranks not in ((2, 2), (3, 2), (2, 3)):
         raise InferError(f"grouped_mm: expects ranks <2, 2>, <3, 2> or <2, 3>, got {m1.describe()} and {m2.describe()}")
-    _check_k("grouped_mm", m1, m1.ndim - 1, m2, m2.ndim - 2)
+    _check_k("grouped_mm", m1, m1.ndim - 1, m2, m2.ndim - 2, ("mat1", "mat2"))
     g = offs.shape[0]
     for t in (m1, m2):
         if t.ndim == 3 and -1 not in (g, t.shape[0]) and t.shape[0] != g:
@@ -176,7 +192,7 @@ def _sdpfa_fwd_infer(a: dict) -> list[Out]:
     if not q.ndim == k.ndim == v.ndim or q.ndim < 4:
         raise InferError(f"sdpfa_fwd: query, key and value must have one rank >= 4 ([N*, H, L, E]), got "
                          f"{q.describe()}, {k.describe()}, {v.describe()}")
-    _check_k("sdpfa_fwd", q, q.ndim - 1, k, k.ndim - 1)
+    _check_k("sdpfa_fwd", q, q.ndim - 1, k, k.ndim - 1, same_broadcast=False)
     for name, want in (("bias", q.dtype), ("mask", DataType.Bool)):
         t = a[name]
         if t is not None:

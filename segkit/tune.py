@@ -21,7 +21,7 @@ import torch
 
 from segkit.bookend import POLICIES, bookend, bookended
 from segkit.compare import compare
-from segkit.errors import SegkitError
+from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us
 from segkit.tuning import NvTuning, TableEntry
@@ -135,8 +135,7 @@ def validate(runner: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], b
     try:
         outs = runner.run(list(inputs), backend)
     except Exception as e:  # nvFuser refused the schedule, or the formulation does not record
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        return False, f"failed: {first[:160]}"
+        return False, f"failed: {error_summary(e, 240)}"
     if len(outs) != len(refs):
         return False, f"{len(outs)} outputs, the reference has {len(refs)}"
     diffs = compare(refs, outs)

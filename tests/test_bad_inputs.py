@@ -664,3 +664,56 @@ def test_fuzz_repro_scripts(edits):
         segkit.run_reference(repro.fd, xs, max_tensor_bytes=2**26)
     except SegkitError:
         pass
+
+
+# nvFuser's definition-time rules that the H100 fuzz campaign hit (benchmarks/results/fuzz-h100-2026-11-23,
+# TRIAGE-errors.md): segkit refuses them when the op is recorded. "e" marks an expanded (stride-0) dim.
+def _tensor(fd, shape, expanded=(), dtype=DataType.Float):
+    return fd.define_tensor(shape=shape, contiguity=[None if d in expanded else True for d in range(len(shape))],
+                            dtype=dtype)
+
+
+@pytest.mark.parametrize("build, words", [
+    (lambda fd: fd.ops.linear(_tensor(fd, [5, 2]), _tensor(fd, [3, 2], expanded={1})),  # f024
+     r"linear: K should be broadcast in both arg1 and arg2, or neither \(nvFuser's rule\): arg1 .* dim 1 is not a "
+     r"broadcast, arg2 .*\[3, 2e\] dim 1 is an expanded broadcast \(size 2, stride 0\)"),
+    (lambda fd: fd.ops.matmul(_tensor(fd, [7, 4, 17], expanded={2}), _tensor(fd, [17, 3])),  # f026
+     r"matmul: K should be broadcast in both arg1 and arg2, or neither .*arg1 .*\[7, 4, 17e\] dim 2 is an expanded "
+     r"broadcast .*arg2 .*dim 0 is not a broadcast"),
+    (lambda fd: fd.ops.matmul(_tensor(fd, [4, 1]), _tensor(fd, [-1, 3])),
+     r"matmul: K should be broadcast .*arg1 .*dim 1 is a broadcast, arg2 .*dim 0 is not a broadcast"),
+    (lambda fd: fd.ops.grouped_mm(_tensor(fd, [4, 8], expanded={1}), _tensor(fd, [8, 5]),
+                                  _tensor(fd, [2], dtype=DataType.Int32)),
+     r"grouped_mm: K should be broadcast in both mat1 and mat2, or neither"),
+    (lambda fd: fd.ops.cumprod(_tensor(fd, [3, 1, 3], expanded={2}), dim=2),  # f023
+     r"cumprod along dim 2 of .*\[3, 1b, 3e\]: that dim is an expanded broadcast \(size 3, stride 0\), and nvFuser "
+     r"refuses it: \"Closed-form scan of expanded dimension is not yet implemented\""),
+    (lambda fd: fd.ops.cummax(_tensor(fd, [4, 5], expanded={0}), dim=-2),
+     r"cummax along dim 0 of .*\[4e, 5\]: that dim is an expanded broadcast"),
+])
+def test_nvfuser_definition_rules_refused_at_record_time(build, words):
+    """One line naming the op, the argument, the offending dim and the user's line (this file)."""
+    with FusionDefinition() as fd:
+        with pytest.raises(segkit.FusionDefinitionError, match=words) as e:
+            build(fd)
+    msg = str(e.value)
+    assert "\n" not in msg and re.search(r"fd\.ops\.\w+ at .*test_bad_inputs\.py:\d+: ", msg)
+
+
+def test_k_broadcast_in_both_or_neither_and_scans_beside_expanded_dims_record_and_run():
+    """The allowed neighbours of the refused cases above still record, and compute what torch does."""
+    with FusionDefinition() as fd:
+        a, w = _tensor(fd, [5, 2], expanded={1}), _tensor(fd, [3, 2], expanded={1})  # K expanded in both
+        x, y = _tensor(fd, [4, 3, 6]), fd.define_tensor(shape=[6, 1], contiguity=[True, None])  # K in neither
+        s = _tensor(fd, [3, 4], expanded={0})
+        for out in (fd.ops.linear(a, w), fd.ops.matmul(x, y), fd.ops.cumsum(s, dim=1)):
+            fd.add_output(out)
+    g = torch.Generator().manual_seed(0)
+    ta = torch.randn(5, 1, generator=g).expand(5, 2)
+    tw = torch.randn(3, 1, generator=g).expand(3, 2)
+    tx, ty = torch.randn(4, 3, 6, generator=g), torch.randn(6, 1, generator=g)
+    ts = torch.randn(1, 4, generator=g).expand(3, 4)
+    lin, mm, cs = segkit.run_reference(fd, [ta, tw, tx, ty, ts])
+    torch.testing.assert_close(lin, 2 * ta[:, :1] * tw[:, 0])  # K = 2 equal terms
+    torch.testing.assert_close(mm, tx @ ty)
+    torch.testing.assert_close(cs, ts.cumsum(1))

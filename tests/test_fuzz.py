@@ -13,11 +13,14 @@ from unittest import mock
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import segkit
 from segkit import ops as catalogue
 from segkit.cli import main as cli_main
+from segkit.dtypes import DataType
 from segkit.fuzz import Target, cases, fuzz, replay, run_case, target
+from segkit.fuzz.gen import _Builder
 from segkit.interp import run_reference
 from segkit.repro import _Stubbed
 
@@ -46,6 +49,23 @@ def _planted_run(fd, inputs):
 
 
 PLANTED = Target("planted", "cpu", _planted_run)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.data(), st.sampled_from(["matmul", "linear"]), st.booleans())
+def test_generator_gives_the_weight_a_stride0_k_exactly_when_x_has_one(data, name, k_expanded):
+    """nvFuser refuses K broadcast on one side only (fuzz findings f024, f026); a scan along an expanded dim
+    is refused too (f023): the generator emits neither, and still emits both ops on such inputs."""
+    b = _Builder(data.draw, 4096)
+    x = b.new_input([3, 5], DataType.Float, expand={0: True, 1: k_expanded})
+    assert x.expanded == (True, k_expanded)
+    out = b._gemm(name)
+    op = out.definition
+    w = next(v for v in b.fd.fusion.inputs if v is not x)
+    assert op.name == name and w.expanded[0 if name == "matmul" else 1] == k_expanded
+    scanned = b.scan()
+    if scanned is not None:
+        assert not scanned.definition.inputs[0].expanded[scanned.definition.args["dim"]]
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -159,3 +179,83 @@ def _tiny():
         x = fd.define_tensor(shape=[4, 3], contiguity=[True, True])
         fd.add_output(fd.ops.exp(x))
     return fd, [torch.randn(4, 3)]
+
+
+_EXPANDED_MERGE = '''import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[-1, -1, 4, -1], contiguity=[True, True, None, False], dtype=DataType.Float, is_cpu=False, stride_order=[3, 2, 1, 0])
+    tv1 = fd.ops.reshape(tv0, new_shape=[6, 4, 5])
+    tv2 = fd.ops.reshape(tv1, new_shape=[24, 5])
+    tv3 = fd.ops.reshape(tv2, new_shape=[120])
+    fd.add_output(tv3)
+
+with FusionDefinition() as fd:
+    nvfuser_fusion_id0(fd)
+
+inputs = [
+    torch.randn(59, dtype=torch.float32, device='cuda:0').as_strided((3, 2, 4, 5), (20, 10, 0, 2)),
+]
+fd.execute(inputs)
+'''
+
+_REAL_SEGMENT_SET = catalogue.CATALOGUE["segment_set"]
+
+
+def _segment_set_of_expanded(a, ctx):
+    """A planted bug that only a bookend realization reaches: segment_set of a tensor read through a stride-0
+    dim gets its first element wrong (plain fusions have no segment_set)."""
+    out = _REAL_SEGMENT_SET.run(a, ctx).contiguous().clone()
+    out.view(-1)[0] += 1
+    return out
+
+
+@pytest.mark.parametrize("realization", ["inputs+outputs/segment_set", "outputs/host", "plain"])
+def test_standalone_script_runs_what_the_realization_ran(tmp_path, realization):
+    """A finding under a bookend realization is written standalone as the fusion nvFuser ran there (the
+    segment_sets written out, or the host plan's core on as_strided views), so the script alone shows it."""
+    from segkit.fuzz.campaign import Finding
+    from segkit.fuzz.triage import emit_standalone
+
+    path = tmp_path / "case.py"
+    path.write_text(_EXPANDED_MERGE)
+    f = Finding("f001", "mismatch", realization, "mismatch:reshape>reshape>reshape", "", file="case.py")
+    script = tmp_path / "standalone.py"
+    script.write_text(emit_standalone(segkit.load_repro(path), f).replace("DEVICE = 'cuda:0'", "DEVICE = 'cpu'"))
+
+    def run() -> tuple[int, str]:
+        out = io.StringIO()
+        with _Stubbed(), contextlib.redirect_stdout(out), pytest.raises(SystemExit) as e:
+            runpy.run_path(str(script))
+        return e.value.code, out.getvalue()
+
+    assert run() == (0, "nvFuser matches the expected values\n")
+    text = script.read_text()
+    assert ("fd.ops.segment_set(" in text) == (realization == "inputs+outputs/segment_set")
+    assert (".as_strided(" in text.split("outputs = fd.execute")[0].split("_gen =")[1].split("inputs = [", 1)[1]) \
+        == (realization == "outputs/host")
+    planted_segment_set = {"segment_set": dataclasses.replace(_REAL_SEGMENT_SET, run=_segment_set_of_expanded)}
+    with mock.patch.dict(catalogue.CATALOGUE, planted_segment_set):
+        code, out = run()
+    assert (code, "MISMATCH output" in out) == ((1, True) if realization.endswith("segment_set") else (0, False))
+
+
+def test_an_nvfuser_assert_finding_keeps_what_failed_and_dedups_across_formats():
+    """nvFuser's internal asserts say what failed on their second line: a finding keeps it, and the same assert
+    written either way (a raw first line from an older campaign, or the summary) is one finding on replay."""
+    from segkit.fuzz.targets import error_key
+
+    raw = ("Error from segmentation group 0:  INTERNAL ASSERT FAILED at /workspace/Fuser/csrc/expr_evaluator.cpp:156, "
+           "please report a bug with repro script to NVFuser at https://github.com/NVIDIA/Fuser/issues. ")
+
+    def failing(fd, inputs):
+        raise RuntimeError(raw + "\nExpected 3 == 4 . Cannot bind tv2 to a different extent")
+
+    res = run_case(Target("asserts", "cpu", failing), segkit.load_repro(_EXPANDED_MERGE).fd,
+                   segkit.load_repro(_EXPANDED_MERGE).make_inputs("cpu"))
+    detail = res.failures[0].detail
+    assert detail == ("RuntimeError: Error from segmentation group 0: INTERNAL ASSERT at expr_evaluator.cpp:156: "
+                      "Expected 3 == 4 . Cannot bind tv2 to a different extent")
+    assert error_key(detail) == error_key("RuntimeError: " + raw)
+    assert error_key(detail) != error_key(detail.replace("expr_evaluator.cpp", "executor.cpp"))

@@ -10,7 +10,7 @@ from segkit import DataType, FusionDefinition
 from segkit.cli import main as cli_main
 from segkit.errors import SegkitError
 from segkit.interp import random_inputs
-from segkit.minimize import minimize, rebuild, size_of
+from segkit.minimize import _candidates, minimize, rebuild, size_of
 from tests.conftest import DATA
 
 
@@ -114,3 +114,17 @@ def test_committed_minimized_gqa_repro_loads_and_is_small():
     assert size_of(r.fd)[0] <= 8
     assert "MISMATCH" in r.source.splitlines()[2] + r.source.splitlines()[3]
     segkit.run_reference(r.fd, r.make_inputs())
+
+
+def test_no_cut_turns_an_index_tensor_into_an_input():
+    """welford's count is Index, a dtype no client gives an input (nvFuser fixes its width per kernel): fuzz
+    finding f032's cut at it made a repro with an Index input; cuts at the other intermediates remain."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4, 8], contiguity=[True, True], dtype=DataType.Float)
+        y = fd.ops.neg(x)
+        avg, var, n = fd.ops.welford(y, dims=[1])
+        fd.add_output(fd.ops.reshape(n, new_shape=[2, 2]))
+        fd.add_output(fd.ops.add(avg, var))
+    labels = [label for label, _ in _candidates(fd)]
+    assert n.dtype is DataType.Index and f"cut at {n.name}" not in labels
+    assert {f"cut at {y.name}", f"cut at {avg.name}"} <= set(labels)

@@ -57,6 +57,27 @@ def test_validation_rejects_a_wrong_candidate():
     assert validate(two_stage("rmsnorm_bwd", cfg, 4), list(inputs.values()), refs, "reference")[0]
 
 
+class _RaisesNvFuserAssert:
+    """A candidate whose run fails with an nvFuser internal assert in its two-line form: a generic first line,
+    the reason on the second (here the text of nvFuser's cooperative-launch occupancy check)."""
+
+    def run(self, inputs, backend):
+        raise RuntimeError(
+            "INTERNAL ASSERT FAILED at /workspace/Fuser/csrc/runtime/executor.cpp:1343, please report a bug with "
+            "repro script to NVFuser at https://github.com/NVIDIA/Fuser/issues. \nWanted to launch a cooperative "
+            "kernel, however the number of blocks is greater than what can be resident on the GPU at once. Need: "
+            "2112 (1 * 2112 * 1) but limited to 12 * 132\nException raised from validateCooperativeLaunch")
+
+
+def test_a_failed_candidate_says_why_not_only_where():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384_tiny")
+    inputs = spec.make_inputs(cfg)
+    ok, note = validate(_RaisesNvFuserAssert(), list(inputs.values()), spec.reference(inputs, cfg), "reference")
+    assert not ok and note.startswith("failed: RuntimeError: INTERNAL ASSERT at runtime/executor.cpp:1343: Wanted to "
+                                      "launch a cooperative kernel") and "please report" not in note
+
+
 def test_a_candidate_that_does_not_record_is_rejected_untimed():
     spec = fusions.get("rmsnorm_bwd")
     cfg = spec.config("mixorder_576000x384_tiny")

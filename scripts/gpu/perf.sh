@@ -5,7 +5,8 @@
 # Writes $OUT/perf/perf.log and $OUT/perf/results.json (its "tuning_table" merges into the committed table with
 # `segkit tune --merge`), then prints a summary.
 # Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_ROPE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1,
-# PERF_SKIP_MANUAL=1.
+# PERF_SKIP_MANUAL=1. The 576000 x 384 search: PERF_TUNE_S seconds per norm (default 80), PERF_TUNE_FLAGS (e.g.
+# --full for the whole grid of heuristic overrides: vectorize 2/4/8 x register cap x blocks per SM x batch).
 set -uo pipefail
 source .gpu/activate.sh
 DIR="${OUT:-out}/perf"
@@ -31,7 +32,8 @@ fi
 if [ -z "${PERF_SKIP_TUNE:-}" ]; then
   for spec in rmsnorm_bwd layernorm_bwd; do
     part "segkit tune $spec:mixorder_576000x384"
-    timeout $(cap 80) python -m segkit.cli tune "$spec:mixorder_576000x384" --budget $(( $(cap 80) - 40 )) --out "$TMP/tunings.json" 2>&1 | tail -40
+    timeout $(cap ${PERF_TUNE_S:-80}) python -m segkit.cli tune "$spec:mixorder_576000x384" ${PERF_TUNE_FLAGS:-} \
+      --budget $(( $(cap ${PERF_TUNE_S:-80}) - 40 )) --out "$TMP/tunings.json" 2>&1 | tail -60
   done
 fi
 

@@ -245,7 +245,8 @@ class _Builder:
         return cands[self.draw(st.integers(0, len(cands) - 1))]
 
     def new_input(self, shape: list[int] | None = None, dtype: DataType | None = None,
-                  broadcast_ok: tuple[bool, ...] = ()) -> Value:
+                  broadcast_ok: tuple[bool, ...] = (), expand: dict[int, bool] | None = None) -> Value:
+        """A new fusion input with a random layout; ``expand`` fixes whether given dims are stride-0."""
         draw = self.draw
         if shape is None:
             rank = draw(st.integers(1, 4))
@@ -262,6 +263,8 @@ class _Builder:
         order = list(range(n)) if draw(st.integers(0, 2)) else list(draw(st.permutations(range(n))))
         padded = {d for d in range(n) if shape[d] > 1 and draw(st.integers(0, 5)) == 0}
         expanded = {d for d in range(n) if shape[d] > 1 and draw(st.integers(0, 6)) == 0}
+        for d, on in (expand or {}).items():
+            expanded = expanded | {d} if on and shape[d] > 1 else expanded - {d}
         strides = input_strides(shape, order, padded, expanded)
         v = self.fd.define_tensor(sizes=shape, strides=strides, dtype=dtype, static_sizes=True)
         self.pool.append(v)
@@ -568,8 +571,11 @@ class _Builder:
         if x is None or not names:
             return None
         name = self.draw(st.sampled_from(names))
+        dims = [d for d in range(x.ndim) if not x.expanded[d]]  # nvFuser refuses a scan along an expanded dim
+        if not dims:
+            return None
         x = self.compute_view(x)
-        return self.record(getattr(self.fd.ops, name)(x, dim=self.draw(st.integers(0, x.ndim - 1))))
+        return self.record(getattr(self.fd.ops, name)(x, dim=self.draw(st.sampled_from(dims))))
 
     def matmul(self) -> Value | None:
         """x @ w with a new weight input (the GEMM next to the pointwise and view ops around it)."""
@@ -587,8 +593,9 @@ class _Builder:
         n = self.draw(st.sampled_from([1, 3, 8, 16, 33]))
         if not self.fits(list(x.shape[:-1]) + [n]):
             return None
-        shape = [x.shape[-1], n] if name == "matmul" else [n, x.shape[-1]]
-        w = self.same_dtype(self.new_input(shape, DataType.Float), x.dtype)
+        shape, k = ([x.shape[-1], n], 0) if name == "matmul" else ([n, x.shape[-1]], 1)
+        # K is stride-0 in the weight exactly when it is in x: nvFuser wants K broadcast in both or neither
+        w = self.same_dtype(self.new_input(shape, DataType.Float, expand={k: x.expanded[-1]}), x.dtype)
         return self.record(getattr(self.fd.ops, name)(x, w))
 
     def triu(self) -> Value | None:

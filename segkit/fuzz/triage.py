@@ -7,16 +7,18 @@ import json
 import math
 from dataclasses import dataclass, fields
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import torch
 
+from segkit.bookend import bookend, bookended
 from segkit.check import output_tolerances
 from segkit.errors import ReproError, SegkitError
 from segkit.fuzz.campaign import INDEX, Finding
 from segkit.fuzz.targets import REALIZATIONS, Target, error_key
 from segkit.fuzz.workers import Task, executor
-from segkit.interp import run_reference
+from segkit.interp import Interpreter, as_fusion, run_reference
 from segkit.repro import Repro, fusion_lines
 
 
@@ -136,13 +138,24 @@ def _expected(ref: torch.Tensor, worst: tuple[int, ...] | None, tol: float) -> d
 
 
 def emit_standalone(repro: Repro, finding: Finding | None = None, device: str = "cuda:0") -> str:
-    """A script that needs only torch and nvfuser_direct: the fusion, the inputs segkit checked it on
-    (same values), and the expected outputs' values and sums from segkit's reference interpreter; it
-    prints what differs and exits 1 when nvFuser's outputs do not match."""
+    """A script that needs only torch and nvfuser_direct: the fusion as nvFuser ran it under the finding's
+    realization, the inputs segkit checked it on (same values), and the expected outputs' values and sums
+    from segkit's reference interpreter; it prints what differs and exits 1 when nvFuser's outputs do not
+    match. Under a ``<policy>/segment_set`` realization the fusion is the bookended one (its segment_set ops
+    written out); under ``<policy>/host`` it is the core fusion, run on the host views of the inputs
+    (``as_strided`` of the same storage), with the core's expected outputs."""
+    realization = finding.realization if finding and finding.realization in REALIZATIONS else "plain"
+    policy, how = REALIZATIONS[realization]
     inputs = repro.make_inputs("cpu", seed=0)
-    refs = run_reference(repro.fd, inputs)
-    worst = tuple(finding.worst) if finding and finding.output is not None else ()
-    tols = output_tolerances(repro.fd)
+    fd, refs, views = repro.fd, None, []
+    if how == "segment_set":
+        fd = bookended(repro.fd, policy)
+    elif how == "host":
+        fd, args, views = _host_core(repro, policy, inputs)
+        refs = run_reference(fd, args)
+    refs = run_reference(repro.fd, inputs) if refs is None else refs
+    worst = tuple(finding.worst) if finding and finding.output is not None and how != "host" else ()
+    tols = output_tolerances(fd)
     expected = [_expected(r, worst if finding and i == finding.output else None, t)
                 for i, (r, t) in enumerate(zip(refs, tols))]
     args = []
@@ -154,7 +167,15 @@ def emit_standalone(repro: Repro, finding: Finding | None = None, device: str = 
         else:
             raise ReproError(f"{repro.path}: input kind {rec.kind!r} cannot be written standalone")
     header = [line for line in repro.source.splitlines() if line.startswith("#")]
-    body = "\n".join("    " + line for line in fusion_lines(repro.fd.fusion))
+    if how is not None:
+        header.append(f"# The fusion below is what nvFuser ran under {realization}: "
+                      + ("segkit.bookend's segment_set ops written out." if how == "segment_set" else
+                         "the core fusion, its inputs the host views of the script's inputs."))
+    body = "\n".join("    " + line for line in fusion_lines(as_fusion(fd)))
+    run = ["inputs = [" + ", ".join(args) + "]"]
+    if how == "host":
+        run += ["# the host-side views (bookended meta ops) the core fusion reads",
+                "inputs = [" + ", ".join(views) + "]"]
     return "\n".join([
         *header,
         "# Standalone (torch + nvfuser_direct only): exits 1 when nvFuser's outputs differ from the expected",
@@ -175,12 +196,34 @@ def emit_standalone(repro: Repro, finding: Finding | None = None, device: str = 
         "with FusionDefinition() as fd:",
         "    nvfuser_fusion_id0(fd)",
         _MAKE,
-        "inputs = [" + ", ".join(args) + "]",
+        *run,
         "outputs = fd.execute(inputs)",
         "",
         f"EXPECTED = {_literal(expected)}",
         _CHECK,
     ])
+
+
+def _host_core(repro: Repro, policy: str, inputs: list) -> tuple[Any, list, list[str]]:
+    """The core fusion of ``policy``'s host plan, its arguments (the prologue's views of ``inputs``), and
+    each argument written as a view of the script's inputs (``inputs[j].as_strided(...)``)."""
+    plan = bookend(repro.fd, policy).apply("host")
+    host = Interpreter(plan.plan.fusion, list(inputs))
+    for op in plan.prologue:
+        host.run_op(op)
+    args = [host.value_of(v) for v in plan.core_inputs]
+    views = []
+    for a in args:
+        if not isinstance(a, torch.Tensor):
+            views.append(repr(a))
+            continue
+        base = next((j for j, x in enumerate(inputs) if isinstance(x, torch.Tensor)
+                     and x.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()), None)
+        if base is None:
+            raise ReproError(f"{repro.path}: a host view under {policy}/host is not a view of an input "
+                             "(the prologue copied): it cannot be written standalone")
+        views.append(f"inputs[{base}].as_strided({tuple(a.shape)}, {tuple(a.stride())}, {a.storage_offset()})")
+    return plan.core_fusion(args), args, views
 
 
 def _literal(x) -> str:

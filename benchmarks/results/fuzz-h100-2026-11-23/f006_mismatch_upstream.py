@@ -5,6 +5,7 @@
 # Signature: mismatch:acosh>reshape>reshape
 # Steps: none
 # Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE
+# The fusion below is what nvFuser ran under outputs/segment_set: segkit.bookend's segment_set ops written out.
 # Standalone (torch + nvfuser_direct only): exits 1 when nvFuser's outputs differ from the expected
 # values, which segkit's reference interpreter computed for these exact inputs.
 import math
@@ -20,8 +21,9 @@ def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
     tv0 = fd.define_tensor(shape=[-1, -1, 32, -1], contiguity=[True, True, None, True], dtype=DataType.Float, is_cpu=False, stride_order=[2, 3, 1, 0])
     tv1 = fd.ops.acosh(tv0)
     tv2 = fd.ops.reshape(tv1, new_shape=[48, 32, 31])
-    tv3 = fd.ops.reshape(tv2, new_shape=[48, 992])
-    fd.add_output(tv3)
+    tv3 = fd.ops.segment_set(tv2)
+    tv4 = fd.ops.reshape(tv3, new_shape=[48, 992])
+    fd.add_output(tv4)
 
 
 with FusionDefinition() as fd:

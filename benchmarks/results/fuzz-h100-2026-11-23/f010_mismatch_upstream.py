@@ -5,6 +5,7 @@
 # Signature: mismatch:reshape>reshape>reshape
 # Steps: none
 # Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE
+# The fusion below is what nvFuser ran under inputs+outputs/segment_set: segkit.bookend's segment_set ops written out.
 # Standalone (torch + nvfuser_direct only): exits 1 when nvFuser's outputs differ from the expected
 # values, which segkit's reference interpreter computed for these exact inputs.
 import math
@@ -19,9 +20,10 @@ DEVICE = 'cuda:0'
 def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
     tv0 = fd.define_tensor(shape=[-1, -1, 32, -1], contiguity=[True, True, None, False], dtype=DataType.Float, is_cpu=False, stride_order=[3, 2, 1, 0])
     tv1 = fd.ops.reshape(tv0, new_shape=[72, 32, 16])
-    tv2 = fd.ops.reshape(tv1, new_shape=[2304, 16])
-    tv3 = fd.ops.reshape(tv2, new_shape=[36864])
-    fd.add_output(tv3)
+    tv2 = fd.ops.segment_set(tv1)
+    tv3 = fd.ops.reshape(tv2, new_shape=[2304, 16])
+    tv4 = fd.ops.reshape(tv3, new_shape=[36864])
+    fd.add_output(tv4)
 
 
 with FusionDefinition() as fd:

@@ -5,6 +5,7 @@
 # Signature: mismatch:reshape>reshape
 # Steps: none
 # Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE
+# The fusion below is what nvFuser ran under inputs+outputs/segment_set: segkit.bookend's segment_set ops written out.
 # Standalone (torch + nvfuser_direct only): exits 1 when nvFuser's outputs differ from the expected
 # values, which segkit's reference interpreter computed for these exact inputs.
 import math
@@ -19,9 +20,10 @@ DEVICE = 'cuda:0'
 def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
     tv0 = fd.define_tensor(shape=[-1, -1, 5, 1], contiguity=[True, True, None, None], dtype=DataType.Half, is_cpu=False, stride_order=[3, 2, 1, 0])
     tv1 = fd.ops.reshape(tv0, new_shape=[256, 5, 1])
-    tv2 = fd.ops.reshape(tv1, new_shape=[1280, 1])
-    fd.add_output(tv2)
-    fd.add_output(tv2)
+    tv2 = fd.ops.segment_set(tv1)
+    tv3 = fd.ops.reshape(tv2, new_shape=[1280, 1])
+    fd.add_output(tv3)
+    fd.add_output(tv3)
 
 
 with FusionDefinition() as fd:

@@ -5,6 +5,7 @@
 # Signature: error:set>reshape>reshape>reshape
 # Steps: none
 # Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE
+# The fusion below is what nvFuser ran under inputs+outputs/segment_set: segkit.bookend's segment_set ops written out.
 # Standalone (torch + nvfuser_direct only): exits 1 when nvFuser's outputs differ from the expected
 # values, which segkit's reference interpreter computed for these exact inputs.
 import math
@@ -19,12 +20,14 @@ DEVICE = 'cuda:0'
 def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
     tv0 = fd.define_tensor(shape=[1, 4, -1, 128], contiguity=[None, None, True, None], dtype=DataType.Float, is_cpu=False, stride_order=[3, 2, 1, 0])
     tv1 = fd.ops.set(tv0)
-    tv2 = fd.ops.reshape(tv1, new_shape=[4, 128, 128])
-    tv3 = fd.ops.reshape(tv2, new_shape=[512, 128])
-    tv4 = fd.ops.reshape(tv1, new_shape=[1, 1, 4, 128, 128])
+    tv2 = fd.ops.segment_set(tv1)
+    tv3 = fd.ops.reshape(tv2, new_shape=[4, 128, 128])
+    tv4 = fd.ops.segment_set(tv3)
+    tv5 = fd.ops.reshape(tv4, new_shape=[512, 128])
+    tv6 = fd.ops.reshape(tv2, new_shape=[1, 1, 4, 128, 128])
+    fd.add_output(tv6)
     fd.add_output(tv4)
-    fd.add_output(tv2)
-    fd.add_output(tv3)
+    fd.add_output(tv5)
 
 
 with FusionDefinition() as fd:
