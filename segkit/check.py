@@ -10,7 +10,7 @@ import torch
 
 from segkit import ops as catalogue
 from segkit.dtypes import DataType
-from segkit.compare import OutputDiff, RandomDiff, compare, compare_random
+from segkit.compare import OutputDiff, RandomDiff, compare_random, diff, tolerance
 from segkit.errors import error_summary
 from segkit.interp import as_fusion, run_reference
 
@@ -90,6 +90,42 @@ def _index_as_int64(fd: Any, outputs: Sequence[torch.Tensor]) -> list[torch.Tens
             for v, o in zip(fusion.outputs, outputs)]
 
 
+def output_tolerances(fd: Any, tol: dict[torch.dtype, float] | None = None) -> list[float]:
+    """Per fusion output, the relative tolerance its check allows: that of the least precise floating dtype
+    the output's value was computed in, not only of its own dtype. A Float result cast to Double still
+    carries Float rounding (a float32 matmul is accumulated in another order by cuBLAS than by the CPU
+    reference), so judging it at Double's tolerance reports rounding as a mismatch. Rounding happens where
+    a non-view op writes a floating dtype; fusion inputs are exact data and view ops (``meta``) round
+    nothing, so a Float input cast to Double and computed in Double keeps Double's tight tolerance.
+    Non-view ops that only move values (pad, cat, where, gather, ...) count as rounding too, as the catalogue
+    does not mark them: that errs loose only where such an op's narrower output is later cast wider.
+    ``tol`` (dtype -> tolerance) overrides the rule for the output dtypes it names."""
+    fusion = as_fusion(fd)
+    loosest: dict[int, float] = {}  # id(value) -> loosest tolerance of the roundings it went through
+    for op in fusion.ops:
+        upstream = max((loosest.get(id(v), 0.0) for v in op.inputs), default=0.0)
+        meta = catalogue.get(op.name).meta
+        for out in op.outputs:
+            loosest[id(out)] = max(upstream, 0.0 if meta else _tolerance_of(out.dtype))
+    tols = []
+    for v in fusion.outputs:
+        explicit = tol.get(_torch_dtype(v.dtype)) if tol else None
+        tols.append(explicit if explicit is not None else max(_tolerance_of(v.dtype), loosest.get(id(v), 0.0)))
+    return tols
+
+
+def _torch_dtype(dtype: DataType) -> torch.dtype | None:
+    try:
+        return dtype.torch
+    except ValueError:  # an nvFuser dtype torch has no name for
+        return None
+
+
+def _tolerance_of(dtype: DataType) -> float:
+    t = _torch_dtype(dtype)
+    return tolerance(t) if t is not None else 0.0
+
+
 def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
           tol: dict[torch.dtype, float] | None = None) -> CheckReport:
     """The per-output verdicts of ``outputs`` against the reference's ``refs`` (one rule set for `segkit check`,
@@ -97,7 +133,8 @@ def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
     outputs = _index_as_int64(fd, outputs)
-    diffs = compare(refs, outputs, tol, label=label.split(',')[0])
+    who = label.split(',')[0]
+    diffs = [diff(i, r, g, t, who) for i, (r, g, t) in enumerate(zip(refs, outputs, output_tolerances(fd, tol)))]
     for i, is_random in enumerate(random_outputs(fd)):
         if is_random:
             diffs[i] = compare_random(i, refs[i], outputs[i])

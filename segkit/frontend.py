@@ -77,6 +77,7 @@ class FusionDefinition:
         self._fusion.rebind(self)
         self._pending_definition = fusion is None and callable(getattr(self, "definition", None))
         self.ops = _Ops(self)
+        self.nvfuser: Any = None  # this definition replayed into nvFuser, made once by segkit.nvf.compiled
 
     @property
     def fusion(self) -> Fusion:

@@ -137,14 +137,12 @@ def signature(args: Sequence[Any]) -> tuple:
 
 
 def compiled(fd: Any):
-    """The nvFuser FusionDefinition of a recorded one, made once and kept on it (nvFuser caches kernels per
-    definition); a ``TunedFusion`` when the fusion declares an ``NvTuning`` (``Fusion.tuning``)."""
-    nvfd = getattr(fd, "_nvfuser", None)
-    if nvfd is None:
+    """The nvFuser FusionDefinition of a recorded one, made once and kept in its ``nvfuser`` field (nvFuser
+    caches kernels per definition); a ``TunedFusion`` when the fusion declares an ``NvTuning`` (``Fusion.tuning``)."""
+    if fd.nvfuser is None:
         tuning = as_fusion(fd).tuning
-        nvfd = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)
-        fd._nvfuser = nvfd
-    return nvfd
+        fd.nvfuser = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)
+    return fd.nvfuser
 
 
 def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: Any = None, profile: bool = True) -> NvRun:

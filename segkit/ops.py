@@ -759,19 +759,29 @@ def _var_infer(n_out: int, keepdim_attr: bool):
     return infer
 
 
+def _var_mean_rounded(x: torch.Tensor, dims, correction: int, keepdim: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Variance and mean computed in double precision and rounded once to the operand's precision: the
+    correctly rounded answer, the same on every device. torch's own float32 kernels round differently on
+    CPU and CUDA (a CUDA mean of [1, -6, 5] is -9e-8, not 0; a CPU variance of 127 equal numbers is 1e-13,
+    not 0), and a later ``x / mean`` or ``x / var`` turns that rounding into a different Inf or a 1e7 error.
+    nvFuser's Welford (csrc/ops/normalization.cpp, variance_mean) gets those exact cases exactly."""
+    var, mean = torch.var_mean(x.to(torch.float64), dims, correction=correction, keepdim=keepdim)
+    return var.to(x.dtype), mean.to(x.dtype)
+
+
 def _var_run(a, ctx):
-    return torch.var(a["arg"], a["dims"], correction=a["correction"], keepdim=a["keepdim"])
+    return _var_mean_rounded(a["arg"], a["dims"], a["correction"], a["keepdim"])[0]
 
 
 def _var_mean_run(a, ctx):
-    return tuple(torch.var_mean(a["arg"], a["dims"], correction=a["correction"], keepdim=a["keepdim"]))
+    return _var_mean_rounded(a["arg"], a["dims"], a["correction"], a["keepdim"])
 
 
 def _welford_run(a, ctx):
     x, dims = a["arg"], a["dims"]
     n = math.prod(x.shape[d] for d in dims)
-    var, avg = torch.var_mean(x, dims, correction=0)
-    return avg, var * n, torch.full_like(avg, n, dtype=torch.int64)
+    var, avg = torch.var_mean(x.to(torch.float64), dims, correction=0)
+    return avg.to(x.dtype), (var * n).to(x.dtype), torch.full_like(avg, n, dtype=torch.int64)
 
 
 _VAR_ATTRS = (("dims", REQUIRED), ("correction", 1), ("keepdim", False))

@@ -239,3 +239,23 @@ def test_standalone_script_runs_what_the_realization_ran(tmp_path, realization):
     with mock.patch.dict(catalogue.CATALOGUE, planted_segment_set):
         code, out = run()
     assert (code, "MISMATCH output" in out) == ((1, True) if realization.endswith("segment_set") else (0, False))
+
+
+def test_an_nvfuser_assert_finding_keeps_what_failed_and_dedups_across_formats():
+    """nvFuser's internal asserts say what failed on their second line: a finding keeps it, and the same assert
+    written either way (a raw first line from an older campaign, or the summary) is one finding on replay."""
+    from segkit.fuzz.targets import error_key
+
+    raw = ("Error from segmentation group 0:  INTERNAL ASSERT FAILED at /workspace/Fuser/csrc/expr_evaluator.cpp:156, "
+           "please report a bug with repro script to NVFuser at https://github.com/NVIDIA/Fuser/issues. ")
+
+    def failing(fd, inputs):
+        raise RuntimeError(raw + "\nExpected 3 == 4 . Cannot bind tv2 to a different extent")
+
+    res = run_case(Target("asserts", "cpu", failing), segkit.load_repro(_EXPANDED_MERGE).fd,
+                   segkit.load_repro(_EXPANDED_MERGE).make_inputs("cpu"))
+    detail = res.failures[0].detail
+    assert detail == ("RuntimeError: Error from segmentation group 0: INTERNAL ASSERT at expr_evaluator.cpp:156: "
+                      "Expected 3 == 4 . Cannot bind tv2 to a different extent")
+    assert error_key(detail) == error_key("RuntimeError: " + raw)
+    assert error_key(detail) != error_key(detail.replace("expr_evaluator.cpp", "executor.cpp"))

@@ -35,7 +35,7 @@ echo "fuzz exit code $?"
   echo "## Re-check of every finding (segkit fuzz --replay)"
   echo
   echo '```'
-  timeout -k 5 50 python -m segkit.cli fuzz --replay "$WORK" 2>&1 | tail -40 || echo "replay stopped (time limit)"
+  timeout -k 5 50 python -m segkit.cli fuzz --replay "$WORK" 2>&1 | tail -n 300 || echo "replay stopped (time limit)"
   echo '```'
 } >> "$WORK/summary.md"
 cat "$LOG" >> "$WORK/fuzz.log"

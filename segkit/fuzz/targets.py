@@ -22,7 +22,7 @@ import torch
 
 from segkit.bookend import bookend, run_plan
 from segkit.check import CheckReport, judge
-from segkit.errors import NvFuserUnavailableError
+from segkit.errors import NvFuserUnavailableError, error_summary
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available
 from segkit.repro import load_repro
@@ -142,13 +142,13 @@ def run_case(target: Target, fd: Any, inputs: Sequence[Any], realizations: Seque
     try:
         refs = run_reference(fd, inputs)
     except Exception as e:  # the generator made something the reference cannot run: not a target bug
-        return CaseResult(status="invalid", detail=_first_line(e))
+        return CaseResult(status="invalid", detail=error_summary(e))
     result = CaseResult()
     for label in realizations_for(fd, realizations):
         try:
             outs = run_on(target, fd, inputs, label)
         except Exception as e:
-            result.verdicts.append(Verdict(label, "error", _first_line(e)))
+            result.verdicts.append(Verdict(label, "error", error_summary(e)))
             continue
         if len(outs) != len(refs):
             result.verdicts.append(Verdict(label, "error", f"{len(outs)} outputs, the fusion defines {len(refs)}"))
@@ -164,14 +164,12 @@ def run_script(target: Target, script: str, realizations: Sequence[str], tol=Non
     return run_case(target, repro.fd, repro.make_inputs(target.device, seed=seed), realizations, tol)
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0][:300] if text else ''}"
-
-
+_ASSERT_SITE = re.compile(r"INTERNAL ASSERT (?:FAILED )?at \S*?([\w.-]+\.(?:cpp|h|cu)):\d+.*", re.S)
 _VOLATILE = re.compile(r"\b(tv|T|c)\d+\b|0x[0-9a-f]+|\d+")
 
 
 def error_key(detail: str) -> str:
-    """An error message with names, addresses and numbers blanked: errors with one cause share it."""
-    return _VOLATILE.sub("#", detail)[:160]
+    """An error message with names, addresses and numbers blanked: errors with one cause share it. An nvFuser
+    internal assert counts by its source file, whether the detail is its raw first line or error_summary's."""
+    canonical = " ".join(_ASSERT_SITE.sub(r"INTERNAL ASSERT at \1", detail).split())
+    return _VOLATILE.sub("#", canonical)[:160]

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from segkit.bookend import bookend, bookended
-from segkit.compare import tolerance
+from segkit.check import output_tolerances
 from segkit.errors import ReproError, SegkitError
 from segkit.fuzz.campaign import INDEX, Finding
 from segkit.fuzz.targets import REALIZATIONS, Target, error_key
@@ -122,7 +122,7 @@ sys.exit(1 if bad else 0)
 '''
 
 
-def _expected(ref: torch.Tensor, worst: tuple[int, ...] | None) -> dict:
+def _expected(ref: torch.Tensor, worst: tuple[int, ...] | None, tol: float) -> dict:
     """What a correct output holds: a few values (the campaign's worst element first) and three sums."""
     x = ref.detach().to("cpu", torch.float64)
     n = x.numel()
@@ -131,7 +131,7 @@ def _expected(ref: torch.Tensor, worst: tuple[int, ...] | None) -> dict:
     points += [tuple(int(i) for i in torch.unravel_index(torch.tensor(k), x.shape)) for k in flat]
     w = torch.linspace(-1, 1, n, dtype=torch.float64).reshape(x.shape)
     finite = x.nan_to_num(nan=0.0)
-    return {"shape": tuple(x.shape), "tol": tolerance(ref.dtype) or 1e-12,
+    return {"shape": tuple(x.shape), "tol": tol or 1e-12,
             "max_abs": float(finite.abs().max()) if n else 0.0,
             "points": {p: x[p].item() for p in dict.fromkeys(points)},
             "sum": x.sum().item(), "abs sum": x.abs().sum().item(), "weighted sum": (x * w).sum().item()}
@@ -155,7 +155,9 @@ def emit_standalone(repro: Repro, finding: Finding | None = None, device: str = 
         refs = run_reference(fd, args)
     refs = run_reference(repro.fd, inputs) if refs is None else refs
     worst = tuple(finding.worst) if finding and finding.output is not None and how != "host" else ()
-    expected = [_expected(r, worst if finding and i == finding.output else None) for i, r in enumerate(refs)]
+    tols = output_tolerances(fd)
+    expected = [_expected(r, worst if finding and i == finding.output else None, t)
+                for i, (r, t) in enumerate(zip(refs, tols))]
     args = []
     for rec in repro.recipes:
         if rec.kind == "scalar":
