@@ -317,7 +317,7 @@ class Campaign:
         self.log(f"finding {f.id}: {signature} ({f.detail[:100]})" + (f"; {note}" if note else ""))
 
     def minimize_case(self, cid: str, case: Case, v: Verdict, ran: tuple[str, ...], left: float, pending: int
-                 ) -> tuple[MinimizeResult, str]:
+                      ) -> tuple[MinimizeResult, str]:
         """The minimized case (its fusion is ``case.fd`` when it was not minimized) and a note for its header:
         how it was minimized when not as usual, or why it was not. Static sizes are tried first (they can be
         halved); when the failure does not show with them, the fusion is minimized with its symbolic sizes."""
