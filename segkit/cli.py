@@ -162,33 +162,44 @@ def cmd_minimize(args: argparse.Namespace) -> int:
 
     from segkit.check import check
     from segkit.interp import random_inputs
-    from segkit.minimize import minimize, size_of, specialize
+    from segkit.minimize import is_symbolic, minimize, size_of, specialize
     from segkit.repro import emit_repro
 
     _require_nvfuser("minimize")
     t0 = time.perf_counter()
     repro = _load_script(args.script)
-    fd = specialize(repro.fd, repro.make_inputs("cpu"))
+    inputs = repro.make_inputs("cpu")
+    fd, shapes = specialize(repro.fd, inputs), None
 
-    def report(c):
-        return check(c, random_inputs(c, "cuda"), policy=args.policy)
+    def report(c, cand_shapes=None):
+        return check(c, random_inputs(c, "cuda", shapes=cand_shapes), policy=args.policy)
 
     first = report(fd)
+    if first.ok and is_symbolic(repro.fd):  # sizes made static hide it: try the sizes as recorded (-1)
+        shapes = [tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
+        symbolic = report(repro.fd, shapes)
+        if symbolic.error is None and not symbolic.ok:
+            print("with static sizes the fusion matches the reference; minimizing it with its sizes kept symbolic")
+            fd, first = repro.fd, symbolic
+        else:
+            shapes = None
     print(first)
     if first.ok or first.error:
         print("nothing to minimize: " + ("the fusion already matches the reference" if first.ok else "nvFuser fails to run it"))
         return 0
-    res = minimize(fd, lambda c: (r := report(c)).error is None and not r.ok, max_seconds=args.max_seconds)
-    final = report(res.fd)
+    res = minimize(fd, lambda *c: (r := report(*c)).error is None and not r.ok, max_seconds=args.max_seconds,
+                   shapes=shapes)
+    final = report(res.fd, res.shapes)
     import nvfuser_direct
 
     seconds = time.perf_counter() - t0
     header = [f"# Minimized by `segkit minimize` from {Path(args.script).name} ({res.start_size[0]} ops) to "
-              f"{size_of(res.fd)[0]} ops in {seconds:.0f} s ({res.checks} nvFuser checks).",
+              f"{size_of(res.fd)[0]} ops in {seconds:.0f} s ({res.checks} nvFuser checks)"
+              + ("; sizes kept symbolic: with static sizes the failure does not show." if shapes else "."),
               f"# On {torch.cuda.get_device_name()}, nvfuser_direct {nvfuser_direct.version()}, torch {torch.__version__}:",
               *[f"#   {line}" for line in str(final).splitlines()],
               f"# Steps: {'; '.join(res.steps)}"]
-    args.output.write_text("\n".join(header) + "\n" + emit_repro(res.fd, random_inputs(res.fd, "cpu")))
+    args.output.write_text("\n".join(header) + "\n" + emit_repro(res.fd, random_inputs(res.fd, "cpu", shapes=res.shapes)))
     print(f"wrote {args.output}: {size_of(res.fd)[0]} ops, {seconds:.0f} s")
     return 0
 
