@@ -23,7 +23,8 @@ Dead ops and unused inputs are dropped before a case is returned.
 
 Compute runs on Float/Double values (low-precision and integer tensors are cast
 in first, as Thunder's traces do), so the reference and a correct compiler
-agree within the dtype tolerances of ``segkit.compare``.
+agree within the dtype tolerances of ``segkit.compare``; only the integer and
+indexing steps of ``segkit.fuzz.domains`` compute on integers, exactly.
 
 :data:`OP_WEIGHTS` is the explicit table of what is generated and how often;
 pointwise and reduction ops come from the catalogue (``pointwise_ops``,
