@@ -75,8 +75,7 @@ class DomainSteps:
 
     def _int_x(self, shape: list[int] | None = None) -> Value:
         """A pool tensor of an integer dtype (of ``shape`` if given), else a new integer input."""
-        x = self.pick(lambda v: v.dtype in INTS and (shape is None or list(v.shape) == shape)
-                      and all(s > 0 for s in v.shape))
+        x = self.pick(lambda v: v.dtype in INTS and (shape is None or list(v.shape) == shape))
         if x is None or self.draw(st.integers(0, 2)) == 0:
             x = self.new_input(shape, self.draw(st.sampled_from(INTS)))
         return x
@@ -186,9 +185,7 @@ class DomainSteps:
             if name == "gather":  # gather's index may be smaller than arg in the other dims too
                 shape = [s if i == d or s == 1 or draw(st.integers(0, 2)) else draw(st.integers(1, s))
                          for i, s in enumerate(shape)]
-        out_shape = list(x.shape) if name == "index_select" else shape
-        if name == "index_select":
-            out_shape[d] = m
+        out_shape = [m if i == d else s for i, s in enumerate(x.shape)] if name == "index_select" else shape
         if not self.fits(out_shape):
             return None
         return self.record(getattr(ops, name)(x, self._indices(shape, n), dim=d))
