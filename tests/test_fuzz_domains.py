@@ -15,7 +15,7 @@ from segkit.dtypes import DataType
 from segkit.fuzz import run_case, target
 from segkit.fuzz.campaign import Coverage, case_stream
 from segkit.fuzz.domains import DOMAIN_STEPS
-from segkit.fuzz.gen import _Builder, cases, generated_ops, strided_inputs
+from segkit.fuzz.gen import _Builder, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS
 from segkit.interp import run_reference
 from segkit.repro import emit_repro, load_repro
