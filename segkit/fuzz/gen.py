@@ -13,6 +13,9 @@ script. What is generated:
   ``where``; reductions (inner, outer, several dims, var / var_mean / welford)
   and normalizations (reduce, broadcast back, combine with the input);
 * scans (cumsum, cummax, ...), matmul / linear with a new weight input, triu;
+* ops whose operands need a domain (``segkit.fuzz.domains``, which also says what is left out and why):
+  integer and bitwise ops, numerically wild math, indexing with in-range indices, creation ops,
+  sorting where ties cannot matter, complex parts, extents;
 * several outputs: intermediates, views of inputs, the same tensor twice;
 * a quarter of the cases with symbolic input sizes (-1), as Thunder defines its fusions.
 
@@ -20,7 +23,8 @@ Dead ops and unused inputs are dropped before a case is returned.
 
 Compute runs on Float/Double values (low-precision and integer tensors are cast
 in first, as Thunder's traces do), so the reference and a correct compiler
-agree within the dtype tolerances of ``segkit.compare``.
+agree within the dtype tolerances of ``segkit.compare``; only the integer and
+indexing steps of ``segkit.fuzz.domains`` compute on integers, exactly.
 
 :data:`OP_WEIGHTS` is the explicit table of what is generated and how often;
 pointwise and reduction ops come from the catalogue (``pointwise_ops``,
@@ -41,6 +45,7 @@ from hypothesis import strategies as st
 from segkit import ops as catalogue
 from segkit.dtypes import DataType
 from segkit.errors import FusionDefinitionError, SegkitError
+from segkit.fuzz.domains import DOMAIN_STEPS, DomainSteps
 from segkit.frontend import FusionDefinition
 from segkit.ir import Value, ops_needed_by
 from segkit.repro import emit_repro
@@ -52,10 +57,14 @@ OP_WEIGHTS: dict[str, int] = {
     "broadcast_in_dim": 1, "select": 1, "set": 1, "segment_set": 1, "stride_order": 1,
     "unary": 7, "binary": 9, "where": 2, "ternary": 1, "cast": 3,
     "reduction": 6, "normalize": 4, "scan": 2, "matmul": 2, "linear": 1, "triu": 1,
+    # ops whose operands need a domain (segkit.fuzz.domains): rarer than the above
+    "integer": 2, "wild": 2, "clamp": 1, "threshold": 1, "addcmul": 1, "index": 3, "scatter": 1,
+    "creation": 1, "sort": 1, "complex": 1, "extent": 1,
 }
 
 #: Pointwise ops by name -> weight; catalogue pointwise ops not named here get DEFAULT_WEIGHT.
-#: Numerically wild ops (overflow or domain errors on random inputs) are rarer.
+#: Numerically wild ops (overflow or domain errors on random inputs) are never drawn here: the "wild" step
+#: (segkit.fuzz.domains) emits them on their safe domains.
 POINTWISE_WEIGHTS: dict[str, int] = {
     "add": 6, "mul": 6, "sub": 4, "div": 2, "maximum": 2, "minimum": 2,
     "neg": 3, "abs": 3, "exp": 3, "tanh": 3, "sigmoid": 3, "relu": 3, "silu": 2, "rsqrt": 1, "sqrt": 1,
@@ -162,6 +171,7 @@ def generated_ops() -> set[str]:
     names -= set(pw["ternary"]["predicate"])
     names |= set(reduction_ops()) | set(scan_ops()) | {"where", "cast"}
     names |= {k for k in OP_WEIGHTS if OP_WEIGHTS[k] > 0} - {"scan"}
+    names |= {n for step, ops in DOMAIN_STEPS.items() if OP_WEIGHTS.get(step, 0) > 0 for n in ops}
     return {n for n in names if catalogue.get(n) is not None}
 
 
@@ -227,7 +237,7 @@ class Case:
 
 
 @dataclass
-class _Builder:
+class _Builder(DomainSteps):
     draw: Callable
     max_elements: int
     fd: FusionDefinition = field(default_factory=FusionDefinition)
@@ -618,7 +628,7 @@ class _Builder:
         if name == "reduction":
             red = self.reduction()
             return None if red is None else red[0]
-        if name in ("unary", "binary", "ternary", "where", "cast", "normalize", "scan"):
+        if name in ("unary", "binary", "ternary", "where", "cast", "normalize", "scan") or name in DOMAIN_STEPS:
             return getattr(self, name)()
         if catalogue.get(name) is None:
             return None  # a table entry this catalogue lacks
