@@ -42,8 +42,15 @@ class ResourceLimitError(SegkitError):
     """A tensor or a script run beyond segkit's configured limits (memory budget, time limit)."""
 
 
-_ASSERT = re.compile(r"INTERNAL ASSERT FAILED at \S*?([\w./-]+\.(?:cpp|h|cu)):(\d+)")
+_ASSERT = re.compile(r"INTERNAL ASSERT (?:FAILED )?at \S*?([\w./-]+\.(?:cpp|h|cu)):(\d+)")
 _BOILERPLATE = re.compile(r"please report a bug|^Exception raised from|^frame #\d+|^\s*$")
+
+
+def nvfuser_assert(text: str) -> re.Match | None:
+    """Where ``text`` names an nvFuser internal assert, as nvFuser writes it ("INTERNAL ASSERT FAILED at
+    <path>:<line>") or as :func:`error_summary` does ("INTERNAL ASSERT at <file>:<line>"): the match, its
+    groups the source path and the line."""
+    return _ASSERT.search(text)
 
 
 def error_summary(e: BaseException, limit: int = 300) -> str:
@@ -52,7 +59,7 @@ def error_summary(e: BaseException, limit: int = 300) -> str:
     say what failed on the next one: both are kept, as "INTERNAL ASSERT at <file>:<line>: <what>"."""
     lines = [ln.strip() for ln in str(e).strip().splitlines()]
     head = lines[0] if lines else ""
-    m = _ASSERT.search(head)
+    m = nvfuser_assert(head)
     if m:
         what = next((ln for ln in lines[1:] if not _BOILERPLATE.search(ln)), "")
         prefix = head[:m.start()].strip().rstrip(":")

@@ -22,7 +22,7 @@ import torch
 
 from segkit.bookend import bookend, run_plan
 from segkit.check import CheckReport, judge
-from segkit.errors import NvFuserUnavailableError, error_summary
+from segkit.errors import NvFuserUnavailableError, error_summary, nvfuser_assert
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available
 from segkit.repro import load_repro
@@ -164,12 +164,13 @@ def run_script(target: Target, script: str, realizations: Sequence[str], tol=Non
     return run_case(target, repro.fd, repro.make_inputs(target.device, seed=seed), realizations, tol)
 
 
-_ASSERT_SITE = re.compile(r"INTERNAL ASSERT (?:FAILED )?at \S*?([\w.-]+\.(?:cpp|h|cu)):\d+.*", re.S)
 _VOLATILE = re.compile(r"\b(tv|T|c)\d+\b|0x[0-9a-f]+|\d+")
 
 
 def error_key(detail: str) -> str:
     """An error message with names, addresses and numbers blanked: errors with one cause share it. An nvFuser
     internal assert counts by its source file, whether the detail is its raw first line or error_summary's."""
-    canonical = " ".join(_ASSERT_SITE.sub(r"INTERNAL ASSERT at \1", detail).split())
-    return _VOLATILE.sub("#", canonical)[:160]
+    m = nvfuser_assert(detail)
+    if m:
+        detail = f"{detail[:m.start()]}INTERNAL ASSERT at {m.group(1).rsplit('/', 1)[-1]}"
+    return _VOLATILE.sub("#", " ".join(detail.split()))[:160]
