@@ -162,40 +162,36 @@ def cmd_minimize(args: argparse.Namespace) -> int:
 
     from segkit.check import check
     from segkit.interp import random_inputs
-    from segkit.minimize import is_symbolic, minimize, size_of, specialize
+    from segkit.minimize import input_shapes, is_symbolic, minimize_as_recorded_if_needed, size_of, specialize
     from segkit.repro import emit_repro
 
     _require_nvfuser("minimize")
     t0 = time.perf_counter()
     repro = _load_script(args.script)
     inputs = repro.make_inputs("cpu")
-    fd, shapes = specialize(repro.fd, inputs), None
 
     def report(c, cand_shapes=None):
         return check(c, random_inputs(c, "cuda", shapes=cand_shapes), policy=args.policy)
 
-    first = report(fd)
-    if first.ok and is_symbolic(repro.fd):  # sizes made static hide it: try the sizes as recorded (-1)
-        shapes = [tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
-        symbolic = report(repro.fd, shapes)
+    first = report(specialize(repro.fd, inputs))
+    if first.ok and is_symbolic(repro.fd):  # static sizes may hide it: the verdict with the sizes as recorded (-1)
+        symbolic = report(repro.fd, input_shapes(inputs))
         if symbolic.error is None and not symbolic.ok:
             print("with static sizes the fusion matches the reference; minimizing it with its sizes kept symbolic")
-            fd, first = repro.fd, symbolic
-        else:
-            shapes = None
+            first = symbolic
     print(first)
     if first.ok or first.error:
         print("nothing to minimize: " + ("the fusion already matches the reference" if first.ok else "nvFuser fails to run it"))
         return 0
-    res = minimize(fd, lambda *c: (r := report(*c)).error is None and not r.ok, max_seconds=args.max_seconds,
-                   shapes=shapes)
+    res = minimize_as_recorded_if_needed(repro.fd, inputs, lambda *c: (r := report(*c)).error is None and not r.ok,
+                                         max_seconds=args.max_seconds)
     final = report(res.fd, res.shapes)
     import nvfuser_direct
 
     seconds = time.perf_counter() - t0
     header = [f"# Minimized by `segkit minimize` from {Path(args.script).name} ({res.start_size[0]} ops) to "
               f"{size_of(res.fd)[0]} ops in {seconds:.0f} s ({res.checks} nvFuser checks)"
-              + ("; sizes kept symbolic: with static sizes the failure does not show." if shapes else "."),
+              + ("; sizes kept symbolic: with static sizes the failure does not show." if res.shapes else "."),
               f"# On {torch.cuda.get_device_name()}, nvfuser_direct {nvfuser_direct.version()}, torch {torch.__version__}:",
               *[f"#   {line}" for line in str(final).splitlines()],
               f"# Steps: {'; '.join(res.steps)}"]

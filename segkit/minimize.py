@@ -273,3 +273,23 @@ def minimize(fd: Any, predicate: Callable[..., bool], *, max_seconds: float = 90
                 break
     result.fd, result.shapes, result.seconds = current, shapes, time.perf_counter() - t0
     return result
+
+
+def input_shapes(inputs: list[Any]) -> Shapes:
+    """The run-time shape of each input (None for a scalar): ``minimize``'s ``shapes``."""
+    return [tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
+
+
+def minimize_as_recorded_if_needed(fd: Any, inputs: list[Any], predicate: Callable[..., bool], *,
+                                   max_seconds: float = 900, log: Callable[[str], None] = print) -> MinimizeResult:
+    """:func:`minimize` ``fd`` as run on ``inputs``: with its sizes made static first (they can then be halved);
+    when the predicate does not hold with static sizes and ``fd`` has symbolic ones, with its sizes as recorded
+    (the result's ``shapes`` is then set). Raises SegkitError when the predicate holds for neither."""
+    t0 = time.perf_counter()
+    try:
+        return minimize(specialize(fd, inputs), predicate, max_seconds=max_seconds, log=log)
+    except SegkitError:
+        if not is_symbolic(fd):
+            raise
+    return minimize(fd, predicate, max_seconds=max(0.0, max_seconds - (time.perf_counter() - t0)), log=log,
+                    shapes=input_shapes(inputs))

@@ -28,14 +28,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-import torch
-
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
-from segkit.minimize import MinimizeResult, is_symbolic, minimize, specialize
+from segkit.minimize import MinimizeResult, is_symbolic, minimize_as_recorded_if_needed
 from segkit.ops import CATALOGUE
 from segkit.repro import emit_repro, load_repro
 
@@ -339,26 +337,19 @@ class Campaign:
             checks["runs"] += 1
             return reproduces(*args)
 
-        try:  # sizes made static first: the minimizer halves them and draws inputs from them
-            m = minimize(specialize(case.fd, case.inputs), pred, max_seconds=budget, log=quiet)
-            return m, "" if m.steps else _no_step(m, budget)
+        try:
+            m = minimize_as_recorded_if_needed(case.fd, case.inputs, pred, max_seconds=budget, log=quiet)
         except SegkitError as e:
-            static_error = e
-        if is_symbolic(case.fd):
-            shapes = [tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in case.inputs]
-            try:
-                m = minimize(case.fd, pred, max_seconds=max(0.0, budget - (time.perf_counter() - t0)), log=quiet,
-                             shapes=shapes)
-            except SegkitError as e:
-                self.log(f"case {cid}: not minimized, with static sizes or symbolic ones ({e})")
-            else:
-                self.log(f"case {cid}: minimized with its sizes kept symbolic (with static sizes it does not fail)")
-                m.checks = checks["runs"]
-                m.seconds = time.perf_counter() - t0
-                return m, ("sizes kept symbolic: with static sizes the failure does not show"
-                           + ("" if m.steps else f"; {_no_step(m, budget)}"))
+            sizes = ", with static sizes or symbolic ones" if is_symbolic(case.fd) else ""
+            self.log(f"case {cid}: not minimized{sizes} ({e})")
         else:
-            self.log(f"case {cid}: not minimized ({static_error})")
+            if m.shapes is None:
+                return m, "" if m.steps else _no_step(m, budget)
+            self.log(f"case {cid}: minimized with its sizes kept symbolic (with static sizes it does not fail)")
+            m.checks = checks["runs"]
+            m.seconds = time.perf_counter() - t0
+            return m, ("sizes kept symbolic: with static sizes the failure does not show"
+                       + ("" if m.steps else f"; {_no_step(m, budget)}"))
         unminimized.checks, unminimized.seconds = checks["runs"], time.perf_counter() - t0
         return unminimized, "not minimized: the failure did not show when the case was run again"
 
