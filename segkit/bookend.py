@@ -254,14 +254,19 @@ class HostPlan:
                     stack.extend(v.definition.inputs)
         return served
 
+    def after_prologue(self, inputs: Sequence[Any]) -> Interpreter:
+        """The host interpreter with the prologue's views of ``inputs`` made (the core reads them from it)."""
+        host = Interpreter(self.plan.fusion, list(inputs))
+        for op in self.prologue:
+            host.run_op(op)
+        return host
+
     def run(self, inputs: Sequence[Any], backend: str = "reference", check: bool = True) -> list[Any]:
         """Prologue views, the core fusion on ``backend``, epilogue views; outputs in fusion order."""
         fusion = self.plan.fusion
         if check:
             check_inputs(fusion, list(inputs))
-        host = Interpreter(fusion, list(inputs))
-        for op in self.prologue:
-            host.run_op(op)
+        host = self.after_prologue(inputs)
         if self.core_outputs:
             args = [host.value_of(v) for v in self.core_inputs]
             core = self.core_fusion(args)

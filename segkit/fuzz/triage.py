@@ -18,7 +18,7 @@ from segkit.errors import ReproError, SegkitError
 from segkit.fuzz.campaign import INDEX, Finding
 from segkit.fuzz.targets import REALIZATIONS, Target, error_key
 from segkit.fuzz.workers import Task, executor
-from segkit.interp import Interpreter, as_fusion, run_reference
+from segkit.interp import as_fusion, run_reference
 from segkit.repro import Repro, fusion_lines
 
 
@@ -208,9 +208,7 @@ def _host_core(repro: Repro, policy: str, inputs: list) -> tuple[Any, list, list
     """The core fusion of ``policy``'s host plan, its arguments (the prologue's views of ``inputs``), and
     each argument written as a view of the script's inputs (``inputs[j].as_strided(...)``)."""
     plan = bookend(repro.fd, policy).apply("host")
-    host = Interpreter(plan.plan.fusion, list(inputs))
-    for op in plan.prologue:
-        host.run_op(op)
+    host = plan.after_prologue(inputs)
     args = [host.value_of(v) for v in plan.core_inputs]
     views = []
     for a in args:
