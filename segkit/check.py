@@ -128,8 +128,9 @@ def _tolerance_of(dtype: DataType) -> float:
 
 def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
           tol: dict[torch.dtype, float] | None = None) -> CheckReport:
-    """The per-output verdicts of ``outputs`` against the reference's ``refs`` (one rule set for `segkit check`,
-    the fuzzer and the tuner)."""
+    """The per-output verdicts of ``outputs`` against the reference interpreter's ``refs``: one rule set for
+    `segkit check`, the check hook and the fuzzer. (``segkit tune`` compares with a spec's own float64 reference
+    instead, whose outputs are not the interpreter's.)"""
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
     outputs = _index_as_int64(fd, outputs)
