@@ -237,6 +237,11 @@ class Repro:
 
     def make_inputs(self, device: str = "cpu", seed: int = 0) -> list[Any]:
         """The script's inputs (same shapes, strides, dtypes) on ``device``; random values."""
+        wanted = as_fusion(self.fd).inputs
+        if wanted and not self.recipes:
+            raise ReproError(f"{self.path}: found no inputs for the fusion's {len(wanted)} input(s) "
+                             f"({', '.join(v.describe() for v in wanted)}): segkit reads a module-level "
+                             "`inputs = [...]` or the list passed to `fd.execute(...)`")
         gen = torch.Generator().manual_seed(seed)
         return [r.make(device, gen) for r in self.recipes]
 
@@ -286,24 +291,37 @@ _DTYPE_NAMES = {name: getattr(torch, name) for name in dir(torch) if isinstance(
 
 
 class _InputParser:
-    """Reads ``inputs = [...]`` entries from the syntax tree, never running them."""
+    """Reads the script's input entries from the syntax tree, never running them. ``names``: the script's
+    module-level ``name = expression`` bindings, so an entry or a size may be a name (``x = torch.randn(n, 4)``
+    with ``n = 2 * 64``, then ``fd.execute([x])``)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, names: dict[str, ast.AST] | None = None) -> None:
         self.path = path
+        self.names = names or {}
+
+    def bound(self, node: ast.AST) -> ast.AST:
+        """``node``, or what a module-level name in it is bound to (followed through name = name chains)."""
+        seen: set[str] = set()
+        while isinstance(node, ast.Name) and node.id in self.names and node.id not in seen:
+            seen.add(node.id)
+            node = self.names[node.id]
+        return node
 
     def fail(self, node: ast.AST, why: str) -> ReproError:
         return ReproError(f"{self.path}:{node.lineno}: {why}: {ast.unparse(node)[:120]}")
 
     def number(self, node: ast.AST) -> Any:
-        """A number written as a literal, ``float('nan')``, ``-float('inf')``, ``complex(a, b)`` or ``1+2j``."""
+        """A number written as a literal, ``float('nan')``, ``-float('inf')``, ``complex(a, b)``, ``1+2j``, a
+        product (``9 * 16``) or a module-level name bound to one."""
+        node = self.bound(node)
         if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, complex)):
             return node.value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             x = self.number(node.operand)
             return -x if isinstance(node.op, ast.USub) else x
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
             a, b = self.number(node.left), self.number(node.right)
-            return a + b if isinstance(node.op, ast.Add) else a - b
+            return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("float", "complex", "int"):
             args = [ast.literal_eval(a) if isinstance(a, ast.Constant) and isinstance(a.value, str) else self.number(a)
                     for a in node.args]
@@ -311,6 +329,7 @@ class _InputParser:
         raise self.fail(node, "not a number")
 
     def literal(self, node: ast.AST) -> Any:
+        node = self.bound(node)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
             if node.attr in _DTYPE_NAMES:
                 return _DTYPE_NAMES[node.attr]
@@ -347,6 +366,7 @@ class _InputParser:
             raise self.fail(node, f"cannot read this input ({type(e).__name__}: {e})") from None
 
     def parse(self, node: ast.AST) -> InputRecipe:
+        node = self.bound(node)
         if not isinstance(node, ast.Call) or (isinstance(node.func, ast.Name) and node.func.id in ("float", "complex", "int")):
             try:
                 return InputRecipe("scalar", value=self.number(node))
@@ -386,11 +406,29 @@ class _InputParser:
         raise self.fail(node, f"unsupported input expression {fn}(...)")
 
 
-def _inputs_node(tree: ast.Module) -> ast.List | None:
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "inputs" for t in node.targets):
-            if isinstance(node.value, (ast.List, ast.Tuple)):
-                return node.value
+def _module_names(tree: ast.Module) -> dict[str, ast.AST]:
+    """The script's module-level ``name = expression`` bindings (the last one of each name)."""
+    return {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+            for t in node.targets if isinstance(t, ast.Name)}
+
+
+def _inputs_node(tree: ast.Module, names: dict[str, ast.AST]) -> ast.List | ast.Tuple | None:
+    """The script's inputs: a module-level ``inputs = [...]``, else the list given to a module-level
+    ``fd.execute(...)`` (directly or through a name), as nvFuser's own repro scripts and issue reports write."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "inputs" for t in stmt.targets) \
+                and isinstance(stmt.value, (ast.List, ast.Tuple)):
+            return stmt.value
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "execute" \
+                    and node.args:
+                arg = node.args[0]
+                arg = names.get(arg.id, arg) if isinstance(arg, ast.Name) else arg
+                if isinstance(arg, (ast.List, ast.Tuple)):
+                    return arg
     return None
 
 
@@ -510,8 +548,9 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None) -> Repr
             frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
             line = frames[-1].lineno if frames else func.lineno
             raise ReproError(f"{path}:{line}: {type(e).__name__}: {e}") from None
-    node = _inputs_node(tree)
-    parser = _InputParser(path)
+    names = _module_names(tree)
+    node = _inputs_node(tree, names)
+    parser = _InputParser(path, names)
     recipes = [parser.checked(e) for e in node.elts] if node is not None else []
     repro = Repro(fd, recipes, source, path)
     if node is not None:

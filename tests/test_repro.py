@@ -81,3 +81,43 @@ def test_bad_scripts_name_line_and_reason(source, error, match):
 def test_missing_file_is_a_repro_error(tmp_path):
     with pytest.raises(ReproError, match="cannot read"):
         segkit.load_repro(tmp_path / "nope.py")
+
+
+_ISSUE_STYLE = """
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+def nvfuser_fusion_id3(fd : FusionDefinition) -> None :
+    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
+    T1 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
+    T2 = fd.ops.add(T0, fd.ops.broadcast(fd.ops.cast(T1, DataType.Float), [True, False]))
+    fd.add_output(T2)
+
+with FusionDefinition() as fd:
+    nvfuser_fusion_id3(fd)
+
+rows = 6
+width = 3 * 16
+a = torch.randn(rows, width, dtype=torch.float, device='cuda:0')
+b = torch.randn(width, dtype=torch.bfloat16, device='cuda:0')
+
+out = fd.execute([a, b])[0]
+"""
+
+
+def test_inputs_passed_to_execute_by_name_as_issue_reports_write_them():
+    """nvFuser's issue reports rarely write ``inputs = [...]``: tensors are named, sized by module-level
+    constants, and handed to ``fd.execute([...])``. The loader reads that list without running the script."""
+    repro = segkit.load_repro(_ISSUE_STYLE)
+    a, b = repro.make_inputs()
+    assert (a.shape, a.dtype, b.shape, b.dtype) == ((6, 48), torch.float32, (48,), torch.bfloat16)
+    (out,) = segkit.run_reference(repro.fd, [a, b])
+    assert torch.equal(out, a + b.float())
+
+
+def test_a_script_without_inputs_says_where_segkit_looks():
+    repro = segkit.load_repro(_ISSUE_STYLE.replace("out = fd.execute([a, b])[0]", "out = fd.execute(make())[0]"))
+    with pytest.raises(ReproError, match=r"found no inputs for the fusion's 2 input\(s\) \(tv0: Float\[\?, \?\], "
+                                         r"tv1: BFloat16\[\?\]\): segkit reads a module-level `inputs = \[...\]` or "
+                                         r"the list passed to `fd.execute\(...\)`"):
+        repro.make_inputs()
