@@ -259,3 +259,25 @@ def test_an_nvfuser_assert_finding_keeps_what_failed_and_dedups_across_formats()
                       "Expected 3 == 4 . Cannot bind tv2 to a different extent")
     assert error_key(detail) == error_key("RuntimeError: " + raw)
     assert error_key(detail) != error_key(detail.replace("expr_evaluator.cpp", "executor.cpp"))
+
+
+def test_standalone_script_of_a_script_with_plain_tensor_inputs(tmp_path):
+    """A repro that builds its inputs with torch.randn / torch.full (as nvFuser's issue reports do), not
+    as_strided, is written standalone with the same input values: the script agrees with the reference."""
+    from segkit.fuzz.triage import emit_standalone
+
+    source = _EXPANDED_MERGE.replace(
+        "inputs = [\n    torch.randn(59, dtype=torch.float32, device='cuda:0').as_strided((3, 2, 4, 5), (20, 10, 0, 2)),\n]",
+        "x = torch.randn(3, 2, 4, 5, dtype=torch.float32, device='cuda:0')\nfd.execute([x])")
+    source = source.replace("contiguity=[True, True, None, False]", "contiguity=[True, True, True, True]")
+    scale = "    tv4 = fd.ops.mul(tv3, tv9)\n    fd.add_output(tv4)\n"
+    source = source.replace("    fd.add_output(tv3)\n", "    tv9 = fd.define_tensor(shape=[120], contiguity=[True], dtype=DataType.Float, is_cpu=False)\n" + scale)
+    source = source.replace("fd.execute([x])", "fd.execute([x, torch.full((120,), 0.5, dtype=torch.float32, device='cuda:0')])")
+    repro = segkit.load_repro(source)
+    assert [r.kind for r in repro.recipes] == ["make_tensor", "factory"]
+    script = tmp_path / "standalone.py"
+    script.write_text(emit_standalone(repro).replace("DEVICE = 'cuda:0'", "DEVICE = 'cpu'"))
+    out = io.StringIO()
+    with _Stubbed(), contextlib.redirect_stdout(out), pytest.raises(SystemExit) as e:
+        runpy.run_path(str(script))
+    assert (e.value.code, out.getvalue()) == (0, "nvFuser matches the expected values\n")

@@ -164,6 +164,12 @@ def emit_standalone(repro: Repro, finding: Finding | None = None, device: str = 
             args.append(repr(rec.value))
         elif rec.kind == "randn_strided":
             args.append(f"strided({rec.storage}, {rec.shape}, {rec.strides}, {rec.dtype})")
+        elif rec.kind == "make_tensor":  # drawn like a strided input of its own size with contiguous strides
+            contiguous = torch.empty(rec.shape, device="meta").stride()
+            args.append(f"strided({math.prod(rec.shape)}, {tuple(rec.shape)}, {contiguous}, {rec.dtype})")
+        elif rec.kind == "factory":
+            value = "" if rec.factory in ("zeros", "ones") else f", {_literal(rec.value)}"
+            args.append(f"torch.{rec.factory}({tuple(rec.shape)}{value}, dtype={rec.dtype}, device=DEVICE)")
         else:
             raise ReproError(f"{repro.path}: input kind {rec.kind!r} cannot be written standalone")
     header = [line for line in repro.source.splitlines() if line.startswith("#")]
