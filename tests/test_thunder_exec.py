@@ -175,3 +175,19 @@ def test_y_only_fusion_keeps_only_y():
     assert len(full.fd.fusion.outputs) == 3 and len(y_only.fd.fusion.outputs) == 1
     inputs = [torch.randn(4, 32), torch.rand(32), torch.randn(32)]
     torch.testing.assert_close(y_only(inputs)[0], full(inputs)[0])
+
+
+def test_a_hugging_face_family_imported_after_thunder_exec_imports_and_is_recognized():
+    """`import thunder_exec` then `from transformers import Qwen2ForCausalLM` (a fresh process, the order a user
+    writes): Qwen2's import runs transformers' modeling_layers, which imports other families lazily; the import
+    hook must not import Llama's module in the middle of that (it failed the user's import with a circular
+    ImportError), and Qwen2's RMSNorm and RoPE are still recognized once its import is done."""
+    import subprocess
+    import sys
+
+    code = ("import thunder_exec\nfrom transformers import Qwen2ForCausalLM\n"
+            "from thunder_exec.recognize import RECOGNIZED\nprint(sorted(r.label for r in RECOGNIZED.values()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    labels = done.stdout.strip().splitlines()[-1]
+    assert "modeling_qwen2.Qwen2RMSNorm" in labels and "modeling_qwen2.apply_rotary_pos_emb" in labels

@@ -180,9 +180,10 @@ def _same_code(a: Callable, b: Callable) -> bool:
             and ca.co_consts == cb.co_consts and ca.co_varnames == cb.co_varnames)
 
 
-def install_known() -> list[str]:
+def install_known(importing: str | None = None) -> list[str]:
     """Recognize the known functions of every library imported so far (thunder_exec.executors() calls this, so a
-    library imported after thunder_exec is covered too); the labels of what is recognized."""
+    library imported after thunder_exec is covered too); the labels of what is recognized. ``importing``: the
+    module whose import just ran (the import hook's call), while the import system may be inside another one."""
     recognize("thunder_exec.rms_norm", ex.rms_norm, rms_norm_function("thunder_exec.rms_norm"))
     recognize("thunder_exec.qkv_split_rope", ex.qkv_split_rope, qkv_split_rope_function("thunder_exec.qkv_split_rope"))
     recognize("fusions.torch_models.qkv_split_rope", torch_models.qkv_split_rope,
@@ -191,8 +192,7 @@ def install_known() -> list[str]:
     if litgpt is not None:
         recognize("litgpt RMSNorm", litgpt.RMSNorm.forward, _litgpt_rms_norm)
         recognize("litgpt apply_rope", litgpt.apply_rope, _litgpt_apply_rope)
-    hf = any(_hf_modeling(n) for n in sys.modules)
-    llama = importlib.import_module("transformers.models.llama.modeling_llama") if hf else None
+    llama = _llama_modeling(importing) if any(_hf_modeling(n) for n in sys.modules) else None
     if llama is not None:
         for name, module in list(sys.modules.items()):
             if not _hf_modeling(name) or module is None:
@@ -205,6 +205,21 @@ def install_known() -> list[str]:
                         and _same_code(getattr(attr, "forward", None), llama.LlamaRMSNorm.forward)):
                     recognize(f"{name}.{attr.__name__}", attr.forward, _hf_rms_norm)
     return [r.label for r in RECOGNIZED.values()]
+
+
+def _llama_modeling(importing: str | None):
+    """transformers' Llama modeling module, the reference the other families' copies of its RMSNorm and RoPE are
+    compared with: imported here unless a transformers module other than ``importing`` is still half-initialized
+    (e.g. modeling_layers importing a family lazily): importing Llama then would close an import cycle and fail
+    the user's own import. Then it is used only if already loaded; the outer module's own hook call, or
+    executors(), recognizes the rest."""
+    name = "transformers.models.llama.modeling_llama"
+    busy = any(n.startswith("transformers") and n != importing
+               and getattr(getattr(m, "__spec__", None), "_initializing", False) for n, m in list(sys.modules.items()))
+    if not busy:
+        return importlib.import_module(name)
+    module = sys.modules.get(name)
+    return None if module is None or getattr(module.__spec__, "_initializing", False) else module
 
 
 def _hf_modeling(name: str) -> bool:
@@ -230,7 +245,7 @@ class RecognizeOnImport(importlib.abc.MetaPathFinder):
 
         def exec_and_recognize(module):
             exec_module(module)
-            install_known()
+            install_known(importing=name)
 
         spec.loader.exec_module = exec_and_recognize  # this spec's own loader instance
         return spec
