@@ -12,6 +12,7 @@ import torch
 
 from segkit.dtypes import DataType
 from segkit.errors import NvFuserUnavailableError
+from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
 from segkit.ir import Value
 from segkit.replay import replay
@@ -138,7 +139,11 @@ def signature(args: Sequence[Any]) -> tuple:
 
 def compiled(fd: Any):
     """The nvFuser FusionDefinition of a recorded one, made once and kept in its ``nvfuser`` field (nvFuser
-    caches kernels per definition); a ``TunedFusion`` when the fusion declares an ``NvTuning`` (``Fusion.tuning``)."""
+    caches kernels per definition); a ``TunedFusion`` when the fusion declares an ``NvTuning`` (``Fusion.tuning``).
+    A Fusion (or anything with ``.fusion``) is compiled through the definition that recorded it."""
+    if not isinstance(fd, FusionDefinition):
+        fusion = as_fusion(fd)
+        fd = fusion.recorder if isinstance(fusion.recorder, FusionDefinition) else FusionDefinition.from_fusion(fusion)
     if fd.nvfuser is None:
         tuning = as_fusion(fd).tuning
         fd.nvfuser = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)

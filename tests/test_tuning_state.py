@@ -116,3 +116,17 @@ def test_bookend_table_rows_fit_the_headers():
     assert len(ok.row()) == len(wrong.row()) == len(HEADERS)
     assert ok.row()[HEADERS.index("graph replay us")] == "no capture: x"
     assert ok.row()[HEADERS.index("async host us/call")] == "8.0"
+
+
+def test_compiled_is_made_once_per_definition_and_reached_from_its_fusion():
+    """segkit.nvf.compiled keeps what it makes in the definition's declared ``nvfuser`` field; the IR a pass
+    holds (a Fusion) reaches the same object through the definition that recorded it (a tuned fusion needs
+    no nvFuser to be wrapped, so this runs on the CPU)."""
+    from segkit.nvf import compiled
+    from segkit.tuning import TunedFusion
+
+    fd = _boundary_views(WS)
+    assert fd.nvfuser is None
+    made = compiled(fd)
+    assert isinstance(made, TunedFusion) and made.tuning is WS
+    assert fd.nvfuser is made and compiled(fd) is made and compiled(fd.fusion) is made
