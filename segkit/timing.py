@@ -42,8 +42,8 @@ def clear_flush_buffer() -> None:
 
 def event_us(fn: Callable[[], Any], reps: int = 15) -> float:
     """Median time (us) of one call between two CUDA events, L2 flushed before each: launch gaps included,
-    unlike ``kernel_us`` (kernels only); what ``segkit tune`` times and the earlier exploration
-    logs were made with."""
+    unlike ``kernel_us`` (kernels only). ``segkit tune`` shows it beside the kernel time it ranks by; the
+    earlier exploration logs and the tuning table's "events" entries were made with it."""
     fn()
     torch.cuda.synchronize()
     times = []

@@ -2,11 +2,22 @@
 
 Every candidate is first run and compared with the reference (the spec's float64 reference, or the
 interpreter for a repro script); a wrong or failing candidate is reported and never timed. The rest are timed
-as one call sees them (CUDA events around the call, L2 flushed before each, median), beside nvFuser's
-defaults and the builder's hand-picked rule in the same process, and the fastest is the winner: a
-``TableEntry`` for this GPU model that ``--write`` merges into the committed table (fusions/tunings.json)
-which the builders and segkit_ex read at run time. On a machine without a GPU, ``--reference`` validates
-every candidate's formulation on the reference interpreter at the config's tiny twin (no timing).
+beside nvFuser's defaults and the builder's hand-picked rule in the same process, L2 flushed before each call,
+median, two ways: the summed kernel time (CUPTI), which ranks them, and the time between CUDA events around one
+call, which adds launch and host gaps and is shown beside it. Kernel time ranks because it is what the
+benchmarks report (and Inductor's autotuner and nvFuser's own benchmarks): with events, host time a manual
+schedule spends per call (21-64 us measured) and whatever else the CPUs were doing entered the ranking; on an
+H200 whose CPUs a test process shared, events picked ws_normalization for the 576000 x 384 layer norm backward
+(756.6 against the rule's 848.5 us), whose kernels then measured 750.5 us against the rule's 636.1 us
+(benchmarks/results/h200x2-2026-11-23/). Host time is its own question, measured under CUDA-graph replay
+(``segkit.experiment``). The fastest is the winner: a ``TableEntry`` for this GPU model that ``--write``
+merges into the committed table (fusions/tunings.json), which the builders and segkit_ex read at run time.
+
+A grid bigger than the budget: candidates come in order of promise (the heuristic overrides nearest the
+builder's rule first, one parameter changed before two), the result says how long the rest would need, and
+``--shard i/n`` splits the grid over processes or GPUs (the baselines run in every shard) for
+``TuningTable.fastest_of`` to merge. On a machine without a GPU, ``--reference`` validates every candidate's
+formulation on the reference interpreter at the config's tiny twin (no timing).
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ from segkit.bookend import POLICIES, bookend, bookended
 from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
-from segkit.timing import event_us
+from segkit.timing import event_us, kernel_us
 from segkit.tuning import NvTuning, TableEntry
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
@@ -51,6 +62,14 @@ def _t(**kw) -> NvTuning:
 def _same(a: NvTuning | None, b: NvTuning | None) -> bool:
     """The same scheduler choices (``why`` aside)."""
     return a is not None and b is not None and replace(a, why="") == replace(b, why="")
+
+
+_OVERRIDES = ("scheduler", "vectorize", "maxrregcount", "blocks_per_sm", "persistent_batch", "rows_per_block")
+
+
+def distance(t: NvTuning, rule: NvTuning | None) -> int:
+    """How many scheduler choices ``t`` changes from ``rule`` (no rule: from nvFuser's defaults)."""
+    return sum(getattr(t, k) != (getattr(rule, k) if rule is not None else None) for k in _OVERRIDES)
 
 
 def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, quick: bool = True,
@@ -81,12 +100,33 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
     # formulations and the two-stage one, then the heuristic overrides, then bookend variants.
     out += [Candidate(tuning=tunings[0])]
     out += [Candidate(name) for name in formulations] + [c for c in two_stage if c.bookend == "none"]
-    out += [Candidate(tuning=t) for t in tunings[1:] if not _same(t, rule)]
+    # the overrides nearest the rule first (a coordinate search around it), then the rest of the grid
+    out += [Candidate(tuning=t) for t in sorted(tunings[1:], key=lambda t: distance(t, rule)) if not _same(t, rule)]
     for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
         out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
         out += [Candidate(name, bookend=policy) for name in formulations]
     out += [c for c in two_stage if c.bookend != "none"]
     return out
+
+
+def shard(candidates: Sequence[Candidate], index: int, count: int) -> list[Candidate]:
+    """Shard ``index`` of ``count`` of a search: the baselines (nvFuser's defaults, the builder's rule), which
+    every shard times so that each shard's winner says what it bought, and every ``count``-th other candidate."""
+    if not 0 <= index < count:
+        raise SegkitError(f"--shard {index}/{count}: the shard index must be in 0..{count - 1}")
+    rest = [c for c in candidates if not c.origin]
+    return [c for c in candidates if c.origin] + rest[index::count]
+
+
+@dataclass(frozen=True)
+class Timing:
+    kernel_us: float  # summed kernel time of one call, cold L2, median: what ranks
+    call_us: float | None = None  # CUDA events around the call, cold L2, median: launch and host gaps included
+
+
+def measure(fn: Callable[[], Any]) -> Timing:
+    """Both times of one candidate's call, on the current GPU."""
+    return Timing(kernel_us(fn, reps=15), event_us(fn, reps=15))
 
 
 class _Single:
@@ -127,7 +167,9 @@ class Trial:
     candidate: Candidate
     ok: bool
     note: str = ""  # the error, or the worst relative error
-    us: float | None = None
+    us: float | None = None  # kernel time (Timing.kernel_us)
+    call_us: float | None = None  # event time around the call (Timing.call_us)
+    seconds: float | None = None  # what validating and timing it took (None: not tried)
 
 
 def validate(runner: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], backend: str) -> tuple[bool, str]:
@@ -154,6 +196,19 @@ class TuneResult:
     signature: str  # the tuning table's key for the config (fusions.spec.signature)
     trials: list[Trial] = field(default_factory=list)
 
+    def not_tried(self) -> list[Trial]:
+        return [t for t in self.trials if t.seconds is None and t.note.startswith("not tried")]
+
+    def budget_hint(self) -> str | None:
+        """How long the candidates the budget cut would need, at the pace of the ones tried."""
+        skipped, tried = self.not_tried(), [t.seconds for t in self.trials if t.seconds is not None]
+        if not skipped or not tried:
+            return None
+        each = sum(tried) / len(tried)
+        return (f"{len(skipped)} candidates not tried; at {each:.1f} s each (validation, compile, timing of the "
+                f"{len(tried)} tried) they need about {len(skipped) * each:.0f} s more: raise --budget, or split the "
+                f"grid with --shard i/n over GPUs")
+
     def timed(self) -> list[Trial]:
         return [t for t in self.trials if t.ok and t.us is not None]
 
@@ -162,8 +217,9 @@ class TuneResult:
 
     @property
     def winner(self) -> Trial | None:
-        """The fastest valid candidate, unless it beats nvFuser's defaults by less than ``MIN_GAIN`` (timing noise;
-        and a manual schedule costs host time per call the event timer does not see): then the defaults."""
+        """The valid candidate with the least kernel time, unless it beats nvFuser's defaults by less than
+        ``MIN_GAIN`` (timing noise; and a manual schedule costs host time per call that kernel time leaves out):
+        then the defaults."""
         best = min(self.timed(), key=lambda t: t.us, default=None)
         default = self.baseline("nvFuser defaults")
         if best is not None and default is not None and default.ok and default.us is not None \
@@ -185,11 +241,15 @@ class TuneResult:
         return TableEntry(gpu, self.spec, self.config, self.signature, c.formulation, c.chunk, tuning, c.bookend,
                           round(win.us, 2), default_us and round(default_us, 2),
                           rule.us and round(rule.us, 2) if rule is not None else None,
-                          f"{datetime.date.today().isoformat()}, {versions}")
+                          f"{datetime.date.today().isoformat()}, {versions}", "kernel",
+                          win.call_us and round(win.call_us, 2))
 
     def rows(self) -> list[list]:
         return [[t.candidate.label(), "ok" if t.ok else "rejected", t.note,
-                 "-" if t.us is None else f"{t.us:.1f}"] for t in self.trials]
+                 "-" if t.us is None else f"{t.us:.1f}", "-" if t.call_us is None else f"{t.call_us:.1f}"]
+                for t in self.trials]
+
+    HEADERS = ("candidate", "check", "result", "kernel us (cold L2)", "call us (events)")
 
 
 def _nvfuser_version() -> str:
@@ -202,30 +262,35 @@ def _nvfuser_version() -> str:
 
 
 def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candidates: Sequence[Candidate],
-           backend: str, spec_name: str | None = None, cfg: Any = None, timer: Callable | None = None,
+           backend: str, spec_name: str | None = None, cfg: Any = None,
+           timer: Callable[[Callable[[], Any]], Timing] | None = None,
            log: Callable[[str], None] = lambda _: None, budget_s: float | None = None) -> list[Trial]:
-    """Validate each candidate on ``backend``; time the ones that pass with ``timer`` (none: validate only).
-    Past ``budget_s`` seconds the remaining candidates are listed as not tried."""
+    """Validate each candidate on ``backend``; time the ones that pass with ``timer`` (none: validate only;
+    on a GPU, ``measure``). Past ``budget_s`` seconds the remaining candidates are listed as not tried."""
     trials = []
     t0 = time.perf_counter()
     for cand in candidates:
         if budget_s is not None and trials and time.perf_counter() - t0 > budget_s:  # the first (defaults) always runs
             trials.append(Trial(cand, False, f"not tried: past the {budget_s:.0f} s budget"))
             continue
+        started = time.perf_counter()
         try:
             runner = realize(fd, cand, spec_name, cfg)
         except SegkitError as e:
-            trials.append(Trial(cand, False, f"does not record: {e}"))
+            trials.append(Trial(cand, False, f"does not record: {e}", seconds=time.perf_counter() - started))
             continue
         ok, note = validate(runner, inputs, refs, backend)
-        us = timer(lambda r=runner: r.run(inputs, backend)) if ok and timer else None
-        trials.append(Trial(cand, ok, note, us))
-        log(f"  {cand.label()}: {note}" + (f", {us:.1f} us" if us is not None else ""))
+        timing = timer(lambda r=runner: r.run(inputs, backend)) if ok and timer else None
+        trials.append(Trial(cand, ok, note, timing and timing.kernel_us, timing and timing.call_us,
+                            time.perf_counter() - started))
+        log(f"  {cand.label()}: {note}" + (f", kernels {timing.kernel_us:.1f} us, call {timing.call_us:.1f} us"
+                                            if timing else ""))
     return trials
 
 
 def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, reference: bool = False,
-              quick: bool = True, log: Callable[[str], None] = print, budget_s: float | None = None) -> TuneResult:
+              quick: bool = True, log: Callable[[str], None] = print, budget_s: float | None = None,
+              shard_of: tuple[int, int] = (0, 1)) -> TuneResult:
     """Search one fusions spec and config: on nvFuser with timing, or (``reference``) on the interpreter at
     the config's tiny twin, validation only."""
     import fusions
@@ -240,18 +305,18 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
     refs = spec.reference(inputs, run_cfg)
     cuts = [p for p in POLICIES if p == "none" or bookend(fd, p).cuts]
     rule = spec.tuning(cfg) if spec.tuning else None
-    cands = space(spec_name, run_cfg, rule, sms, quick, cuts, list(spec.formulations))
+    cands = shard(space(spec_name, run_cfg, rule, sms, quick, cuts, list(spec.formulations)), *shard_of)
     log(f"segkit tune {spec_name}:{run_cfg.name} {str(cfg.dtype).removeprefix('torch.')}: {len(cands)} candidates "
         f"on {backend}")
     trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,
-                    None if reference else event_us, log, budget_s)
+                    None if reference else measure, log, budget_s)
     from fusions.spec import signature
 
     return TuneResult(spec_name, cfg.name, signature(cfg), trials)
 
 
 def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print,
-                budget_s: float | None = None) -> TuneResult:
+                budget_s: float | None = None, shard_of: tuple[int, int] = (0, 1)) -> TuneResult:
     """Search scheduler options x bookend policy for a repro script (its interpreter result is the reference)."""
     from pathlib import Path
 
@@ -262,7 +327,7 @@ def tune_script(path: str, reference: bool = False, log: Callable[[str], None] =
     inputs = repro.make_inputs(device)
     refs = run_reference(repro.fd, inputs)
     cuts = [p for p in POLICIES if p == "none" or bookend(repro.fd, p).cuts]
-    cands = space(Path(path).stem, None, None, quick=True, cut_policies=cuts)
-    trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else event_us, log=log,
+    cands = shard(space(Path(path).stem, None, None, quick=True, cut_policies=cuts), *shard_of)
+    trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else measure, log=log,
                     budget_s=budget_s)
     return TuneResult(Path(path).stem, "script", f"script {Path(path).name}", trials)

@@ -14,9 +14,14 @@ def add_parser(sub) -> None:
                    help="no GPU: validate every candidate on the reference interpreter at the tiny config, no timing")
     p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="stop trying new candidates after this long")
-    p.add_argument("--out", help="merge the winner into this tuning table JSON")
+    p.add_argument("--shard", metavar="I/N", help="only shard I of N of the candidates (the baselines run in every "
+                   "shard): one process per GPU, e.g. through python -m benchmarks.sweep --each; merge with --merge")
+    p.add_argument("--out", help="merge the winner into this tuning table JSON (with --merge: write there instead "
+                   "of the committed table)")
     p.add_argument("--write", action="store_true", help="merge the winner into the committed table (fusions/tunings.json)")
-    p.add_argument("--merge", nargs="+", metavar="TABLE", help="merge these tables into the committed table and exit")
+    p.add_argument("--merge", nargs="+", metavar="TABLE",
+                   help="merge these tables (per GPU and config the least kernel time among them: shards of one "
+                   "search) into the committed table, or into --out, and exit")
     p.set_defaults(func=run)
 
 
@@ -29,13 +34,21 @@ def run(args: argparse.Namespace) -> int:
     from segkit.tuning import TuningTable, gpu_model
 
     if args.merge:
+        from pathlib import Path
+
         from fusions.spec import TABLE_PATH
 
-        table = TuningTable.load(TABLE_PATH)
-        for path in args.merge:
-            table.merge(TuningTable.load(path))
-        table.save(TABLE_PATH)
-        print(f"{TABLE_PATH.name}: {len(table.entries())} entries for {', '.join(table.gpus())}")
+        dest = Path(args.out) if args.out else TABLE_PATH
+        try:
+            new, source = TuningTable.fastest_of([(path, TuningTable.load(path)) for path in args.merge])
+        except ValueError as e:
+            raise SegkitError(f"segkit tune --merge: {e}") from None
+        for e in new.entries():
+            print(f"{e.gpu} {e.spec} {e.signature}: {e.describe()}  [from {source[e.key()]}]")
+        table = TuningTable.load(dest)
+        table.merge(new)
+        table.save(dest)
+        print(f"{dest.name}: {len(table.entries())} entries for {', '.join(table.gpus())}")
         return 0
     if not args.target:
         raise SegkitError("segkit tune needs a target (NAME:CONFIG or a repro script), or --merge")
@@ -47,16 +60,20 @@ def run(args: argparse.Namespace) -> int:
                               "(or --reference to validate them on the reference interpreter)")
     from pathlib import Path
 
+    shard_of = _shard(args.shard) if args.shard else (0, 1)
     log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
     if Path(args.target).exists():
-        result = tune_script(args.target, args.reference, log, args.budget)
+        result = tune_script(args.target, args.reference, log, args.budget, shard_of)
     elif ":" in args.target:
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
         name, config = args.target.split(":", 1)
-        result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget)
+        result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget,
+                           shard_of=shard_of)
     else:
         raise SegkitError(f"{args.target}: no such script, and not a fusions spec NAME:CONFIG")
-    print(tabulate(result.rows(), headers=["candidate", "check", "result", "us (cold L2)"]))
+    print(tabulate(result.rows(), headers=result.HEADERS))
+    if hint := result.budget_hint():
+        print(hint)
     if args.reference:
         rejected = [t for t in result.trials if not t.ok]
         print(f"{len(result.trials) - len(rejected)} of {len(result.trials)} candidates match the reference")
@@ -77,3 +94,15 @@ def run(args: argparse.Namespace) -> int:
         table.save(path)
         print(f"winner written to {path}")
     return 0
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from segkit.errors import SegkitError
+
+    try:
+        index, count = (int(p) for p in text.split("/"))
+    except ValueError:
+        raise SegkitError(f"--shard {text!r}: expected I/N, e.g. 0/2") from None
+    if count < 1 or not 0 <= index < count:
+        raise SegkitError(f"--shard {text!r}: I must be in 0..N-1")
+    return index, count

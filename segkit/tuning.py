@@ -224,10 +224,13 @@ class TableEntry:
     chunk: int | None = None
     tuning: NvTuning | None = None
     bookend: str = "none"
-    us: float | None = None  # the winner's time (CUDA events, cold L2)
+    us: float | None = None  # the winner's time, cold L2, in ``metric``
     default_us: float | None = None  # nvFuser's defaults, same timer, same run
     rule_us: float | None = None  # the builder's hand-picked rule, same timer, same run (None: no rule, or wrong)
     measured: str = ""  # date and versions of the run
+    metric: str = "kernel"  # "kernel": summed kernel time (CUPTI), what the benchmarks report and tune ranks by;
+    #                          "events": CUDA events around one call (host gaps included; entries before kernel ranking)
+    call_us: float | None = None  # the winner's time between CUDA events around one call (launch and host gaps in)
 
     def key(self) -> tuple[str, str, str]:
         return self.gpu, self.spec, self.signature
@@ -238,17 +241,20 @@ class TableEntry:
         bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
                   if self.us and self.default_us else "")
         rule = f"; the builder's rule {self.rule_us:.1f} us" if self.rule_us else ""
-        return f"{form}{how}, bookend {self.bookend}{bought}{rule}"
+        call = f"; {self.call_us:.1f} us per call between events" if self.call_us else ""
+        metric = {"kernel": "kernel time", "events": "event time"}.get(self.metric, self.metric)
+        return f"{form}{how}, bookend {self.bookend}{bought}{rule} ({metric}{call})"
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "signature", "formulation", "chunk", "bookend",
-                                           "us", "default_us", "rule_us", "measured")}
+                                           "us", "default_us", "rule_us", "measured", "metric", "call_us")}
         d["tuning"] = tuning_to_dict(self.tuning)
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> TableEntry:
-        return cls(**{**d, "tuning": tuning_from_dict(d.get("tuning"))})
+        # an entry written before tune ranked by kernel time says nothing of its metric: it was event time
+        return cls(**{"metric": "events", **d, "tuning": tuning_from_dict(d.get("tuning"))})
 
 
 class TuningTable:
@@ -283,8 +289,25 @@ class TuningTable:
         self._entries[entry.key()] = entry
 
     def merge(self, other: TuningTable) -> None:
+        """``other``'s entries replace this table's (a newer run supersedes an older one)."""
         for e in other.entries():
             self.put(e)
+
+    @classmethod
+    def fastest_of(cls, tables: Sequence[tuple[str, TuningTable]]) -> tuple[TuningTable, dict]:
+        """One table from the outputs of one search split over processes or GPUs (``segkit tune --shard``):
+        per (GPU, spec, config) the entry with the lowest kernel time, and which named table it came from.
+        Entries timed with different metrics are not compared: that is an error."""
+        best: dict[tuple[str, str, str], tuple[str, TableEntry]] = {}
+        for name, table in tables:
+            for e in table.entries():
+                held = best.get(e.key())
+                if held is not None and held[1].metric != e.metric:
+                    raise ValueError(f"{e.spec} {e.signature} on {e.gpu}: {held[0]} holds {held[1].metric} time, "
+                                     f"{name} {e.metric} time; they do not compare")
+                if held is None or (e.us is not None and (held[1].us is None or e.us < held[1].us)):
+                    best[e.key()] = (name, e)
+        return cls([e for _, e in best.values()]), {k: name for k, (name, _) in best.items()}
 
     def lookup(self, gpu: str | None, spec: str, signature: str) -> TableEntry | None:
         if gpu is None:

@@ -10,8 +10,8 @@ import fusions
 from fusions.norm_bwd_two_stage import two_stage
 from segkit import FusionDefinition
 from segkit.cli import main as cli_main
-from segkit.tune import Candidate, Trial, TuneResult, search, space, tune_spec, validate
-from segkit.tuning import NvTuning, TuningTable
+from segkit.tune import Candidate, Timing, Trial, TuneResult, distance, search, shard, space, tune_spec, validate
+from segkit.tuning import NvTuning, TableEntry, TuningTable
 
 
 def test_space_starts_with_the_baselines_and_offers_each_kind():
@@ -83,7 +83,7 @@ def test_a_candidate_that_does_not_record_is_rejected_untimed():
     cfg = spec.config("mixorder_576000x384_tiny")
     inputs = spec.make_inputs(cfg)
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg),
-                    [Candidate("two_stage", 5)], "reference", "rmsnorm_bwd", cfg, timer=lambda call: 1.0)
+                    [Candidate("two_stage", 5)], "reference", "rmsnorm_bwd", cfg, timer=lambda call: Timing(1.0, 1.0))
     assert not trials[0].ok and "does not divide" in trials[0].note and trials[0].us is None
 
 
@@ -244,3 +244,106 @@ def test_merge_adds_a_runs_winners_to_the_committed_table(tmp_path, monkeypatch,
     merged = TuningTable.load(committed)
     assert merged.gpus() == ["GPU A", "GPU B"] and len(merged.entries()) == 2
     assert spec.table_entry("nanogpt", "GPU A", merged).tuning.enable_options == ("ws_normalization",)  # newer wins
+
+
+def _norm_bwd_tiny():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384_tiny")
+    inputs = spec.make_inputs(cfg)
+    return spec, cfg, list(inputs.values()), spec.reference(inputs, cfg)
+
+
+def test_kernel_time_ranks_and_event_time_is_kept_beside_it():
+    """The H200 case: events (host gaps in) favour ws_normalization, kernels favour the manual rule."""
+    spec, cfg, inputs, refs = _norm_bwd_tiny()
+    rule = spec.tuning(spec.config("mixorder_576000x384"))
+    ws = NvTuning("t", enable_options=("ws_normalization",))
+    cands = [Candidate(origin="nvFuser defaults"), Candidate(tuning=rule, origin="builder rule"), Candidate(tuning=ws)]
+    times = iter([Timing(890.0, 891.0), Timing(636.0, 848.5), Timing(750.5, 756.6)])
+    trials = search(spec.build(cfg), inputs, refs, cands, "reference", "rmsnorm_bwd", cfg, timer=lambda call: next(times))
+    assert all(t.ok and t.seconds is not None and t.seconds >= 0 for t in trials)
+    result = TuneResult("rmsnorm_bwd", "mixorder_576000x384", "576000x384 bfloat16", trials)
+    assert result.winner.candidate.origin == "builder rule"
+    e = result.entry("NVIDIA H200")
+    assert (e.metric, e.us, e.call_us, e.default_us, e.rule_us) == ("kernel", 636.0, 848.5, 890.0, 636.0)
+    assert "(kernel time; 848.5 us per call between events)" in e.describe()
+    assert [r[3:] for r in result.rows()] == [["890.0", "891.0"], ["636.0", "848.5"], ["750.5", "756.6"]]
+
+
+def test_entries_from_before_kernel_ranking_load_as_event_time(tmp_path):
+    old = {"gpu": "G", "spec": "rmsnorm_bwd", "config": "c", "signature": "s", "us": 526.27, "default_us": 723.52,
+           "rule_us": 526.27, "measured": "2026-11-23", "tuning": None}
+    e = TableEntry.from_dict(old)
+    assert e.metric == "events" and e.call_us is None and "(event time)" in e.describe()
+    new = TableEntry("G", "rmsnorm_bwd", "c", "s2", us=1.0, call_us=2.0)
+    table = TuningTable([e, new])
+    table.save(tmp_path / "t.json")
+    back = {x.signature: x for x in TuningTable.load(tmp_path / "t.json").entries()}
+    assert (back["s"].metric, back["s2"].metric, back["s2"].call_us) == ("events", "kernel", 2.0)
+
+
+def test_the_committed_tables_entries_say_they_are_event_time():
+    from fusions.spec import TABLE_PATH
+
+    assert {e.metric for e in TuningTable.load(TABLE_PATH).entries() if "H100" in e.gpu} == {"events"}
+
+
+def test_overrides_nearest_the_rule_come_first_in_the_full_grid():
+    spec = fusions.get("layernorm_bwd")
+    cfg = spec.config("mixorder_576000x384")
+    rule = spec.tuning(cfg)
+    grid = [c.tuning for c in space("layernorm_bwd", cfg, rule, quick=False)
+            if c.bookend == "none" and c.tuning is not None and c.tuning.scheduler == "inner_outer_persistent"
+            and not c.origin]
+    dists = [distance(t, rule) for t in grid]
+    assert len(grid) == 53 and dists == sorted(dists) and dists[0] == 1 and dists[-1] > 1
+    assert distance(rule, rule) == 0 and rule not in grid
+
+
+def test_shards_partition_the_grid_and_each_times_the_baselines():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384")
+    cands = space("rmsnorm_bwd", cfg, spec.tuning(cfg), quick=False, cut_policies=("none", "inputs+outputs"))
+    shards = [shard(cands, i, 3) for i in range(3)]
+    baselines = [c for c in cands if c.origin]
+    assert len(baselines) == 2 and all(s[:2] == baselines for s in shards)
+    rest = [c for s in shards for c in s[2:]]
+    assert sorted(map(repr, rest)) == sorted(repr(c) for c in cands if not c.origin) and len(rest) == len(set(rest))
+    with pytest.raises(Exception, match="0..2"):
+        shard(cands, 3, 3)
+
+
+def test_a_cut_search_says_what_the_rest_would_need():
+    spec, cfg, inputs, refs = _norm_bwd_tiny()
+    cands = [Candidate(origin="nvFuser defaults")] + [Candidate(tuning=NvTuning("t", enable_options=(o,)))
+                                                      for o in ("ws_normalization", "a", "b")]
+    trials = search(spec.build(cfg), inputs, refs, cands, "reference", "rmsnorm_bwd", cfg, budget_s=0.0)
+    result = TuneResult("rmsnorm_bwd", "c", "s", trials)
+    assert [t.seconds is None for t in trials] == [False, True, True, True]
+    hint = result.budget_hint()
+    assert hint.startswith("3 candidates not tried") and "--shard" in hint
+    assert TuneResult("rmsnorm_bwd", "c", "s", trials[:1]).budget_hint() is None
+
+
+def test_merging_shards_keeps_the_least_kernel_time_and_names_its_file(tmp_path, capsys):
+    def table(us, metric="kernel", sig="576000x384 bfloat16"):
+        return TuningTable([TableEntry("G", "rmsnorm_bwd", "mixorder_576000x384", sig, us=us, metric=metric)])
+
+    merged, source = TuningTable.fastest_of([("a.json", table(500.0)), ("b.json", table(441.0)),
+                                             ("c.json", table(470.0)), ("d.json", table(9.0, sig="other"))])
+    assert {e.signature: e.us for e in merged.entries()} == {"576000x384 bfloat16": 441.0, "other": 9.0}
+    assert source[("G", "rmsnorm_bwd", "576000x384 bfloat16")] == "b.json"
+    with pytest.raises(ValueError, match="do not compare"):
+        TuningTable.fastest_of([("a.json", table(500.0)), ("old.json", table(400.0, metric="events"))])
+    for name, us in (("s0.json", 500.0), ("s1.json", 441.0)):
+        table(us).save(tmp_path / name)
+    out = tmp_path / "merged.json"
+    assert cli_main(["tune", "--merge", str(tmp_path / "s0.json"), str(tmp_path / "s1.json"), "--out", str(out)]) == 0
+    assert [e.us for e in TuningTable.load(out).entries()] == [441.0]
+    assert "s1.json" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["2/2", "x/2", "1"])
+def test_a_bad_shard_is_named(bad, capsys):
+    assert cli_main(["tune", "rmsnorm_bwd:mixorder_576000x384", "--reference", "--shard", bad]) == 1
+    assert f"--shard {bad!r}" in capsys.readouterr().err

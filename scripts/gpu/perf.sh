@@ -6,7 +6,11 @@
 # `segkit tune --merge`), then prints a summary.
 # Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_ROPE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1,
 # PERF_SKIP_MANUAL=1. The 576000 x 384 search: PERF_TUNE_S seconds per norm (default 80), PERF_TUNE_FLAGS (e.g.
-# --full for the whole grid of heuristic overrides: vectorize 2/4/8 x register cap x blocks per SM x batch).
+# --full for the whole grid of heuristic overrides: vectorize 2/4/8 x register cap x blocks per SM x batch);
+# PERF_TUNE_GPUS=all (or N) splits each search over the GPUs, one `segkit tune --shard i/n` per GPU through
+# `python -m benchmarks.sweep --each`, merged by least kernel time. Candidates rank by kernel time (CUPTI, cold
+# L2); the call time between CUDA events is shown beside it. Run the tune alone on the host (nothing else on
+# the CPUs): event times and compile times move with the CPUs' load.
 set -uo pipefail
 source .gpu/activate.sh
 DIR="${OUT:-out}/perf"
@@ -31,9 +35,17 @@ fi
 
 if [ -z "${PERF_SKIP_TUNE:-}" ]; then
   for spec in rmsnorm_bwd layernorm_bwd; do
-    part "segkit tune $spec:mixorder_576000x384"
-    timeout $(cap ${PERF_TUNE_S:-80}) python -m segkit.cli tune "$spec:mixorder_576000x384" ${PERF_TUNE_FLAGS:-} \
-      --budget $(( $(cap ${PERF_TUNE_S:-80}) - 40 )) --out "$TMP/tunings.json" 2>&1 | tail -60
+    part "segkit tune $spec:mixorder_576000x384${PERF_TUNE_GPUS:+ over GPUs: $PERF_TUNE_GPUS}"
+    limit=$(cap ${PERF_TUNE_S:-80})
+    if [ -n "${PERF_TUNE_GPUS:-}" ]; then
+      timeout $limit python -m benchmarks.sweep --gpus "$PERF_TUNE_GPUS" --workdir "$TMP/sweep_$spec" --each \
+        "python -m segkit.cli tune $spec:mixorder_576000x384 ${PERF_TUNE_FLAGS:-} --shard {shard}/{n} --budget $(( limit - 40 )) --out $TMP/tune_${spec}_{shard}.json" 2>&1 | tail -5
+      tail -n 25 "$TMP/sweep_$spec"/shard*.log
+      python -m segkit.cli tune --merge "$TMP"/tune_${spec}_*.json --out "$TMP/tunings.json" 2>&1 | tail -5
+    else
+      timeout $limit python -m segkit.cli tune "$spec:mixorder_576000x384" ${PERF_TUNE_FLAGS:-} \
+        --budget $(( limit - 40 )) --out "$TMP/tunings.json" 2>&1 | tail -60
+    fi
   done
 fi
 
@@ -76,9 +88,10 @@ if (tmp / "tunings.json").exists():
     res["tuning_table"] = json.loads((tmp / "tunings.json").read_text())
     print(tabulate([[e["spec"], e["formulation"], e["chunk"] or "-", (e["tuning"] or {}).get("scheduler")
                      or ",".join((e["tuning"] or {}).get("enable_options", [])) or "defaults", e["bookend"],
-                     e["default_us"], e["rule_us"], e["us"]] for e in res["tuning_table"]["entries"]],
+                     e["default_us"], e["rule_us"], e["us"], e.get("call_us"), e.get("metric")]
+                    for e in res["tuning_table"]["entries"]],
                    headers=["tune winner", "formulation", "chunk", "schedule", "bookend", "default us", "hand rule us",
-                            "winner us"]))
+                            "winner us", "winner call us", "metric"]))
 if (tmp / "bench.jsonl").exists():
     rows = [json.loads(line) for line in (tmp / "bench.jsonl").read_text().splitlines()]
     res["norm_bwd"] = rows

@@ -53,8 +53,7 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
 
 
 def test_tune_search_validates_and_times_on_nvfuser():
-    from segkit.timing import event_us
-    from segkit.tune import Candidate, search
+    from segkit.tune import Candidate, measure, search
     from segkit.tuning import NvTuning
 
     spec = fusions.get("rmsnorm_bwd")
@@ -63,8 +62,10 @@ def test_tune_search_validates_and_times_on_nvfuser():
     cands = [Candidate(), Candidate(tuning=NvTuning("t", enable_options=("ws_normalization",))),
              Candidate("two_stage", chunk_for(cfg.rows, 132))]
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg), cands, "nvfuser",
-                    "rmsnorm_bwd", cfg, event_us)
+                    "rmsnorm_bwd", cfg, measure)
     assert all(t.ok and t.us > 0 for t in trials), [(t.candidate.label(), t.note) for t in trials]
+    # events around the call hold the kernels and the gaps between them
+    assert all(t.call_us >= 0.9 * t.us for t in trials), [(t.candidate.label(), t.us, t.call_us) for t in trials]
 
 
 def test_graph_replay_matches_the_call():
