@@ -44,8 +44,8 @@ def _write_report() -> None:
     out = os.environ.get(REPORT_ENV)
     if not out:
         return
-    ran = {k: round(v, 6) for k, v in _durations.items() if k not in _not_run}
-    doc = {"durations": ran, "outcomes": {k: v for k, v in _outcomes.items() if k not in _not_run},
+    ran = [k for k in _outcomes if k not in _not_run]  # a case stopped mid-way has no outcome: not run
+    doc = {"durations": {k: round(_durations[k], 6) for k in ran}, "outcomes": {k: _outcomes[k] for k in ran},
            "not_run": _not_run, "stamps": _stamps, "pid": os.getpid()}
     tmp = Path(f"{out}.tmp")
     tmp.write_text(json.dumps(doc, indent=1))
