@@ -1,6 +1,7 @@
 """Shard a pytest suite over the GPUs of a host (or over cluster jobs), one pinned process per GPU, and merge.
 
     python -m benchmarks.sweep --gpus all -o norm_bwd.json -- benchmarks/test_norm_bwd.py -k bfloat16
+    python -m benchmarks.sweep --gpus all --time-limit 500 --workdir $OUT/w -o $OUT/w/norm_bwd.json -- ...
     python -m benchmarks.sweep --gpus 4 -o gpu_tests.json -- -m gpu tests
     python -m benchmarks.sweep --gpus all --each "segkit fuzz --minutes 9 --seed {shard} -o findings/{shard}"
     python -m benchmarks.sweep --gpus 8 --backend submitit --slurm-partition gpu -o run.json -- benchmarks
@@ -14,6 +15,13 @@ own GPU's copy bandwidth, so every case's "% of copy bandwidth" is against the G
 file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchmarks.summarize``,
 ``benchmarks.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
 per-shard exit codes and machine info, per-case durations for the next balance.
+
+``--time-limit SECONDS`` (from launch) makes a sweep end with what it has instead of being killed from outside:
+no case starts after the deadline (the plugin skips it, so pytest ends normally and pytest-benchmark writes its
+JSON); a shard still running ``--grace`` after it gets SIGINT, and SIGKILL ``--grace`` later (SIGINT or SIGTERM
+to the launcher does the same at once). Each shard rewrites its report after every case, so even a killed shard
+contributes the durations and outcomes of the cases it finished. The ``sweep`` record lists per device the cases
+not run and why, and where each shard's time went (``timing``); the exit code is 3 when cases did not run.
 
 ``--backend submitit`` submits one job per shard through submitit (SLURM on a cluster, its local executor
 elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
@@ -300,8 +308,9 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
         benchmarks += doc.get("benchmarks", [])
         machines.append({**doc.get("machine_info", {}), "sweep_device": shard.device, "exit_code": result.code,
                          "interrupted": result.interrupted, "killed": result.killed,
-                         "benchmark_json": "written" if doc else "lost (the shard ended before pytest-benchmark "
-                                                                  "wrote it)" if result.code else "none"})
+                         "benchmark_json": "written" if doc else "none" if result.code in (0, 5) else
+                         f"missing: the shard ended (exit {result.code}) before pytest-benchmark wrote it; "
+                         "the benchmark records of the cases it finished are lost"})
         first = first or (doc or None)
     merged = {k: v for k, v in (first or {}).items() if k not in ("benchmarks", "machine_info")}
     machine = {k: v for k, v in (first or {}).get("machine_info", {}).items() if k != "sweep_device"}
@@ -422,10 +431,10 @@ def main(argv: list[str] | None = None) -> int:
         for device, t in sweep["timing"].items():
             print(_timing_line(device, t, len(sweep["not_run"].get(device, {}))))
         counts = ", ".join(f"{n} {k}" for k, n in sorted(sweep["counts"].items()))
-        lost = [m["sweep_device"] for m in sweep["shards"] if m["benchmark_json"].startswith("lost")]
+        lost = [m["sweep_device"] for m in sweep["shards"] if m["benchmark_json"].startswith("missing")]
         print(f"merged {len(shards)} shard(s) into {args.output} in {launcher['wall_s']:.1f} s "
               f"(collection {launcher['collect_s']:.1f} s): {counts}; {len(merged['benchmarks'])} benchmark record(s)"
-              + (f"; benchmark records lost on device(s) {', '.join(lost)}" if lost else ""))
+              + (f"; no pytest-benchmark JSON from device(s) {', '.join(lost)}" if lost else ""))
         if not sweep["complete"]:
             print(f"sweep incomplete: {counts}; see sweep.not_run in {args.output}", file=sys.stderr)
             return INCOMPLETE

@@ -174,7 +174,7 @@ def test_a_shard_stopped_mid_case_still_reports_the_cases_it_finished(limit_suit
     assert set(not_run) == {"test_b_overrun", "test_c_late", "test_d_late"}
     assert all(("killed" if killed else "interrupted (SIGINT)") in why for why in not_run.values())
     if killed:
-        assert shard["benchmark_json"].startswith("lost") and doc["benchmarks"] == []
+        assert shard["benchmark_json"].startswith("missing") and doc["benchmarks"] == []
     else:
         assert shard["benchmark_json"] == "written" and [b["name"] for b in doc["benchmarks"]] == ["test_a_quick"]
 
