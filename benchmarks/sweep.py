@@ -163,6 +163,7 @@ class ShardResult:
     ended: float
     interrupted: bool = False  # the launcher sent SIGINT (time limit or the launcher itself was stopped)
     killed: bool = False  # SIGINT did not end it within the grace: SIGKILL
+    stopped_by: str = ""  # why it was interrupted: "the time limit" or "a signal to the launcher"
 
 
 _STOP = threading.Event()  # set when the launcher is told to stop (SIGINT/SIGTERM): every shard is interrupted now
@@ -176,6 +177,7 @@ def run_job(job: ShardJob) -> ShardResult:
     if job.pin:
         env["CUDA_VISIBLE_DEVICES"] = job.shard.device
     interrupted = killed = False
+    stopped_by = ""
     started = time.time()
     with open(job.log, "w") as log:
         proc = subprocess.Popen(job.command, cwd=job.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -183,15 +185,19 @@ def run_job(job: ShardJob) -> ShardResult:
         limit = None if job.deadline is None else job.deadline + job.grace_s
         while proc.poll() is None:
             if not interrupted and (_STOP.is_set() or (limit is not None and time.time() >= limit)):
+                stopped_by = "a signal to the launcher" if _STOP.is_set() else "the time limit"
                 proc.send_signal(signal.SIGINT)
                 interrupted, limit = True, time.time() + job.grace_s
             elif interrupted and time.time() >= limit:
-                os.killpg(proc.pid, signal.SIGKILL)
-                killed = True
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    killed = True
+                except ProcessLookupError:  # it ended in between
+                    pass
                 proc.wait()
                 break
             time.sleep(0.1)
-    return ShardResult(proc.returncode, started, time.time(), interrupted, killed)
+    return ShardResult(proc.returncode, started, time.time(), interrupted, killed, stopped_by)
 
 
 def _pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool, deadline: float | None,
@@ -277,9 +283,9 @@ def _timing(report: dict, result: ShardResult, durations: dict[str, float]) -> d
 
 def _why_not_run(result: ShardResult) -> str:
     if result.killed:
-        return "shard killed after SIGINT at the time limit (or launcher stop) did not end it"
+        return f"shard killed: SIGINT at {result.stopped_by} did not end it within the grace"
     if result.interrupted:
-        return "shard interrupted (SIGINT) at the time limit (or launcher stop) before this case finished"
+        return f"shard interrupted (SIGINT) at {result.stopped_by} before this case finished"
     return f"shard crashed (exit {result.code}) before this case finished"
 
 

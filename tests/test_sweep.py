@@ -172,7 +172,8 @@ def test_a_shard_stopped_mid_case_still_reports_the_cases_it_finished(limit_suit
     assert set(_by_name(sweep["durations"])) == {"test_a_quick"}
     not_run = _by_name(sweep["not_run"]["0"])
     assert set(not_run) == {"test_b_overrun", "test_c_late", "test_d_late"}
-    assert all(("killed" if killed else "interrupted (SIGINT)") in why for why in not_run.values())
+    assert all(("killed" if killed else "interrupted (SIGINT)") in why and "the time limit" in why
+               for why in not_run.values())
     if killed:
         assert shard["benchmark_json"].startswith("missing") and doc["benchmarks"] == []
     else:
