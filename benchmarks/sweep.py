@@ -1,6 +1,7 @@
 """Shard a pytest suite over the GPUs of a host (or over cluster jobs), one pinned process per GPU, and merge.
 
     python -m benchmarks.sweep --gpus all -o norm_bwd.json -- benchmarks/test_norm_bwd.py -k bfloat16
+    python -m benchmarks.sweep --gpus all --time-limit 500 --workdir $OUT/w -o $OUT/w/norm_bwd.json -- ...
     python -m benchmarks.sweep --gpus 4 -o gpu_tests.json -- -m gpu tests
     python -m benchmarks.sweep --gpus all --each "segkit fuzz --minutes 9 --seed {shard} -o findings/{shard}"
     python -m benchmarks.sweep --gpus 8 --backend submitit --slurm-partition gpu -o run.json -- benchmarks
@@ -15,6 +16,13 @@ file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchm
 ``benchmarks.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
 per-shard exit codes and machine info, per-case durations for the next balance.
 
+``--time-limit SECONDS`` (from launch) makes a sweep end with what it has instead of being killed from outside:
+no case starts after the deadline (the plugin skips it, so pytest ends normally and pytest-benchmark writes its
+JSON); a shard still running ``--grace`` after it gets SIGINT, and SIGKILL ``--grace`` later (SIGINT or SIGTERM
+to the launcher does the same at once). Each shard rewrites its report after every case, so even a killed shard
+contributes the durations and outcomes of the cases it finished. The ``sweep`` record lists per device the cases
+not run and why, and where each shard's time went (``timing``); the exit code is 3 when cases did not run.
+
 ``--backend submitit`` submits one job per shard through submitit (SLURM on a cluster, its local executor
 elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
 """
@@ -25,9 +33,12 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +56,20 @@ class Shard:
     index: int
     device: str
     cases: list[str] = field(default_factory=list)
-    expected_s: float = 0.0
+    expected_s: float = 0.0  # what balancing weighed: measured seconds, a never-timed case as the median one
+    known_s: float = 0.0  # measured seconds only (from --durations)
+    untimed: int = 0  # cases no earlier sweep timed
+
+    def estimate(self) -> str:
+        """What the launcher can honestly say about this shard's duration before it runs."""
+        if not self.cases:
+            return "duration unknown (one command)"
+        if self.untimed == len(self.cases):
+            return "duration unknown (no --durations timing for its cases)"
+        if self.untimed:
+            return f"{self.known_s:.0f} s measured last time for {len(self.cases) - self.untimed} case(s), " \
+                   f"{self.untimed} never timed"
+        return f"expected {self.known_s:.0f} s (last sweep's durations)"
 
 
 # --------------------------------------------------------------------------- devices and cases
@@ -108,6 +132,10 @@ def balance(cases: list[str], durations: dict[str, float], devices: list[str]) -
         target = min(shards, key=lambda s: (s.expected_s, s.index))
         target.cases.append(case)
         target.expected_s += durations.get(case, default)
+        if case in durations:
+            target.known_s += durations[case]
+        else:
+            target.untimed += 1
     return shards
 
 
@@ -122,47 +150,102 @@ class ShardJob:
     workdir: str
     log: str
     pin: bool = True  # set CUDA_VISIBLE_DEVICES (off on SLURM, where the scheduler pins the job's GPU)
+    deadline: float | None = None  # epoch seconds: the shard is interrupted at deadline + grace_s
+    grace_s: float = 30.0  # after the deadline before SIGINT, and after SIGINT before SIGKILL
 
 
-def run_job(job: ShardJob) -> int:
-    """Run one shard to completion; its output goes to its log. Returns the process's exit code."""
+@dataclass
+class ShardResult:
+    """How one shard's process ended, and when (epoch seconds, this host's clock)."""
+
+    code: int
+    started: float
+    ended: float
+    interrupted: bool = False  # the launcher sent SIGINT (time limit or the launcher itself was stopped)
+    killed: bool = False  # SIGINT did not end it within the grace: SIGKILL
+    stopped_by: str = ""  # why it was interrupted: "the time limit" or "a signal to the launcher"
+
+
+_STOP = threading.Event()  # set when the launcher is told to stop (SIGINT/SIGTERM): every shard is interrupted now
+
+
+def run_job(job: ShardJob) -> ShardResult:
+    """Run one shard; its output goes to its log. Past ``deadline + grace_s`` (or when the launcher is
+    stopped) it gets SIGINT, so pytest finishes its session and pytest-benchmark still writes its JSON; a
+    shard that has not ended ``grace_s`` later is killed with its whole process group."""
     env = {**os.environ, **job.env}
     if job.pin:
         env["CUDA_VISIBLE_DEVICES"] = job.shard.device
+    interrupted = killed = False
+    stopped_by = ""
+    started = time.time()
     with open(job.log, "w") as log:
-        return subprocess.run(job.command, cwd=job.workdir, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+        proc = subprocess.Popen(job.command, cwd=job.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        limit = None if job.deadline is None else job.deadline + job.grace_s
+        while proc.poll() is None:
+            if not interrupted and (_STOP.is_set() or (limit is not None and time.time() >= limit)):
+                stopped_by = "a signal to the launcher" if _STOP.is_set() else "the time limit"
+                proc.send_signal(signal.SIGINT)
+                interrupted, limit = True, time.time() + job.grace_s
+            elif interrupted and time.time() >= limit:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    killed = True
+                except ProcessLookupError:  # it ended in between
+                    pass
+                proc.wait()
+                break
+            time.sleep(0.1)
+    return ShardResult(proc.returncode, started, time.time(), interrupted, killed, stopped_by)
 
 
-def _pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool) -> ShardJob:
+def _pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool, deadline: float | None,
+                limit_s: float | None, grace_s: float) -> ShardJob:
     cases = work / f"shard{shard.index}.cases"
     cases.write_text("\n".join(shard.cases) + "\n")
     env = {"SEGKIT_SWEEP_SHARD": str(cases), "SEGKIT_SWEEP_DEVICE": shard.device,
            "SEGKIT_SWEEP_REPORT": str(work / f"shard{shard.index}.report.json"),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    if deadline is not None:
+        env.update(SEGKIT_SWEEP_DEADLINE=repr(deadline), SEGKIT_SWEEP_LIMIT=f"{limit_s:g}")
     command = [sys.executable, "-m", "pytest", "-p", "benchmarks.sweep_plugin", "-p", "no:cacheprovider",
                *pytest_args, f"--benchmark-json={work / f'shard{shard.index}.json'}"]
-    return ShardJob(shard, command, env, str(ROOT), str(work / f"shard{shard.index}.log"), pin)
+    return ShardJob(shard, command, env, str(ROOT), str(work / f"shard{shard.index}.log"), pin, deadline, grace_s)
 
 
-def _each_job(shard: Shard, template: str, n: int, work: Path, pin: bool) -> ShardJob:
+def _each_job(shard: Shard, template: str, n: int, work: Path, pin: bool, deadline: float | None,
+              grace_s: float) -> ShardJob:
     try:
         command = template.format(shard=shard.index, device=shard.device, n=n)
     except (KeyError, IndexError, ValueError) as e:
         raise SweepError(f"--each {template!r}: only {{shard}}, {{device}} and {{n}} can be filled in ({e})") from None
     return ShardJob(shard, shlex.split(command), {"SEGKIT_SWEEP_DEVICE": shard.device}, str(ROOT),
-                    str(work / f"shard{shard.index}.log"), pin)
+                    str(work / f"shard{shard.index}.log"), pin, deadline, grace_s)
 
 
-def run_local(jobs: list[ShardJob]) -> list[int]:
-    """All shards at once, one process each, on this host."""
-    from concurrent.futures import ThreadPoolExecutor
+def _finished(job: ShardJob, result: ShardResult) -> None:
+    how = " (killed after SIGINT)" if result.killed else " (interrupted)" if result.interrupted else ""
+    print(f"shard {job.shard.index} (device {job.shard.device}) finished after {result.ended - result.started:.1f} s: "
+          f"exit {result.code}{how}, log {job.log}", flush=True)
+
+
+def run_local(jobs: list[ShardJob]) -> list[ShardResult]:
+    """All shards at once, one process each, on this host; a line as each one finishes."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
-        return list(pool.map(run_job, jobs))
+        futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+        results: list[ShardResult | None] = [None] * len(jobs)
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            _finished(jobs[i], results[i])
+    return results
 
 
 def run_submitit(jobs: list[ShardJob], folder: Path, cluster: str | None, partition: str | None,
-                 timeout_min: int) -> list[int]:
+                 timeout_min: int) -> list[ShardResult]:
     """One submitit job per shard; on SLURM each asks for one GPU (and is pinned by the scheduler)."""
     import submitit
 
@@ -172,27 +255,68 @@ def run_submitit(jobs: list[ShardJob], folder: Path, cluster: str | None, partit
         params.update(slurm_partition=partition, gpus_per_node=1, tasks_per_node=1)
     executor.update_parameters(**{k: v for k, v in params.items() if v is not None})
     handles = [executor.submit(run_job, job) for job in jobs]
-    return [h.result() for h in handles]
+    results = []
+    for job, handle in zip(jobs, handles):
+        results.append(handle.result())
+        _finished(job, results[-1])
+    return results
 
 
 # --------------------------------------------------------------------------- merging
-def merge(shards: list[Shard], work: Path, codes: list[int]) -> dict:
+def _timing(report: dict, result: ShardResult, durations: dict[str, float]) -> dict:
+    """Where one shard's wall time went: start-up (interpreter, pytest, plugins) and collection (conftest and
+    test-module imports) before the first case, the cases themselves (a session-scoped fixture such as the
+    copy-bandwidth measurement counts in the first case that uses it), and the rest (between and after cases:
+    session teardown, pytest-benchmark's JSON)."""
+    stamps = report.get("stamps") or {}
+    wall = result.ended - result.started
+
+    def since_start(key: str) -> float | None:
+        return None if stamps.get(key) is None else round(stamps[key] - result.started, 3)
+
+    first = since_start("first_case")
+    cases = sum(durations.values())
+    return {"wall_s": round(wall, 3), "startup_s": since_start("configured"), "collected_at_s": since_start("collected"),
+            "to_first_case_s": first, "cases_s": round(cases, 3), "cases_run": len(durations),
+            "other_s": None if first is None else round(wall - first - cases, 3)}
+
+
+def _why_not_run(result: ShardResult) -> str:
+    if result.killed:
+        return f"shard killed: SIGINT at {result.stopped_by} did not end it within the grace"
+    if result.interrupted:
+        return f"shard interrupted (SIGINT) at {result.stopped_by} before this case finished"
+    return f"shard crashed (exit {result.code}) before this case finished"
+
+
+def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher: dict | None = None) -> dict:
     """One pytest-benchmark document out of the shards' documents, with the sweep's own record beside it:
-    per-case durations and outcomes (a GPU test run has no benchmark records, only those)."""
-    benchmarks, machines, durations, outcomes, first = [], [], {}, {}, None
-    for shard, code in zip(shards, codes):
-        report = work / f"shard{shard.index}.report.json"
-        if report.exists():
-            data = json.loads(report.read_text())
-            durations.update(data["durations"])
-            outcomes.update({k: {"outcome": v, "device": shard.device} for k, v in data["outcomes"].items()})
-        elif code != 0:
-            raise SweepError(f"shard {shard.index} (device {shard.device}) exited {code} before reporting: "
-                             f"see {work / f'shard{shard.index}.log'}")
+    per-case durations and outcomes (a GPU test run has no benchmark records, only those), the cases each
+    device did not run and why, and where each shard's time went. A shard that was killed or crashed still
+    contributes the cases its last report holds; its pytest-benchmark records are lost (the record says so)."""
+    benchmarks, machines, durations, outcomes, not_run, timing, first = [], [], {}, {}, {}, {}, None
+    for shard, result in zip(shards, results):
+        report_path = work / f"shard{shard.index}.report.json"
+        report = json.loads(report_path.read_text()) if report_path.exists() else {}
+        shard_durations = report.get("durations") or {}
+        durations.update(shard_durations)
+        outcomes.update({k: {"outcome": v, "device": shard.device} for k, v in (report.get("outcomes") or {}).items()})
+        missing = dict(report.get("not_run") or {})
+        done = set(report.get("outcomes") or {})
+        for case in shard.cases:
+            if case not in done and case not in missing:
+                missing[case] = _why_not_run(result)
+        if missing:
+            not_run[shard.device] = dict(sorted(missing.items()))
+        timing[shard.device] = _timing(report, result, shard_durations)
         path = work / f"shard{shard.index}.json"
         doc = json.loads(path.read_text()) if path.exists() else {}
         benchmarks += doc.get("benchmarks", [])
-        machines.append({**doc.get("machine_info", {}), "sweep_device": shard.device, "exit_code": code})
+        machines.append({**doc.get("machine_info", {}), "sweep_device": shard.device, "exit_code": result.code,
+                         "interrupted": result.interrupted, "killed": result.killed,
+                         "benchmark_json": "written" if doc else "none" if result.code in (0, 5) else
+                         f"missing: the shard ended (exit {result.code}) before pytest-benchmark wrote it; "
+                         "the benchmark records of the cases it finished are lost"})
         first = first or (doc or None)
     merged = {k: v for k, v in (first or {}).items() if k not in ("benchmarks", "machine_info")}
     machine = {k: v for k, v in (first or {}).get("machine_info", {}).items() if k != "sweep_device"}
@@ -204,13 +328,29 @@ def merge(shards: list[Shard], work: Path, codes: list[int]) -> dict:
     counts: dict[str, int] = {}
     for o in outcomes.values():
         counts[o["outcome"]] = counts.get(o["outcome"], 0) + 1
+    n_not_run = sum(len(v) for v in not_run.values())
+    if n_not_run:
+        counts["not run"] = n_not_run
     merged["sweep"] = {"devices": [s.device for s in shards], "shards": machines,
                        "cases": {s.device: len(s.cases) for s in shards}, "counts": counts,
-                       "durations": durations, "outcomes": outcomes}
+                       "complete": not n_not_run, "not_run": not_run, "timing": timing,
+                       "launcher": launcher or {}, "durations": durations, "outcomes": outcomes}
     return merged
 
 
+def _timing_line(device: str, t: dict, not_run: int) -> str:
+    def s(v):
+        return "?" if v is None else f"{v:.1f} s"
+
+    return (f"device {device}: wall {s(t['wall_s'])} = {s(t['to_first_case_s'])} to the first case (pytest up after "
+            f"{s(t['startup_s'])}, collected after {s(t['collected_at_s'])}) + {s(t['cases_s'])} in "
+            f"{t['cases_run']} case(s) + {s(t['other_s'])} other; {not_run} not run")
+
+
 # --------------------------------------------------------------------------- command line
+INCOMPLETE = 3  # exit code: the sweep ended, but some cases did not run (sweep.not_run says which and why)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m benchmarks.sweep", description=__doc__.split("\n\n")[0])
     where = p.add_mutually_exclusive_group()
@@ -218,7 +358,14 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--devices", help="explicit device ids, e.g. 0,1,3 (labels only without a GPU: a dry run)")
     p.add_argument("-o", "--output", type=Path, help="merged pytest-benchmark JSON (pytest mode)")
     p.add_argument("--durations", type=Path, action="append", default=[], help="earlier merged JSON to balance by")
-    p.add_argument("--workdir", type=Path, help="where shard files and logs go (default: beside --output)")
+    p.add_argument("--workdir", type=Path, help="where shard case lists, reports, JSON and logs go (default: "
+                                                "OUTPUT.shards/ beside --output); put it in a folder that comes back")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="from launch: no case starts after it (skipped, named in sweep.not_run); a shard still "
+                        "running at the limit + --grace gets SIGINT, and SIGKILL --grace later; exit 3 if incomplete")
+    p.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
+                   help="with --time-limit: how long a running case may overrun before SIGINT, and SIGINT before "
+                        "SIGKILL (default 30)")
     p.add_argument("--each", metavar="CMD", help="instead of pytest: run CMD once per device, {shard}/{device}/{n} "
                                                  "filled in (independent seeds for fuzz / tune)")
     p.add_argument("--backend", choices=("local", "submitit"), default="local")
@@ -229,45 +376,79 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _stop_on_signals():
+    """SIGINT / SIGTERM to the launcher (Ctrl-C, an outer ``timeout``) interrupts every shard and still merges.
+    Returns a function that restores the previous handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    _STOP.clear()
+    old = {sig: signal.signal(sig, lambda *_: _STOP.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    return lambda: [signal.signal(sig, handler) for sig, handler in old.items()]
+
+
 def main(argv: list[str] | None = None) -> int:
+    launched = time.time()
     args = _parser().parse_args(argv)
     pytest_args = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    restore = lambda: None  # noqa: E731
     try:
         if args.each and pytest_args:
             raise SweepError("--each runs a command per device; give no pytest arguments with it")
         if not args.each and not args.output:
             raise SweepError("-o/--output is required: where the merged JSON goes")
+        if args.time_limit is not None and args.time_limit <= 0 or args.grace < 0:
+            raise SweepError("--time-limit must be positive and --grace not negative (seconds)")
         devices = resolve_devices(args.gpus, args.devices)
         work = args.workdir or (args.output.parent / f"{args.output.stem}.shards" if args.output else Path("sweep.shards"))
         work = work.resolve()
         work.mkdir(parents=True, exist_ok=True)
         pin = not (args.backend == "submitit" and args.submitit_cluster in (None, "slurm"))
+        deadline = None if args.time_limit is None else launched + args.time_limit
         if args.each:
             shards = [Shard(i, d) for i, d in enumerate(devices)]
-            jobs = [_each_job(s, args.each, len(devices), work, pin) for s in shards]
+            jobs = [_each_job(s, args.each, len(devices), work, pin, deadline, args.grace) for s in shards]
         else:
             cases = collect(pytest_args)
             shards = [s for s in balance(cases, load_durations(args.durations), devices) if s.cases]
-            jobs = [_pytest_job(s, pytest_args, work, pin) for s in shards]
+            jobs = [_pytest_job(s, pytest_args, work, pin, deadline, args.time_limit, args.grace) for s in shards]
+        collected = time.time()
+        limit = "" if deadline is None else f"; time limit {args.time_limit:g} s ({deadline - collected:.0f} s left)"
+        print(f"collected in {collected - launched:.1f} s{limit}; shard files and logs in {work}", flush=True)
         for s in shards:
-            print(f"shard {s.index} on device {s.device}: {len(s.cases) or 'one command'} case(s), "
-                  f"expected {s.expected_s:.0f} s", flush=True)
+            print(f"shard {s.index} on device {s.device}: {len(s.cases) or 'one command'} case(s), {s.estimate()}",
+                  flush=True)
+        restore = _stop_on_signals()
         if args.backend == "submitit":
-            codes = run_submitit(jobs, work / "submitit", args.submitit_cluster, args.slurm_partition, args.timeout_min)
+            results = run_submitit(jobs, work / "submitit", args.submitit_cluster, args.slurm_partition,
+                                   args.timeout_min)
         else:
-            codes = run_local(jobs)
-        for s, job, code in zip(shards, jobs, codes):
-            print(f"shard {s.index} (device {s.device}) exit {code}, log {job.log}")
-        if not args.each:
-            merged = merge(shards, work, codes)
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(json.dumps(merged, indent=1))
-            counts = ", ".join(f"{n} {k}" for k, n in sorted(merged["sweep"]["counts"].items()))
-            print(f"merged {len(shards)} shard(s) into {args.output}: {counts}; "
-                  f"{len(merged['benchmarks'])} benchmark record(s)")
+            results = run_local(jobs)
+        restore()
+        codes = [r.code for r in results]
+        if args.each:
+            return max((0 if c == 5 else c) for c in codes)
+        launcher = {"collect_s": round(collected - launched, 3), "wall_s": round(time.time() - launched, 3),
+                    "time_limit_s": args.time_limit, "grace_s": args.grace if deadline is not None else None,
+                    "stopped_by_signal": _STOP.is_set()}
+        merged = merge(shards, work, results, launcher)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(merged, indent=1))
+        sweep = merged["sweep"]
+        for device, t in sweep["timing"].items():
+            print(_timing_line(device, t, len(sweep["not_run"].get(device, {}))))
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(sweep["counts"].items()))
+        lost = [m["sweep_device"] for m in sweep["shards"] if m["benchmark_json"].startswith("missing")]
+        print(f"merged {len(shards)} shard(s) into {args.output} in {launcher['wall_s']:.1f} s "
+              f"(collection {launcher['collect_s']:.1f} s): {counts}; {len(merged['benchmarks'])} benchmark record(s)"
+              + (f"; no pytest-benchmark JSON from device(s) {', '.join(lost)}" if lost else ""))
+        if not sweep["complete"]:
+            print(f"sweep incomplete: {counts}; see sweep.not_run in {args.output}", file=sys.stderr)
+            return INCOMPLETE
     except SweepError as e:
         print(f"sweep: {e}", file=sys.stderr)
         return 2
+    finally:
+        restore()
     # pytest's 'no tests ran' on a shard whose cases were all skipped is not a failure of the sweep.
     return max((0 if c == 5 else c) for c in codes)
 

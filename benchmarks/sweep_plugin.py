@@ -3,14 +3,20 @@
 It keeps only the cases the launcher gave this shard, times each case as a whole (set-up, which holds the
 nvFuser compile, plus call and teardown: what the next sweep balances by), and stamps every
 pytest-benchmark record with the device it ran on and that device's measured copy bandwidth, so the merged
-JSON says per case where its number came from. Without ``SEGKIT_SWEEP_SHARD`` in the environment it does
-nothing.
+JSON says per case where its number came from.
+
+It also keeps the shard inside the sweep's time limit and leaves a trace if it is killed anyway: a case that
+would start after ``SEGKIT_SWEEP_DEADLINE`` is skipped with a reason naming the limit (so pytest ends
+normally and pytest-benchmark writes its JSON), and the shard's report (durations, outcomes, cases not run,
+when the shard reached each stage) is rewritten atomically after every case. Without ``SEGKIT_SWEEP_SHARD``
+in the environment it does nothing.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,14 +24,37 @@ import pytest
 
 SHARD_ENV = "SEGKIT_SWEEP_SHARD"  # file: one node id a line, the cases this shard runs
 DEVICE_ENV = "SEGKIT_SWEEP_DEVICE"  # the device label of this shard (what CUDA_VISIBLE_DEVICES holds)
-REPORT_ENV = "SEGKIT_SWEEP_REPORT"  # file this shard writes {"durations": {id: s}, "outcomes": {id: outcome}} into
+REPORT_ENV = "SEGKIT_SWEEP_REPORT"  # file this shard keeps its report in (see _write_report)
+DEADLINE_ENV = "SEGKIT_SWEEP_DEADLINE"  # epoch seconds: no case starts after it
+LIMIT_ENV = "SEGKIT_SWEEP_LIMIT"  # the launcher's --time-limit in seconds (named in the skip reason)
 
 _durations: dict[str, float] = defaultdict(float)
 _outcomes: dict[str, str] = {}
+_not_run: dict[str, str] = {}  # node id -> why this shard did not run it
+_stamps: dict[str, float | None] = {"configured": None, "collected": None, "first_case": None, "last_case_end": None}
 
 
 def _active() -> bool:
     return bool(os.environ.get(SHARD_ENV))
+
+
+def _write_report() -> None:
+    """Replace the report in one step (write a sibling, then rename): a shard killed at any moment leaves
+    either the previous report or this one, never half a file."""
+    out = os.environ.get(REPORT_ENV)
+    if not out:
+        return
+    ran = [k for k in _outcomes if k not in _not_run]  # a case stopped mid-way has no outcome: not run
+    doc = {"durations": {k: round(_durations[k], 6) for k in ran}, "outcomes": {k: _outcomes[k] for k in ran},
+           "not_run": _not_run, "stamps": _stamps, "pid": os.getpid()}
+    tmp = Path(f"{out}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1))
+    os.replace(tmp, out)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _active():
+        _stamps["configured"] = time.time()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -39,6 +68,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = keep
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if _active():
+        _stamps["collected"] = time.time()
+        _write_report()
+
+
+def pytest_runtest_logstart(nodeid: str, location) -> None:
+    if _active() and _stamps["first_case"] is None:
+        _stamps["first_case"] = time.time()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a case that would start after the sweep's deadline (before its fixtures are set up)."""
+    deadline = os.environ.get(DEADLINE_ENV)
+    if not (_active() and deadline) or time.time() < float(deadline):
+        return
+    reason = f"sweep time limit ({os.environ.get(LIMIT_ENV, '?')} s) reached before this case started"
+    _not_run[item.nodeid] = reason
+    pytest.skip(reason)
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if not _active():
         return
@@ -46,6 +97,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     # The call's outcome, unless set-up or teardown failed or skipped the case.
     if report.when == "call" or report.outcome != "passed":
         _outcomes.setdefault(report.nodeid, "error" if report.failed and report.when != "call" else report.outcome)
+    if report.when == "teardown":
+        _stamps["last_case_end"] = time.time()
+        _write_report()
 
 
 def _gpu_name() -> str | None:
@@ -74,7 +128,5 @@ def pytest_benchmark_update_json(config, benchmarks, output_json) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    out = os.environ.get(REPORT_ENV)
-    if _active() and out:
-        Path(out).write_text(json.dumps({"durations": {k: round(v, 6) for k, v in _durations.items()},
-                                         "outcomes": _outcomes}, indent=1))
+    if _active():
+        _write_report()

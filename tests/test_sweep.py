@@ -1,5 +1,6 @@
 """benchmarks.sweep on CPU: a small pytest-benchmark suite sharded over fake devices merges into the same case
-set as an unsharded run, every case says which device ran it, and balancing uses the last run's durations."""
+set as an unsharded run, every case says which device ran it, and balancing uses the last run's durations; under
+--time-limit a sweep ends with what finished and names what did not run, even when a shard has to be killed."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ def suite(tmp_path_factory) -> str:
     """The tiny suite copied outside the project, so its pytest runs load no project conftest (no torch)."""
     path = tmp_path_factory.mktemp("suite") / "bench_tiny.py"
     path.write_text((ROOT / "tests" / "data" / "sweep_suite" / "bench_tiny.py").read_text())
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def limit_suite(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("limit") / "bench_limit.py"
+    path.write_text((ROOT / "tests" / "data" / "sweep_suite" / "bench_limit.py").read_text())
     return str(path)
 
 
@@ -123,3 +131,75 @@ def test_gpus_count_beyond_the_visible_ones_is_refused(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     with pytest.raises(SweepError, match="no GPU is visible"):
         resolve_devices("all", None)
+
+
+def _by_name(mapping: dict) -> dict:
+    """Node ids of the limit suite by test name (the ids hold the suite's temporary path)."""
+    return {k.rsplit("::", 1)[1]: v for k, v in mapping.items()}
+
+
+def test_cases_past_the_time_limit_are_skipped_and_named_and_the_rest_merged(limit_suite, tmp_path, capsys):
+    out = tmp_path / "limit.json"
+    # test_b_overrun sleeps until just past the deadline; c and d would start after it
+    assert main(["--devices", "0", "--time-limit", "3", "--grace", "20", "-o", str(out), "--", limit_suite]) == 3
+    sweep = json.loads(out.read_text())["sweep"]
+    assert sweep["complete"] is False and sweep["counts"] == {"passed": 2, "not run": 2}
+    not_run = _by_name(sweep["not_run"]["0"])
+    assert set(not_run) == {"test_c_late", "test_d_late"}
+    assert all("time limit (3 s)" in why for why in not_run.values())
+    assert set(_by_name(sweep["durations"])) == {"test_a_quick", "test_b_overrun"}
+    assert _by_name(sweep["durations"])["test_b_overrun"] >= 0.3
+    # pytest ended on its own: no signal, and pytest-benchmark wrote its JSON (the quick case's record merged)
+    shard = sweep["shards"][0]
+    assert shard["exit_code"] == 0 and not shard["interrupted"] and shard["benchmark_json"] == "written"
+    assert [b["name"] for b in json.loads(out.read_text())["benchmarks"]] == ["test_a_quick"]
+    assert "sweep incomplete" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("overrun, grace, killed", [("sleep_long", "2", False), ("hang", "0.5", True)])
+def test_a_shard_stopped_mid_case_still_reports_the_cases_it_finished(limit_suite, tmp_path, monkeypatch,
+                                                                      overrun, grace, killed):
+    """sleep_long honours SIGINT (pytest ends its session, which takes about a second here: pytest-benchmark's
+    JSON survives); hang ignores it and is killed (only the plugin's per-case report survives)."""
+    monkeypatch.setenv("SWEEP_TINY_OVERRUN", overrun)
+    out = tmp_path / "stopped.json"
+    assert main(["--devices", "0", "--time-limit", "3", "--grace", grace, "-o", str(out), "--", limit_suite]) == 3
+    doc = json.loads(out.read_text())
+    sweep = doc["sweep"]
+    shard = sweep["shards"][0]
+    assert shard["interrupted"] and shard["killed"] is killed
+    assert _by_name(sweep["outcomes"]) == {"test_a_quick": {"outcome": "passed", "device": "0"}}
+    assert set(_by_name(sweep["durations"])) == {"test_a_quick"}
+    not_run = _by_name(sweep["not_run"]["0"])
+    assert set(not_run) == {"test_b_overrun", "test_c_late", "test_d_late"}
+    assert all(("killed" if killed else "interrupted (SIGINT)") in why and "the time limit" in why
+               for why in not_run.values())
+    if killed:
+        assert shard["benchmark_json"].startswith("missing") and doc["benchmarks"] == []
+    else:
+        assert shard["benchmark_json"] == "written" and [b["name"] for b in doc["benchmarks"]] == ["test_a_quick"]
+
+
+def test_each_shard_says_where_its_time_went(swept):
+    _, doc = swept
+    sweep = doc["sweep"]
+    assert set(sweep["timing"]) == {"0", "1", "2"}
+    for device, t in sweep["timing"].items():
+        ran = {k: v for k, v in sweep["durations"].items() if sweep["outcomes"][k]["device"] == device}
+        assert t["cases_run"] == len(ran) == sweep["cases"][device]
+        assert t["cases_s"] == pytest.approx(sum(ran.values()), abs=1e-3)
+        assert 0 < t["startup_s"] <= t["collected_at_s"] <= t["to_first_case_s"] < t["wall_s"]
+        assert t["cases_s"] <= t["wall_s"] - t["to_first_case_s"]
+        assert t["other_s"] == pytest.approx(t["wall_s"] - t["to_first_case_s"] - t["cases_s"], abs=2e-3)
+        assert t["other_s"] >= 0
+    launcher = sweep["launcher"]
+    assert 0 < launcher["collect_s"] < launcher["wall_s"]
+    assert launcher["wall_s"] >= max(t["wall_s"] for t in sweep["timing"].values())
+    assert sweep["complete"] is True and sweep["not_run"] == {}
+
+
+def test_without_durations_the_estimate_is_unknown_not_invented():
+    shards = balance(["a", "b", "c"], {}, ["0", "1"])
+    assert all("unknown" in s.estimate() and " s" not in s.estimate().replace("s (", "(") for s in shards)
+    mixed = balance(["a", "b", "c"], {"a": 4.0}, ["0"])
+    assert mixed[0].estimate() == "4 s measured last time for 1 case(s), 2 never timed"
