@@ -1,7 +1,7 @@
 """Real models, built tiny, and a count of the norm / RoPE regions segkit_ex claims in their Thunder traces.
 
-The models are the libraries' own classes (litgpt ``Config.from_name`` + ``GPT``, transformers
-``LlamaForCausalLM``) and a nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
+The models are the libraries' own classes (litgpt ``Config.from_name`` + ``GPT``, transformers' Llama, Qwen3,
+Gemma 2, OLMo2 and Mistral ``*ForCausalLM``) and a nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
 under thunder.jit with segkit_ex and under eager, and reports how many norm calls and RoPE'd attention calls
 the model makes (counted on the eager run with module hooks) next to how many segkit symbols the forward and
 backward traces hold, and whether loss and grads match.
@@ -31,11 +31,21 @@ LITGPT = {
     "phi-2": dict(n_embd=64, n_head=4, n_query_groups=4, head_size=20, intermediate_size=128),
     "OLMo-1B-hf": dict(n_embd=64, n_head=4, n_query_groups=4, head_size=16, intermediate_size=96),
 }
-MODELS = [*LITGPT, "hf-llama", "nanogpt"]
+# Hugging Face families, tiny (1 layer, hidden 64, GQA): name -> (config class, model class, config overrides)
+HF = {
+    "hf-llama": ("LlamaConfig", "LlamaForCausalLM", {}),
+    "hf-qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(head_dim=16)),  # per-head q/k RMSNorm
+    "hf-gemma2": ("Gemma2Config", "Gemma2ForCausalLM", dict(head_dim=16, sliding_window=None)),  # (1 + weight)
+    "hf-olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {}),  # multiply then cast; RoPE cast back
+    "hf-mistral": ("MistralConfig", "MistralForCausalLM", dict(head_dim=16)),
+}
+MODELS = [*LITGPT, *HF, "nanogpt"]
 SETUPS = ["fp32", "bf16", "autocast"]
 
-NORM_CLASSES = ("RMSNorm", "LayerNorm", "LlamaRMSNorm", "NanoLayerNorm")
-ATTENTION_CLASSES = ("CausalSelfAttention", "LlamaAttention")
+NORM_CLASSES = ("RMSNorm", "LayerNorm", "NanoLayerNorm", "LlamaRMSNorm", "Qwen3RMSNorm", "Gemma2RMSNorm",
+                "Olmo2RMSNorm", "MistralRMSNorm")
+ATTENTION_CLASSES = ("CausalSelfAttention", "LlamaAttention", "Qwen3Attention", "Gemma2Attention", "Olmo2Attention",
+                     "MistralAttention")
 
 
 class NanoLayerNorm(nn.Module):
@@ -97,21 +107,23 @@ def _perturb(model: nn.Module) -> nn.Module:
 
 
 def build(name: str) -> nn.Module:
-    """The model ``name`` (a litgpt config name, "hf-llama" or "nanogpt") at tiny size, fp32, CPU."""
+    """The model ``name`` (a litgpt config name, an ``HF`` name or "nanogpt") at tiny size, fp32, CPU."""
     torch.manual_seed(0)
     if name in LITGPT:
         from litgpt import GPT, Config
 
         cfg = Config.from_name(name, n_layer=1, block_size=T, padded_vocab_size=VOCAB, vocab_size=VOCAB, **LITGPT[name])
         model = GPT(cfg)
-    elif name == "hf-llama":
-        from transformers import LlamaConfig, LlamaForCausalLM
+    elif name in HF:
+        import transformers
 
-        cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_layers=1,
-                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
-                          use_cache=False)  # training; Thunder cannot trace HF's DynamicCache (its empty-cache cat)
+        config_class, model_class, overrides = HF[name]
+        cfg = getattr(transformers, config_class)(
+            vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_layers=1, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=T,
+            use_cache=False, **overrides)  # training; Thunder cannot trace HF's DynamicCache (its empty-cache cat)
         cfg._attn_implementation = "eager"  # Thunder 0.2.6's sdpa lacks enable_gqa, which HF's sdpa path passes
-        model = LlamaForCausalLM(cfg)
+        model = getattr(transformers, model_class)(cfg)
     elif name == "nanogpt":
         model = NanoGPT()
     else:
@@ -120,7 +132,8 @@ def build(name: str) -> nn.Module:
 
 
 def _hf_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
-    """LlamaForCausalLM's own modules, driven as LlamaModel.forward drives them: Thunder 0.2.6 cannot trace the
+    """A Hugging Face *ForCausalLM's own modules, driven as LlamaModel.forward drives them (Gemma's embedding
+    scale and logit soft-capping are left out: they are neither norm nor RoPE): Thunder 0.2.6 cannot trace the
     output-capturing wrapper transformers 5 puts around the model's forward (a context variable set globally)."""
     inner = model.model
     h = inner.embed_tokens(idx)

@@ -108,6 +108,43 @@ def test_hugging_face_llama_family_norm_and_rope_are_claimed():
     assert jf()[0].dtype == torch.float32
 
 
+def test_gemma_and_olmo2_families_norm_and_rope_are_claimed():
+    """Gemma's ``(1 + weight)`` RMSNorm in float32 and OLMo2's multiply-then-cast RMSNorm and cast-back RoPE, and
+    the families that copy them (Gemma 3, OLMo 3), recognized by their code; equal to eager."""
+    from transformers.models.gemma3 import modeling_gemma3 as gemma3
+    from transformers.models.olmo2 import modeling_olmo2 as olmo2
+    from transformers.models.olmo3 import modeling_olmo3 as olmo3
+
+    thunder_exec.executors()
+    x = torch.randn(2, 5, 32, requires_grad=True)
+    for norm, shift in ((gemma3.Gemma3RMSNorm(32), 0.0), (olmo2.Olmo2RMSNorm(32), 1.0), (olmo3.Olmo3RMSNorm(32), 1.0)):
+        norm.weight = _param(32, shift=shift)
+        jf = _step(lambda: norm(x), [x, norm.weight], torch.float32)
+        assert _claims(jf, NORM_FW, NORM_BW) == (1, 1), type(norm).__name__
+    # OLMo2's RoPE casts back: bf16 q / k with fp32 tables give bf16, not HF Llama's promoted fp32
+    q = torch.randn(2, 4, 5, 16).bfloat16().requires_grad_(True)
+    k = torch.randn(2, 2, 5, 16).bfloat16().requires_grad_(True)
+    angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 16, generator=torch.Generator().manual_seed(3))
+    cos, sin = angle.cos(), angle.sin()
+    jf = _step(lambda: olmo2.apply_rotary_pos_emb(q, k, cos, sin), [q, k], torch.bfloat16)
+    assert _claims(jf, ROPE_FW, ROPE_BW) == (2, 2)
+    assert [t.dtype for t in jf()] == [torch.bfloat16] * 2
+
+
+def test_gemma_norm_with_a_bf16_weight_stays_with_thunder():
+    """Gemma adds 1 to a bf16 weight in float32; segkit's unit-offset norm would round 1 + w to bf16 first."""
+    from transformers.models.gemma2 import modeling_gemma2 as gemma2
+
+    thunder_exec.executors()
+    norm = gemma2.Gemma2RMSNorm(32)
+    norm.weight = _param(32, shift=0.0, dtype=torch.bfloat16)
+    x = torch.randn(2, 5, 32).bfloat16().requires_grad_(True)
+    jf = _step(lambda: norm(x), [x, norm.weight], torch.bfloat16)
+    assert _claims(jf, NORM_FW, NORM_BW) == (0, 0)
+    assert ("segkit_ex left Hugging Face RMSNorm (Gemma's) to Thunder: Gemma adds 1 to the weight in float32, "
+            "segkit in the weight's bfloat16") in str(thunder.last_traces(jf)[0])
+
+
 @pytest.mark.parametrize("affine, bias", [(False, False), (True, False)], ids=["no-weight-olmo", "no-bias"])
 def test_layer_norm_with_and_without_weight_and_bias(affine, bias):
     ln = torch.nn.LayerNorm(48, elementwise_affine=affine, bias=bias)
@@ -270,10 +307,24 @@ def test_a_whole_litgpt_model_is_claimed():
     assert r.grad_err <= 1e-5 and r.loss_err <= 1e-5, r
 
 
+# Norms segkit leaves to Thunder on purpose (their note is in the trace): (model, set-up) -> (norms claimed, why)
+LEFT_TO_THUNDER = {
+    ("hf-gemma2", "bf16"): (0, "Gemma adds 1 to a bf16 weight in float32; segkit's unit-offset norm would round "
+                               "1 + w to bf16 first"),
+    ("hf-qwen3", "autocast"): (3, "the q/k norms get bf16 q/k and an fp32 weight: HF's Llama-style norm casts to bf16, "
+                                  "then multiplies by the fp32 weight (an fp32 result); segkit's norm casts last"),
+}
+
+
 @pytest.mark.models
 @pytest.mark.parametrize("setup", model_zoo.SETUPS)
 @pytest.mark.parametrize("name", model_zoo.MODELS)
 def test_model_matrix(name, setup):
     r = _report(name, setup)
-    assert r.all_claimed, r
+    if (name, setup) in LEFT_TO_THUNDER:  # the rest claimed; when segkit learns these, move them to all_claimed
+        claimed, _ = LEFT_TO_THUNDER[name, setup]
+        assert not r.error and r.norms_fw == r.norms_bw == claimed < r.norms, r
+        assert r.ropes_fw == r.ropes_bw == 2 * r.attentions, r
+    else:
+        assert r.all_claimed, r
     assert r.grad_err <= (1e-5 if setup == "fp32" else 3e-2), r

@@ -8,9 +8,11 @@ by segkit_ex, forward and backward); otherwise it leaves a one-line note in the 
 (``# segkit_ex left litgpt RMSNorm to Thunder: ...``) and runs the original function, so Thunder's default
 path takes it. Without segkit_ex among the executors the original runs, untouched.
 
-Hugging Face copies its Llama functions into every model family ("Copied from"): a family's function is
-recognized when its code is the Llama one's, instruction for instruction, so Qwen, Mistral and their kin come
-with no list to keep.
+Hugging Face copies a few reference functions into every model family ("Copied from"): a family's function is
+recognized when its code is a reference's, instruction for instruction, so the families come with no list to
+keep. The references (``_HF_NORMS``, ``_HF_ROPES``): Llama's RMSNorm and RoPE (Qwen, Mistral, Granite, ... 97
+norms and 78 RoPEs in transformers 5.3), Gemma's ``(1 + weight)`` RMSNorm (Gemma 1-3, Qwen3-Next, ...) and
+OLMo2's RMSNorm and RoPE, which multiply, or rotate, before casting back (OLMo 1-3, GPT-OSS, ...).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import torch
 
 from thunder.core import prims
 from thunder.core.compile_data import get_compile_data
@@ -162,16 +166,62 @@ def _hf_rms_norm(original):
     return forward
 
 
-def _hf_apply_rotary_pos_emb(original):
-    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
-        c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
-        why = rope_refusal(q, c, s) or rope_refusal(k, c, s)
+def _hf_cast_after_rms_norm(original):
+    """OLMo2's RMSNorm::
+
+        hidden_states = hidden_states.to(torch.float32)
+        hidden_states = hidden_states * torch.rsqrt(hidden_states.pow(2).mean(-1, keepdim=True) + eps)
+        return (self.weight * hidden_states).to(input_dtype)
+
+    litgpt's math: the weight multiplies in float32 (a 16-bit weight promotes exactly), then one cast."""
+    def forward(self, hidden_states):
+        why = ex.norm_refusal(hidden_states, self.weight, same_dtype=False)
         if why:
-            return left_to_thunder("Hugging Face apply_rotary_pos_emb", why, original, q, k, cos, sin, unsqueeze_dim)
-        # HF's result has the promoted dtype (fp32 for bf16 q with fp32 tables under autocast)
-        return (apply_rope_entry(q, c, s, None, promoted(q.dtype, cos.dtype)),
-                apply_rope_entry(k, c, s, None, promoted(k.dtype, cos.dtype)))
-    return apply_rotary_pos_emb
+            return left_to_thunder("Hugging Face RMSNorm (OLMo2's)", why, original, self, hidden_states)
+        return ex.rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
+    return forward
+
+
+def _hf_unit_offset_rms_norm(original):
+    """Gemma's RMSNorm::
+
+        output = self._norm(x.float())                 # x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        output = output * (1.0 + self.weight.float())
+        return output.type_as(x)
+
+    segkit's unit-offset norm (litgpt's) adds 1 in the weight's dtype: the same only for a float32 weight (a bf16
+    weight would round 1 + w to bf16 where Gemma does not), so other weights stay with Thunder."""
+    def forward(self, x):
+        why = ex.norm_refusal(x, self.weight, same_dtype=False)
+        if why is None and ex.torch_dtype(self.weight.dtype) != torch.float32:
+            why = f"Gemma adds 1 to the weight in float32, segkit in the weight's {ex.dtype_name(self.weight.dtype)}"
+        if why:
+            return left_to_thunder("Hugging Face RMSNorm (Gemma's)", why, original, self, x)
+        return ex.rms_norm_entry(x, self.weight, self.eps, True)
+    return forward
+
+
+def _hf_rope(cast_back: bool):
+    """Llama's apply_rotary_pos_emb (``q * cos + rotate_half(q) * sin``: the promoted dtype, fp32 for bf16 q with
+    fp32 tables under autocast) or, ``cast_back``, OLMo2's (the same, then ``.to(q.dtype)``)."""
+    label = "Hugging Face apply_rotary_pos_emb" + (" (OLMo2's)" if cast_back else "")
+
+    def make(original):
+        def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+            c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+            why = rope_refusal(q, c, s) or rope_refusal(k, c, s)
+            if why:
+                return left_to_thunder(label, why, original, q, k, cos, sin, unsqueeze_dim)
+            return tuple(apply_rope_entry(t, c, s, None, t.dtype if cast_back else promoted(t.dtype, cos.dtype))
+                         for t in (q, k))
+        return apply_rotary_pos_emb
+    return make
+
+
+# (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
+_HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
+             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
+_HF_ROPES = (("llama", _hf_rope(cast_back=False)), ("olmo2", _hf_rope(cast_back=True)))
 
 
 def _same_code(a: Callable, b: Callable) -> bool:
@@ -192,28 +242,39 @@ def install_known(importing: str | None = None) -> list[str]:
     if litgpt is not None:
         recognize("litgpt RMSNorm", litgpt.RMSNorm.forward, _litgpt_rms_norm)
         recognize("litgpt apply_rope", litgpt.apply_rope, _litgpt_apply_rope)
-    llama = _llama_modeling(importing) if any(_hf_modeling(n) for n in sys.modules) else None
-    if llama is not None:
+    if any(_hf_modeling(n) for n in sys.modules):
+        refs = {f: _reference_modeling(f, importing) for f in {f for f, *_ in (*_HF_NORMS, *_HF_ROPES)}}
+        norms = [(getattr(refs[f], cls), make) for f, cls, make in _HF_NORMS if refs[f] is not None]
+        ropes = [(refs[f].apply_rotary_pos_emb, make) for f, make in _HF_ROPES if refs[f] is not None]
         for name, module in list(sys.modules.items()):
             if not _hf_modeling(name) or module is None:
                 continue
             fn = getattr(module, "apply_rotary_pos_emb", None)
-            if fn is not None and _same_code(fn, llama.apply_rotary_pos_emb):
-                recognize(f"{name}.apply_rotary_pos_emb", fn, _hf_apply_rotary_pos_emb)
+            for ref, make in ropes:
+                if fn is not None and _same_code(fn, ref):
+                    recognize(f"{name}.apply_rotary_pos_emb", fn, make)
             for attr in list(vars(module).values()):
-                if (isinstance(attr, type) and attr.__name__.endswith("RMSNorm")
-                        and _same_code(getattr(attr, "forward", None), llama.LlamaRMSNorm.forward)):
-                    recognize(f"{name}.{attr.__name__}", attr.forward, _hf_rms_norm)
+                if not (isinstance(attr, type) and attr.__name__.endswith("RMSNorm")):
+                    continue
+                for ref, make in norms:
+                    if _same_methods(attr, ref):
+                        recognize(f"{name}.{attr.__name__}", attr.forward, make)
     return [r.label for r in RECOGNIZED.values()]
 
 
-def _llama_modeling(importing: str | None):
-    """transformers' Llama modeling module, the reference the other families' copies of its RMSNorm and RoPE are
-    compared with: imported here unless a transformers module other than ``importing`` is still half-initialized
-    (e.g. modeling_layers importing a family lazily): importing Llama then would close an import cycle and fail
-    the user's own import. Then it is used only if already loaded; the outer module's own hook call, or
+def _same_methods(cls: type, ref: type) -> bool:
+    """``cls`` computes what ``ref`` does: the same code for forward and for the ``_norm`` helper Gemma's calls."""
+    return all(_same_code(getattr(cls, m, None), getattr(ref, m, None)) if hasattr(ref, m) else not hasattr(cls, m)
+               for m in ("forward", "_norm"))
+
+
+def _reference_modeling(family: str, importing: str | None):
+    """transformers' modeling module of a reference ``family``, which other families' copies are compared with:
+    imported here unless a transformers module other than ``importing`` is still half-initialized (e.g.
+    modeling_layers importing a family lazily): importing it then would close an import cycle and fail the
+    user's own import. Then it is used only if already loaded; the outer module's own hook call, or
     executors(), recognizes the rest."""
-    name = "transformers.models.llama.modeling_llama"
+    name = f"transformers.models.{family}.modeling_{family}"
     busy = any(n.startswith("transformers") and n != importing
                and getattr(getattr(m, "__spec__", None), "_initializing", False) for n, m in list(sys.modules.items()))
     if not busy:
