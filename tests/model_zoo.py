@@ -1,7 +1,7 @@
 """Real models, built tiny, and a count of the norm / RoPE regions segkit_ex claims in their Thunder traces.
 
 The models are the libraries' own classes (litgpt ``Config.from_name`` + ``GPT``, transformers' Llama, Qwen3,
-Gemma 2, OLMo2 and Mistral ``*ForCausalLM``) and a nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
+Gemma 2, OLMo2, Mistral and Phi-3 ``*ForCausalLM``) and a nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
 under thunder.jit with segkit_ex and under eager, and reports how many norm calls and RoPE'd attention calls
 the model makes (counted on the eager run with module hooks) next to how many segkit symbols the forward and
 backward traces hold, and whether loss and grads match.
@@ -38,14 +38,15 @@ HF = {
     "hf-gemma2": ("Gemma2Config", "Gemma2ForCausalLM", dict(head_dim=16, sliding_window=None)),  # (1 + weight)
     "hf-olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {}),  # multiply then cast; RoPE cast back
     "hf-mistral": ("MistralConfig", "MistralForCausalLM", dict(head_dim=16)),
+    "hf-phi3": ("Phi3Config", "Phi3ForCausalLM", dict(pad_token_id=0, partial_rotary_factor=0.5)),  # partial rotary
 }
 MODELS = [*LITGPT, *HF, "nanogpt"]
 SETUPS = ["fp32", "bf16", "autocast"]
 
 NORM_CLASSES = ("RMSNorm", "LayerNorm", "NanoLayerNorm", "LlamaRMSNorm", "Qwen3RMSNorm", "Gemma2RMSNorm",
-                "Olmo2RMSNorm", "MistralRMSNorm")
+                "Olmo2RMSNorm", "MistralRMSNorm", "Phi3RMSNorm")
 ATTENTION_CLASSES = ("CausalSelfAttention", "LlamaAttention", "Qwen3Attention", "Gemma2Attention", "Olmo2Attention",
-                     "MistralAttention")
+                     "MistralAttention", "Phi3Attention")
 
 
 class NanoLayerNorm(nn.Module):

@@ -131,6 +131,20 @@ def test_gemma_and_olmo2_families_norm_and_rope_are_claimed():
     assert [t.dtype for t in jf()] == [torch.bfloat16] * 2
 
 
+def test_phi3_partial_rotary_is_claimed():
+    """Phi-3's apply_rotary_pos_emb rotates the first cos.shape[-1] columns and passes the rest through."""
+    from transformers.models.phi3 import modeling_phi3 as phi3
+
+    thunder_exec.executors()
+    q = torch.randn(2, 4, 5, 16).bfloat16().requires_grad_(True)
+    k = torch.randn(2, 2, 5, 16).bfloat16().requires_grad_(True)
+    angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 8, generator=torch.Generator().manual_seed(4))
+    cos, sin = angle.cos(), angle.sin()  # rotary_dim 8 of head_dim 16, fp32 tables: an fp32 result (torch.cat)
+    jf = _step(lambda: phi3.apply_rotary_pos_emb(q, k, cos, sin), [q, k], torch.bfloat16)
+    assert _claims(jf, ROPE_FW, ROPE_BW) == (2, 2)
+    assert [t.dtype for t in jf()] == [torch.float32] * 2
+
+
 def test_gemma_norm_with_a_bf16_weight_stays_with_thunder():
     """Gemma adds 1 to a bf16 weight in float32; segkit's unit-offset norm would round 1 + w to bf16 first."""
     from transformers.models.gemma2 import modeling_gemma2 as gemma2

@@ -12,7 +12,8 @@ Hugging Face copies a few reference functions into every model family ("Copied f
 recognized when its code is a reference's, instruction for instruction, so the families come with no list to
 keep. The references (``_HF_NORMS``, ``_HF_ROPES``): Llama's RMSNorm and RoPE (Qwen, Mistral, Granite, ... 97
 norms and 78 RoPEs in transformers 5.3), Gemma's ``(1 + weight)`` RMSNorm (Gemma 1-3, Qwen3-Next, ...) and
-OLMo2's RMSNorm and RoPE, which multiply, or rotate, before casting back (OLMo 1-3, GPT-OSS, ...).
+OLMo2's RMSNorm and RoPE, which multiply, or rotate, before casting back (OLMo 1-3, GPT-OSS, ...), and
+Phi-3's partial-rotary RoPE.
 """
 
 from __future__ import annotations
@@ -218,10 +219,33 @@ def _hf_rope(cast_back: bool):
     return make
 
 
+def _hf_partial_rope(original):
+    """Phi-3's apply_rotary_pos_emb: Llama's on the first ``cos.shape[-1]`` columns, the rest passed through::
+
+        q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
+        q_embed = torch.cat([(q_rot * cos) + (rotate_half(q_rot) * sin), q_pass], dim=-1)
+
+    ``torch.cat`` promotes the passed columns to the rotated part's (promoted) dtype, exactly."""
+    label = "Hugging Face apply_rotary_pos_emb (Phi-3's partial rotary)"
+
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+        n = cos.shape[-1]
+        why = rope_refusal(q[..., :n], c, s) or rope_refusal(k[..., :n], c, s)
+        if why:
+            return left_to_thunder(label, why, original, q, k, cos, sin, unsqueeze_dim)
+        out = []
+        for t in (q, k):
+            rotated = apply_rope_entry(t[..., :n], c, s, None, promoted(t.dtype, cos.dtype))
+            out.append(torch.cat([rotated, t[..., n:].to(rotated.dtype)], dim=-1) if n < t.shape[-1] else rotated)
+        return tuple(out)
+    return apply_rotary_pos_emb
+
+
 # (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
              ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
-_HF_ROPES = (("llama", _hf_rope(cast_back=False)), ("olmo2", _hf_rope(cast_back=True)))
+_HF_ROPES = (("llama", _hf_rope(cast_back=False)), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_partial_rope))
 
 
 def _same_code(a: Callable, b: Callable) -> bool:
