@@ -39,6 +39,7 @@ HF = {
     "hf-olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {}),  # multiply then cast; RoPE cast back
     "hf-mistral": ("MistralConfig", "MistralForCausalLM", dict(head_dim=16)),
     "hf-phi3": ("Phi3Config", "Phi3ForCausalLM", dict(pad_token_id=0, partial_rotary_factor=0.5)),  # partial rotary
+    "hf-gpt-neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM", dict(rotary_pct=0.25)),  # LayerNorm + partial rotary
 }
 MODELS = [*LITGPT, *HF, "nanogpt"]
 SETUPS = ["fp32", "bf16", "autocast"]
@@ -46,7 +47,7 @@ SETUPS = ["fp32", "bf16", "autocast"]
 NORM_CLASSES = ("RMSNorm", "LayerNorm", "NanoLayerNorm", "LlamaRMSNorm", "Qwen3RMSNorm", "Gemma2RMSNorm",
                 "Olmo2RMSNorm", "MistralRMSNorm", "Phi3RMSNorm")
 ATTENTION_CLASSES = ("CausalSelfAttention", "LlamaAttention", "Qwen3Attention", "Gemma2Attention", "Olmo2Attention",
-                     "MistralAttention", "Phi3Attention")
+                     "MistralAttention", "Phi3Attention", "GPTNeoXAttention")
 
 
 class NanoLayerNorm(nn.Module):
@@ -136,19 +137,20 @@ def _hf_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     """A Hugging Face *ForCausalLM's own modules, driven as LlamaModel.forward drives them (Gemma's embedding
     scale and logit soft-capping are left out: they are neither norm nor RoPE): Thunder 0.2.6 cannot trace the
     output-capturing wrapper transformers 5 puts around the model's forward (a context variable set globally)."""
-    inner = model.model
-    h = inner.embed_tokens(idx)
+    inner = model.model if hasattr(model, "model") else model.gpt_neox  # GPT-NeoX names its parts its own way
+    h = (inner.embed_tokens if hasattr(inner, "embed_tokens") else inner.embed_in)(idx)
     position_ids = torch.arange(idx.shape[1], device=idx.device)[None]
     cos_sin = inner.rotary_emb(h, position_ids=position_ids)
     for layer in inner.layers:
         h = layer(h, attention_mask=None, position_embeddings=cos_sin, position_ids=position_ids)
-    return model.lm_head(inner.norm(h))
+    norm = inner.norm if hasattr(inner, "norm") else inner.final_layer_norm
+    return (model.lm_head if hasattr(model, "lm_head") else model.embed_out)(norm(h))
 
 
 def loss_fn(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     """A loss that reaches every logit (not cross_entropy: on CPU Thunder hands that to torch.compile, which
     costs ~25 s of Inductor compile per model)."""
-    logits = (_hf_logits(model, idx) if hasattr(model, "model") else model(idx)).float()
+    logits = (_hf_logits(model, idx) if hasattr(model, "model") or hasattr(model, "gpt_neox") else model(idx)).float()
     return (logits * logits.detach().sin()).mean()
 
 
