@@ -225,8 +225,13 @@ def _hf_partial_rope(original):
         q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
         q_embed = torch.cat([(q_rot * cos) + (rotate_half(q_rot) * sin), q_pass], dim=-1)
 
+    GPT-NeoX's (other bytecode, the same computation) names the rotated part first::
+
+        q_embed = (q_rot * cos) + (rotate_half(q_rot) * sin)
+        q_embed = torch.cat([q_embed, q_pass], dim=-1)
+
     ``torch.cat`` promotes the passed columns to the rotated part's (promoted) dtype, exactly."""
-    label = "Hugging Face apply_rotary_pos_emb (Phi-3's partial rotary)"
+    label = "Hugging Face apply_rotary_pos_emb (Phi-3 / GPT-NeoX partial rotary)"
 
     def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
         c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
@@ -245,7 +250,8 @@ def _hf_partial_rope(original):
 # (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
              ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
-_HF_ROPES = (("llama", _hf_rope(cast_back=False)), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_partial_rope))
+_HF_ROPES = (("llama", _hf_rope(cast_back=False)), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_partial_rope),
+             ("gpt_neox", _hf_partial_rope))
 
 
 def _same_code(a: Callable, b: Callable) -> bool:
