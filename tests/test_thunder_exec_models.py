@@ -131,10 +131,12 @@ def test_gemma_and_olmo2_families_norm_and_rope_are_claimed():
     assert [t.dtype for t in jf()] == [torch.bfloat16] * 2
 
 
-def test_phi3_partial_rotary_is_claimed():
-    """Phi-3's apply_rotary_pos_emb rotates the first cos.shape[-1] columns and passes the rest through."""
-    from transformers.models.phi3 import modeling_phi3 as phi3
+@pytest.mark.parametrize("family", ["phi3", "gpt_neox"])
+def test_partial_rotary_is_claimed(family):
+    """Phi-3's and GPT-NeoX's apply_rotary_pos_emb rotate the first cos.shape[-1] columns, pass the rest through."""
+    import importlib
 
+    phi3 = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
     thunder_exec.executors()
     q = torch.randn(2, 4, 5, 16).bfloat16().requires_grad_(True)
     k = torch.randn(2, 2, 5, 16).bfloat16().requires_grad_(True)
@@ -143,6 +145,11 @@ def test_phi3_partial_rotary_is_claimed():
     jf = _step(lambda: phi3.apply_rotary_pos_emb(q, k, cos, sin), [q, k], torch.bfloat16)
     assert _claims(jf, ROPE_FW, ROPE_BW) == (2, 2)
     assert [t.dtype for t in jf()] == [torch.float32] * 2
+    c, s = cos[:, None], sin[:, None]
+    for got, t in zip(jf(), (q, k)):  # the rotation written out: first 8 columns rotated, the rest passed through
+        r = t[..., :8].float()
+        want = torch.cat([r * c + torch.cat([-r[..., 4:], r[..., :4]], -1) * s, t[..., 8:].float()], -1)
+        torch.testing.assert_close(got, want)
 
 
 def test_gemma_norm_with_a_bf16_weight_stays_with_thunder():
