@@ -1,7 +1,7 @@
 """Real models, built tiny, and a count of the norm / RoPE regions segkit_ex claims in their Thunder traces.
 
 The models are the libraries' own classes (litgpt ``Config.from_name`` + ``GPT``, transformers' Llama, Qwen3,
-Gemma 2, OLMo2, Mistral and Phi-3 ``*ForCausalLM``) and a nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
+Gemma 2, OLMo2, Mistral, Phi-3 and GPT-NeoX ``*ForCausalLM``) and a nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
 under thunder.jit with segkit_ex and under eager, and reports how many norm calls and RoPE'd attention calls
 the model makes (counted on the eager run with module hooks) next to how many segkit symbols the forward and
 backward traces hold, and whether loss and grads match.
