@@ -136,13 +136,13 @@ def test_partial_rotary_is_claimed(family):
     """Phi-3's and GPT-NeoX's apply_rotary_pos_emb rotate the first cos.shape[-1] columns, pass the rest through."""
     import importlib
 
-    phi3 = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+    modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
     thunder_exec.executors()
     q = torch.randn(2, 4, 5, 16).bfloat16().requires_grad_(True)
     k = torch.randn(2, 2, 5, 16).bfloat16().requires_grad_(True)
     angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 8, generator=torch.Generator().manual_seed(4))
     cos, sin = angle.cos(), angle.sin()  # rotary_dim 8 of head_dim 16, fp32 tables: an fp32 result (torch.cat)
-    jf = _step(lambda: phi3.apply_rotary_pos_emb(q, k, cos, sin), [q, k], torch.bfloat16)
+    jf = _step(lambda: modeling.apply_rotary_pos_emb(q, k, cos, sin), [q, k], torch.bfloat16)
     assert _claims(jf, ROPE_FW, ROPE_BW) == (2, 2)
     assert [t.dtype for t in jf()] == [torch.float32] * 2
     c, s = cos[:, None], sin[:, None]
