@@ -202,56 +202,50 @@ def _hf_unit_offset_rms_norm(original):
     return forward
 
 
-def _hf_rope(cast_back: bool):
+def _hf_rope(cast_back: bool = False, partial: bool = False):
     """Llama's apply_rotary_pos_emb (``q * cos + rotate_half(q) * sin``: the promoted dtype, fp32 for bf16 q with
-    fp32 tables under autocast) or, ``cast_back``, OLMo2's (the same, then ``.to(q.dtype)``)."""
-    label = "Hugging Face apply_rotary_pos_emb" + (" (OLMo2's)" if cast_back else "")
-
-    def make(original):
-        def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
-            c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
-            why = rope_refusal(q, c, s) or rope_refusal(k, c, s)
-            if why:
-                return left_to_thunder(label, why, original, q, k, cos, sin, unsqueeze_dim)
-            return tuple(apply_rope_entry(t, c, s, None, t.dtype if cast_back else promoted(t.dtype, cos.dtype))
-                         for t in (q, k))
-        return apply_rotary_pos_emb
-    return make
-
-
-def _hf_partial_rope(original):
-    """Phi-3's apply_rotary_pos_emb: Llama's on the first ``cos.shape[-1]`` columns, the rest passed through::
+    fp32 tables under autocast); ``cast_back``: OLMo2's (the same, then ``.to(q.dtype)``); ``partial``: Phi-3's,
+    Llama's on the first ``cos.shape[-1]`` columns with the rest passed through::
 
         q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
         q_embed = torch.cat([(q_rot * cos) + (rotate_half(q_rot) * sin), q_pass], dim=-1)
 
-    GPT-NeoX's (other bytecode, the same computation) names the rotated part first::
+    and GPT-NeoX's (other bytecode, the same computation), which names the rotated part first::
 
         q_embed = (q_rot * cos) + (rotate_half(q_rot) * sin)
         q_embed = torch.cat([q_embed, q_pass], dim=-1)
 
     ``torch.cat`` promotes the passed columns to the rotated part's (promoted) dtype, exactly."""
-    label = "Hugging Face apply_rotary_pos_emb (Phi-3 / GPT-NeoX partial rotary)"
+    label = "Hugging Face apply_rotary_pos_emb" + (" (OLMo2's)" if cast_back else "") + \
+        (" (Phi-3 / GPT-NeoX partial rotary)" if partial else "")
 
-    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
-        c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
-        n = cos.shape[-1]
-        why = rope_refusal(q[..., :n], c, s) or rope_refusal(k[..., :n], c, s)
-        if why:
-            return left_to_thunder(label, why, original, q, k, cos, sin, unsqueeze_dim)
-        out = []
-        for t in (q, k):
-            rotated = apply_rope_entry(t[..., :n], c, s, None, promoted(t.dtype, cos.dtype))
-            out.append(torch.cat([rotated, t[..., n:].to(rotated.dtype)], dim=-1) if n < t.shape[-1] else rotated)
-        return tuple(out)
-    return apply_rotary_pos_emb
+    def make(original):
+        def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+            c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+            n = cos.shape[-1]
+
+            def rotated_part(t):
+                return t[..., :n] if partial else t
+
+            why = rope_refusal(rotated_part(q), c, s) or rope_refusal(rotated_part(k), c, s)
+            if why:
+                return left_to_thunder(label, why, original, q, k, cos, sin, unsqueeze_dim)
+            out = []
+            for t in (q, k):
+                rotated = apply_rope_entry(rotated_part(t), c, s, None,
+                                           t.dtype if cast_back else promoted(t.dtype, cos.dtype))
+                out.append(torch.cat([rotated, t[..., n:].to(rotated.dtype)], dim=-1) if partial and n < t.shape[-1]
+                           else rotated)
+            return tuple(out)
+        return apply_rotary_pos_emb
+    return make
 
 
 # (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
              ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
-_HF_ROPES = (("llama", _hf_rope(cast_back=False)), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_partial_rope),
-             ("gpt_neox", _hf_partial_rope))
+_HF_ROPES = (("llama", _hf_rope()), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_rope(partial=True)),
+             ("gpt_neox", _hf_rope(partial=True)))
 
 
 def _same_code(a: Callable, b: Callable) -> bool:
@@ -273,7 +267,8 @@ def install_known(importing: str | None = None) -> list[str]:
         recognize("litgpt RMSNorm", litgpt.RMSNorm.forward, _litgpt_rms_norm)
         recognize("litgpt apply_rope", litgpt.apply_rope, _litgpt_apply_rope)
     if any(_hf_modeling(n) for n in sys.modules):
-        refs = {f: _reference_modeling(f, importing) for f in {f for f, *_ in (*_HF_NORMS, *_HF_ROPES)}}
+        busy = _import_in_progress(importing)
+        refs = {f: _reference_modeling(f, busy) for f in {f for f, *_ in (*_HF_NORMS, *_HF_ROPES)}}
         norms = [(getattr(refs[f], cls), make) for f, cls, make in _HF_NORMS if refs[f] is not None]
         ropes = [(refs[f].apply_rotary_pos_emb, make) for f, make in _HF_ROPES if refs[f] is not None]
         for name, module in list(sys.modules.items()):
@@ -298,15 +293,19 @@ def _same_methods(cls: type, ref: type) -> bool:
                for m in ("forward", "_norm"))
 
 
-def _reference_modeling(family: str, importing: str | None):
-    """transformers' modeling module of a reference ``family``, which other families' copies are compared with:
-    imported here unless a transformers module other than ``importing`` is still half-initialized (e.g.
-    modeling_layers importing a family lazily): importing it then would close an import cycle and fail the
-    user's own import. Then it is used only if already loaded; the outer module's own hook call, or
-    executors(), recognizes the rest."""
-    name = f"transformers.models.{family}.modeling_{family}"
-    busy = any(n.startswith("transformers") and n != importing
+def _import_in_progress(importing: str | None) -> bool:
+    """Whether a transformers module other than ``importing`` is still half-initialized (e.g. modeling_layers
+    importing a family lazily): importing a reference family then would close an import cycle and fail the
+    user's own import."""
+    return any(n.startswith("transformers") and n != importing
                and getattr(getattr(m, "__spec__", None), "_initializing", False) for n, m in list(sys.modules.items()))
+
+
+def _reference_modeling(family: str, busy: bool):
+    """transformers' modeling module of a reference ``family``, which other families' copies are compared with:
+    imported here unless an import is in progress (``busy``, :func:`_import_in_progress`); then it is used only
+    if already loaded, and the outer module's own hook call, or executors(), recognizes the rest."""
+    name = f"transformers.models.{family}.modeling_{family}"
     if not busy:
         return importlib.import_module(name)
     module = sys.modules.get(name)
