@@ -18,7 +18,7 @@ import os
 import signal
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -412,9 +412,10 @@ def _module_names(tree: ast.Module) -> dict[str, ast.AST]:
             for t in node.targets if isinstance(t, ast.Name)}
 
 
-def _inputs_node(tree: ast.Module, names: dict[str, ast.AST]) -> ast.List | ast.Tuple | None:
+def _inputs_node(tree: ast.Module, bound: Callable[[ast.AST], ast.AST]) -> ast.List | ast.Tuple | None:
     """The script's inputs: a module-level ``inputs = [...]``, else the list given to a module-level
-    ``fd.execute(...)`` (directly or through a name), as nvFuser's own repro scripts and issue reports write."""
+    ``fd.execute(...)`` (directly or through a name, resolved by ``bound``), as nvFuser's own repro scripts and
+    issue reports write."""
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "inputs" for t in stmt.targets) \
                 and isinstance(stmt.value, (ast.List, ast.Tuple)):
@@ -425,8 +426,7 @@ def _inputs_node(tree: ast.Module, names: dict[str, ast.AST]) -> ast.List | ast.
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "execute" \
                     and node.args:
-                arg = node.args[0]
-                arg = names.get(arg.id, arg) if isinstance(arg, ast.Name) else arg
+                arg = bound(node.args[0])
                 if isinstance(arg, (ast.List, ast.Tuple)):
                     return arg
     return None
@@ -548,9 +548,8 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None) -> Repr
             frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
             line = frames[-1].lineno if frames else func.lineno
             raise ReproError(f"{path}:{line}: {type(e).__name__}: {e}") from None
-    names = _module_names(tree)
-    node = _inputs_node(tree, names)
-    parser = _InputParser(path, names)
+    parser = _InputParser(path, _module_names(tree))
+    node = _inputs_node(tree, parser.bound)
     recipes = [parser.checked(e) for e in node.elts] if node is not None else []
     repro = Repro(fd, recipes, source, path)
     if node is not None:

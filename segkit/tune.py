@@ -113,7 +113,7 @@ def shard(candidates: Sequence[Candidate], index: int, count: int) -> list[Candi
     """Shard ``index`` of ``count`` of a search: the baselines (nvFuser's defaults, the builder's rule), which
     every shard times so that each shard's winner says what it bought, and every ``count``-th other candidate."""
     if not 0 <= index < count:
-        raise SegkitError(f"--shard {index}/{count}: the shard index must be in 0..{count - 1}")
+        raise SegkitError(f"--shard {f'{index}/{count}'!r}: I must be in 0..N-1 (0..{count - 1})")
     rest = [c for c in candidates if not c.origin]
     return [c for c in candidates if c.origin] + rest[index::count]
 
