@@ -133,11 +133,19 @@ def build(name: str) -> nn.Module:
     return _perturb(model)
 
 
+def _hf_inner(model: nn.Module) -> nn.Module | None:
+    """A Hugging Face *ForCausalLM's base model (GPT-NeoX names its parts its own way); None for other models."""
+    for name in ("model", "gpt_neox"):
+        if hasattr(model, name):
+            return getattr(model, name)
+    return None
+
+
 def _hf_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     """A Hugging Face *ForCausalLM's own modules, driven as LlamaModel.forward drives them (Gemma's embedding
     scale and logit soft-capping are left out: they are neither norm nor RoPE): Thunder 0.2.6 cannot trace the
     output-capturing wrapper transformers 5 puts around the model's forward (a context variable set globally)."""
-    inner = model.model if hasattr(model, "model") else model.gpt_neox  # GPT-NeoX names its parts its own way
+    inner = _hf_inner(model)
     h = (inner.embed_tokens if hasattr(inner, "embed_tokens") else inner.embed_in)(idx)
     position_ids = torch.arange(idx.shape[1], device=idx.device)[None]
     cos_sin = inner.rotary_emb(h, position_ids=position_ids)
@@ -150,7 +158,7 @@ def _hf_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
 def loss_fn(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     """A loss that reaches every logit (not cross_entropy: on CPU Thunder hands that to torch.compile, which
     costs ~25 s of Inductor compile per model)."""
-    logits = (_hf_logits(model, idx) if hasattr(model, "model") or hasattr(model, "gpt_neox") else model(idx)).float()
+    logits = (_hf_logits(model, idx) if _hf_inner(model) is not None else model(idx)).float()
     return (logits * logits.detach().sin()).mean()
 
 
