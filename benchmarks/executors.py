@@ -27,9 +27,12 @@ def _segkit(spec_name: str, cfg, inputs: list[torch.Tensor], outputs: tuple[int,
     ``wall_us_runtime`` is the host wall of the same compiled fusion through segkit's per-call path
     (thunder_exec.runtime's SpecRunner, what segkit_ex runs for each Thunder operator call)."""
     run = runner(spec_name, cfg, "none", outputs=outputs)
-    nvfd = compiled(run.fd)
-    nvfd.execute(inputs)
-    return Prepared(lambda: nvfd.execute(inputs), info={"wall_us_runtime": wall_us(lambda: run(inputs), 20)})
+    execute = run.staged.execute if run.staged is not None else compiled(run.fd).execute
+    execute(inputs)
+    info = {"wall_us_runtime": wall_us(lambda: run(inputs), 20)}
+    if run.staged is not None:
+        info["formulation"] = run.staged.describe()
+    return Prepared(lambda: execute(inputs), info=info)
 
 
 def _compile(fn: Callable, executor: str) -> Callable:
@@ -139,8 +142,9 @@ def _segkit_two_stage(spec_name: str, cfg, inputs: list[torch.Tensor]) -> Prepar
     from fusions.norm_bwd_two_stage import chunk_for, two_stage
     from thunder_exec.runtime import staged_for
 
-    staged = staged_for(spec_name, cfg) or two_stage(
-        spec_name, cfg, chunk_for(cfg.rows, torch.cuda.get_device_properties(0).multi_processor_count))
+    staged = staged_for(spec_name, cfg)
+    if getattr(staged, "stages", None) is None:  # the table chose no two-stage here (nothing, or the rows schedule)
+        staged = two_stage(spec_name, cfg, chunk_for(cfg.rows, torch.cuda.get_device_properties(0).multi_processor_count))
     staged.execute(inputs)
     return Prepared(lambda: staged.execute(inputs), info={"two_stage_chunk": staged.chunk})
 

@@ -136,7 +136,8 @@ def bwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
       (manual_host.log), so they keep the default.
 
     Only 16-bit I/O was measured (fp32 RMSNorm backward segments into several kernels), so fp32 keeps the
-    default.
+    default. Where the tuning table has an entry for the GPU (576000 x 384 on the H100 and the H200), its
+    winner replaces this rule: there a hand-written schedule, fusions/norm_bwd_rows.py.
     """
     rows, hidden = math.prod(cfg.shape[:-1]), cfg.hidden
     if cfg.dtype not in (torch.bfloat16, torch.float16):

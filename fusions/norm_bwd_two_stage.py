@@ -35,22 +35,33 @@ def chunk_for(rows: int, partials: int) -> int:
     return next(c for c in range(-(-rows // partials), rows + 1) if rows % c == 0)
 
 
-def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool) -> None:
-    """dx (the builder's formula) and the per-chunk fp32 partial dw (, db), x viewed as (P, chunk, hidden)."""
+def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool, host_views: bool = False) -> None:
+    """dx (the builder's formula) and the per-chunk fp32 partial dw (, db), x viewed as (P, chunk, hidden).
+
+    With ``host_views`` the inputs are already (P, chunk, hidden) / (P, chunk) and dx stays 3-D: the caller
+    views them on the host, and the fusion has no reshape for a hand-written schedule to carry."""
     if cfg.rows % chunk:
         raise SegkitError(f"two-stage norm backward: chunk {chunk} does not divide the {cfg.rows} rows of "
                           f"{cfg.name} {cfg.shape}")
     f32, P, H = dt(fd, "Float"), cfg.rows // chunk, cfg.hidden
-    x, dy = N.define_x(fd, cfg), N.define_x(fd, cfg)
-    mean = N.define_stat(fd, cfg) if layer_norm else None
-    rstd = N.define_stat(fd, cfg)
+    if host_views:
+        def define(shape, dtype):
+            return fd.define_tensor(shape=shape, contiguity=[True] * len(shape), dtype=dtype)
+
+        x, dy = (define([P, chunk, H], N.io(fd, cfg)) for _ in range(2))
+        mean = define([P, chunk], f32) if layer_norm else None
+        rstd = define([P, chunk], f32)
+    else:
+        x, dy = N.define_x(fd, cfg), N.define_x(fd, cfg)
+        mean = N.define_stat(fd, cfg) if layer_norm else None
+        rstd = N.define_stat(fd, cfg)
     w = N.define_vec(fd, cfg)
 
     def view3(t):  # the view on the input itself, so a bookend from inputs can take it to the host
-        return fd.ops.cast(fd.ops.reshape(t, new_shape=[P, chunk, H]), dtype=f32)
+        return fd.ops.cast(t if host_views else fd.ops.reshape(t, new_shape=[P, chunk, H]), dtype=f32)
 
     def stat3(t):
-        return N.per_row(fd, fd.ops.reshape(t, new_shape=[P, chunk]), 3)
+        return N.per_row(fd, t if host_views else fd.ops.reshape(t, new_shape=[P, chunk]), 3)
 
     xf, dyf, rstd_b = view3(x), view3(dy), stat3(rstd)
     xhat = fd.ops.mul(fd.ops.sub(xf, stat3(mean)) if layer_norm else xf, rstd_b)
@@ -62,7 +73,7 @@ def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool) -> None:
         mean_g = fd.ops.mul(fd.ops.sum(g, dims=[2], dtype=f32), inv_h)
         inner = fd.ops.sub(inner, N.per_row(fd, mean_g, 3))
     dx = fd.ops.cast(fd.ops.mul(inner, rstd_b), dtype=N.io(fd, cfg))
-    fd.add_output(fd.ops.reshape(dx, new_shape=list(cfg.shape)))
+    fd.add_output(dx if host_views else fd.ops.reshape(dx, new_shape=list(cfg.shape)))
     fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), dims=[1], dtype=f32))
     if layer_norm:
         fd.add_output(fd.ops.sum(dyf, dims=[1], dtype=f32))

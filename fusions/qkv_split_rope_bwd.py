@@ -14,6 +14,12 @@ The ``sliced_sum`` formulation (a tuning-table / ``segkit tune`` choice) writes
 the grouped-query sum as adds of the q_per_kv slices, so every op is pointwise,
 slice or cat and nothing forces a reduction segment; whether nvFuser then keeps
 it in fewer kernels is measured (scripts/gpu/perf.sh).
+
+Tried and dropped (H100, benchmarks/results/h100-2026-11-24-rows/rope_formulations.log): dq and the summed dk
+concatenated and roped as one chain (as the forward's joint path), 6 kernels and 2.4x slower at Llama-3-70B
+bs2 (1856.7 vs 768.3 us), 2.7x at Llama-2-13b; the same with sliced sums, 8 kernels; every half swap as an
+``index_select`` of the raw gradient by an iota permutation (no slice or cat left but the final one), which
+nvFuser 0.2.36 refuses with an internal assert (fusion_kernel_runtime.cpp:476).
 """
 
 from __future__ import annotations

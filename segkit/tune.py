@@ -49,7 +49,8 @@ class Candidate:
     origin: str = ""  # "nvFuser defaults", "builder rule": the baselines the search must reproduce or beat
 
     def label(self) -> str:
-        form = f"two-stage chunk {self.chunk}" if self.formulation == "two_stage" else self.formulation
+        form = {"two_stage": f"two-stage chunk {self.chunk}", "rows": f"rows chunk {self.chunk}"}.get(
+            self.formulation, self.formulation)
         how = self.tuning.describe() if self.tuning else "defaults"
         extra = f" [{self.origin}]" if self.origin else ""
         return f"{form} / {how} / bookend {self.bookend}{extra}"
@@ -96,8 +97,12 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
         chunks = sorted({chunk_for(rows, p * sm_count) for p in ((1, 4) if quick else (1, 2, 4, 8))}
                         | ({c for c in (64,) if rows % c == 0 and rows // c > 4 * sm_count}))
         two_stage = [Candidate("two_stage", c, None, policy) for policy in ("none", "inputs+outputs") for c in chunks]
-    # Most promising first, so a search cut short by its budget has tried them: enable options, the named
-    # formulations and the two-stage one, then the heuristic overrides, then bookend variants.
+        from fusions.norm_bwd_rows import candidates as rows_candidates
+
+        out += [Candidate("rows", r.chunk, r.tuning()) for r in rows_candidates(cfg, sm_count, quick)]
+    # Most promising first, so a search cut short by its budget has tried them: the hand-written rows schedule
+    # (norm backward), enable options, the named formulations and the two-stage one, then the heuristic
+    # overrides, then bookend variants.
     out += [Candidate(tuning=tunings[0])]
     out += [Candidate(name) for name in formulations] + [c for c in two_stage if c.bookend == "none"]
     # the overrides nearest the rule first (a coordinate search around it), then the rest of the grid
@@ -149,6 +154,10 @@ def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = N
         from fusions.norm_bwd_two_stage import two_stage
 
         return two_stage(spec_name, cfg, cand.chunk).tuned(cand.tuning, cand.bookend)
+    if cand.formulation == "rows":
+        from fusions.norm_bwd_rows import rows_scheduled
+
+        return rows_scheduled(spec_name, cfg, cand.chunk, cand.tuning)
     from segkit.frontend import FusionDefinition
 
     if cand.formulation != "fused":

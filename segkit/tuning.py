@@ -41,6 +41,9 @@ import torch
 from segkit.interp import as_fusion
 
 
+ROWS = "rows"  # not an nvFuser scheduler: segkit's hand-written norm backward schedule (fusions/norm_bwd_rows.py)
+
+
 @dataclass(frozen=True)
 class NvTuning:
     why: str
@@ -52,15 +55,19 @@ class NvTuning:
     rows_per_block: int | None = None
     split: tuple[tuple[int, ...], ...] = ()
     persistent_batch: int | None = None  # register-persistent batch per thread (same elements per block row)
+    threads_per_row: int | None = None  # the hand-written "rows" schedule only (fusions/norm_bwd_rows.py)
 
     def __post_init__(self) -> None:
-        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch)
+        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch,
+                     self.threads_per_row)
         if self.scheduler is None and any(o is not None for o in overrides):
             raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block / persistent_batch "
-                             "need a scheduler to override")
-        if self.rows_per_block is not None and self.scheduler != "inner_persistent":
+                             "/ threads_per_row need a scheduler to override")
+        if self.rows_per_block is not None and self.scheduler not in ("inner_persistent", ROWS):
             raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
+        if self.threads_per_row is not None and self.scheduler != ROWS:
+            raise ValueError(f"NvTuning: threads_per_row applies to the {ROWS!r} schedule, not {self.scheduler}")
         if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
             raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
 
@@ -83,8 +90,8 @@ class NvTuning:
             return "split into fusions with outputs " + " | ".join(",".join(map(str, g)) for g in self.split)
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
-        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch")
-                 if (v := getattr(self, k)) is not None]
+        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch",
+                                      "threads_per_row") if (v := getattr(self, k)) is not None]
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
 
@@ -119,6 +126,9 @@ class TunedFusion:
     """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says."""
 
     def __init__(self, fd: Any, tuning: NvTuning) -> None:
+        if tuning.scheduler == ROWS:
+            raise ValueError(f"the {ROWS!r} schedule is a formulation of the norm backward (its own two fusions, "
+                             "fusions/norm_bwd_rows.py), not a schedule for one recorded fusion")
         self.recorded, self.tuning = fd, tuning
         self._plain = None
         self._manual: dict[tuple, tuple[Any, Any]] = {}
@@ -191,7 +201,7 @@ class TunedFusion:
 
 
 _FIELDS = ("why", "enable_options", "scheduler", "vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "split",
-           "persistent_batch")
+           "persistent_batch", "threads_per_row")
 
 
 def tuning_to_dict(tuning: NvTuning | None) -> dict | None:
@@ -220,7 +230,7 @@ class TableEntry:
     spec: str
     config: str  # the config's name, for people
     signature: str  # what a config is matched by: its sizes and dtype (fusions.spec.signature), not its name
-    formulation: str = "fused"  # or "two_stage" (norm backward: per-chunk partials, then their sum)
+    formulation: str = "fused"  # or "two_stage" / "rows" (norm backward: per-chunk partials, then their sum)
     chunk: int | None = None
     tuning: NvTuning | None = None
     bookend: str = "none"
@@ -237,7 +247,7 @@ class TableEntry:
 
     def describe(self) -> str:
         how = self.tuning.describe() if self.tuning else "nvFuser defaults"
-        form = f"two-stage chunk {self.chunk}, " if self.formulation == "two_stage" else ""
+        form = {"two_stage": f"two-stage chunk {self.chunk}, ", ROWS: f"rows chunk {self.chunk}, "}.get(self.formulation, "")
         bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
                   if self.us and self.default_us else "")
         rule = f"; the builder's rule {self.rule_us:.1f} us" if self.rule_us else ""

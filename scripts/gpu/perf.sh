@@ -98,8 +98,8 @@ if (tmp / "bench.jsonl").exists():
     print()
     print(tabulate([[r["params"]["kind"], r["params"]["executor"], round(r["extra_info"]["kernel_us_median"], 1),
                      r["extra_info"]["kernels"], round(r["extra_info"]["pct_of_copy_bw"], 1),
-                     r["extra_info"].get("two_stage_chunk", "")] for r in rows],
-                   headers=["norm bwd 576000x384", "executor", "kernel us", "kernels", "% copy bw", "chunk"]))
+                     r["extra_info"].get("two_stage_chunk") or r["extra_info"].get("formulation", "")] for r in rows],
+                   headers=["norm bwd 576000x384", "executor", "kernel us", "kernels", "% copy bw", "two-stage chunk / formulation"]))
 if (tmp / "graph.json").exists():
     g = json.loads((tmp / "graph.json").read_text())
     res["graph_bookend"] = g

@@ -1,0 +1,235 @@
+"""Norm backward with a hand-written nvFuser schedule: several rows per CTA, the partial dw (db) of each CTA
+accumulated in registers, then a small fusion summing the per-CTA partials. Deterministic: no atomics, every
+partial is a fixed serial + block reduction and stage 2 sums them in a fixed order.
+
+Stage 1 is the two-stage formulation's (``norm_bwd_two_stage.define_stage1`` with host views: x, dy as
+(P, chunk, hidden), one CTA per chunk), scheduled by hand instead of by nvFuser's segmenter (which splits it
+into an inner-persistent kernel and a reduction kernel reading x and dy again). The loop nest, per CTA
+``p`` (BIDx), with ``r`` rows in flight (TIDy) and ``vec`` elements per vectorized access (hidden = TIDx * vec, or a loop over it)::
+
+    acc_dw[vec] = 0                                    # dw_rf: [P, rS, Y, H/V, V], S = chunk / r, serial
+    for s in range(chunk / r):                         # the rows' loop, shared by dx and the dw accumulation
+        x, dy = load(row s*r + TIDy)[TIDx*vec : +vec]  # vectorized, kept in registers (the persistent buffer)
+        sum_gx = block_reduce_TIDx(g * xhat)           # s_rf: [.., H/V, rV] then s: [.., rH/V]
+        dx[row] = rstd * (g - xhat * sum_gx / H)       # vectorized store
+        acc_dw += dy * xhat                            # serial reduction over s
+    dw_part[p] = block_reduce_TIDy(acc_dw)             # dw: [P, rY, H/V, V]
+
+nvFuser's own inner-outer persistent kernel at hidden 384 puts one row in a 48-96 thread block and loses to
+Inductor's mix-order reduction at 576000 x 384 (issue 21). Which chunk / rows / vec pays is measured per GPU
+by ``segkit tune`` (``candidates`` below) and kept in the tuning table, not assumed. At 576000 x 384 bf16,
+cold-L2 kernel time, side by side with torch.compile in one run (benchmarks/results/h*-2026-11-24-rows/):
+
+* H200: RMSNorm 342.5 us (torch.compile 353.4), layer norm 405.1 us (423.9); nvFuser's own schedule with the
+  hand rule 445.4 / 642.6 us.
+* H100: RMSNorm 474.8 us (484.6); layer norm 519.0 us, still behind torch.compile's 507.0.
+* The winners differ by GPU (layer norm: 288 rows per CTA, 4 in flight on the H200; 576 and 8 on the H100),
+  and one warp per row (``tidx=32``) beat one vector per thread everywhere.
+
+The first kernel is launched through ``manual_execute``, which costs more host time per call than
+``fd.execute`` (see segkit.tuning); kernel time is what the benchmarks compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fusions.configs import NormConfig
+from fusions.norm_bwd_two_stage import define_stage1, define_stage2
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+from segkit.interp import run_reference
+from segkit.tuning import ROWS, NvTuning
+
+
+@dataclass(frozen=True)
+class RowsSchedule:
+    """The hand-written schedule's parameters: ``chunk`` rows per CTA (one partial each), ``rows`` of them in
+    flight per loop step (TIDy), ``vec`` hidden elements per vectorized load / store, ``tidx`` threads per row
+    (None: hidden / vec, one vector per thread; fewer, e.g. one warp, loop over the rest of the row).
+
+    Unrolling two loop steps (two rows per thread in flight) was measured and dropped: 1.2-1.4x slower at
+    576000 x 384 on an H100 (benchmarks/results/h100-2026-11-24-rows/)."""
+
+    chunk: int
+    rows: int = 4
+    vec: int = 8
+    tidx: int | None = None
+
+    def threads(self, hidden: int) -> int:
+        return self.tidx or hidden // self.vec
+
+    def check(self, cfg: NormConfig) -> None:
+        problems = []
+        if cfg.rows % self.chunk:
+            problems.append(f"chunk {self.chunk} does not divide the {cfg.rows} rows")
+        if cfg.hidden % self.vec or cfg.hidden % (self.vec * self.threads(cfg.hidden)):
+            problems.append(f"vec {self.vec} x {self.threads(cfg.hidden)} threads do not divide hidden {cfg.hidden}")
+        if self.chunk % self.rows:
+            problems.append(f"rows {self.rows} does not divide chunk {self.chunk}")
+        if self.threads(cfg.hidden) * self.rows > 1024:
+            problems.append(f"{self.threads(cfg.hidden)} x {self.rows} threads exceed a CTA's 1024")
+        if problems:
+            raise SegkitError(f"rows schedule {self} for {cfg.name} {cfg.shape}: " + "; ".join(problems))
+
+    def describe(self) -> str:
+        per_row = f", {self.tidx} threads per row" if self.tidx else ""
+        return f"rows schedule ({self.chunk} rows per CTA, {self.rows} in flight, vec {self.vec}{per_row})"
+
+    def tuning(self, why: str = "segkit tune candidate") -> NvTuning:
+        """As the tuning table keeps it (with formulation "rows" and this chunk)."""
+        return NvTuning(why, scheduler=ROWS, vectorize=self.vec, rows_per_block=self.rows, threads_per_row=self.tidx)
+
+    @classmethod
+    def from_tuning(cls, chunk: int, tuning: NvTuning | None) -> RowsSchedule:
+        if tuning is None or tuning.scheduler != ROWS:
+            raise SegkitError(f"the rows formulation needs a {ROWS!r} tuning (vec, rows per block), got "
+                              f"{tuning.describe() if tuning else None}")
+        return cls(chunk, rows=tuning.rows_per_block or 4, vec=tuning.vectorize or 8, tidx=tuning.threads_per_row)
+
+
+def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:
+    """Apply the loop nest of the module docstring to a translated stage-1 fusion (x, dy 3-D; dx first output)."""
+    import nvfuser_direct as nvf
+
+    PT, sched, fusion = nvf.ParallelType, nvf.schedule, nvfd.fusion
+    guard = nvf.FusionGuard(fusion)  # the IR built below (splits, caches, rfactors) needs an active fusion
+    try:
+        _schedule(fusion, s, hidden, PT, sched)
+    finally:
+        del guard
+
+
+def _schedule(fusion, s: RowsSchedule, hidden: int, PT, sched) -> None:
+    ins = [v for v in fusion.inputs() if v.is_tensor()]
+    outs = [v for v in fusion.outputs() if v.is_tensor()]
+    dx = outs[0]
+    loads = [t.cache_after() for t in ins]
+    dx.cache_before()
+
+    # dx: [P, chunk, H] -> [P, S, Y, (H/V/T,) T, V]: BIDx, serial rows, TIDy, (serial,) TIDx, vectorized
+    dx.split(2, s.vec)
+    looped = s.threads(hidden) * s.vec < hidden
+    if looped:
+        dx.split(2, s.tidx)
+    dx.split(1, s.rows)
+    sched.transform_like(dx)
+
+    tidx = 4 if looped else 3
+    for tv in _reductions(fusion):
+        n = len(tv.get_loop_domain())
+        if tv.get_logical_domain()[-1].is_reduction():  # the per-row sums over hidden: serial, then TIDx
+            tv.rfactor([3, n - 1] if looped else [n - 1])
+        else:  # the per-CTA partials over its rows: serial over S, then TIDy
+            tv.rfactor([1])
+
+    dx.axis(0).parallelize(PT.grid_x)
+    dx.axis(2).parallelize(PT.block_y)
+    dx.axis(tidx).parallelize(PT.block_x)
+    sched.parallelize_like(dx)
+    for tv in loads:
+        if len(tv.get_logical_domain()) == 3:  # x, dy
+            tv.axis(-1).parallelize(PT.vectorize)
+    dx.axis(-1).parallelize(PT.vectorize)
+    sched.inline_most()
+
+
+def _reductions(fusion) -> list:
+    return [v for v in fusion.vals() if v.is_tensor() and any(i.is_reduction() for i in v.get_logical_domain())]
+
+
+@dataclass
+class RowsScheduled:
+    """Both stages on nvFuser: stage 1 hand-scheduled (``manual_execute``), stage 2 nvFuser's own schedule."""
+
+    cfg: NormConfig
+    schedule: RowsSchedule
+    layer_norm: bool
+    _stages: tuple[Any, Any] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.schedule.check(self.cfg)
+
+    @property
+    def chunk(self) -> int:
+        return self.schedule.chunk
+
+    @property
+    def partials(self) -> int:
+        return self.cfg.rows // self.schedule.chunk
+
+    def describe(self) -> str:
+        return self.schedule.describe()
+
+    def recorded(self) -> tuple[Any, Any]:
+        """The two recorded segkit fusions (stage 1 with host views): what the reference interpreter runs."""
+        built = []
+        for define, kw in ((define_stage1, {"host_views": True}), (define_stage2, {})):
+            with FusionDefinition() as fd:
+                define(fd, self.cfg, self.schedule.chunk, self.layer_norm, **kw)
+            built.append(fd)
+        return tuple(built)
+
+    def host_views(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """x, dy as (P, chunk, hidden), mean / rstd as (P, chunk), weight as is: views, no copies."""
+        P, c, H = self.partials, self.schedule.chunk, self.cfg.hidden
+        n_stats = 2 if self.layer_norm else 1
+        x, dy, stats, w = inputs[0], inputs[1], list(inputs[2:2 + n_stats]), inputs[2 + n_stats]
+        return [x.view(P, c, H), dy.view(P, c, H), *(t.view(P, c) for t in stats), w]
+
+    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
+        """dx, dw (, db) in the fused builder's order, on the reference interpreter or nvFuser."""
+        if backend == "nvfuser":
+            return self.execute(inputs)
+        if backend != "reference":
+            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+        first, second = self.recorded()
+        dx, *parts = run_reference(first, self.host_views(list(inputs)))
+        return [dx.view(inputs[0].shape), *run_reference(second, [p.contiguous() for p in parts])]
+
+    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._stages is None:
+            from segkit.nvf import compiled, to_nvfuser
+
+            first, second = self.recorded()
+            nvfd = to_nvfuser(first)
+            schedule_stage1(nvfd, self.schedule, self.cfg.hidden)
+            self._stages = (nvfd, compiled(second))
+        nvfd, second = self._stages
+        dx, *parts = nvfd.manual_execute(self.host_views(list(inputs)))
+        return [dx.view(inputs[0].shape), *second.execute(parts)]
+
+
+def rows_scheduled(spec_name: str, cfg: NormConfig, chunk: int, tuning: NvTuning | None) -> RowsScheduled:
+    """The rows formulation of ``spec_name`` ("rmsnorm_bwd" / "layernorm_bwd") as the tuning table keeps it."""
+    if spec_name not in ("rmsnorm_bwd", "layernorm_bwd"):
+        raise SegkitError(f"the rows formulation is for rmsnorm_bwd and layernorm_bwd, not {spec_name}")
+    return RowsScheduled(cfg, RowsSchedule.from_tuning(chunk, tuning), layer_norm=spec_name == "layernorm_bwd")
+
+
+def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsSchedule]:
+    """The schedules ``segkit tune`` tries: chunks giving about 4, 8 and 16 CTAs per SM (and 3, 6, 12 without
+    ``quick``), rows in flight, one vector per thread per row or one warp per row. The quick set is what was
+    fastest at 576000 x 384 on an H100 (benchmarks/results/h100-2026-11-24-rows/)."""
+    per_sm = (4, 8, 16) if quick else (3, 4, 6, 8, 12, 16)
+    shapes = ((4, 8, None), (2, 8, None), (2, 4, None), (4, 4, 32), (8, 4, 32)) if quick else \
+        tuple((r, v, t) for r in (2, 4, 8, 16) for v, t in ((8, None), (4, None), (4, 32), (8, 16), (4, 16)))
+    fits = [c for c in range(1, cfg.rows + 1) if cfg.rows % c == 0 and 2 * sm_count <= cfg.rows // c <= 16 * sm_count]
+    if not fits:
+        return []
+    chunks = sorted({min(fits, key=lambda c: abs(cfg.rows // c - k * sm_count)) for k in per_sm})
+    out = []
+    for chunk in chunks:
+        for r, v, t in shapes:
+            s = RowsSchedule(chunk, rows=r, vec=v, tidx=t)
+            try:
+                s.check(cfg)
+            except SegkitError:
+                continue
+            if t is None or s.threads(cfg.hidden) < cfg.hidden // v:
+                out.append(s)
+    return out

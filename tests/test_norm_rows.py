@@ -1,0 +1,108 @@
+"""The rows formulation of the norm backward (fusions/norm_bwd_rows.py): its two fusions against the float64
+reference on the interpreter, its parameters as the tuning table keeps them, and where segkit picks it up."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fusions
+from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled, candidates, rows_scheduled
+from segkit.compare import compare
+from segkit.errors import SegkitError
+from segkit.tune import Candidate, realize, space
+from segkit.tuning import ROWS, NvTuning, TableEntry, TunedFusion, TuningTable
+from thunder_exec.runtime import staged_for
+
+GPU = "NVIDIA Test GPU"
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
+@pytest.mark.parametrize("cfg, dtype, chunk", [("sweep_4096x256", torch.float32, 64),
+                                               ("mixorder_576000x384_tiny", torch.bfloat16, 8),
+                                               ("nanogpt_tiny", torch.bfloat16, 16)])
+def test_rows_matches_the_float64_reference(name, cfg, dtype, chunk):
+    spec = fusions.get(name)
+    c = spec.config(cfg, dtype)
+    inputs = spec.make_inputs(c)
+    sched = RowsSchedule(chunk, rows=4, vec=4 if c.hidden % 8 else 8)
+    outs = RowsScheduled(c, sched, layer_norm=name == "layernorm_bwd").run(list(inputs.values()))
+    refs = spec.reference(inputs, c)
+    assert [tuple(o.shape) for o in outs] == [tuple(r.shape) for r in refs]
+    assert [o.dtype for o in outs] == [dtype] * len(refs)
+    assert all(d.ok for d in compare(refs, outs)), compare(refs, outs)
+
+
+def test_stage1_takes_host_views_and_writes_one_partial_per_cta():
+    c = fusions.get("layernorm_bwd").config("mixorder_576000x384_tiny")
+    run = RowsScheduled(c, RowsSchedule(8, rows=2, vec=8), layer_norm=True)
+    first, _ = run.recorded()
+    P = c.rows // 8
+    assert [tuple(v.shape) for v in first.fusion.inputs[:4]] == [(P, 8, c.hidden)] * 2 + [(P, 8)] * 2
+    assert not any(op.name == "reshape" for op in first.fusion.ops)  # nothing for a hand schedule to carry
+    assert [tuple(v.shape) for v in first.fusion.outputs] == [(P, 8, c.hidden), (P, c.hidden), (P, c.hidden)]
+
+
+@pytest.mark.parametrize("sched, message", [
+    (RowsSchedule(7), "chunk 7 does not divide the 576000 rows"),
+    (RowsSchedule(576, rows=5), "rows 5 does not divide chunk 576"),
+    (RowsSchedule(576, vec=8, tidx=32), "vec 8 x 32 threads do not divide hidden 384"),
+    (RowsSchedule(576, rows=32, vec=8), "48 x 32 threads exceed a CTA's 1024"),
+])
+def test_bad_schedules_name_the_parameter(sched, message):
+    cfg = fusions.get("rmsnorm_bwd").config("mixorder_576000x384", torch.bfloat16)
+    with pytest.raises(SegkitError, match=message):
+        RowsScheduled(cfg, sched, layer_norm=False)
+
+
+def test_candidates_all_fit_and_cover_warp_rows():
+    cfg = fusions.get("rmsnorm_bwd").config("mixorder_576000x384", torch.bfloat16)
+    quick = candidates(cfg, 132)
+    assert quick and all(RowsScheduled(cfg, s, False) for s in quick)  # each passes check()
+    assert {s.tidx for s in quick} == {None, 32}
+    assert all(4 * 132 * 0.7 <= cfg.rows // s.chunk <= 16 * 132 * 1.3 for s in quick)
+    assert len(candidates(cfg, 132, quick=False)) > len(quick)
+    tiny = fusions.get("rmsnorm_bwd").config("mixorder_576000x384_tiny")
+    assert candidates(tiny, 132) == []  # too few rows for one CTA per SM: not offered
+
+
+def test_the_tuning_table_keeps_a_rows_schedule_and_segkit_runs_it(tmp_path):
+    spec = fusions.get("layernorm_bwd")
+    cfg = spec.config("nanogpt_tiny", torch.bfloat16)
+    sched = RowsSchedule(16, rows=2, vec=4, tidx=8)
+    entry = spec.entry(cfg, GPU, formulation=ROWS, chunk=16, tuning=sched.tuning("measured"), us=1.0)
+    table = TuningTable([entry])
+    table.save(tmp_path / "t.json")
+    back = TuningTable.load(tmp_path / "t.json").lookup(GPU, "layernorm_bwd", entry.signature)
+    assert back == entry and "rows chunk 16" in back.describe() and "threads_per_row=8" in back.describe()
+    staged = staged_for("layernorm_bwd", cfg, GPU, TuningTable.load(tmp_path / "t.json"))
+    assert staged.schedule == sched
+    inputs = spec.make_inputs(cfg)
+    assert all(d.ok for d in compare(spec.reference(inputs, cfg), staged.run(list(inputs.values()))))
+
+
+def test_rows_tuning_is_refused_where_it_means_nothing():
+    with pytest.raises(ValueError, match="threads_per_row applies to the 'rows' schedule"):
+        NvTuning("x", scheduler="inner_outer_persistent", threads_per_row=32)
+    fd = fusions.get("rmsnorm_bwd").build("nanogpt_tiny")
+    with pytest.raises(ValueError, match="formulation of the norm backward"):
+        TunedFusion(fd, RowsSchedule(16).tuning())
+    with pytest.raises(SegkitError, match="needs a 'rows' tuning"):
+        rows_scheduled("rmsnorm_bwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, None)
+    with pytest.raises(SegkitError, match="not rmsnorm_fwd"):
+        rows_scheduled("rmsnorm_fwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, RowsSchedule(16).tuning())
+
+
+def test_tune_offers_rows_first_and_realizes_them():
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("mixorder_576000x384", torch.bfloat16)
+    cands = space("rmsnorm_bwd", cfg, spec.tuning(cfg), 132)
+    rows = [c for c in cands if c.formulation == ROWS]
+    assert rows and cands.index(rows[0]) < cands.index(next(c for c in cands if c.formulation == "two_stage"))
+    assert all(c.bookend == "none" and "rows chunk" in c.label() for c in rows)
+    small = spec.config("sweep_4096x256", torch.float32)
+    runner = realize(None, Candidate(ROWS, 64, RowsSchedule(64, rows=2, vec=8).tuning()), "rmsnorm_bwd", small)
+    inputs = spec.make_inputs(small)
+    assert all(d.ok for d in compare(spec.reference(inputs, small), runner.run(list(inputs.values()), "reference")))
+    assert isinstance(TableEntry.from_dict(spec.entry(small, GPU, formulation=ROWS, chunk=64,
+                                                      tuning=RowsSchedule(64).tuning()).to_dict()).tuning, NvTuning)
