@@ -63,18 +63,19 @@ class RowsSchedule:
     def threads(self, hidden: int) -> int:
         return self.tidx or hidden // self.vec
 
-    def check(self, cfg: NormConfig) -> None:
+    def check(self, rows: int, hidden: int, what: str) -> None:
+        """That the schedule fits ``rows`` x ``hidden`` (``what``: the config, for the message)."""
         problems = []
-        if cfg.rows % self.chunk:
-            problems.append(f"chunk {self.chunk} does not divide the {cfg.rows} rows")
-        if cfg.hidden % self.vec or cfg.hidden % (self.vec * self.threads(cfg.hidden)):
-            problems.append(f"vec {self.vec} x {self.threads(cfg.hidden)} threads do not divide hidden {cfg.hidden}")
+        if rows % self.chunk:
+            problems.append(f"chunk {self.chunk} does not divide the {rows} rows")
+        if hidden % self.vec or hidden % (self.vec * self.threads(hidden)):
+            problems.append(f"vec {self.vec} x {self.threads(hidden)} threads do not divide hidden {hidden}")
         if self.chunk % self.rows:
             problems.append(f"rows {self.rows} does not divide chunk {self.chunk}")
-        if self.threads(cfg.hidden) * self.rows > 1024:
-            problems.append(f"{self.threads(cfg.hidden)} x {self.rows} threads exceed a CTA's 1024")
+        if self.threads(hidden) * self.rows > 1024:
+            problems.append(f"{self.threads(hidden)} x {self.rows} threads exceed a CTA's 1024")
         if problems:
-            raise SegkitError(f"rows schedule {self} for {cfg.name} {cfg.shape}: " + "; ".join(problems))
+            raise SegkitError(f"rows schedule {self} for {what}: " + "; ".join(problems))
 
     def describe(self) -> str:
         per_row = f", {self.tidx} threads per row" if self.tidx else ""
@@ -93,7 +94,9 @@ class RowsSchedule:
 
 
 def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:
-    """Apply the loop nest of the module docstring to a translated stage-1 fusion (x, dy 3-D; dx first output)."""
+    """Apply the loop nest of the module docstring to a translated stage-1 fusion: 3-D (P, chunk, hidden) inputs
+    (and outputs, vectorized like the loads), reductions over hidden (per row) or over the chunk (per CTA). The
+    norm backward's stage 1 is one; fp8_amax's rows formulation (a row amax and per-CTA column amaxes) another."""
     import nvfuser_direct as nvf
 
     PT, sched, fusion = nvf.ParallelType, nvf.schedule, nvfd.fusion
@@ -106,18 +109,21 @@ def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:
 
 def _schedule(fusion, s: RowsSchedule, hidden: int, PT, sched) -> None:
     ins = [v for v in fusion.inputs() if v.is_tensor()]
-    outs = [v for v in fusion.outputs() if v.is_tensor()]
-    dx = outs[0]
+    outs = [v for v in fusion.outputs() if v.is_tensor() and len(v.get_logical_domain()) == 3
+            and not any(i.is_reduction() for i in v.get_logical_domain())]  # dx, not the partials
     loads = [t.cache_after() for t in ins]
-    dx.cache_before()
+    for t in outs:
+        t.cache_before()
+    # the reference: the first 3-D output (dx), else the first 3-D load (x)
+    ref = outs[0] if outs else next(t for t in loads if len(t.get_logical_domain()) == 3)
 
-    # dx: [P, chunk, H] -> [P, S, Y, (H/V/T,) T, V]: BIDx, serial rows, TIDy, (serial,) TIDx, vectorized
-    dx.split(2, s.vec)
+    # [P, chunk, H] -> [P, S, Y, (H/V/T,) T, V]: BIDx, serial rows, TIDy, (serial,) TIDx, vectorized
+    ref.split(2, s.vec)
     looped = s.threads(hidden) * s.vec < hidden
     if looped:
-        dx.split(2, s.tidx)
-    dx.split(1, s.rows)
-    sched.transform_like(dx)
+        ref.split(2, s.tidx)
+    ref.split(1, s.rows)
+    sched.transform_like(ref)
 
     tidx = 4 if looped else 3
     for tv in _reductions(fusion):
@@ -127,14 +133,13 @@ def _schedule(fusion, s: RowsSchedule, hidden: int, PT, sched) -> None:
         else:  # the per-CTA partials over its rows: serial over S, then TIDy
             tv.rfactor([1])
 
-    dx.axis(0).parallelize(PT.grid_x)
-    dx.axis(2).parallelize(PT.block_y)
-    dx.axis(tidx).parallelize(PT.block_x)
-    sched.parallelize_like(dx)
-    for tv in loads:
-        if len(tv.get_logical_domain()) == 3:  # x, dy
+    ref.axis(0).parallelize(PT.grid_x)
+    ref.axis(2).parallelize(PT.block_y)
+    ref.axis(tidx).parallelize(PT.block_x)
+    sched.parallelize_like(ref)
+    for tv in loads + outs:
+        if len(tv.get_logical_domain()) == 3:  # x, dy, dx
             tv.axis(-1).parallelize(PT.vectorize)
-    dx.axis(-1).parallelize(PT.vectorize)
     sched.inline_most()
 
 
@@ -152,7 +157,7 @@ class RowsScheduled:
     _stages: tuple[Any, Any] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        self.schedule.check(self.cfg)
+        self.schedule.check(self.cfg.rows, self.cfg.hidden, f"{self.cfg.name} {self.cfg.shape}")
 
     @property
     def chunk(self) -> int:
@@ -227,7 +232,7 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsS
         for r, v, t in shapes:
             s = RowsSchedule(chunk, rows=r, vec=v, tidx=t)
             try:
-                s.check(cfg)
+                s.check(cfg.rows, cfg.hidden, cfg.name)
             except SegkitError:
                 continue
             if t is None or s.threads(cfg.hidden) < cfg.hidden // v:

@@ -106,3 +106,34 @@ def test_tune_offers_rows_first_and_realizes_them():
     assert all(d.ok for d in compare(spec.reference(inputs, small), runner.run(list(inputs.values()), "reference")))
     assert isinstance(TableEntry.from_dict(spec.entry(small, GPU, formulation=ROWS, chunk=64,
                                                       tuning=RowsSchedule(64).tuning()).to_dict()).tuning, NvTuning)
+
+
+@pytest.mark.parametrize("config, amaxes, chunk", [("4096x4096_tiny", ("row", "col", "all"), 12),
+                                                   ("seed_12x34x56_tiny", ("all", "col"), 34),
+                                                   ("seed_12x34x56_tiny", ("col", "row"), 6)])
+def test_fp8_amax_rows_matches_the_float64_reference(config, amaxes, chunk):
+    from dataclasses import replace
+
+    from fusions.fp8_amax_rows import AmaxRows
+
+    spec = fusions.get("fp8_amax")
+    cfg = replace(spec.config(config), amaxes=amaxes)
+    inputs = spec.make_inputs(cfg)
+    outs = AmaxRows(cfg, RowsSchedule(chunk, rows=2, vec=4 if cfg.cols % 8 else 8)).run(list(inputs.values()))
+    refs = spec.reference(inputs, cfg)
+    assert [tuple(o.shape) for o in outs] == [tuple(r.shape) for r in refs]
+    assert all(d.ok for d in compare(refs, outs)), compare(refs, outs)
+
+
+def test_fp8_amax_rows_needs_a_column_amax_and_a_fitting_schedule():
+    from dataclasses import replace
+
+    from fusions.fp8_amax_rows import AmaxRows, candidates
+
+    spec = fusions.get("fp8_amax")
+    with pytest.raises(SegkitError, match="is for a column amax.*reads x once there"):
+        AmaxRows(replace(spec.config("4096x4096"), amaxes=("row", "all")), RowsSchedule(32))
+    with pytest.raises(SegkitError, match="chunk 7 does not divide the 4096 rows"):
+        AmaxRows(spec.config("4096x4096"), RowsSchedule(7))
+    big = spec.config("8192x28672")
+    assert all(big.cols // s.threads(big.cols) <= 64 for s in candidates(big, 132))  # column accumulators per thread

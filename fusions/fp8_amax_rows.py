@@ -1,0 +1,134 @@
+"""fp8 amax statistics with x read once, by the norm backward's hand-written rows schedule: x viewed as
+(P, chunk, cols), one CTA per chunk; stage 1 takes each row's amax (an inner reduction) and the CTA's partial
+column amax (accumulated in registers over its rows, then across TIDy); stage 2 reduces the P partials to the
+column amax and that to the tensorwise amax.
+
+    stage 1:  row[p, r] = max_c |x[p, r, c]|          col_part[p, c] = max_r |x[p, r, c]|
+    stage 2:  col[c] = max_p col_part[p, c]           all = max_c col[c]
+
+It is the inner-outer pattern nvFuser's own inner-outer scheduler was tried on (fusions/fp8_amax.py's
+variants, 29-46% of the bytes floor on an H200). Only configs with a column amax: without one the reuse pass
+already reads x once (segkit.reuse_reductions).
+
+Measured (H200, rowwise + columnwise + tensorwise, bf16, cold-L2 kernel time, one run:
+benchmarks/results/h200-2026-11-24-rows/explore_fp8_amax_rows.log): right and bitwise deterministic, but the
+best of 15-30 schedules per shape loses to segkit + reuse, which reads x twice: 35.9 vs 28.0 us at
+4096 x 4096, 160.7 vs 149.4 us at 16384 x 8192, 258.8 vs 245.5 us at 8192 x 28672. torch.compile with the
+seed's reuse pass measured 28.7, 144.9 and 226.2 us. One read of x is not enough: the loop over a long row is
+not unrolled and one or two rows per CTA are in flight, so loads stay latency-bound. It is not wired into the
+benchmarks or the tuning search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fusions.configs import AmaxConfig
+from fusions.norm_bwd_rows import RowsSchedule, schedule_stage1
+from fusions.spec import dt, nv_dtype
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+from segkit.interp import run_reference
+
+
+def define_stage1(fd, cfg: AmaxConfig, chunk: int) -> None:
+    P, N = cfg.lead // chunk, cfg.cols
+    x = fd.define_tensor(shape=[P, chunk, N], contiguity=[True] * 3, dtype=dt(fd, nv_dtype(cfg.dtype).name))
+    a = fd.ops.abs(fd.ops.cast(x, dtype=dt(fd, "Float")))
+    if "row" in cfg.amaxes:
+        fd.add_output(fd.ops.max(a, dims=[2]))
+    fd.add_output(fd.ops.max(a, dims=[1]))
+
+
+def define_stage2(fd, cfg: AmaxConfig, chunk: int) -> None:
+    part = fd.define_tensor(shape=[cfg.lead // chunk, cfg.cols], contiguity=[True, True], dtype=dt(fd, "Float"))
+    col = fd.ops.max(part, dims=[0])
+    for name in ("col", "all"):
+        if name in cfg.amaxes:
+            fd.add_output(col if name == "col" else fd.ops.max(col, dims=[0]))
+
+
+@dataclass
+class AmaxRows:
+    """Both stages, recorded (the reference interpreter runs them) and on nvFuser (stage 1 hand-scheduled)."""
+
+    cfg: AmaxConfig
+    schedule: RowsSchedule
+    _stages: tuple[Any, Any] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if "col" not in self.cfg.amaxes:
+            raise SegkitError(f"the rows formulation of fp8_amax is for a column amax; {self.cfg.name} asks for "
+                              f"{', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
+        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
+
+    def describe(self) -> str:
+        return self.schedule.describe()
+
+    def recorded(self) -> tuple[Any, Any]:
+        built = []
+        for define in (define_stage1, define_stage2):
+            with FusionDefinition() as fd:
+                define(fd, self.cfg, self.schedule.chunk)
+            built.append(fd)
+        return tuple(built)
+
+    def _assemble(self, x: torch.Tensor, first: list, second: list) -> list[torch.Tensor]:
+        """The outputs in ``cfg.amaxes`` order: the row amax from stage 1 (viewed as x's leading dims)."""
+        by_name = dict(zip([n for n in ("col", "all") if n in self.cfg.amaxes], second))
+        if "row" in self.cfg.amaxes:
+            by_name["row"] = first[0].view(x.shape[:-1])
+        return [by_name[n] for n in self.cfg.amaxes]
+
+    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
+        if backend == "nvfuser":
+            return self.execute(inputs)
+        if backend != "reference":
+            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+        s1, s2 = self.recorded()
+        x = inputs[0]
+        first = run_reference(s1, [self._view(x)])
+        return self._assemble(x, first, run_reference(s2, [first[-1].contiguous()]))
+
+    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._stages is None:
+            from segkit.nvf import compiled, to_nvfuser
+
+            s1, s2 = self.recorded()
+            nvfd = to_nvfuser(s1)
+            schedule_stage1(nvfd, self.schedule, self.cfg.cols)
+            self._stages = (nvfd, compiled(s2))
+        nvfd, second = self._stages
+        x = inputs[0]
+        first = nvfd.manual_execute([self._view(x)])
+        return self._assemble(x, first, second.execute([first[-1]]))
+
+    def _view(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(self.cfg.lead // self.schedule.chunk, self.schedule.chunk, self.cfg.cols)
+
+
+def candidates(cfg: AmaxConfig, sm_count: int) -> list[RowsSchedule]:
+    """About 1, 2 and 4 CTAs per SM (fewer partials: each is a row of ``cols`` floats), vectors of 8 or 4, 256-1024
+    threads per row (at most 64 column accumulators per thread), 1 or 2 rows in flight."""
+    fits = [c for c in range(1, cfg.lead + 1) if cfg.lead % c == 0 and sm_count // 2 <= cfg.lead // c <= 8 * sm_count]
+    if not fits:
+        return []
+    chunks = sorted({min(fits, key=lambda c: abs(cfg.lead // c - k * sm_count)) for k in (1, 2, 4)})
+    out = []
+    for chunk in chunks:
+        for vec in (8, 4):
+            for tidx in (None, 256, 512, 1024):
+                for rows in (1, 2):
+                    s = RowsSchedule(chunk, rows=rows, vec=vec, tidx=tidx)
+                    try:
+                        s.check(cfg.lead, cfg.cols, cfg.name)
+                    except SegkitError:
+                        continue
+                    per_thread = cfg.cols // s.threads(cfg.cols)
+                    if per_thread <= 64 and (tidx is None or s.threads(cfg.cols) < cfg.cols // vec):
+                        out.append(s)
+    return out
