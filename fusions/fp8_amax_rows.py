@@ -28,11 +28,10 @@ from typing import Any
 import torch
 
 from fusions.configs import AmaxConfig
-from fusions.norm_bwd_rows import RowsSchedule, schedule_stage1
+from fusions.norm_bwd_rows import HandStaged, RowsSchedule
 from fusions.spec import dt, nv_dtype
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
-from segkit.interp import run_reference
 
 
 def define_stage1(fd, cfg: AmaxConfig, chunk: int) -> None:
@@ -53,8 +52,8 @@ def define_stage2(fd, cfg: AmaxConfig, chunk: int) -> None:
 
 
 @dataclass
-class AmaxRows:
-    """Both stages, recorded (the reference interpreter runs them) and on nvFuser (stage 1 hand-scheduled)."""
+class AmaxRows(HandStaged):
+    """Stage 1 the row amax and per-CTA column amaxes of x viewed (P, chunk, cols), stage 2 the rest."""
 
     cfg: AmaxConfig
     schedule: RowsSchedule
@@ -66,8 +65,9 @@ class AmaxRows:
                               f"{', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
         self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
 
-    def describe(self) -> str:
-        return self.schedule.describe()
+    @property
+    def hidden(self) -> int:
+        return self.cfg.cols
 
     def recorded(self) -> tuple[Any, Any]:
         built = []
@@ -77,38 +77,18 @@ class AmaxRows:
             built.append(fd)
         return tuple(built)
 
-    def _assemble(self, x: torch.Tensor, first: list, second: list) -> list[torch.Tensor]:
+    def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        return [inputs[0].view(self.cfg.lead // self.schedule.chunk, self.schedule.chunk, self.cfg.cols)]
+
+    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
+        return [first[-1]]
+
+    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
         """The outputs in ``cfg.amaxes`` order: the row amax from stage 1 (viewed as x's leading dims)."""
         by_name = dict(zip([n for n in ("col", "all") if n in self.cfg.amaxes], second))
         if "row" in self.cfg.amaxes:
-            by_name["row"] = first[0].view(x.shape[:-1])
+            by_name["row"] = first[0].view(inputs[0].shape[:-1])
         return [by_name[n] for n in self.cfg.amaxes]
-
-    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
-        if backend == "nvfuser":
-            return self.execute(inputs)
-        if backend != "reference":
-            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
-        s1, s2 = self.recorded()
-        x = inputs[0]
-        first = run_reference(s1, [self._view(x)])
-        return self._assemble(x, first, run_reference(s2, [first[-1].contiguous()]))
-
-    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._stages is None:
-            from segkit.nvf import compiled, to_nvfuser
-
-            s1, s2 = self.recorded()
-            nvfd = to_nvfuser(s1)
-            schedule_stage1(nvfd, self.schedule, self.cfg.cols)
-            self._stages = (nvfd, compiled(s2))
-        nvfd, second = self._stages
-        x = inputs[0]
-        first = nvfd.manual_execute([self._view(x)])
-        return self._assemble(x, first, second.execute([first[-1]]))
-
-    def _view(self, x: torch.Tensor) -> torch.Tensor:
-        return x.view(self.cfg.lead // self.schedule.chunk, self.schedule.chunk, self.cfg.cols)
 
 
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[RowsSchedule]:

@@ -147,9 +147,60 @@ def _reductions(fusion) -> list:
     return [v for v in fusion.vals() if v.is_tensor() and any(i.is_reduction() for i in v.get_logical_domain())]
 
 
+class HandStaged:
+    """Two recorded fusions, the first hand-scheduled on nvFuser (``manual_execute``) by a ``RowsSchedule``, the
+    second on nvFuser's own schedule; both run on the reference interpreter too. A subclass says what stage 1
+    takes (``stage1_args``), what of its outputs stage 2 takes (``stage2_args``), and how the outputs of both
+    make the formulation's (``assemble``)."""
+
+    schedule: RowsSchedule
+    _stages: tuple[Any, Any] | None
+
+    def recorded(self) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        raise NotImplementedError
+
+    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
+        raise NotImplementedError
+
+    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
+        raise NotImplementedError
+
+    @property
+    def hidden(self) -> int:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.schedule.describe()
+
+    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
+        """The formulation's outputs on the reference interpreter or nvFuser."""
+        if backend == "nvfuser":
+            return self.execute(inputs)
+        if backend != "reference":
+            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+        s1, s2 = self.recorded()
+        first = run_reference(s1, self.stage1_args(inputs))
+        return self.assemble(inputs, first, run_reference(s2, [t.contiguous() for t in self.stage2_args(first)]))
+
+    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._stages is None:
+            from segkit.nvf import compiled, to_nvfuser
+
+            s1, s2 = self.recorded()
+            nvfd = to_nvfuser(s1)
+            schedule_stage1(nvfd, self.schedule, self.hidden)
+            self._stages = (nvfd, compiled(s2))
+        nvfd, second = self._stages
+        first = nvfd.manual_execute(self.stage1_args(inputs))
+        return self.assemble(inputs, first, second.execute(self.stage2_args(first)))
+
+
 @dataclass
-class RowsScheduled:
-    """Both stages on nvFuser: stage 1 hand-scheduled (``manual_execute``), stage 2 nvFuser's own schedule."""
+class RowsScheduled(HandStaged):
+    """The norm backward: stage 1 dx and per-CTA partial dw (db), stage 2 their sum."""
 
     cfg: NormConfig
     schedule: RowsSchedule
@@ -167,8 +218,9 @@ class RowsScheduled:
     def partials(self) -> int:
         return self.cfg.rows // self.schedule.chunk
 
-    def describe(self) -> str:
-        return self.schedule.describe()
+    @property
+    def hidden(self) -> int:
+        return self.cfg.hidden
 
     def recorded(self) -> tuple[Any, Any]:
         """The two recorded segkit fusions (stage 1 with host views): what the reference interpreter runs."""
@@ -179,34 +231,19 @@ class RowsScheduled:
             built.append(fd)
         return tuple(built)
 
-    def host_views(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """x, dy as (P, chunk, hidden), mean / rstd as (P, chunk), weight as is: views, no copies."""
         P, c, H = self.partials, self.schedule.chunk, self.cfg.hidden
         n_stats = 2 if self.layer_norm else 1
         x, dy, stats, w = inputs[0], inputs[1], list(inputs[2:2 + n_stats]), inputs[2 + n_stats]
         return [x.view(P, c, H), dy.view(P, c, H), *(t.view(P, c) for t in stats), w]
 
-    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
-        """dx, dw (, db) in the fused builder's order, on the reference interpreter or nvFuser."""
-        if backend == "nvfuser":
-            return self.execute(inputs)
-        if backend != "reference":
-            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
-        first, second = self.recorded()
-        dx, *parts = run_reference(first, self.host_views(list(inputs)))
-        return [dx.view(inputs[0].shape), *run_reference(second, [p.contiguous() for p in parts])]
+    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
+        return first[1:]
 
-    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._stages is None:
-            from segkit.nvf import compiled, to_nvfuser
-
-            first, second = self.recorded()
-            nvfd = to_nvfuser(first)
-            schedule_stage1(nvfd, self.schedule, self.cfg.hidden)
-            self._stages = (nvfd, compiled(second))
-        nvfd, second = self._stages
-        dx, *parts = nvfd.manual_execute(self.host_views(list(inputs)))
-        return [dx.view(inputs[0].shape), *second.execute(parts)]
+    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
+        """dx, dw (, db) in the fused builder's order."""
+        return [first[0].view(inputs[0].shape), *second]
 
 
 def rows_scheduled(spec_name: str, cfg: NormConfig, chunk: int, tuning: NvTuning | None) -> RowsScheduled:
