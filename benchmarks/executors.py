@@ -139,11 +139,11 @@ def norm_forward(kind: str, cfg, executor: str, inputs: dict) -> Prepared:
 def _segkit_two_stage(spec_name: str, cfg, inputs: list[torch.Tensor]) -> Prepared:
     """The two-stage formulation (fusions/norm_bwd_two_stage.py): the tuning table's chunk and stage-1 tuning
     when it chose two-stage on this GPU, else one partial per SM at most and nvFuser's defaults."""
-    from fusions.norm_bwd_two_stage import chunk_for, two_stage
+    from fusions.norm_bwd_two_stage import TwoStage, chunk_for, two_stage
     from thunder_exec.runtime import staged_for
 
     staged = staged_for(spec_name, cfg)
-    if getattr(staged, "stages", None) is None:  # the table chose no two-stage here (nothing, or the rows schedule)
+    if not isinstance(staged, TwoStage):  # the table chose no two-stage here (nothing, or the rows schedule)
         staged = two_stage(spec_name, cfg, chunk_for(cfg.rows, torch.cuda.get_device_properties(0).multi_processor_count))
     staged.execute(inputs)
     return Prepared(lambda: staged.execute(inputs), info={"two_stage_chunk": staged.chunk})

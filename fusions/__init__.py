@@ -38,4 +38,21 @@ def get(name: str) -> FusionSpec:
         raise KeyError(f"no fusion spec {name!r}; known: {', '.join(_SPECS)}") from None
 
 
-__all__ = ["FusionSpec", "get", "names"]
+STAGED = ("two_stage", "rows")  # norm backward formulations of two fusions (per-chunk partials, then their sum)
+
+
+def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, bookend: str = "none"):
+    """The two-fusion formulation ``formulation`` (one of ``STAGED``) of ``spec_name`` as the tuning table or a
+    ``segkit tune`` candidate names it: something with ``run(inputs, backend)`` and ``execute(inputs)``."""
+    if formulation == "rows":
+        from fusions.norm_bwd_rows import rows_scheduled
+
+        return rows_scheduled(spec_name, cfg, chunk, tuning)
+    if formulation == "two_stage":
+        from fusions.norm_bwd_two_stage import two_stage
+
+        return two_stage(spec_name, cfg, chunk).tuned(tuning, bookend)
+    raise ValueError(f"{formulation!r} is not a two-fusion formulation; known: {', '.join(STAGED)}")
+
+
+__all__ = ["STAGED", "FusionSpec", "get", "names", "staged"]

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from fusions.configs import AmaxConfig
-from fusions.norm_bwd_rows import HandStaged, RowsSchedule
+from fusions.norm_bwd_rows import HandStaged, RowsSchedule, fitting
 from fusions.spec import dt, nv_dtype
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
@@ -94,21 +94,6 @@ class AmaxRows(HandStaged):
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[RowsSchedule]:
     """About 1, 2 and 4 CTAs per SM (fewer partials: each is a row of ``cols`` floats), vectors of 8 or 4, 256-1024
     threads per row (at most 64 column accumulators per thread), 1 or 2 rows in flight."""
-    fits = [c for c in range(1, cfg.lead + 1) if cfg.lead % c == 0 and sm_count // 2 <= cfg.lead // c <= 8 * sm_count]
-    if not fits:
-        return []
-    chunks = sorted({min(fits, key=lambda c: abs(cfg.lead // c - k * sm_count)) for k in (1, 2, 4)})
-    out = []
-    for chunk in chunks:
-        for vec in (8, 4):
-            for tidx in (None, 256, 512, 1024):
-                for rows in (1, 2):
-                    s = RowsSchedule(chunk, rows=rows, vec=vec, tidx=tidx)
-                    try:
-                        s.check(cfg.lead, cfg.cols, cfg.name)
-                    except SegkitError:
-                        continue
-                    per_thread = cfg.cols // s.threads(cfg.cols)
-                    if per_thread <= 64 and (tidx is None or s.threads(cfg.cols) < cfg.cols // vec):
-                        out.append(s)
-    return out
+    shapes = tuple((r, v, t) for v in (8, 4) for t in (None, 256, 512, 1024) for r in (1, 2))
+    return [s for s in fitting(cfg.lead, cfg.cols, sm_count, (1, 2, 4), (sm_count // 2, 8 * sm_count), shapes)
+            if cfg.cols // s.threads(cfg.cols) <= 64]

@@ -90,7 +90,8 @@ class RowsSchedule:
         if tuning is None or tuning.scheduler != ROWS:
             raise SegkitError(f"the rows formulation needs a {ROWS!r} tuning (vec, rows per block), got "
                               f"{tuning.describe() if tuning else None}")
-        return cls(chunk, rows=tuning.rows_per_block or 4, vec=tuning.vectorize or 8, tidx=tuning.threads_per_row)
+        given = {"rows": tuning.rows_per_block, "vec": tuning.vectorize}
+        return cls(chunk, tidx=tuning.threads_per_row, **{k: v for k, v in given.items() if v is not None})
 
 
 def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:
@@ -260,18 +261,29 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsS
     per_sm = (4, 8, 16) if quick else (3, 4, 6, 8, 12, 16)
     shapes = ((4, 8, None), (2, 8, None), (2, 4, None), (4, 4, 32), (8, 4, 32)) if quick else \
         tuple((r, v, t) for r in (2, 4, 8, 16) for v, t in ((8, None), (4, None), (4, 32), (8, 16), (4, 16)))
-    fits = [c for c in range(1, cfg.rows + 1) if cfg.rows % c == 0 and 2 * sm_count <= cfg.rows // c <= 16 * sm_count]
-    if not fits:
-        return []
-    chunks = sorted({min(fits, key=lambda c: abs(cfg.rows // c - k * sm_count)) for k in per_sm})
+    return fitting(cfg.rows, cfg.hidden, sm_count, per_sm, (2 * sm_count, 16 * sm_count), shapes)
+
+
+def fitting(rows: int, hidden: int, sm_count: int, per_sm: Sequence[int], ctas: tuple[int, int],
+            shapes: Sequence[tuple[int, int, int | None]]) -> list[RowsSchedule]:
+    """Each (rows in flight, vec, tidx) of ``shapes`` at each chunk nearest ``per_sm`` CTAs per SM, among the
+    chunks dividing ``rows`` into ``ctas`` = (fewest, most) CTAs, where it fits ``rows`` x ``hidden``; a
+    ``tidx`` only where it leaves a loop over the row (else it is the one-vector-per-thread schedule again)."""
+    fits = [c for c in _divisors(rows) if ctas[0] <= rows // c <= ctas[1]]
+    chunks = sorted({min(fits, key=lambda c: abs(rows // c - k * sm_count)) for k in per_sm}) if fits else []
     out = []
     for chunk in chunks:
         for r, v, t in shapes:
             s = RowsSchedule(chunk, rows=r, vec=v, tidx=t)
             try:
-                s.check(cfg.rows, cfg.hidden, cfg.name)
+                s.check(rows, hidden, f"{rows} x {hidden}")
             except SegkitError:
                 continue
-            if t is None or s.threads(cfg.hidden) < cfg.hidden // v:
+            if t is None or s.threads(hidden) < hidden // v:
                 out.append(s)
     return out
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))

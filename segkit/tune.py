@@ -35,7 +35,7 @@ from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
-from segkit.tuning import NvTuning, TableEntry
+from segkit.tuning import ROWS, NvTuning, TableEntry, chunked_label
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
 
@@ -49,8 +49,7 @@ class Candidate:
     origin: str = ""  # "nvFuser defaults", "builder rule": the baselines the search must reproduce or beat
 
     def label(self) -> str:
-        form = {"two_stage": f"two-stage chunk {self.chunk}", "rows": f"rows chunk {self.chunk}"}.get(
-            self.formulation, self.formulation)
+        form = chunked_label(self.formulation, self.chunk) or self.formulation
         how = self.tuning.describe() if self.tuning else "defaults"
         extra = f" [{self.origin}]" if self.origin else ""
         return f"{form} / {how} / bookend {self.bookend}{extra}"
@@ -99,7 +98,7 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
         two_stage = [Candidate("two_stage", c, None, policy) for policy in ("none", "inputs+outputs") for c in chunks]
         from fusions.norm_bwd_rows import candidates as rows_candidates
 
-        out += [Candidate("rows", r.chunk, r.tuning()) for r in rows_candidates(cfg, sm_count, quick)]
+        out += [Candidate(ROWS, r.chunk, r.tuning()) for r in rows_candidates(cfg, sm_count, quick)]
     # Most promising first, so a search cut short by its budget has tried them: the hand-written rows schedule
     # (norm backward), enable options, the named formulations and the two-stage one, then the heuristic
     # overrides, then bookend variants.
@@ -150,19 +149,13 @@ class _Single:
 
 def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = None):
     """The candidate as something with ``run(inputs, backend)``; ``fd`` is the builder's (or script's) fusion."""
-    if cand.formulation == "two_stage":
-        from fusions.norm_bwd_two_stage import two_stage
+    import fusions
 
-        return two_stage(spec_name, cfg, cand.chunk).tuned(cand.tuning, cand.bookend)
-    if cand.formulation == "rows":
-        from fusions.norm_bwd_rows import rows_scheduled
-
-        return rows_scheduled(spec_name, cfg, cand.chunk, cand.tuning)
+    if cand.formulation in fusions.STAGED:
+        return fusions.staged(spec_name, cfg, cand.formulation, cand.chunk, cand.tuning, cand.bookend)
     from segkit.frontend import FusionDefinition
 
     if cand.formulation != "fused":
-        import fusions
-
         if spec_name is None or cand.formulation not in fusions.get(spec_name).formulations:
             raise SegkitError(f"unknown formulation {cand.formulation!r}" + (f" of {spec_name}" if spec_name else ""))
         fd = fusions.get(spec_name).build(cfg, formulation=cand.formulation)

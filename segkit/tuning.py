@@ -221,6 +221,12 @@ def tuning_from_dict(d: dict | None) -> NvTuning | None:
                        for k, v in d.items()})
 
 
+def chunked_label(formulation: str, chunk: int | None) -> str | None:
+    """"two-stage chunk N" / "rows chunk N" for the norm backward's per-chunk formulations, else None."""
+    names = {"two_stage": "two-stage", ROWS: "rows"}
+    return f"{names[formulation]} chunk {chunk}" if formulation in names else None
+
+
 @dataclass(frozen=True)
 class TableEntry:
     """The winner of ``segkit tune`` for one spec and config (sizes and dtype) on one GPU model, with what it
@@ -247,7 +253,7 @@ class TableEntry:
 
     def describe(self) -> str:
         how = self.tuning.describe() if self.tuning else "nvFuser defaults"
-        form = {"two_stage": f"two-stage chunk {self.chunk}, ", ROWS: f"rows chunk {self.chunk}, "}.get(self.formulation, "")
+        form = f"{label}, " if (label := chunked_label(self.formulation, self.chunk)) else ""
         bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
                   if self.us and self.default_us else "")
         rule = f"; the builder's rule {self.rule_us:.1f} us" if self.rule_us else ""

@@ -145,15 +145,9 @@ def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = No
     """The two-stage or rows formulation when the tuning table chose it for this spec and config on this GPU,
     else None."""
     entry = fusions.get(spec_name).table_entry(cfg, gpu, table)
-    if entry is None or entry.formulation not in ("two_stage", "rows"):
+    if entry is None or entry.formulation not in fusions.STAGED:
         return None
-    if entry.formulation == "rows":
-        from fusions.norm_bwd_rows import rows_scheduled
-
-        return rows_scheduled(spec_name, cfg, entry.chunk, entry.tuning)
-    from fusions.norm_bwd_two_stage import two_stage
-
-    return two_stage(spec_name, cfg, entry.chunk).tuned(entry.tuning, entry.bookend)
+    return fusions.staged(spec_name, cfg, entry.formulation, entry.chunk, entry.tuning, entry.bookend)
 
 
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
