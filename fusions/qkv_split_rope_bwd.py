@@ -15,6 +15,24 @@ the grouped-query sum as adds of the q_per_kv slices, so every op is pointwise,
 slice or cat and nothing forces a reduction segment; whether nvFuser then keeps
 it in fewer kernels is measured (scripts/gpu/perf.sh).
 
+The ``sliced_inputs`` formulation is the one that nvFuser 0.2.36 runs as ONE kernel (its resize scheduler)
+for multi-head configs; it is slower there than the four kernels of ``define`` (H100, Llama-2-13b bs2:
+456.0 vs 378.3 us; torch.compile's one kernel 245.9 us), and grouped-query configs stay above two kernels
+with it (Llama-3-70B bs2: 7). What nvFuser's schedulers said of the whole fusion (``can_schedule``), and why:
+
+* resize: "Resize of a broadcast ID is not allowed" whenever a slice takes a product with the broadcast
+  cos/sin tables (the rotation of g * sin); "No support for reduction ops" for the grouped-query sums;
+* pointwise: "input of SliceOp must be fusion input" (slices of casts or products), "cannot find reference
+  tensor" (grouped-query).
+
+So slicing only the gradients and the tables (never a product) gives the resize scheduler the whole
+multi-head fusion, and slicing only fusion inputs makes that kernel faster (510.1 -> 456.0 us); nothing
+gets a grouped-query fusion under two kernels, since its sums are reductions the resize scheduler refuses
+and a ``segment_set`` after them only adds kernels (the dk and dv sums stay two reduction kernels, 6-9 in
+all). Also measured and dropped (H100, benchmarks/results/h100-2026-11-25-rope/): the gradients permuted to
+the output layout before the rotation, outputs left 5-D for a host view (same kernels as ``define``,
+374.6-378.0 us), the permute after the cat (639.3 us), the grouped-query sums as adds of slices.
+
 Tried and dropped (H100, benchmarks/results/h100-2026-11-24-rows/rope_formulations.log): dq and the summed dk
 concatenated and roped as one chain (as the forward's joint path), 6 kernels and 2.4x slower at Llama-3-70B
 bs2 (1856.7 vs 768.3 us), 2.7x at Llama-2-13b; the same with sliced sums, 8 kernels; every half swap as an
@@ -54,6 +72,47 @@ def _sum_copies(fd, g, shape: list[int]):
         part = fd.ops.slice(g, start_indices=[0, 0, q, 0, 0], end_indices=[B, G, q + 1, T, H])
         acc = part if acc is None else fd.ops.add(acc, part)
     return acc
+
+
+def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
+    """Every slice taken of a fusion input, no rotation cat: each gradient's RoPE halves are sliced off its
+    (B, n_head, T, hs) input, cast, reshaped and permuted to the output's (B, T, G, Q, .) layout, and RoPE's
+    adjoint is written per half, d_lo = g_lo cos_lo + g_hi sin_hi and d_hi = g_hi cos_hi - g_lo sin_lo, its
+    pieces concatenated straight into the output (multi-head: one cat for q, k and v; grouped-query: one per
+    gradient, then one over the heads, after the grouped-query sums of dk and dv in the input layout)."""
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
+    f32, io = dt(fd, "Float"), R.io(fd, cfg)
+    dq, dk, dv = (fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=io) for _ in range(3))
+    cos, sin = R.define_cos_sin(fd, cfg)
+    if Q > 1:  # (B, G, T, H) fp32
+        dk, dv = (fd.ops.sum(fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]), dims=[2],
+                             dtype=f32) for g in (dk, dv))
+
+    def cols(t, heads: int, lo: int, hi: int):
+        """t[..., lo:hi] of a (B, heads, T, H) tensor, in fp32 and the output layout (B, T, G, heads / G, hi - lo)."""
+        t = fd.ops.slice(t, start_indices=[0, 0, 0, lo], end_indices=[B, heads, T, hi]) if (lo, hi) != (0, H) else t
+        t = fd.ops.reshape(fd.ops.cast(t, dtype=f32), new_shape=[B, G, heads // G, T, hi - lo])
+        return fd.ops.permute(t, dims=[0, 3, 1, 2, 4])
+
+    def table(t, lo: int, hi: int):
+        return R.table(fd, fd.ops.slice(t, start_indices=[0, lo], end_indices=[T, hi]), 5, 1)
+
+    c_lo, c_hi, s_lo, s_hi = (table(t, lo, hi) for t in (cos, sin) for lo, hi in ((0, half), (half, rn)))
+
+    def pieces(g, heads: int) -> list:
+        g_lo, g_hi = cols(g, heads, 0, half), cols(g, heads, half, rn)
+        out = [fd.ops.add(fd.ops.mul(g_lo, c_lo), fd.ops.mul(g_hi, s_hi)),
+               fd.ops.sub(fd.ops.mul(g_hi, c_hi), fd.ops.mul(g_lo, s_lo))]
+        return [fd.ops.cast(p, dtype=io) for p in out + ([cols(g, heads, rn, H)] if rn < H else [])]
+
+    kv_heads = G if Q > 1 else cfg.n_head
+    parts = [pieces(dq, cfg.n_head), pieces(dk, kv_heads), [fd.ops.cast(cols(dv, kv_heads, 0, H), dtype=io)]]
+    if Q == 1:  # (B, T, G, 1, 3 H): every piece lands in one cat
+        d = fd.ops.cat([p for ps in parts for p in ps], dim=4)
+    else:
+        d = fd.ops.cat([ps[0] if len(ps) == 1 else fd.ops.cat(ps, dim=4) for ps in parts], dim=3)
+    fd.add_output(fd.ops.reshape(d, new_shape=[B, T, cfg.qkv_width]))
 
 
 def define(fd, cfg: RopeConfig, sliced_sum: bool = False) -> None:
@@ -101,4 +160,5 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
 
 
 SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__,
-                  formulations={"sliced_sum": lambda fd, cfg: define(fd, cfg, sliced_sum=True)})
+                  formulations={"sliced_sum": lambda fd, cfg: define(fd, cfg, sliced_sum=True),
+                                "sliced_inputs": define_sliced_inputs})

@@ -179,6 +179,9 @@ def segment_groups(nvfd: Any, kernels: Sequence[KernelInfo]) -> list[str]:
 
 def profile_call(call) -> tuple[Any, list[KernelInfo]]:
     """Run ``call()`` under nvFuser's profiler; its result and the kernels nvFuser launched."""
+    from segkit.timing import claim_cupti
+
+    claim_cupti("nvFuser's profiler")
     nvf = _nvf()
     with nvf.PythonProfiler() as prof:
         result = call()

@@ -3,8 +3,8 @@
 ``KernelTimer`` starts torch.profiler (CUDA activity) on its first call and, on the second, returns the
 summed device time of the kernels launched in between. Before each timed call a buffer larger than L2 is
 written and read back (``flush_l2``), so every kernel starts from cold L2 with no dirty lines to write back.
-torch.profiler and nvFuser's own profiler cannot share CUPTI in one process: code timed here must not have
-run under ``segkit.nvf.profile_call`` in the same process.
+torch.profiler and nvFuser's own profiler cannot share CUPTI in one process: whichever runs first keeps it
+(``claim_cupti`` makes the other one an error instead of no kernels or an exited process).
 """
 
 from __future__ import annotations
@@ -58,6 +58,22 @@ def event_us(fn: Callable[[], Any], reps: int = 15) -> float:
     return statistics.median(times)
 
 
+#: the profiler that subscribed to CUPTI first in this process. It keeps the subscription for the life of the
+#: process: torch.profiler then sees no kernel of a call made after nvFuser's profiler ran, and nvFuser's
+#: profiler exits the whole process (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) after torch.profiler ran.
+_cupti_owner: list[str] = []
+
+
+def claim_cupti(profiler: str) -> None:
+    """Take CUPTI for ``profiler`` ("torch.profiler" or "nvFuser's profiler"), or raise if the other one has it."""
+    if not _cupti_owner:
+        _cupti_owner.append(profiler)
+    elif _cupti_owner[0] != profiler:
+        raise RuntimeError(f"{profiler} cannot profile this call: {_cupti_owner[0]} took CUPTI earlier in this "
+                           "process, and the two cannot share it (torch.profiler would see no kernel, nvFuser's "
+                           "profiler would exit the process); profile in a separate process")
+
+
 def _is_kernel(event) -> bool:
     return event.device_type == torch.autograd.DeviceType.CUDA and not event.name.startswith(("Memcpy", "Memset"))
 
@@ -72,6 +88,8 @@ class KernelTimer:
         self.last: list[tuple[str, float]] = []
 
     def __call__(self) -> float:
+        if self._prof is None:
+            claim_cupti("torch.profiler")
         torch.cuda.synchronize()
         if self._prof is None:
             self._prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
@@ -97,7 +115,23 @@ def kernel_us(fn: Callable[[], Any], reps: int = 30, flush: Callable[[], Any] | 
         timer()
         fn()
         times.append(timer() * 1e6)
+    if not any(times):
+        _check_profiler_sees_kernels()
     return statistics.median(times)
+
+
+def _check_profiler_sees_kernels() -> None:
+    """A call timed at no kernel at all is either kernel-free or unseen: tell the two apart with a kernel of our
+    own, so that a profiler that sees nothing (CUPTI taken by nvFuser's profiler earlier in this process) is an
+    error instead of a 0 us time that would win every comparison."""
+    timer = KernelTimer()
+    probe = torch.zeros(1, device="cuda")
+    timer()
+    probe.add_(1)
+    timer()
+    if not timer.last:
+        raise RuntimeError("torch.profiler sees no CUDA kernel in this process (did nvFuser's profiler, "
+                           "segkit.nvf.profile_call, run here first? The two cannot share CUPTI): no kernel time")
 
 
 def wall_us(call: Callable[[], Any], reps: int, setup: Callable[[], Any] | None = None) -> float:

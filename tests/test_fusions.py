@@ -125,3 +125,27 @@ def test_segkit_repro_runs_an_emitted_spec(name, tmp_path, capsys):
     assert cli_main(["repro", str(path)]) == 0
     out = capsys.readouterr().out
     assert "reference interpreter (cpu)" in out and "outputs:" in out
+
+
+FORMULATIONS = [(name, cfg, form) for name, cfg in TINY for form in fusions.get(name).formulations]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name, cfg, formulation", FORMULATIONS)
+def test_every_formulation_on_interpreter_matches_reference(name, cfg, formulation, dtype):
+    spec = fusions.get(name)
+    inputs = spec.make_inputs(cfg, dtype=dtype)
+    outs = segkit.run_reference(spec.build(cfg, dtype, formulation=formulation), list(inputs.values()))
+    for i, (ref, out) in enumerate(zip(spec.reference(inputs, spec.config(cfg, dtype)), outs)):
+        d = diff(i, ref, out)
+        assert d.ok, f"{formulation} {spec.outputs[i]}: {d}"
+
+
+@pytest.mark.parametrize("cfg", ["Llama-2-13b-hf_bs2_tiny", "phi-2_bs1_tiny"])
+def test_rope_backward_sliced_inputs_slices_fusion_inputs_only(cfg):
+    """What gets nvFuser's resize scheduler the whole multi-head fusion: no slice of a computed tensor (a product
+    with the broadcast cos/sin tables refuses it) and one cat, no rotation cat per gradient."""
+    fusion = fusions.get("qkv_split_rope_bwd").build(cfg, formulation="sliced_inputs").fusion
+    sliced = [op.inputs[0] for op in fusion.ops if op.name == "slice"]
+    assert sliced and all(any(v is i for i in fusion.inputs) for v in sliced)
+    assert sum(op.name == "cat" for op in fusion.ops) == 1

@@ -2,10 +2,16 @@
 and the forward builder beside torch.compile and stock Thunder in one process: kernels per call and cold-L2
 kernel time (CUPTI), every formulation checked against the float64 reference first.
 
-    python benchmarks/explore/rope_bwd_formulations.py [CONFIG ...]   default: Llama-3-70B_bs2 Llama-2-13b-hf_bs2
+    python benchmarks/explore/rope_bwd_formulations.py [--why] [--backward] [--segkit-only] [--only=V,...] [CONFIG ...]
+    (default configs: Llama-3-70B_bs2 Llama-2-13b-hf_bs2)
+
+``--only`` keeps the named variants (builder or formulation names); ``--why`` prints
+what nvFuser's resize and pointwise schedulers say of the whole fusion, for every variant of more than
+one kernel.
 """
 import sys
 
+import nvfuser_direct as nvf
 import torch
 
 import fusions
@@ -13,8 +19,8 @@ from benchmarks.executors import rope
 from benchmarks.harness import flush_l2
 from benchmarks.workloads import case_data
 from segkit.compare import diff
-from segkit.nvf import compiled
-from segkit.timing import kernel_breakdown
+from segkit.nvf import compiled, to_nvfuser
+from segkit.timing import kernel_breakdown, nvfuser_scheduler
 
 
 def timed(fn, setup=None):
@@ -22,19 +28,28 @@ def timed(fn, setup=None):
     return sum(k.us for k in ks), ks
 
 
+def variants(spec, cfg):
+    """(tag, recorded fusion) for the builder and each of the spec's formulations."""
+    return [(f"segkit:{form or 'builder'}", spec.build(cfg, formulation=form)) for form in [None, *spec.formulations]]
+
+
 def main():
-    configs = sys.argv[1:] or ["Llama-3-70B_bs2", "Llama-2-13b-hf_bs2"]
+    flags = {a for a in sys.argv[1:] if a.startswith("--")}
+    why, backward_only, segkit_only = "--why" in flags, "--backward" in flags, "--segkit-only" in flags
+    only = next((a.split("=", 1)[1].split(",") for a in flags if a.startswith("--only=")), None)
+    configs = [a for a in sys.argv[1:] if not a.startswith("--")] or ["Llama-3-70B_bs2", "Llama-2-13b-hf_bs2"]
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
     rows = []
     for name in configs:
-        for mode, spec_name in (("backward", "qkv_split_rope_bwd"), ("forward", "qkv_split_rope_fwd")):
+        for mode, spec_name in (("backward", "qkv_split_rope_bwd"), ("forward", "qkv_split_rope_fwd"))[:1 if backward_only else 2]:
             spec = fusions.get(spec_name)
             cfg, inputs, refs, _ = case_data(spec_name, name, torch.bfloat16)
             args = list(inputs.values())
-            for form in [None, *spec.formulations]:
-                tag = f"segkit:{form or 'builder'}"
+            for tag, rec in variants(spec, cfg):
+                if only and tag.removeprefix("segkit:") not in only:
+                    continue
                 try:
-                    nvfd = compiled(spec.build(cfg, formulation=form))
+                    nvfd = compiled(rec)
                     out = nvfd.execute(args)
                     bad = [str(d) for i, (r, g) in enumerate(zip(refs, out)) if not (d := diff(i, r, g)).ok]
                     if bad:
@@ -46,8 +61,17 @@ def main():
                     continue
                 rows.append((name, mode, tag, len(ks), us))
                 print(f"RES {name} {mode} {tag} kernels={len(ks)} {us:.1f} us "
-                      f"[{', '.join(f'{k.us:.1f}' for k in ks)}]", flush=True)
-            for ex in ("torch.compile", "thunder"):
+                      f"[{', '.join(f'{nvfuser_scheduler(k.name)} {k.us:.1f}' for k in ks)}]", flush=True)
+                if why and len(ks) > 1:
+                    for sched in ("resize", "pointwise"):
+                        try:
+                            ok, msg = nvf.schedule.can_schedule(to_nvfuser(rec).fusion, getattr(nvf.SchedulerType, sched),
+                                                                args)
+                        except Exception as e:
+                            ok, msg = "?", f"{type(e).__name__}: {e}"
+                        print(f"WHY {name} {mode} {tag} {sched}: {ok} {' | '.join(msg.strip().splitlines())[:600]}",
+                              flush=True)
+            for ex in () if segkit_only else ("torch.compile", "thunder"):
                 try:
                     p = rope(cfg, ex, inputs, mode if mode == "backward" else "inference")
                     us, ks = timed(p.fn, p.setup)
