@@ -122,3 +122,18 @@ def test_fp8_amax_rows_needs_a_column_amax_and_a_fitting_schedule():
         AmaxRows(spec.config("4096x4096"), RowsSchedule(7))
     big = spec.config("8192x28672")
     assert all(big.cols // s.threads(big.cols) <= 64 for s in candidates(big, 132))  # column accumulators per thread
+
+
+@pytest.mark.parametrize("gpu", ["NVIDIA H100 80GB HBM3", "NVIDIA H200"])
+@pytest.mark.parametrize("name", ["layernorm_bwd", "rmsnorm_bwd"])
+def test_segkit_ex_run_time_config_of_a_model_finds_the_committed_rows_schedule(name, gpu):
+    """The config segkit_ex builds for a model's norm (a litgpt block of width 384 on 1125 x 512 tokens, bf16:
+    not the builder's mixorder config, another name and row shape) finds the committed table's rows schedule
+    of its GPU, the one the GPU test of that model then runs."""
+    from fusions.configs import NormConfig
+
+    cfg = NormConfig("thunder", (1125, 512, 384), torch.bfloat16, 1e-5, name == "layernorm_bwd")
+    entry = fusions.get(name).table_entry(cfg, gpu)
+    staged = staged_for(name, cfg, gpu)
+    assert entry is not None and entry.formulation == ROWS
+    assert isinstance(staged, RowsScheduled) and staged.schedule == RowsSchedule.from_tuning(entry.chunk, entry.tuning)

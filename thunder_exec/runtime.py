@@ -52,6 +52,10 @@ class LRUCache:
     def __len__(self) -> int:
         return len(self._items)
 
+    def values(self) -> list[Any]:
+        """What the cache holds, least recently used first (e.g. which formulation each runner chose)."""
+        return list(self._items.values())
+
     def clear(self) -> None:
         self._items.clear()
 

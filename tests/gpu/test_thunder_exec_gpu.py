@@ -97,3 +97,33 @@ def test_litgpt_block_bf16_claimed_and_right(name):
     assert (count(fw, NORM_FW), count(bw, NORM_BW), count(fw, ROPE_FW), count(bw, ROPE_BW)) == (norms, norms, 2, 2)
     _close(outs, want_outs, torch.bfloat16)
     _close(grads, want_grads, torch.bfloat16)
+
+
+def test_litgpt_block_at_a_tuned_shape_runs_the_tuned_rows_schedule(record):
+    """An outside model at a shape the tuning table holds a rows schedule for on this GPU: litgpt's pythia block
+    (two LayerNorms, parallel residual) made 384 wide, 1125 sequences of 512 tokens, so its norms are the
+    576000 x 384 bf16 entry. segkit_ex's layer-norm backward runs that schedule (its runner holds it), and the
+    block's outputs and grads agree with eager."""
+    import fusions
+    from benchmarks.model_step import import_litgpt
+    from fusions.norm_bwd_rows import RowsScheduled
+    from thunder_exec.runtime import RUNNERS
+
+    spec = fusions.get("layernorm_bwd")
+    entry = spec.table_entry(spec.config("mixorder_576000x384"))
+    if entry is None or entry.formulation != "rows":
+        pytest.skip(f"fusions/tunings.json holds no rows schedule at 576000 x 384 for {torch.cuda.get_device_name()}")
+    model_mod, config_mod = import_litgpt()
+    thunder_exec.executors()
+    cfg = config_mod.Config.from_name("pythia-70m", n_layer=1, n_embd=384, n_head=6, block_size=512)
+    torch.manual_seed(0)
+    block = model_mod.Block(cfg, 0).cuda().bfloat16()
+    cos, sin = (t[None] for t in model_mod.build_rope_cache(512, cfg.rope_n_elem, device="cuda"))
+    x = torch.randn(1125, 512, 384, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    jm, (outs, grads), (want_outs, want_grads) = _run(lambda x: block(x, cos, sin), [x], list(block.parameters()))
+    staged = [r.staged for r in RUNNERS.values() if r.spec_name == "layernorm_bwd"]
+    record({"test": "litgpt_tuned_shape", "gpu": torch.cuda.get_device_name(), "entry": entry.describe(),
+            "layernorm_bwd_runners": [type(s).__name__ for s in staged]})
+    assert staged and all(isinstance(s, RowsScheduled) for s in staged), staged
+    _close(outs, want_outs, torch.bfloat16)
+    _close(grads, want_grads, torch.bfloat16)

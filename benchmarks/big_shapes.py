@@ -1,0 +1,133 @@
+"""Issue 21's second norm bar: every norm backward config of at least 32M elements (bf16) searched by
+``segkit tune`` (formulations x nvFuser options x bookend policy, each candidate checked against float64 before
+it is timed), its winner's cold-L2 kernel time set against the bytes floor at the copy bandwidth measured in
+the same process. One JSON line per case holds every candidate tried, so the log says what was tried for each
+shape below 90% of the floor; the winners merge into a tuning table for the benchmark to run with
+(``SEGKIT_TUNING_TABLE``).
+
+    python -m benchmarks.big_shapes [--cases SPEC:CONFIG,...] [--shard I/N] [--budget S] [--jsonl F] [--out TABLE]
+    python -m benchmarks.sweep --gpus all --each "python -m benchmarks.big_shapes --shard {shard}/{n} ..."
+    python -m benchmarks.big_shapes --reference     (no GPU: every candidate checked at the tiny twins, no timing)
+    python -m benchmarks.big_shapes --table F.jsonl ...   (the table of earlier runs, e.g. one per GPU)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+BIG = 1 << 25  # 32M elements: rows x hidden
+SPECS = ("rmsnorm_bwd", "layernorm_bwd")
+BAR = 90.0  # % of the bytes floor
+
+
+def cases() -> list[tuple[str, str]]:
+    """(spec, config) of every norm backward config of at least ``BIG`` elements, smallest first."""
+    import fusions
+
+    out = [(s, name, cfg.rows * cfg.hidden) for s in SPECS for name, cfg in fusions.get(s).configs.items()
+           if not name.endswith("_tiny") and cfg.rows * cfg.hidden >= BIG]
+    return [(s, name) for s, name, _ in sorted(out, key=lambda c: (c[2], c[0], c[1]))]
+
+
+def search_case(spec_name: str, config: str, gbs: float | None, budget_s: float | None, reference: bool):
+    """One case's search: (a JSON-able record of winner, baselines, floor and every trial; the TuneResult)."""
+    import fusions
+    from benchmarks.workloads import norm_bytes
+    from segkit.tune import tune_spec
+    from segkit.tuning import gpu_model
+
+    result = tune_spec(spec_name, config, torch.bfloat16, reference, log=print, budget_s=budget_s)
+    cfg = fusions.get(spec_name).config(config, torch.bfloat16)
+    floor_us = norm_bytes(spec_name.split("_")[0], "bwd", cfg) / gbs / 1e3 if gbs else None
+    win = None if reference else result.winner
+
+    def us(t):
+        return None if t is None or not t.ok or t.us is None else round(t.us, 2)
+
+    rec = {"spec": spec_name, "config": config, "shape": [cfg.rows, cfg.hidden],
+           "gpu": None if reference else gpu_model(), "copy_gbs": gbs and round(gbs, 1),
+           "floor_us": floor_us and round(floor_us, 2), "winner": win and win.candidate.label(), "winner_us": us(win),
+           "defaults_us": us(result.baseline("nvFuser defaults")), "rule_us": us(result.baseline("builder rule")),
+           "trials": [{"candidate": t.candidate.label(), "ok": t.ok, "note": t.note, "kernel_us": t.us,
+                       "call_us": t.call_us} for t in result.trials]}
+    rec["pct_floor"] = round(100 * floor_us / win.us, 1) if floor_us and win is not None and win.us else None
+    return rec, result
+
+
+def table(records: list[dict]) -> str:
+    """One row per case: candidates tried, winner, its kernel time, the floor and whether it reaches ``BAR``."""
+    from tabulate import tabulate
+
+    rows = []
+    for r in records:
+        ok = sum(t["ok"] for t in r["trials"])
+        pct = r["pct_floor"]
+        rows.append([f"{r['spec']}:{r['config']}", r["gpu"] or "reference", f"{len(r['trials'])} ({ok} ok)",
+                     r["winner"] or "-", r["winner_us"] or "-", r["defaults_us"] or "-", r["floor_us"] or "-",
+                     pct or "-", "-" if pct is None else ("yes" if pct >= BAR else "no")])
+    return tabulate(rows, headers=["case", "gpu", "candidates", "winner", "kernel us", "defaults us", "floor us",
+                                   "% floor", f">= {BAR:.0f}%"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    from segkit.tuning import TuningTable, gpu_model
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks.big_shapes", description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", help="comma-separated SPEC:CONFIG (default: every norm backward config >= 32M elements)")
+    p.add_argument("--shard", default="0/1", metavar="I/N", help="only every N-th case from the I-th (one per GPU)")
+    p.add_argument("--budget", type=float, default=60.0, metavar="S", help="seconds of candidates per case")
+    p.add_argument("--jsonl", help="append one JSON line per case here")
+    p.add_argument("--out", help="merge each case's winner into this tuning table")
+    p.add_argument("--reference", action="store_true", help="no GPU: check the candidates at the tiny twins")
+    p.add_argument("--time-limit", type=float, metavar="S", help="start no case after this many seconds (the "
+                   "cases left are named at the end)")
+    p.add_argument("--table", nargs="+", metavar="JSONL", help="print the table of these logs and exit")
+    args = p.parse_args(argv)
+    if args.table:
+        records = [json.loads(line) for path in args.table for line in Path(path).read_text().splitlines() if line]
+        print(table(records))
+        return 0
+    todo = [tuple(c.split(":", 1)) for c in args.cases.split(",")] if args.cases else cases()
+    bad = [c for c in todo if len(c) != 2 or c[0] not in SPECS]
+    if bad:
+        p.error(f"--cases: {':'.join(bad[0])!r} is not SPEC:CONFIG with SPEC one of {', '.join(SPECS)}")
+    i, n = (int(x) for x in args.shard.split("/")) if re.fullmatch(r"\d+/\d+", args.shard) else (-1, 0)
+    if not 0 <= i < n:
+        p.error(f"--shard {args.shard!r}: expected I/N with I in 0..N-1, e.g. 0/2")
+    todo = todo[i::n]
+    gbs = None
+    if not args.reference:
+        from benchmarks.harness import copy_bandwidth_gbs
+
+        gbs = copy_bandwidth_gbs()
+        print(f"{torch.cuda.get_device_name()}: copy bandwidth {gbs:.0f} GB/s; {len(todo)} cases", flush=True)
+    records, rejected, started = [], 0, time.monotonic()
+    for k, (spec_name, config) in enumerate(todo):
+        if args.time_limit is not None and time.monotonic() - started > args.time_limit:
+            print(f"\npast --time-limit {args.time_limit:.0f} s: not run: "
+                  + ", ".join(f"{s_}:{c}" for s_, c in todo[k:]), flush=True)
+            break
+        print(f"\n=== {spec_name}:{config}", flush=True)
+        rec, result = search_case(spec_name, config, gbs, None if args.reference else args.budget, args.reference)
+        if args.out and not args.reference:
+            tuned = TuningTable.load(args.out)
+            tuned.put(result.entry(gpu_model()))
+            tuned.save(args.out)
+        if args.jsonl:
+            with open(args.jsonl, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+        rejected += sum(not t["ok"] for t in rec["trials"])
+        records.append(rec)
+    print("\n" + table(records))
+    return 1 if args.reference and rejected else 0  # on a GPU a rejected candidate is a finding, not a failure
+
+
+if __name__ == "__main__":
+    sys.exit(main())

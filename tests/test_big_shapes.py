@@ -1,0 +1,48 @@
+"""benchmarks/big_shapes.py: the >= 32M-element norm backward search that issue 21's second bar reads."""
+
+import json
+
+import pytest
+
+import fusions
+from benchmarks import big_shapes
+
+
+def test_cases_are_every_norm_backward_config_of_32m_elements():
+    got = big_shapes.cases()
+    for spec in big_shapes.SPECS:
+        big = {n for n, c in fusions.get(spec).configs.items() if not n.endswith("_tiny") and c.rows * c.hidden >= 1 << 25}
+        assert {n for s, n in got if s == spec} == big
+        assert "sweep_4096x8192" in big and "sweep_65536x256" not in big  # 32M exactly in, 16M out
+
+
+def test_reference_search_checks_every_candidate_and_logs_each_trial(tmp_path, capsys):
+    log = tmp_path / "big.jsonl"
+    assert big_shapes.main(["--reference", "--cases", "layernorm_bwd:sweep_4096x8192", "--jsonl", str(log)]) == 0
+    (rec,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert rec["config"] == "sweep_4096x8192" and rec["shape"] == [4096, 8192]
+    assert len(rec["trials"]) > 1 and all(t["ok"] for t in rec["trials"])
+    assert "layernorm_bwd:sweep_4096x8192" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [(["--cases", "softmax:x"], "is not SPEC:CONFIG"),
+                                            (["--shard", "2/2"], "I in 0..N-1")])
+def test_bad_arguments_say_what_is_wrong(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        big_shapes.main(["--reference", *argv])
+    assert message in capsys.readouterr().err
+
+
+def test_table_mode_reads_earlier_logs(tmp_path, capsys):
+    log = tmp_path / "big.jsonl"
+    big_shapes.main(["--reference", "--cases", "rmsnorm_bwd:sweep_4096x8192", "--jsonl", str(log)])
+    capsys.readouterr()
+    assert big_shapes.main(["--table", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "rmsnorm_bwd:sweep_4096x8192" in out and "reference" in out
+
+
+def test_time_limit_names_the_cases_left(capsys):
+    assert big_shapes.main(["--reference", "--time-limit", "-1", "--cases",
+                            "rmsnorm_bwd:sweep_4096x8192,layernorm_bwd:llama2_70b"]) == 0
+    assert "not run: rmsnorm_bwd:sweep_4096x8192, layernorm_bwd:llama2_70b" in capsys.readouterr().out
