@@ -12,8 +12,8 @@ are then 16-bit instead of fp32.
 
 The ``sliced_sum`` formulation (a tuning-table / ``segkit tune`` choice) writes
 the grouped-query sum as adds of the q_per_kv slices, so every op is pointwise,
-slice or cat and nothing forces a reduction segment; whether nvFuser then keeps
-it in fewer kernels is measured (scripts/gpu/perf.sh).
+slice or cat and nothing forces a reduction segment; nvFuser still segments it
+(H100, Llama-3-70B bs2: 6 kernels, 1469.8 against 765.4 us).
 
 The ``sliced_inputs`` formulation is the one that nvFuser 0.2.36 runs as ONE kernel (its resize scheduler)
 for multi-head configs; it is slower there than the four kernels of ``define`` (H100, Llama-2-13b bs2:
@@ -32,6 +32,11 @@ and a ``segment_set`` after them only adds kernels (the dk and dv sums stay two 
 all). Also measured and dropped (H100, benchmarks/results/h100-2026-11-25-rope/): the gradients permuted to
 the output layout before the rotation, outputs left 5-D for a host view (same kernels as ``define``,
 374.6-378.0 us), the permute after the cat (639.3 us), the grouped-query sums as adds of slices.
+
+``rope_after_cat`` follows from those reasons and is not measured yet: the sums as adds of slices (no
+reduction), each head_size viewed as (2, hs / 2) so that every slice and cat is on an outer axis, and RoPE's
+adjoint applied once after the gradients are assembled, with tables that are 1 and 0 on v's component, so that
+no cat pads an axis a broadcast table maps to.
 
 Tried and dropped (H100, benchmarks/results/h100-2026-11-24-rows/rope_formulations.log): dq and the summed dk
 concatenated and roped as one chain (as the forward's joint path), 6 kernels and 2.4x slower at Llama-3-70B
@@ -64,12 +69,12 @@ def _rope_adjoint(fd, g, shape: list[int], cfg: RopeConfig, cos, sin):
 
 
 def _sum_copies(fd, g, shape: list[int]):
-    """The sum over dim 2 (the q_per_kv copies) as adds of its slices: pointwise, so the fusion needs no
-    reduction segment (the ``sliced_sum`` formulation)."""
-    B, G, Q, T, H = shape
+    """The sum over dim 2 (the q_per_kv copies) of g of static ``shape`` as adds of its slices, kept as a dim
+    of 1: pointwise, so the fusion needs no reduction segment (``sliced_sum``, ``rope_after_cat``)."""
     acc = None
-    for q in range(Q):
-        part = fd.ops.slice(g, start_indices=[0, 0, q, 0, 0], end_indices=[B, G, q + 1, T, H])
+    for q in range(shape[2]):
+        part = fd.ops.slice(g, start_indices=[0, 0, q] + [0] * (len(shape) - 3),
+                            end_indices=shape[:2] + [q + 1] + shape[3:])
         acc = part if acc is None else fd.ops.add(acc, part)
     return acc
 
@@ -112,6 +117,53 @@ def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
         d = fd.ops.cat([p for ps in parts for p in ps], dim=4)
     else:
         d = fd.ops.cat([ps[0] if len(ps) == 1 else fd.ops.cat(ps, dim=4) for ps in parts], dim=3)
+    fd.add_output(fd.ops.reshape(d, new_shape=[B, T, cfg.qkv_width]))
+
+
+def define_rope_after_cat(fd, cfg: RopeConfig) -> None:
+    """RoPE's adjoint applied once, to the assembled output: each head_size viewed as (2, hs / 2) halves, the
+    gradients (grouped-query: the sums of dk and dv as adds of their q_per_kv slices, no reduction op) and their
+    half-swaps concatenated along one (component, half) axis, then
+
+        d = A * C + swap(A) * S,   C = (cos, ..., cos, 1),   S = (sin_hi, -sin_lo, ..., 0)
+
+    with tables that give v's component 1 and 0. Every slice and cat is on an outer axis: the innermost hs / 2
+    is never resized, and no cat pads an axis that a broadcast table maps to (what nvFuser 0.2.36's resize
+    scheduler refuses in ``define``). Partial RoPE (rope_n_elem < head_size) takes ``define``."""
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    if cfg.rope_n_elem != H:
+        define(fd, cfg)
+        return
+    h = H // 2
+    f32, io = dt(fd, "Float"), R.io(fd, cfg)
+    grads = [fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=io) for _ in range(3)]
+    cos, sin = R.define_cos_sin(fd, cfg)
+    q6, k6, v6 = (fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, 2, h]) for g in grads)
+    if Q > 1:  # (B, G, 1, T, 2, h): the grouped-query expand's adjoint, as adds of slices
+        k6, v6 = (_sum_copies(fd, t, [B, G, Q, T, 2, h]) for t in (k6, v6))
+
+    def halves(t, axis: int, shape: list[int], j: int):
+        return fd.ops.slice(t, start_indices=[j if d == axis else 0 for d in range(len(shape))],
+                            end_indices=[j + 1 if d == axis else n for d, n in enumerate(shape)])
+
+    def swapped(t, c: int):  # (B, G, c, T, 2, h) with its two halves exchanged
+        shape = [B, G, c, T, 2, h]
+        return fd.ops.cat([halves(t, 4, shape, 1), halves(t, 4, shape, 0)], dim=4)
+
+    def flat(t, c: int):  # (B, G, c, T, 2, h) -> (B, G, T, 2 c, h)
+        return fd.ops.reshape(fd.ops.permute(t, dims=[0, 1, 3, 2, 4, 5]), new_shape=[B, G, T, 2 * c, h])
+
+    parts = ((q6, Q), (k6, 1), (v6, 1))
+    a = fd.ops.cat([flat(t, c) for t, c in parts], dim=3)  # (B, G, T, 2 (Q + 2), h)
+    a_swap = fd.ops.cat([flat(swapped(t, c), c) for t, c in parts], dim=3)
+    cos3, sin3 = (fd.ops.reshape(fd.ops.cast(t, dtype=f32), new_shape=[T, 2, h]) for t in (cos, sin))
+    sin_signed = fd.ops.cat([halves(sin3, 1, [T, 2, h], 1), fd.ops.neg(halves(sin3, 1, [T, 2, h], 0))], dim=1)
+    one, zero = (fd.ops.full(shape=[T, 2, h], fill_value=v, dtype=f32) for v in (1.0, 0.0))
+    c_tab, s_tab = (fd.ops.broadcast(fd.ops.cat([t] * (Q + 1) + [last], dim=1),
+                                     is_broadcast_dim=[True, True, False, False, False])
+                    for t, last in ((cos3, one), (sin_signed, zero)))  # (1, 1, T, 2 (Q + 2), h)
+    d = fd.ops.add(fd.ops.mul(a, c_tab), fd.ops.mul(a_swap, s_tab))
+    d = fd.ops.permute(fd.ops.cast(d, dtype=io), dims=[0, 2, 1, 3, 4])  # (B, T, G, 2 (Q + 2), h)
     fd.add_output(fd.ops.reshape(d, new_shape=[B, T, cfg.qkv_width]))
 
 
@@ -161,4 +213,5 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
 
 SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__,
                   formulations={"sliced_sum": lambda fd, cfg: define(fd, cfg, sliced_sum=True),
-                                "sliced_inputs": define_sliced_inputs})
+                                "sliced_inputs": define_sliced_inputs,
+                                "rope_after_cat": define_rope_after_cat})

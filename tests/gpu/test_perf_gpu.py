@@ -113,7 +113,7 @@ def _kernels(fn) -> list[str]:
     return [nvfuser_scheduler(k.name) or k.name[:40] for k in kernel_breakdown(fn, reps=3)]
 
 
-@pytest.mark.parametrize("formulation", [None, "sliced_sum", "sliced_inputs"])
+@pytest.mark.parametrize("formulation", [None, "sliced_sum", "sliced_inputs", "rope_after_cat"])
 def test_rope_backward_formulations_on_nvfuser(formulation, record):
     """Llama-3-70B bs2 backward: right against float64 either way; the kernels and time recorded."""
     from segkit.timing import event_us
