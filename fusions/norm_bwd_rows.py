@@ -39,7 +39,7 @@ from typing import Any
 import torch
 
 from fusions.configs import NormConfig
-from fusions.norm_bwd_two_stage import define_stage1, define_stage2
+from fusions.norm_bwd_two_stage import define_stage1, define_stage2, split_joint
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
@@ -206,6 +206,7 @@ class RowsScheduled(HandStaged):
     cfg: NormConfig
     schedule: RowsSchedule
     layer_norm: bool
+    joint: str | None = None  # layer norm's stage 2 (norm_bwd_two_stage.JOINT); an exploration, not yet tuned
     _stages: tuple[Any, Any] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -226,7 +227,7 @@ class RowsScheduled(HandStaged):
     def recorded(self) -> tuple[Any, Any]:
         """The two recorded segkit fusions (stage 1 with host views): what the reference interpreter runs."""
         built = []
-        for define, kw in ((define_stage1, {"host_views": True}), (define_stage2, {})):
+        for define, kw in ((define_stage1, {"host_views": True}), (define_stage2, {"joint": self.joint})):
             with FusionDefinition() as fd:
                 define(fd, self.cfg, self.schedule.chunk, self.layer_norm, **kw)
             built.append(fd)
@@ -244,7 +245,7 @@ class RowsScheduled(HandStaged):
 
     def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
         """dx, dw (, db) in the fused builder's order."""
-        return [first[0].view(inputs[0].shape), *second]
+        return [first[0].view(inputs[0].shape), *split_joint(second, self.cfg.hidden, self.layer_norm, self.joint)]
 
 
 def rows_scheduled(spec_name: str, cfg: NormConfig, chunk: int, tuning: NvTuning | None) -> RowsScheduled:

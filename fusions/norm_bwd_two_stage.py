@@ -79,12 +79,35 @@ def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool, host_views:
         fd.add_output(fd.ops.sum(dyf, dims=[1], dtype=f32))
 
 
-def define_stage2(fd, cfg: NormConfig, chunk: int, layer_norm: bool) -> None:
-    """The partials (rows / chunk, hidden) summed over the chunks, in the I/O dtype."""
-    f32 = dt(fd, "Float")
-    for _ in range(2 if layer_norm else 1):
-        p = fd.define_tensor(shape=[cfg.rows // chunk, cfg.hidden], contiguity=[True, True], dtype=f32)
+#: how stage 2 of the layer norm sums its two partials: two sums (nvFuser makes them two kernels: the graphs are
+#: not connected), or one sum of the partials put side by side ("cat") or stacked on a new axis by a ``where``
+#: ("stack"), whose one output ``split_joint`` views as dw and db
+JOINT = (None, "cat", "stack")
+
+
+def define_stage2(fd, cfg: NormConfig, chunk: int, layer_norm: bool, joint: str | None = None) -> None:
+    """The partials (rows / chunk, hidden) summed over the chunks, in the I/O dtype (``joint``: see ``JOINT``)."""
+    if joint not in JOINT:
+        raise SegkitError(f"stage 2 joint must be one of {JOINT}, got {joint!r}")
+    f32, P, H = dt(fd, "Float"), cfg.rows // chunk, cfg.hidden
+    parts = [fd.define_tensor(shape=[P, H], contiguity=[True, True], dtype=f32) for _ in range(2 if layer_norm else 1)]
+    if layer_norm and joint == "cat":  # (P, 2 H)
+        parts = [fd.ops.cat(parts, dim=1)]
+    elif layer_norm and joint == "stack":  # (P, 2, H): dw where the new index is 0, db where it is 1
+        first = fd.ops.broadcast(fd.ops.eq(fd.ops.iota(2), 0), is_broadcast_dim=[True, False, True])
+        dw, db = (fd.ops.broadcast(p, is_broadcast_dim=[False, True, False]) for p in parts)
+        parts = [fd.ops.where(first, dw, db)]
+    for p in parts:
         fd.add_output(fd.ops.cast(fd.ops.sum(p, dims=[0], dtype=f32), dtype=N.io(fd, cfg)))
+
+
+def split_joint(second: list[torch.Tensor], hidden: int, layer_norm: bool, joint: str | None) -> list[torch.Tensor]:
+    """Stage 2's outputs as dw (, db): a joint layer-norm stage 2's one output (2 hidden values, dw first) as two
+    views, no copies; any other stage 2's as they are."""
+    if not (layer_norm and joint):
+        return second
+    flat = second[0].view(-1)
+    return [flat[:hidden], flat[hidden:]]
 
 
 @dataclass

@@ -64,3 +64,26 @@ def test_chunk_for_the_partials_wanted():
     assert chunk_for(576000, 132) == 4500  # 128 partials: the smallest divisor giving at most 132
     assert chunk_for(576000, 576000) == 1
     assert 576000 // chunk_for(576000, 1056) <= 1056
+
+
+@pytest.mark.parametrize("joint", ["cat", "stack"])
+@pytest.mark.parametrize("cfg, dtype", [("nanogpt_tiny", torch.bfloat16), ("sweep_4096x1024_tiny", torch.float32)])
+def test_layer_norm_stage2_in_one_sum_gives_dw_and_db(joint, cfg, dtype):
+    """Stage 2 of the layer norm as one sum of both partials (one output, viewed as dw and db): the same values
+    as the fused builder's reference, and a recorded fusion with one reduction where the default has two."""
+    spec = fusions.get("layernorm_bwd")
+    c = spec.config(cfg, dtype)
+    inputs = spec.make_inputs(c)
+    staged = RowsScheduled(c, RowsSchedule(16, rows=2, vec=1), True, joint=joint)
+    outs = staged.run(list(inputs.values()))
+    refs = spec.reference(inputs, c)
+    assert [tuple(o.shape) for o in outs] == [tuple(r.shape) for r in refs]
+    assert all(d.ok for d in compare(refs, outs)), compare(refs, outs)
+    sums = lambda s: sum(op.name == "sum" for op in s.recorded()[1].fusion.ops)  # noqa: E731
+    assert sums(staged) == 1 and sums(RowsScheduled(c, RowsSchedule(16, rows=2, vec=1), True)) == 2
+
+
+def test_stage2_joint_is_checked():
+    with pytest.raises(SegkitError, match="stage 2 joint must be one of"):
+        RowsScheduled(fusions.get("layernorm_bwd").config("nanogpt_tiny"), RowsSchedule(16, rows=2, vec=1), True,
+                      joint="bogus").recorded()

@@ -3,7 +3,10 @@ segkit's fused builder and torch.compile, side by side in one process, cold-L2 k
 candidate checked against the float64 reference and run twice for identical bits before it is timed.
 
     python benchmarks/explore/norm_bwd_rows.py [rmsnorm|layernorm ...] [--shape NAME] [--grid quick|wide]
-        [--where 's.tidx and s.rows >= 8']
+        [--where 's.tidx and s.rows >= 8'] [--joint none,cat,stack]
+
+``--joint`` times each layer-norm candidate with each way of summing its two partials in stage 2
+(norm_bwd_two_stage.JOINT: two sums, nvFuser's two kernels, or one sum of both), per-kernel times shown.
 """
 import argparse
 import time
@@ -13,6 +16,7 @@ import torch
 
 from benchmarks.executors import norm_backward
 from benchmarks.harness import copy_bandwidth_gbs, flush_l2, kernel_us
+from segkit.timing import kernel_breakdown
 from benchmarks.workloads import case_data, norm_bytes
 from fusions.norm_bwd_rows import RowsScheduled, candidates
 from segkit.compare import diff
@@ -27,7 +31,9 @@ def main():
     ap.add_argument("--grid", default="quick", choices=("quick", "wide"))
     ap.add_argument("--budget", type=float, default=240.0, help="seconds of candidates per kind")
     ap.add_argument("--where", default="True", help="keep candidates s for which this holds, e.g. 's.rows >= 8'")
+    ap.add_argument("--joint", default="none", help="layer norm's stage 2 sums, comma-separated: none, cat, stack")
     args = ap.parse_args()
+    joints = [None if j == "none" else j for j in args.joint.split(",")]
     gbs = copy_bandwidth_gbs()
     print(f"{torch.cuda.get_device_name()} {SMS} SMs, copy {gbs:.0f} GB/s, torch {torch.__version__}", flush=True)
     table = []
@@ -47,13 +53,14 @@ def main():
             report(ex, kernel_us(p.fn, 20, flush=lambda: (p.setup(), flush_l2())))
         best = None
         t_end = time.time() + args.budget
-        for s in [s for s in candidates(cfg, SMS, quick=args.grid == "quick") if eval(args.where, {"s": s})]:
+        for s, joint in [(s, j) for s in candidates(cfg, SMS, quick=args.grid == "quick") if eval(args.where, {"s": s})
+                         for j in (joints if kind == "layernorm" else [None])]:
             if time.time() > t_end:
                 print(f"budget: stopped before {s}", flush=True)
                 break
-            tag = f"rows chunk={s.chunk} r={s.rows} v={s.vec} t={s.tidx}"
+            tag = f"rows chunk={s.chunk} r={s.rows} v={s.vec} t={s.tidx}" + (f" stage2={joint}" if joint else "")
             try:
-                run = RowsScheduled(cfg, s, layer_norm=kind == "layernorm")
+                run = RowsScheduled(cfg, s, layer_norm=kind == "layernorm", joint=joint)
                 t0 = time.time()
                 out = run.execute(args_list)
                 compile_s = time.time() - t0
@@ -63,8 +70,9 @@ def main():
                 if bad or not same:
                     print(f"WRONG {tag}: {'; '.join(bad)} deterministic={same}", flush=True)
                     continue
-                us = kernel_us(lambda: run.execute(args_list), 20)
-                report(tag, us, f"compile {compile_s:.1f}s")
+                ks = kernel_breakdown(lambda: run.execute(args_list), 20)
+                us = sum(k.us for k in ks)
+                report(tag, us, f"compile {compile_s:.1f}s kernels [{', '.join(f'{k.us:.1f}' for k in ks)}]")
                 if best is None or us < best[1]:
                     best = (tag, us)
             except Exception as e:  # a candidate nvFuser refuses is a result too
