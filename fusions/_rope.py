@@ -17,9 +17,15 @@ def define_cos_sin(fd, cfg: RopeConfig):
     return tuple(fd.define_tensor(shape=shape, contiguity=[True, True], dtype=io(fd, cfg)) for _ in range(2))
 
 
+def axis_slice(fd, x, shape: list[int], axis: int, lo: int, hi: int):
+    """x[lo:hi] along ``axis`` for a tensor of static ``shape``."""
+    return fd.ops.slice(x, start_indices=[lo if d == axis else 0 for d in range(len(shape))],
+                        end_indices=[hi if d == axis else n for d, n in enumerate(shape)])
+
+
 def last_dim_slice(fd, x, ndim: int, shape: list[int], lo: int, hi: int):
     """x[..., lo:hi] for a tensor of static ``shape``."""
-    return fd.ops.slice(x, start_indices=[0] * (ndim - 1) + [lo], end_indices=shape[:-1] + [hi])
+    return axis_slice(fd, x, shape, ndim - 1, lo, hi)
 
 
 def table(fd, t, ndim: int, t_dim: int | None = None):

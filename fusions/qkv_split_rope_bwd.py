@@ -73,10 +73,16 @@ def _sum_copies(fd, g, shape: list[int]):
     of 1: pointwise, so the fusion needs no reduction segment (``sliced_sum``, ``rope_after_cat``)."""
     acc = None
     for q in range(shape[2]):
-        part = fd.ops.slice(g, start_indices=[0, 0, q] + [0] * (len(shape) - 3),
-                            end_indices=shape[:2] + [q + 1] + shape[3:])
+        part = R.axis_slice(fd, g, shape, 2, q, q + 1)
         acc = part if acc is None else fd.ops.add(acc, part)
     return acc
+
+
+def _define_grads(fd, cfg: RopeConfig):
+    """The fusion's inputs: dq, dk, dv (B, n_head, T, hs) in the I/O dtype, then cos and sin."""
+    grads = [fd.define_tensor(shape=[cfg.batch, cfg.n_head, cfg.T, cfg.head_size], contiguity=[True] * 4,
+                              dtype=R.io(fd, cfg)) for _ in range(3)]
+    return (*grads, *R.define_cos_sin(fd, cfg))
 
 
 def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
@@ -88,20 +94,19 @@ def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
     rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
-    dq, dk, dv = (fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=io) for _ in range(3))
-    cos, sin = R.define_cos_sin(fd, cfg)
+    dq, dk, dv, cos, sin = _define_grads(fd, cfg)
     if Q > 1:  # (B, G, T, H) fp32
         dk, dv = (fd.ops.sum(fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]), dims=[2],
                              dtype=f32) for g in (dk, dv))
 
     def cols(t, heads: int, lo: int, hi: int):
         """t[..., lo:hi] of a (B, heads, T, H) tensor, in fp32 and the output layout (B, T, G, heads / G, hi - lo)."""
-        t = fd.ops.slice(t, start_indices=[0, 0, 0, lo], end_indices=[B, heads, T, hi]) if (lo, hi) != (0, H) else t
+        t = R.axis_slice(fd, t, [B, heads, T, H], 3, lo, hi) if (lo, hi) != (0, H) else t
         t = fd.ops.reshape(fd.ops.cast(t, dtype=f32), new_shape=[B, G, heads // G, T, hi - lo])
         return fd.ops.permute(t, dims=[0, 3, 1, 2, 4])
 
     def table(t, lo: int, hi: int):
-        return R.table(fd, fd.ops.slice(t, start_indices=[0, lo], end_indices=[T, hi]), 5, 1)
+        return R.table(fd, R.axis_slice(fd, t, [T, H], 1, lo, hi), 5, 1)
 
     c_lo, c_hi, s_lo, s_hi = (table(t, lo, hi) for t in (cos, sin) for lo, hi in ((0, half), (half, rn)))
 
@@ -136,19 +141,14 @@ def define_rope_after_cat(fd, cfg: RopeConfig) -> None:
         return
     h = H // 2
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
-    grads = [fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=io) for _ in range(3)]
-    cos, sin = R.define_cos_sin(fd, cfg)
+    *grads, cos, sin = _define_grads(fd, cfg)
     q6, k6, v6 = (fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, 2, h]) for g in grads)
     if Q > 1:  # (B, G, 1, T, 2, h): the grouped-query expand's adjoint, as adds of slices
         k6, v6 = (_sum_copies(fd, t, [B, G, Q, T, 2, h]) for t in (k6, v6))
 
-    def halves(t, axis: int, shape: list[int], j: int):
-        return fd.ops.slice(t, start_indices=[j if d == axis else 0 for d in range(len(shape))],
-                            end_indices=[j + 1 if d == axis else n for d, n in enumerate(shape)])
-
     def swapped(t, c: int):  # (B, G, c, T, 2, h) with its two halves exchanged
         shape = [B, G, c, T, 2, h]
-        return fd.ops.cat([halves(t, 4, shape, 1), halves(t, 4, shape, 0)], dim=4)
+        return fd.ops.cat([R.axis_slice(fd, t, shape, 4, 1, 2), R.axis_slice(fd, t, shape, 4, 0, 1)], dim=4)
 
     def flat(t, c: int):  # (B, G, c, T, 2, h) -> (B, G, T, 2 c, h)
         return fd.ops.reshape(fd.ops.permute(t, dims=[0, 1, 3, 2, 4, 5]), new_shape=[B, G, T, 2 * c, h])
@@ -157,7 +157,8 @@ def define_rope_after_cat(fd, cfg: RopeConfig) -> None:
     a = fd.ops.cat([flat(t, c) for t, c in parts], dim=3)  # (B, G, T, 2 (Q + 2), h)
     a_swap = fd.ops.cat([flat(swapped(t, c), c) for t, c in parts], dim=3)
     cos3, sin3 = (fd.ops.reshape(fd.ops.cast(t, dtype=f32), new_shape=[T, 2, h]) for t in (cos, sin))
-    sin_signed = fd.ops.cat([halves(sin3, 1, [T, 2, h], 1), fd.ops.neg(halves(sin3, 1, [T, 2, h], 0))], dim=1)
+    sin_signed = fd.ops.cat([R.axis_slice(fd, sin3, [T, 2, h], 1, 1, 2),
+                             fd.ops.neg(R.axis_slice(fd, sin3, [T, 2, h], 1, 0, 1))], dim=1)
     one, zero = (fd.ops.full(shape=[T, 2, h], fill_value=v, dtype=f32) for v in (1.0, 0.0))
     c_tab, s_tab = (fd.ops.broadcast(fd.ops.cat([t] * (Q + 1) + [last], dim=1),
                                      is_broadcast_dim=[True, True, False, False, False])
@@ -170,8 +171,7 @@ def define_rope_after_cat(fd, cfg: RopeConfig) -> None:
 def define(fd, cfg: RopeConfig, sliced_sum: bool = False) -> None:
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
-    grads = [fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=io) for _ in range(3)]
-    cos, sin = R.define_cos_sin(fd, cfg)
+    *grads, cos, sin = _define_grads(fd, cfg)
     dq, dk, dv = (fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]) for g in grads)
     if Q > 1 and sliced_sum:
         dk, dv = (_sum_copies(fd, g, [B, G, Q, T, H]) for g in (dk, dv))

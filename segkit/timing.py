@@ -122,8 +122,9 @@ def kernel_us(fn: Callable[[], Any], reps: int = 30, flush: Callable[[], Any] | 
 
 def _check_profiler_sees_kernels() -> None:
     """A call timed at no kernel at all is either kernel-free or unseen: tell the two apart with a kernel of our
-    own, so that a profiler that sees nothing (CUPTI taken by nvFuser's profiler earlier in this process) is an
-    error instead of a 0 us time that would win every comparison."""
+    own, so that a profiler that sees nothing (CUPTI taken earlier in this process by a profiler ``claim_cupti``
+    does not know of, e.g. nvFuser's started outside segkit) is an error instead of a 0 us time that would win
+    every comparison."""
     timer = KernelTimer()
     probe = torch.zeros(1, device="cuda")
     timer()

@@ -17,6 +17,12 @@ from segkit.tuning import TunedFusion
 pytestmark = pytest.mark.gpu
 
 
+def _kernels(fn) -> list[str]:
+    """The schedulers of the kernels one call of ``fn`` launches, by torch.profiler: this file times with it,
+    and nvFuser's profiler cannot share CUPTI with it in one process (segkit.timing.claim_cupti)."""
+    return [nvfuser_scheduler(k.name) or k.name[:40] for k in kernel_breakdown(fn, reps=3)]
+
+
 @pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
 def test_two_stage_on_nvfuser_is_right_and_deterministic(name, record):
     spec = fusions.get(name)
@@ -29,11 +35,8 @@ def test_two_stage_on_nvfuser_is_right_and_deterministic(name, record):
     assert all(torch.equal(a, b) for a, b in zip(first, staged.execute(args)))  # bitwise, run to run
     stage1, stage2 = (compiled(fd) for fd in staged.stages)
     partials = stage1.execute(args)
-    # torch.profiler, not nvFuser's (segkit.nvf.profile_call): the two cannot share CUPTI in one process, and
-    # the later tests of this file time with torch.profiler
-    k1, k2 = (kernel_breakdown(fn, reps=3) for fn in (lambda: stage1.execute(args), lambda: stage2.execute(partials[1:])))
     record({"test": "two_stage_kernels", "spec": name, "chunk": staged.chunk,
-            "stage1": [nvfuser_scheduler(k.name) for k in k1], "stage2": [nvfuser_scheduler(k.name) for k in k2]})
+            "stage1": _kernels(lambda: stage1.execute(args)), "stage2": _kernels(lambda: stage2.execute(partials[1:]))})
 
 
 @pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
@@ -105,12 +108,6 @@ def test_graph_replay_matches_the_call():
     assert all(d.ok for d in compare(refs, list(outs)))
     us, note = graph_wall_us(lambda: nvfd.execute(inputs), refs, 10)
     assert us is not None and note == ""
-
-
-def _kernels(fn) -> list[str]:
-    """The schedulers of the kernels one call of ``fn`` launches, by torch.profiler: this file times with it,
-    and nvFuser's profiler cannot share CUPTI with it in one process (segkit.timing.claim_cupti)."""
-    return [nvfuser_scheduler(k.name) or k.name[:40] for k in kernel_breakdown(fn, reps=3)]
 
 
 @pytest.mark.parametrize("formulation", [None, "sliced_sum", "sliced_inputs", "rope_after_cat"])
