@@ -33,10 +33,13 @@ all). Also measured and dropped (H100, benchmarks/results/h100-2026-11-25-rope/)
 the output layout before the rotation, outputs left 5-D for a host view (same kernels as ``define``,
 374.6-378.0 us), the permute after the cat (639.3 us), the grouped-query sums as adds of slices.
 
-``rope_after_cat`` follows from those reasons and is not measured yet: the sums as adds of slices (no
-reduction), each head_size viewed as (2, hs / 2) so that every slice and cat is on an outer axis, and RoPE's
-adjoint applied once after the gradients are assembled, with tables that are 1 and 0 on v's component, so that
-no cat pads an axis a broadcast table maps to.
+A formulation written from those reasons (the sums as adds of slices, no reduction; each head_size viewed
+as (2, hs / 2) so that every slice and cat is on an outer axis; RoPE's adjoint applied once to the assembled
+gradients with tables that are 1 and 0 on v's component) was measured and dropped (H100, 2026-11-25,
+benchmarks/results/h100-2026-11-25-rope/rope_4_after_cat.log): 10 kernels at Llama-2-13b bs2 (1025.8 us
+against the builder's 378.7) and 12 at Llama-3-70B bs2 (2920.6 against 760.2). Slicing the size-2 half axis
+leaves extents of 1, and the resize scheduler then says "Resize to a broadcast ID is not allowed"; the
+pointwise scheduler, "input of PadOp must be fusion input".
 
 Tried and dropped (H100, benchmarks/results/h100-2026-11-24-rows/rope_formulations.log): dq and the summed dk
 concatenated and roped as one chain (as the forward's joint path), 6 kernels and 2.4x slower at Llama-3-70B
@@ -70,7 +73,7 @@ def _rope_adjoint(fd, g, shape: list[int], cfg: RopeConfig, cos, sin):
 
 def _sum_copies(fd, g, shape: list[int]):
     """The sum over dim 2 (the q_per_kv copies) of g of static ``shape`` as adds of its slices, kept as a dim
-    of 1: pointwise, so the fusion needs no reduction segment (``sliced_sum``, ``rope_after_cat``)."""
+    of 1: pointwise, so the fusion needs no reduction segment (``sliced_sum``)."""
     acc = None
     for q in range(shape[2]):
         part = R.axis_slice(fd, g, shape, 2, q, q + 1)
@@ -125,49 +128,6 @@ def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
     fd.add_output(fd.ops.reshape(d, new_shape=[B, T, cfg.qkv_width]))
 
 
-def define_rope_after_cat(fd, cfg: RopeConfig) -> None:
-    """RoPE's adjoint applied once, to the assembled output: each head_size viewed as (2, hs / 2) halves, the
-    gradients (grouped-query: the sums of dk and dv as adds of their q_per_kv slices, no reduction op) and their
-    half-swaps concatenated along one (component, half) axis, then
-
-        d = A * C + swap(A) * S,   C = (cos, ..., cos, 1),   S = (sin_hi, -sin_lo, ..., 0)
-
-    with tables that give v's component 1 and 0. Every slice and cat is on an outer axis: the innermost hs / 2
-    is never resized, and no cat pads an axis that a broadcast table maps to (what nvFuser 0.2.36's resize
-    scheduler refuses in ``define``). Partial RoPE (rope_n_elem < head_size) takes ``define``."""
-    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
-    if cfg.rope_n_elem != H:
-        define(fd, cfg)
-        return
-    h = H // 2
-    f32, io = dt(fd, "Float"), R.io(fd, cfg)
-    *grads, cos, sin = _define_grads(fd, cfg)
-    q6, k6, v6 = (fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, 2, h]) for g in grads)
-    if Q > 1:  # (B, G, 1, T, 2, h): the grouped-query expand's adjoint, as adds of slices
-        k6, v6 = (_sum_copies(fd, t, [B, G, Q, T, 2, h]) for t in (k6, v6))
-
-    def swapped(t, c: int):  # (B, G, c, T, 2, h) with its two halves exchanged
-        shape = [B, G, c, T, 2, h]
-        return fd.ops.cat([R.axis_slice(fd, t, shape, 4, 1, 2), R.axis_slice(fd, t, shape, 4, 0, 1)], dim=4)
-
-    def flat(t, c: int):  # (B, G, c, T, 2, h) -> (B, G, T, 2 c, h)
-        return fd.ops.reshape(fd.ops.permute(t, dims=[0, 1, 3, 2, 4, 5]), new_shape=[B, G, T, 2 * c, h])
-
-    parts = ((q6, Q), (k6, 1), (v6, 1))
-    a = fd.ops.cat([flat(t, c) for t, c in parts], dim=3)  # (B, G, T, 2 (Q + 2), h)
-    a_swap = fd.ops.cat([flat(swapped(t, c), c) for t, c in parts], dim=3)
-    cos3, sin3 = (fd.ops.reshape(fd.ops.cast(t, dtype=f32), new_shape=[T, 2, h]) for t in (cos, sin))
-    sin_signed = fd.ops.cat([R.axis_slice(fd, sin3, [T, 2, h], 1, 1, 2),
-                             fd.ops.neg(R.axis_slice(fd, sin3, [T, 2, h], 1, 0, 1))], dim=1)
-    one, zero = (fd.ops.full(shape=[T, 2, h], fill_value=v, dtype=f32) for v in (1.0, 0.0))
-    c_tab, s_tab = (fd.ops.broadcast(fd.ops.cat([t] * (Q + 1) + [last], dim=1),
-                                     is_broadcast_dim=[True, True, False, False, False])
-                    for t, last in ((cos3, one), (sin_signed, zero)))  # (1, 1, T, 2 (Q + 2), h)
-    d = fd.ops.add(fd.ops.mul(a, c_tab), fd.ops.mul(a_swap, s_tab))
-    d = fd.ops.permute(fd.ops.cast(d, dtype=io), dims=[0, 2, 1, 3, 4])  # (B, T, G, 2 (Q + 2), h)
-    fd.add_output(fd.ops.reshape(d, new_shape=[B, T, cfg.qkv_width]))
-
-
 def define(fd, cfg: RopeConfig, sliced_sum: bool = False) -> None:
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
@@ -213,5 +173,4 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
 
 SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__,
                   formulations={"sliced_sum": lambda fd, cfg: define(fd, cfg, sliced_sum=True),
-                                "sliced_inputs": define_sliced_inputs,
-                                "rope_after_cat": define_rope_after_cat})
+                                "sliced_inputs": define_sliced_inputs})

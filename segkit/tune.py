@@ -72,6 +72,13 @@ def distance(t: NvTuning, rule: NvTuning | None) -> int:
     return sum(getattr(t, k) != (getattr(rule, k) if rule is not None else None) for k in _OVERRIDES)
 
 
+# The rows schedule (fusions/norm_bwd_rows.py) wins the norm backward at hidden 384 and loses from 1024 up, where
+# its serial loop over a long row is latency-bound (H100, 2026-11-25, benchmarks/results/h100-2026-11-25-big/:
+# best rows candidate 1.2x nvFuser's at hidden 1024, 1.8-25x at 4096-16384). Wider, it goes to the end of the
+# search, where a short budget no longer spends itself on it.
+ROWS_FIRST_HIDDEN = 512
+
+
 def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, quick: bool = True,
           cut_policies: Sequence[str] = ("none",), formulations: Sequence[str] = ()) -> list[Candidate]:
     """The candidates for ``spec_name`` at ``cfg``: nvFuser's defaults and the builder's rule first, then
@@ -89,6 +96,7 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
     elif spec_name.endswith("norm_fwd"):
         tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
     two_stage: list[Candidate] = []
+    late_rows: list[Candidate] = []  # the rows schedule where it is least promising
     if spec_name in NORM_BWD:
         from fusions.norm_bwd_two_stage import chunk_for
 
@@ -98,10 +106,14 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
         two_stage = [Candidate("two_stage", c, None, policy) for policy in ("none", "inputs+outputs") for c in chunks]
         from fusions.norm_bwd_rows import candidates as rows_candidates
 
-        out += [Candidate(ROWS, r.chunk, r.tuning()) for r in rows_candidates(cfg, sm_count, quick)]
+        by_hand = [Candidate(ROWS, r.chunk, r.tuning()) for r in rows_candidates(cfg, sm_count, quick)]
+        if cfg.hidden <= ROWS_FIRST_HIDDEN:
+            out += by_hand
+        else:
+            late_rows = by_hand
     # Most promising first, so a search cut short by its budget has tried them: the hand-written rows schedule
-    # (norm backward), enable options, the named formulations and the two-stage one, then the heuristic
-    # overrides, then bookend variants.
+    # (norm backward at a narrow hidden), enable options, the named formulations and the two-stage one, then the
+    # heuristic overrides, then bookend variants (then the rows schedule at a wide hidden).
     out += [Candidate(tuning=tunings[0])]
     out += [Candidate(name) for name in formulations] + [c for c in two_stage if c.bookend == "none"]
     # the overrides nearest the rule first (a coordinate search around it), then the rest of the grid
@@ -109,8 +121,7 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
     for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
         out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
         out += [Candidate(name, bookend=policy) for name in formulations]
-    out += [c for c in two_stage if c.bookend != "none"]
-    return out
+    return out + [c for c in two_stage if c.bookend != "none"] + late_rows
 
 
 def shard(candidates: Sequence[Candidate], index: int, count: int) -> list[Candidate]:

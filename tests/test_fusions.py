@@ -149,20 +149,3 @@ def test_rope_backward_sliced_inputs_slices_fusion_inputs_only(cfg):
     sliced = [op.inputs[0] for op in fusion.ops if op.name == "slice"]
     assert sliced and all(any(v is i for i in fusion.inputs) for v in sliced)
     assert sum(op.name == "cat" for op in fusion.ops) == 1
-
-
-@pytest.mark.parametrize("cfg", ["Llama-3-70B_bs1_tiny", "Llama-2-13b-hf_bs2_tiny"])
-def test_rope_backward_rope_after_cat_resizes_outer_axes_only(cfg):
-    """What the rope_after_cat formulation is for: no reduction op (grouped-query sums are adds of slices), and
-    no slice or cat of the innermost axis, which nvFuser's resize scheduler would then not vectorize."""
-    fusion = fusions.get("qkv_split_rope_bwd").build(cfg, formulation="rope_after_cat").fusion
-    assert not any(op.name == "sum" for op in fusion.ops)
-    resized = [op for op in fusion.ops if op.name in ("slice", "cat")]
-    assert resized
-    for op in resized:
-        src = op.inputs[0]
-        last = len(src.shape) - 1
-        if op.name == "cat":
-            assert op.args["dim"] % (last + 1) != last, op
-        else:
-            assert (op.args["start_indices"][last], op.args["end_indices"][last]) == (0, src.shape[last]), op

@@ -78,13 +78,17 @@ def test_rows_tuning_is_refused_where_it_means_nothing():
         rows_scheduled("rmsnorm_fwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, RowsSchedule(16).tuning())
 
 
-def test_tune_offers_rows_first_and_realizes_them():
+def test_tune_offers_rows_first_at_a_narrow_hidden_last_at_a_wide_one_and_realizes_them():
     spec = fusions.get("rmsnorm_bwd")
     cfg = spec.config("mixorder_576000x384", torch.bfloat16)
     cands = space("rmsnorm_bwd", cfg, spec.tuning(cfg), 132)
     rows = [c for c in cands if c.formulation == ROWS]
     assert rows and cands.index(rows[0]) < cands.index(next(c for c in cands if c.formulation == "two_stage"))
     assert all(c.bookend == "none" and "rows chunk" in c.label() for c in rows)
+    wide = spec.config("sweep_65536x4096", torch.bfloat16)  # where the rows schedule is slowest: last
+    cands = space("rmsnorm_bwd", wide, spec.tuning(wide), 132, cut_policies=("none", "inputs+outputs"))
+    first_rows = next(i for i, c in enumerate(cands) if c.formulation == ROWS)
+    assert first_rows > 0 and all(c.formulation == ROWS for c in cands[first_rows:])
     small = spec.config("sweep_4096x256", torch.float32)
     runner = realize(None, Candidate(ROWS, 64, RowsSchedule(64, rows=2, vec=8).tuning()), "rmsnorm_bwd", small)
     inputs = spec.make_inputs(small)
