@@ -8,7 +8,8 @@ shape below 90% of the floor; the winners merge into a tuning table for the benc
     python -m benchmarks.big_shapes [--cases SPEC:CONFIG,...] [--shard I/N] [--budget S] [--jsonl F] [--out TABLE]
     python -m benchmarks.sweep --gpus all --each "python -m benchmarks.big_shapes --shard {shard}/{n} ..."
     python -m benchmarks.big_shapes --reference     (no GPU: every candidate checked at the tiny twins, no timing)
-    python -m benchmarks.big_shapes --table F.jsonl ...   (the table of earlier runs, e.g. one per GPU)
+    python -m benchmarks.big_shapes --table F.jsonl ...   (the table of earlier runs, e.g. one per GPU; of a case
+                                                          logged twice on one GPU, the later log's record)
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def search_case(spec_name: str, config: str, gbs: float | None, budget_s: float 
     return rec, result
 
 
+def latest(records: list[dict]) -> list[dict]:
+    """One record per case and GPU, the last one given: a rerun (a longer budget, a changed search) supersedes."""
+    return list({(r["spec"], r["config"], r["gpu"]): r for r in records}.values())
+
+
 def table(records: list[dict]) -> str:
     """One row per case: candidates tried, winner, its kernel time, the floor and whether it reaches ``BAR``."""
     from tabulate import tabulate
@@ -92,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.table:
         records = [json.loads(line) for path in args.table for line in Path(path).read_text().splitlines() if line]
-        print(table(records))
+        print(table(latest(records)))
         return 0
     todo = [tuple(c.split(":", 1)) for c in args.cases.split(",")] if args.cases else cases()
     bad = [c for c in todo if len(c) != 2 or c[0] not in SPECS]

@@ -149,12 +149,12 @@ def _reductions(fusion) -> list:
 
 
 class HandStaged:
-    """Two recorded fusions, the first hand-scheduled on nvFuser (``manual_execute``) by a ``RowsSchedule``, the
+    """Two recorded fusions, the first hand-scheduled on nvFuser (``manual_execute``) by ``schedule_first``, the
     second on nvFuser's own schedule; both run on the reference interpreter too. A subclass says what stage 1
     takes (``stage1_args``), what of its outputs stage 2 takes (``stage2_args``), and how the outputs of both
     make the formulation's (``assemble``)."""
 
-    schedule: RowsSchedule
+    schedule: Any  # a RowsSchedule, or what the subclass's schedule_first takes
     _stages: tuple[Any, Any] | None
 
     def recorded(self) -> tuple[Any, Any]:
@@ -176,6 +176,10 @@ class HandStaged:
     def describe(self) -> str:
         return self.schedule.describe()
 
+    def schedule_first(self, nvfd: Any) -> None:
+        """Schedule the translated stage 1 by hand (the rows loop nest unless a subclass has its own)."""
+        schedule_stage1(nvfd, self.schedule, self.hidden)
+
     def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
         """The formulation's outputs on the reference interpreter or nvFuser."""
         if backend == "nvfuser":
@@ -192,7 +196,7 @@ class HandStaged:
 
             s1, s2 = self.recorded()
             nvfd = to_nvfuser(s1)
-            schedule_stage1(nvfd, self.schedule, self.hidden)
+            self.schedule_first(nvfd)
             self._stages = (nvfd, compiled(s2))
         nvfd, second = self._stages
         first = nvfd.manual_execute(self.stage1_args(inputs))
@@ -270,7 +274,7 @@ def fitting(rows: int, hidden: int, sm_count: int, per_sm: Sequence[int], ctas: 
     """Each (rows in flight, vec, tidx) of ``shapes`` at each chunk nearest ``per_sm`` CTAs per SM, among the
     chunks dividing ``rows`` into ``ctas`` = (fewest, most) CTAs, where it fits ``rows`` x ``hidden``; a
     ``tidx`` only where it leaves a loop over the row (else it is the one-vector-per-thread schedule again)."""
-    fits = [c for c in _divisors(rows) if ctas[0] <= rows // c <= ctas[1]]
+    fits = [c for c in divisors(rows) if ctas[0] <= rows // c <= ctas[1]]
     chunks = sorted({min(fits, key=lambda c: abs(rows // c - k * sm_count)) for k in per_sm}) if fits else []
     out = []
     for chunk in chunks:
@@ -285,6 +289,6 @@ def fitting(rows: int, hidden: int, sm_count: int, per_sm: Sequence[int], ctas: 
     return out
 
 
-def _divisors(n: int) -> list[int]:
+def divisors(n: int) -> list[int]:
     small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))

@@ -73,7 +73,7 @@ def distance(t: NvTuning, rule: NvTuning | None) -> int:
 
 
 # The rows schedule (fusions/norm_bwd_rows.py) wins the norm backward at hidden 384 and loses from 1024 up, where
-# its serial loop over a long row is latency-bound (H100, 2026-11-25, benchmarks/results/h100-2026-11-25-big/:
+# its serial loop over a long row is latency-bound (H100, 2026-11-25, benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/:
 # best rows candidate 1.2x nvFuser's at hidden 1024, 1.8-25x at 4096-16384). Wider, it goes to the end of the
 # search, where a short budget no longer spends itself on it.
 ROWS_FIRST_HIDDEN = 512

@@ -42,6 +42,12 @@ def test_table_mode_reads_earlier_logs(tmp_path, capsys):
     assert "rmsnorm_bwd:sweep_4096x8192" in out and "reference" in out
 
 
+def test_table_keeps_the_later_record_of_a_case_run_twice():
+    first = {"spec": "layernorm_bwd", "config": "llama2_7b", "gpu": "G", "winner_us": 80.9}
+    other_gpu, rerun = dict(first, gpu="H", winner_us=70.0), dict(first, winner_us=75.0)
+    assert big_shapes.latest([first, other_gpu, rerun]) == [rerun, other_gpu]
+
+
 def test_time_limit_names_the_cases_left(capsys):
     assert big_shapes.main(["--reference", "--time-limit", "-1", "--cases",
                             "rmsnorm_bwd:sweep_4096x8192,layernorm_bwd:llama2_70b"]) == 0

@@ -53,6 +53,22 @@ def test_fp8_variants_are_exact_on_nvfuser(record, shape, variant):
     assert _exact(run.outputs, SPEC.reference(inp, cfg))
 
 
+@pytest.mark.parametrize("shape, amaxes", [("4096x4096", ("row", "col", "all")), ("seed_12x34x56", ("col", "row"))])
+@pytest.mark.parametrize("unroll", [1, 2])
+def test_fp8_tiles_are_exact_and_deterministic_on_nvfuser(shape, amaxes, unroll):
+    """The hand-scheduled one-read amax (fusions/fp8_amax_tiles.py): max is exact, so bit-equal to float64."""
+    from fusions.fp8_amax_tiles import AmaxTiles, TileSchedule
+
+    cfg = replace(SPEC.config(shape), amaxes=amaxes)
+    sched = TileSchedule(64, 256, rows=8, unroll=unroll) if shape == "4096x4096" else \
+        TileSchedule(12, 56, rows=2, vec=4, unroll=unroll)  # (408, 56): one tile across, 14 threads per row
+    inp = SPEC.make_inputs(cfg, device="cuda")
+    run = AmaxTiles(cfg, sched)
+    first = run.execute([inp["x"]])
+    assert _exact(first, SPEC.reference(inp, cfg))
+    assert all(torch.equal(a, b) for a, b in zip(first, run.execute([inp["x"]])))
+
+
 def test_thunder_region_is_rewritten_and_right():
     fn = tm.fp8_amaxes(("row", "col", "all"))
     x = torch.randn(12, 34, 56, device="cuda").bfloat16()

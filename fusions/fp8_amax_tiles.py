@@ -1,0 +1,218 @@
+"""fp8 amax statistics with x read once, in tiles: x viewed as (P, chunk, Q, W), one CTA per (chunk rows x W
+columns) tile. fusions/fp8_amax_rows.py gives each CTA whole rows; at 4096-28672 columns that is a block
+reduction of 256-1024 threads per row, inside the loop over the CTA's rows, and its loads stay latency-bound
+(one read of x, yet 1.1-1.3x slower than reading it twice). A tile's row segment is W / vec threads (one warp
+at W = 256, vec 8), its column accumulators vec registers per thread, and the row amax becomes Q partials per
+row, which stage 2 reduces with the column partials:
+
+    stage 1:  row_part[p, r, q] = max_w |x[p, r, q, w]|      col_part[p, q, w] = max_r |x[p, r, q, w]|
+    stage 2:  row[p r] = max_q row_part                        col[q w] = max_p col_part    all = max col
+
+Loop nest per CTA (BIDx = p, BIDy = q; ``rows`` rows per step on TIDy, W / vec threads on TIDx, ``unroll``
+steps' loads issued together)::
+
+    acc_col[vec] = 0                                       # col_rf: [P, rS, rU, Y, Q, W/V, V], serial
+    for s in range(chunk / (rows * unroll)):
+        v[u] = load(row (s*unroll + u)*rows + TIDy, cols q*W + TIDx*vec : +vec)  for u < unroll  # vectorized
+        for u in range(unroll):
+            row_part[row, q] = block_reduce_TIDx(max(|v[u]|))   # row_rf: [.., W/V, rV], then rW/V
+            acc_col = max(acc_col, |v[u]|)
+    col_part[p, q] = block_reduce_TIDy(acc_col)
+
+Deterministic (max is exact, every reduction in a fixed order). Measured on an H100 (2026-11-25,
+benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log), rowwise + columnwise +
+tensorwise, bf16, cold-L2 kernel time, all in one run, best tile schedule (4 rows per step, unroll 4, vec 8,
+256 columns) first:
+
+    shape          tiles      segkit + reuse (x read twice)   torch.compile + seed's reuse pass   floor
+    4096 x 4096    32.5 us    31.4 us                         32.6 us                             34.8%
+    16384 x 8192   171.6 us   185.4 us                        179.6 us                            52.7%
+    8192 x 28672   295.1 us   323.6 us                        321.4 us                            53.6%
+
+Unrolling bought 3-11% (the same schedules without it: 33.4, 190.0, 333.4 us). Stage 2 (four small
+kernels) is 5.5 us of the 32.5 at 4096 x 4096. Not wired into the benchmarks or a tuning table yet.
+The exploration is ``benchmarks/explore/fp8_amax_rows.py --form tiles``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fusions.configs import AmaxConfig
+from fusions.norm_bwd_rows import HandStaged, divisors
+from fusions.spec import dt, nv_dtype
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+
+
+@dataclass(frozen=True)
+class TileSchedule:
+    """``chunk`` rows x ``width`` columns per CTA, ``rows`` of them per loop step (TIDy), ``vec`` columns per
+    vectorized load (``width / vec`` threads per row segment, TIDx), ``unroll`` loop steps loaded at once."""
+
+    chunk: int
+    width: int
+    rows: int = 1
+    vec: int = 8
+    unroll: int = 1  # loop steps whose loads each thread issues before it reduces any (loads in flight)
+
+    @property
+    def threads(self) -> int:
+        return self.width // self.vec * self.rows
+
+    def check(self, lead: int, cols: int, what: str) -> None:
+        """That the schedule fits ``lead`` rows x ``cols`` (``what``: the config, for the message)."""
+        problems = []
+        if lead % self.chunk:
+            problems.append(f"chunk {self.chunk} does not divide the {lead} rows")
+        if cols % self.width:
+            problems.append(f"width {self.width} does not divide the {cols} columns")
+        if self.width % self.vec:
+            problems.append(f"vec {self.vec} does not divide width {self.width}")
+        if self.chunk % (self.rows * self.unroll):
+            problems.append(f"rows {self.rows} x unroll {self.unroll} does not divide chunk {self.chunk}")
+        if self.threads > 1024:
+            problems.append(f"{self.width // self.vec} x {self.rows} threads exceed a CTA's 1024")
+        if problems:
+            raise SegkitError(f"tile schedule {self} for {what}: " + "; ".join(problems))
+
+    def describe(self) -> str:
+        unroll = f", unroll {self.unroll}" if self.unroll > 1 else ""
+        return (f"tile schedule ({self.chunk} rows x {self.width} columns per CTA, {self.rows} rows per step{unroll}, "
+                f"vec {self.vec})")
+
+
+def define_stage1(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
+    P, Q = cfg.lead // s.chunk, cfg.cols // s.width
+    x = fd.define_tensor(shape=[P, s.chunk, Q, s.width], contiguity=[True] * 4,
+                         dtype=dt(fd, nv_dtype(cfg.dtype).name))
+    a = fd.ops.abs(fd.ops.cast(x, dtype=dt(fd, "Float")))
+    if "row" in cfg.amaxes:
+        fd.add_output(fd.ops.max(a, dims=[3]))  # row_part (P, chunk, Q)
+    fd.add_output(fd.ops.max(a, dims=[1]))  # col_part (P, Q, W)
+
+
+def define_stage2(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
+    P, Q = cfg.lead // s.chunk, cfg.cols // s.width
+    f32 = dt(fd, "Float")
+    if "row" in cfg.amaxes:
+        row_part = fd.define_tensor(shape=[cfg.lead, Q], contiguity=[True, True], dtype=f32)
+        fd.add_output(fd.ops.max(row_part, dims=[1]))
+    col = fd.ops.max(fd.define_tensor(shape=[P, cfg.cols], contiguity=[True, True], dtype=f32), dims=[0])
+    for name in ("col", "all"):
+        if name in cfg.amaxes:
+            fd.add_output(col if name == "col" else fd.ops.max(col, dims=[0]))
+
+
+def schedule_tiles(nvfd: Any, s: TileSchedule) -> None:
+    """The loop nest of the module docstring on a translated stage-1 fusion."""
+    import nvfuser_direct as nvf
+
+    PT, sched, fusion = nvf.ParallelType, nvf.schedule, nvfd.fusion
+    guard = nvf.FusionGuard(fusion)  # the IR built below (splits, caches, rfactors) needs an active fusion
+    try:
+        x = next(v for v in fusion.inputs() if v.is_tensor())
+        ref = x.cache_after()
+        # [P, chunk, Q, W] -> [P, S, U, Y, Q, W/V, V]: BIDx, serial steps, unrolled steps, TIDy, BIDy, TIDx, vectorized
+        ref.split(3, s.vec)
+        ref.split(1, s.rows)
+        ref.split(1, s.unroll)
+        sched.transform_like(ref)
+        for tv in (v for v in _tensors(fusion) if any(i.is_reduction() for i in v.get_logical_domain())):
+            if tv.get_logical_domain()[-1].is_reduction():  # row_part over W: per thread over V, then TIDx
+                tv.rfactor([len(tv.get_loop_domain()) - 1])
+            else:  # col_part over the chunk: serial over S and U, then TIDy
+                tv.rfactor([1, 2])
+        ref.axis(0).parallelize(PT.grid_x)
+        ref.axis(2).parallelize(PT.unroll)
+        ref.axis(3).parallelize(PT.block_y)
+        ref.axis(4).parallelize(PT.grid_y)
+        ref.axis(5).parallelize(PT.block_x)
+        sched.parallelize_like(ref)
+        ref.axis(-1).parallelize(PT.vectorize)
+        sched.inline_most([t for t in _tensors(fusion) if t is not ref])
+        # the load sits outside the unrolled steps: U vectors per thread in registers, loaded before the reductions
+        sched.inline_at(ref, 2, True, [ref])
+    finally:
+        del guard
+
+
+def _tensors(fusion) -> list:
+    return [v for v in fusion.vals() if v.is_tensor()]
+
+
+@dataclass
+class AmaxTiles(HandStaged):
+    """Stage 1 per-tile row and column amaxes of x viewed (P, chunk, Q, W), stage 2 the rest."""
+
+    cfg: AmaxConfig
+    schedule: TileSchedule
+    _stages: tuple[Any, Any] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if "col" not in self.cfg.amaxes:
+            raise SegkitError(f"the tiles formulation of fp8_amax is for a column amax; {self.cfg.name} asks for "
+                              f"{', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
+        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
+
+    @property
+    def hidden(self) -> int:
+        return self.cfg.cols
+
+    def schedule_first(self, nvfd: Any) -> None:
+        schedule_tiles(nvfd, self.schedule)
+
+    def recorded(self) -> tuple[Any, Any]:
+        built = []
+        for define in (define_stage1, define_stage2):
+            with FusionDefinition() as fd:
+                define(fd, self.cfg, self.schedule)
+            built.append(fd)
+        return tuple(built)
+
+    def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        s = self.schedule
+        return [inputs[0].view(self.cfg.lead // s.chunk, s.chunk, self.cfg.cols // s.width, s.width)]
+
+    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
+        """The partials as stage 2 takes them: row_part (rows, Q), col_part (P, cols); views, no copies."""
+        col_part = first[-1].reshape(first[-1].shape[0], self.cfg.cols)
+        if "row" not in self.cfg.amaxes:
+            return [col_part]
+        return [first[0].reshape(self.cfg.lead, self.cfg.cols // self.schedule.width), col_part]
+
+    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
+        """The outputs in ``cfg.amaxes`` order, the row amax viewed as x's leading dims."""
+        names = (["row"] if "row" in self.cfg.amaxes else []) + [n for n in ("col", "all") if n in self.cfg.amaxes]
+        by_name = dict(zip(names, second))
+        if "row" in by_name:
+            by_name["row"] = by_name["row"].view(inputs[0].shape[:-1])
+        return [by_name[n] for n in self.cfg.amaxes]
+
+
+def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
+    """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment), 1-8 rows per step (at most 512
+    threads), 1, 2 or 4 steps unrolled, chunks giving about 8, 16, 4 and 2 CTAs per SM; the likeliest first, so a
+    search cut short has tried them. Measured without unrolling (H100, 2026-11-25, benchmarks/results/
+    h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles.log): 16-byte loads, 8 rows per step and the most CTAs per SM were
+    fastest at each shape, the time near proportional to the steps per CTA (loads not in flight while a step
+    reduces)."""
+    out = []
+    for vec in (8, 4):
+        for rows in (8, 4, 2, 1):
+            for unroll in (2, 4, 1):
+                for width in (w for w in (256, 512, 1024) if cfg.cols % w == 0 and 32 <= w // vec <= 256):
+                    if width // vec * rows > 512:
+                        continue
+                    q = cfg.cols // width
+                    fits = [c for c in divisors(cfg.lead) if c % (rows * unroll) == 0]
+                    for per_sm in (8, 16, 4, 2):
+                        chunk = min(fits, key=lambda c: abs(cfg.lead // c * q - per_sm * sm_count))
+                        s = TileSchedule(chunk, width, rows, vec, unroll)
+                        if s not in out:
+                            out.append(s)
+    return out
