@@ -38,7 +38,9 @@ def get(name: str) -> FusionSpec:
         raise KeyError(f"no fusion spec {name!r}; known: {', '.join(_SPECS)}") from None
 
 
-STAGED = ("two_stage", "rows")  # norm backward formulations of two fusions (per-chunk partials, then their sum)
+# formulations of two fusions (per-chunk partials, then their reduction): the norm backward's two-stage and rows,
+# the fp8 amax's tiles
+STAGED = ("two_stage", "rows", "tiles")
 
 
 def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, bookend: str = "none"):
@@ -48,6 +50,10 @@ def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, booke
         from fusions.norm_bwd_rows import rows_scheduled
 
         return rows_scheduled(spec_name, cfg, chunk, tuning)
+    if formulation == "tiles":
+        from fusions.fp8_amax_tiles import amax_tiles
+
+        return amax_tiles(spec_name, cfg, chunk, tuning)
     if formulation == "two_stage":
         from fusions.norm_bwd_two_stage import two_stage
 

@@ -30,8 +30,12 @@ tensorwise, bf16, cold-L2 kernel time, all in one run, best tile schedule (4 row
     8192 x 28672   295.1 us   323.6 us                        321.4 us                            53.6%
 
 Unrolling bought 3-11% (the same schedules without it: 33.4, 190.0, 333.4 us). Stage 2 (four small
-kernels) is 5.5 us of the 32.5 at 4096 x 4096. Not wired into the benchmarks or a tuning table yet.
-The exploration is ``benchmarks/explore/fp8_amax_rows.py --form tiles``.
+kernels) is 5.5 us of the 32.5 at 4096 x 4096. The exploration is
+``benchmarks/explore/fp8_amax_rows.py --form tiles``.
+
+``segkit tune fp8_amax:SHAPE`` searches these schedules (the formulation "tiles" of the tuning table, after
+nvFuser's defaults); a table entry for the GPU makes the benchmarks' ``segkit`` run it
+(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``). No entry is committed: none has come from a tune on a GPU yet.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from fusions.norm_bwd_rows import HandStaged, divisors
 from fusions.spec import dt, nv_dtype
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
+from segkit.tuning import TILES, NvTuning
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,19 @@ class TileSchedule:
             problems.append(f"{self.width // self.vec} x {self.rows} threads exceed a CTA's 1024")
         if problems:
             raise SegkitError(f"tile schedule {self} for {what}: " + "; ".join(problems))
+
+    def tuning(self, why: str = "segkit tune candidate") -> NvTuning:
+        """As the tuning table keeps it (with formulation "tiles" and this chunk)."""
+        return NvTuning(why, scheduler=TILES, vectorize=self.vec, rows_per_block=self.rows, tile_width=self.width,
+                        unroll=self.unroll)
+
+    @classmethod
+    def from_tuning(cls, chunk: int, tuning: NvTuning | None) -> TileSchedule:
+        if tuning is None or tuning.scheduler != TILES or tuning.tile_width is None:
+            raise SegkitError(f"the tiles formulation needs a {TILES!r} tuning with a tile_width, got "
+                              f"{tuning.describe() if tuning else None}")
+        given = {"rows": tuning.rows_per_block, "vec": tuning.vectorize, "unroll": tuning.unroll}
+        return cls(chunk, tuning.tile_width, **{k: v for k, v in given.items() if v is not None})
 
     def describe(self) -> str:
         unroll = f", unroll {self.unroll}" if self.unroll > 1 else ""
@@ -194,23 +212,33 @@ class AmaxTiles(HandStaged):
         return [by_name[n] for n in self.cfg.amaxes]
 
 
+def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | None) -> AmaxTiles:
+    """The tiles formulation of ``spec_name`` ("fp8_amax") as the tuning table keeps it."""
+    if spec_name != "fp8_amax":
+        raise SegkitError(f"the tiles formulation is for fp8_amax, not {spec_name}")
+    return AmaxTiles(cfg, TileSchedule.from_tuning(chunk, tuning))
+
+
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
-    """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment), 1-8 rows per step (at most 512
-    threads), 1, 2 or 4 steps unrolled, chunks giving about 8, 16, 4 and 2 CTAs per SM; the likeliest first, so a
-    search cut short has tried them. Measured without unrolling (H100, 2026-11-25, benchmarks/results/
-    h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles.log): 16-byte loads, 8 rows per step and the most CTAs per SM were
-    fastest at each shape, the time near proportional to the steps per CTA (loads not in flight while a step
-    reduces)."""
+    """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment; whole rows where x is narrower),
+    1-8 rows per step (at most 512 threads), 1, 2 or 4 steps unrolled, chunks giving about 16, 8, 32, 4 and 2
+    CTAs per SM. Likeliest first, so a search cut short has tried them: on an H100 (2026-11-25,
+    benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log) the fastest at each of
+    the three fp8 shapes was 256 columns, 4 rows per step, unroll 4, vec 8, 14-16 CTAs per SM; time grew with the
+    steps per CTA (each step waits for its loads before it reduces)."""
     out = []
     for vec in (8, 4):
-        for rows in (8, 4, 2, 1):
-            for unroll in (2, 4, 1):
-                for width in (w for w in (256, 512, 1024) if cfg.cols % w == 0 and 32 <= w // vec <= 256):
+        widths = [w for w in (256, 512, 1024) if cfg.cols % w == 0 and 32 <= w // vec <= 256]
+        if not widths and cfg.cols % vec == 0 and cfg.cols // vec <= 256:  # narrow x (the tiny twins): whole rows
+            widths = [cfg.cols]
+        for rows in (4, 8, 2, 1):
+            for unroll in (4, 2, 1):
+                for width in widths:
                     if width // vec * rows > 512:
                         continue
                     q = cfg.cols // width
                     fits = [c for c in divisors(cfg.lead) if c % (rows * unroll) == 0]
-                    for per_sm in (8, 16, 4, 2):
+                    for per_sm in (16, 8, 32, 4, 2) if fits else ():
                         chunk = min(fits, key=lambda c: abs(cfg.lead // c * q - per_sm * sm_count))
                         s = TileSchedule(chunk, width, rows, vec, unroll)
                         if s not in out:

@@ -35,7 +35,7 @@ from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
-from segkit.tuning import ROWS, NvTuning, TableEntry, chunked_label
+from segkit.tuning import ROWS, TILES, NvTuning, TableEntry, chunked_label
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
 
@@ -77,6 +77,9 @@ def distance(t: NvTuning, rule: NvTuning | None) -> int:
 # best rows candidate 1.2x nvFuser's at hidden 1024, 1.8-25x at 4096-16384). Wider, it goes to the end of the
 # search, where a short budget no longer spends itself on it.
 ROWS_FIRST_HIDDEN = 512
+# The tile schedules a quick search tries (fusions/fp8_amax_tiles.candidates orders them likeliest first: the
+# H100's best at each fp8 shape is its first; its neighbours in rows, unroll, width and chunk follow)
+QUICK_TILES = 24
 
 
 def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, quick: bool = True,
@@ -97,6 +100,11 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
         tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
     two_stage: list[Candidate] = []
     late_rows: list[Candidate] = []  # the rows schedule where it is least promising
+    if spec_name == "fp8_amax" and "col" in cfg.amaxes:  # x read once in tiles: first, it beat reading x twice
+        from fusions.fp8_amax_tiles import candidates as tile_candidates
+
+        tiles = tile_candidates(cfg, sm_count)
+        out += [Candidate(TILES, t.chunk, t.tuning()) for t in (tiles[:QUICK_TILES] if quick else tiles)]
     if spec_name in NORM_BWD:
         from fusions.norm_bwd_two_stage import chunk_for
 

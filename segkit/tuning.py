@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import torch
@@ -42,6 +42,8 @@ from segkit.interp import as_fusion
 
 
 ROWS = "rows"  # not an nvFuser scheduler: segkit's hand-written norm backward schedule (fusions/norm_bwd_rows.py)
+TILES = "tiles"  # not an nvFuser scheduler either: the hand-written one-read fp8 amax (fusions/fp8_amax_tiles.py)
+HAND_WRITTEN = (ROWS, TILES)  # formulations of their own two fusions, not schedules of one recorded fusion
 
 
 @dataclass(frozen=True)
@@ -56,18 +58,23 @@ class NvTuning:
     split: tuple[tuple[int, ...], ...] = ()
     persistent_batch: int | None = None  # register-persistent batch per thread (same elements per block row)
     threads_per_row: int | None = None  # the hand-written "rows" schedule only (fusions/norm_bwd_rows.py)
+    tile_width: int | None = None  # the hand-written "tiles" schedule only (fusions/fp8_amax_tiles.py): columns per CTA
+    unroll: int | None = None  # "tiles" only: loop steps whose loads each thread issues at once
 
     def __post_init__(self) -> None:
         overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch,
-                     self.threads_per_row)
+                     self.threads_per_row, self.tile_width, self.unroll)
         if self.scheduler is None and any(o is not None for o in overrides):
             raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block / persistent_batch "
-                             "/ threads_per_row need a scheduler to override")
-        if self.rows_per_block is not None and self.scheduler not in ("inner_persistent", ROWS):
+                             "/ threads_per_row / tile_width / unroll need a scheduler to override")
+        if self.rows_per_block is not None and self.scheduler not in ("inner_persistent", *HAND_WRITTEN):
             raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
         if self.threads_per_row is not None and self.scheduler != ROWS:
             raise ValueError(f"NvTuning: threads_per_row applies to the {ROWS!r} schedule, not {self.scheduler}")
+        for name in ("tile_width", "unroll"):
+            if getattr(self, name) is not None and self.scheduler != TILES:
+                raise ValueError(f"NvTuning: {name} applies to the {TILES!r} schedule, not {self.scheduler}")
         if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
             raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
 
@@ -91,7 +98,7 @@ class NvTuning:
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
         parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch",
-                                      "threads_per_row") if (v := getattr(self, k)) is not None]
+                                      "threads_per_row", "tile_width", "unroll") if (v := getattr(self, k)) is not None]
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
 
@@ -126,9 +133,10 @@ class TunedFusion:
     """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says."""
 
     def __init__(self, fd: Any, tuning: NvTuning) -> None:
-        if tuning.scheduler == ROWS:
-            raise ValueError(f"the {ROWS!r} schedule is a formulation of the norm backward (its own two fusions, "
-                             "fusions/norm_bwd_rows.py), not a schedule for one recorded fusion")
+        if tuning.scheduler in HAND_WRITTEN:
+            raise ValueError(f"the {tuning.scheduler!r} schedule is a formulation of its own two fusions "
+                             "(fusions/norm_bwd_rows.py, fusions/fp8_amax_tiles.py), not a schedule for one recorded "
+                             "fusion")
         self.recorded, self.tuning = fd, tuning
         self._plain = None
         self._manual: dict[tuple, tuple[Any, Any]] = {}
@@ -200,8 +208,7 @@ class TunedFusion:
         return nvfd, params
 
 
-_FIELDS = ("why", "enable_options", "scheduler", "vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "split",
-           "persistent_batch", "threads_per_row")
+_FIELDS = tuple(f.name for f in fields(NvTuning))  # every field, so none is dropped on the way to the table
 
 
 def tuning_to_dict(tuning: NvTuning | None) -> dict | None:
@@ -222,8 +229,8 @@ def tuning_from_dict(d: dict | None) -> NvTuning | None:
 
 
 def chunked_label(formulation: str, chunk: int | None) -> str | None:
-    """"two-stage chunk N" / "rows chunk N" for the norm backward's per-chunk formulations, else None."""
-    names = {"two_stage": "two-stage", ROWS: "rows"}
+    """"two-stage chunk N" / "rows chunk N" / "tiles chunk N" for the per-chunk formulations, else None."""
+    names = {"two_stage": "two-stage", ROWS: "rows", TILES: "tiles"}
     return f"{names[formulation]} chunk {chunk}" if formulation in names else None
 
 
@@ -236,7 +243,7 @@ class TableEntry:
     spec: str
     config: str  # the config's name, for people
     signature: str  # what a config is matched by: its sizes and dtype (fusions.spec.signature), not its name
-    formulation: str = "fused"  # or "two_stage" / "rows" (norm backward: per-chunk partials, then their sum)
+    formulation: str = "fused"  # or "two_stage" / "rows" (norm backward) / "tiles" (fp8 amax): partials, then a reduction
     chunk: int | None = None
     tuning: NvTuning | None = None
     bookend: str = "none"

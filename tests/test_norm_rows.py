@@ -70,7 +70,7 @@ def test_rows_tuning_is_refused_where_it_means_nothing():
     with pytest.raises(ValueError, match="threads_per_row applies to the 'rows' schedule"):
         NvTuning("x", scheduler="inner_outer_persistent", threads_per_row=32)
     fd = fusions.get("rmsnorm_bwd").build("nanogpt_tiny")
-    with pytest.raises(ValueError, match="formulation of the norm backward"):
+    with pytest.raises(ValueError, match="formulation of its own two fusions"):
         TunedFusion(fd, RowsSchedule(16).tuning())
     with pytest.raises(SegkitError, match="needs a 'rows' tuning"):
         rows_scheduled("rmsnorm_bwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, None)
