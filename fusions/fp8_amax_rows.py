@@ -21,9 +21,9 @@ benchmarks or the tuning search.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -34,17 +34,17 @@ from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 
 
-def define_stage1(fd, cfg: AmaxConfig, chunk: int) -> None:
-    P, N = cfg.lead // chunk, cfg.cols
-    x = fd.define_tensor(shape=[P, chunk, N], contiguity=[True] * 3, dtype=dt(fd, nv_dtype(cfg.dtype).name))
+def define_stage1(fd, cfg: AmaxConfig, s: RowsSchedule) -> None:
+    P, N = cfg.lead // s.chunk, cfg.cols
+    x = fd.define_tensor(shape=[P, s.chunk, N], contiguity=[True] * 3, dtype=dt(fd, nv_dtype(cfg.dtype).name))
     a = fd.ops.abs(fd.ops.cast(x, dtype=dt(fd, "Float")))
     if "row" in cfg.amaxes:
         fd.add_output(fd.ops.max(a, dims=[2]))
     fd.add_output(fd.ops.max(a, dims=[1]))
 
 
-def define_stage2(fd, cfg: AmaxConfig, chunk: int) -> None:
-    part = fd.define_tensor(shape=[cfg.lead // chunk, cfg.cols], contiguity=[True, True], dtype=dt(fd, "Float"))
+def define_stage2(fd, cfg: AmaxConfig, s: RowsSchedule) -> None:
+    part = fd.define_tensor(shape=[cfg.lead // s.chunk, cfg.cols], contiguity=[True, True], dtype=dt(fd, "Float"))
     col = fd.ops.max(part, dims=[0])
     for name in ("col", "all"):
         if name in cfg.amaxes:
@@ -52,17 +52,20 @@ def define_stage2(fd, cfg: AmaxConfig, chunk: int) -> None:
 
 
 @dataclass
-class AmaxRows(HandStaged):
-    """Stage 1 the row amax and per-CTA column amaxes of x viewed (P, chunk, cols), stage 2 the rest."""
+class AmaxStaged(HandStaged):
+    """An fp8 amax of x read once in two fusions (a subclass's ``defines``, each taking the schedule): only where
+    there is a column amax, since without one segkit.reuse_reductions already reads x once."""
 
     cfg: AmaxConfig
-    schedule: RowsSchedule
+    schedule: Any
     _stages: tuple[Any, Any] | None = field(default=None, init=False)
+    formulation: ClassVar[str]
+    defines: ClassVar[tuple[Callable, Callable]]
 
     def __post_init__(self) -> None:
         if "col" not in self.cfg.amaxes:
-            raise SegkitError(f"the rows formulation of fp8_amax is for a column amax; {self.cfg.name} asks for "
-                              f"{', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
+            raise SegkitError(f"the {self.formulation} formulation of fp8_amax is for a column amax; {self.cfg.name} "
+                              f"asks for {', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
         self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
 
     @property
@@ -71,11 +74,20 @@ class AmaxRows(HandStaged):
 
     def recorded(self) -> tuple[Any, Any]:
         built = []
-        for define in (define_stage1, define_stage2):
+        for define in self.defines:
             with FusionDefinition() as fd:
-                define(fd, self.cfg, self.schedule.chunk)
+                define(fd, self.cfg, self.schedule)
             built.append(fd)
         return tuple(built)
+
+
+@dataclass
+class AmaxRows(AmaxStaged):
+    """Stage 1 the row amax and per-CTA column amaxes of x viewed (P, chunk, cols), stage 2 the rest."""
+
+    schedule: RowsSchedule
+    formulation: ClassVar[str] = "rows"
+    defines: ClassVar[tuple[Callable, Callable]] = (define_stage1, define_stage2)
 
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         return [inputs[0].view(self.cfg.lead // self.schedule.chunk, self.schedule.chunk, self.cfg.cols)]

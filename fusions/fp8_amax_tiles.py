@@ -40,17 +40,17 @@ nvFuser's defaults); a table entry for the GPU makes the benchmarks' ``segkit`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import torch
 
 from fusions.configs import AmaxConfig
-from fusions.norm_bwd_rows import HandStaged, divisors
+from fusions.fp8_amax_rows import AmaxStaged
+from fusions.norm_bwd_rows import divisors
 from fusions.spec import dt, nv_dtype
 from segkit.errors import SegkitError
-from segkit.frontend import FusionDefinition
 from segkit.tuning import TILES, NvTuning
 
 
@@ -164,33 +164,15 @@ def _tensors(fusion) -> list:
 
 
 @dataclass
-class AmaxTiles(HandStaged):
+class AmaxTiles(AmaxStaged):
     """Stage 1 per-tile row and column amaxes of x viewed (P, chunk, Q, W), stage 2 the rest."""
 
-    cfg: AmaxConfig
     schedule: TileSchedule
-    _stages: tuple[Any, Any] | None = field(default=None, init=False)
-
-    def __post_init__(self) -> None:
-        if "col" not in self.cfg.amaxes:
-            raise SegkitError(f"the tiles formulation of fp8_amax is for a column amax; {self.cfg.name} asks for "
-                              f"{', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
-        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
-
-    @property
-    def hidden(self) -> int:
-        return self.cfg.cols
+    formulation: ClassVar[str] = "tiles"
+    defines: ClassVar[tuple[Callable, Callable]] = (define_stage1, define_stage2)
 
     def schedule_first(self, nvfd: Any) -> None:
         schedule_tiles(nvfd, self.schedule)
-
-    def recorded(self) -> tuple[Any, Any]:
-        built = []
-        for define in (define_stage1, define_stage2):
-            with FusionDefinition() as fd:
-                define(fd, self.cfg, self.schedule)
-            built.append(fd)
-        return tuple(built)
 
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         s = self.schedule
