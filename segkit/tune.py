@@ -73,8 +73,9 @@ def distance(t: NvTuning, rule: NvTuning | None) -> int:
 
 
 # The rows schedule (fusions/norm_bwd_rows.py) wins the norm backward at hidden 384 and loses from 1024 up, where
-# its serial loop over a long row is latency-bound (H100, 2026-11-25: best rows candidate 1.2x nvFuser's at hidden
-# 1024, 1.8-25x at 4096-16384; benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/big_shapes_run1.jsonl).
+# its serial loop over a long row is latency-bound (H100, 2026-11-25: the best rows candidate took 1.05-1.12x
+# nvFuser's defaults at hidden 1024, 1.8-24x at 4096-16384; benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/
+# big_shapes_run1.jsonl).
 # Wider, it goes to the end of the search, where a short budget no longer spends itself on it.
 ROWS_FIRST_HIDDEN = 512
 # The tile schedules a quick search tries (fusions/fp8_amax_tiles.candidates orders them likeliest first: the
