@@ -22,10 +22,9 @@ import torch
 
 from fusions import _norm as N
 from fusions.configs import NormConfig
-from fusions.spec import dt
+from fusions.spec import dt, run_recorded
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
-from segkit.interp import run_reference
 
 
 def chunk_for(rows: int, partials: int) -> int:
@@ -147,22 +146,12 @@ class TwoStage:
 
     def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
         """dx, dw (, db): the outputs of the fused builder, in its order."""
-        first = self._run(self.stages[0], list(inputs), backend)
-        return [first[0], *self._run(self.stages[1], [p.contiguous() for p in first[1:]], backend)]
+        first = run_recorded(self.stages[0], list(inputs), backend)
+        return [first[0], *run_recorded(self.stages[1], [p.contiguous() for p in first[1:]], backend)]
 
     def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """On nvFuser, like a compiled fusion's ``execute``."""
         return self.run(inputs, "nvfuser")
-
-    @staticmethod
-    def _run(fd, args: list, backend: str) -> list[torch.Tensor]:
-        if backend == "reference":
-            return run_reference(fd, args)
-        if backend == "nvfuser":
-            from segkit.nvf import compiled
-
-            return compiled(fd).execute(args)
-        raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
 
 
 def two_stage(spec_name: str, cfg, chunk: int) -> TwoStage:

@@ -41,6 +41,10 @@ against the builder's 378.7) and 12 at Llama-3-70B bs2 (2920.6 against 760.2). S
 leaves extents of 1, and the resize scheduler then says "Resize to a broadcast ID is not allowed"; the
 pointwise scheduler, "input of PadOp must be fusion input".
 
+For grouped-query configs, fusions/rope_bwd_sums_first.py splits the backward in two fusions written for one
+kernel each (``define_summed_kv``, then ``define_rope_of_summed``: the sums as one connected reduction, then the
+``sliced_inputs`` form on the sums as fusion inputs); not yet run on a GPU.
+
 Tried and dropped (H100, benchmarks/results/h100-2026-11-24-rows/rope_formulations.log): dq and the summed dk
 concatenated and roped as one chain (as the forward's joint path), 6 kernels and 2.4x slower at Llama-3-70B
 bs2 (1856.7 vs 768.3 us), 2.7x at Llama-2-13b; the same with sliced sums, 8 kernels; every half swap as an
@@ -95,12 +99,40 @@ def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
     pieces concatenated straight into the output (multi-head: one cat for q, k and v; grouped-query: one per
     gradient, then one over the heads, after the grouped-query sums of dk and dv in the input layout)."""
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
-    rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
-    f32, io = dt(fd, "Float"), R.io(fd, cfg)
+    f32 = dt(fd, "Float")
     dq, dk, dv, cos, sin = _define_grads(fd, cfg)
     if Q > 1:  # (B, G, T, H) fp32
         dk, dv = (fd.ops.sum(fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]), dims=[2],
                              dtype=f32) for g in (dk, dv))
+    _sliced_rope_output(fd, cfg, dq, dk, dv, cos, sin, G if Q > 1 else cfg.n_head)
+
+
+def define_summed_kv(fd, cfg: RopeConfig) -> None:
+    """Stage 1 of ``sums_first``: the grouped-query sums of dk and dv as ONE reduction, (2 B, G, T, hs) fp32, dk's
+    first. Concatenating the two inputs along the batch connects the sums (two unconnected sums are two nvFuser
+    kernels) without reading either twice, and a cat of fusion inputs is one the reduction scheduler takes."""
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    f32 = dt(fd, "Float")
+    dk, dv = (fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=R.io(fd, cfg)) for _ in "kv")
+    both = fd.ops.reshape(fd.ops.cast(fd.ops.cat([dk, dv], dim=0), dtype=f32), new_shape=[2 * B, G, Q, T, H])
+    fd.add_output(fd.ops.sum(both, dims=[2], dtype=f32))
+
+
+def define_rope_of_summed(fd, cfg: RopeConfig) -> None:
+    """Stage 2 of ``sums_first``: ``define_sliced_inputs`` with dk and dv already summed, (B, G, T, hs) fp32
+    inputs, so that every slice is again of a fusion input, as in the multi-head case."""
+    B, T, G, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.head_size
+    f32 = dt(fd, "Float")
+    dq = fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=R.io(fd, cfg))
+    dk, dv = (fd.define_tensor(shape=[B, G, T, H], contiguity=[True] * 4, dtype=f32) for _ in "kv")
+    _sliced_rope_output(fd, cfg, dq, dk, dv, *R.define_cos_sin(fd, cfg), G)
+
+
+def _sliced_rope_output(fd, cfg: RopeConfig, dq, dk, dv, cos, sin, kv_heads: int) -> None:
+    """The output of ``define_sliced_inputs`` from dq (B, n_head, T, hs) and dk, dv of ``kv_heads`` heads."""
+    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
+    rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
+    f32, io = dt(fd, "Float"), R.io(fd, cfg)
 
     def cols(t, heads: int, lo: int, hi: int):
         """t[..., lo:hi] of a (B, heads, T, H) tensor, in fp32 and the output layout (B, T, G, heads / G, hi - lo)."""
@@ -119,7 +151,6 @@ def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
                fd.ops.sub(fd.ops.mul(g_hi, c_hi), fd.ops.mul(g_lo, s_lo))]
         return [fd.ops.cast(p, dtype=io) for p in out + ([cols(g, heads, rn, H)] if rn < H else [])]
 
-    kv_heads = G if Q > 1 else cfg.n_head
     parts = [pieces(dq, cfg.n_head), pieces(dk, kv_heads), [fd.ops.cast(cols(dv, kv_heads, 0, H), dtype=io)]]
     if Q == 1:  # (B, T, G, 1, 3 H): every piece lands in one cat
         d = fd.ops.cat([p for ps in parts for p in ps], dim=4)
