@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -83,6 +82,8 @@ def table(records: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from segkit.errors import SegkitError
+    from segkit.tune_cli import parse_shard
     from segkit.tuning import TuningTable, gpu_model
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.big_shapes", description=__doc__.split("\n\n")[0])
@@ -104,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     bad = [c for c in todo if len(c) != 2 or c[0] not in SPECS]
     if bad:
         p.error(f"--cases: {':'.join(bad[0])!r} is not SPEC:CONFIG with SPEC one of {', '.join(SPECS)}")
-    i, n = (int(x) for x in args.shard.split("/")) if re.fullmatch(r"\d+/\d+", args.shard) else (-1, 0)
+    try:
+        i, n = parse_shard(args.shard)
+    except SegkitError as e:
+        p.error(str(e))
     if not 0 <= i < n:
         p.error(f"--shard {args.shard!r}: expected I/N with I in 0..N-1, e.g. 0/2")
     todo = todo[i::n]

@@ -22,9 +22,10 @@ import torch
 
 from fusions import _norm as N
 from fusions.configs import NormConfig
-from fusions.spec import dt, run_recorded
+from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
+from segkit.nvf import run_on
 
 
 def chunk_for(rows: int, partials: int) -> int:
@@ -146,8 +147,8 @@ class TwoStage:
 
     def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
         """dx, dw (, db): the outputs of the fused builder, in its order."""
-        first = run_recorded(self.stages[0], list(inputs), backend)
-        return [first[0], *run_recorded(self.stages[1], [p.contiguous() for p in first[1:]], backend)]
+        first = run_on(self.stages[0], inputs, backend)
+        return [first[0], *run_on(self.stages[1], [p.contiguous() for p in first[1:]], backend)]
 
     def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """On nvFuser, like a compiled fusion's ``execute``."""

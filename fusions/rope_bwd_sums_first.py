@@ -25,9 +25,9 @@ import torch
 
 from fusions.configs import RopeConfig
 from fusions.qkv_split_rope_bwd import define_rope_of_summed, define_summed_kv
-from fusions.spec import run_recorded
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
+from segkit.nvf import run_on
 
 SUMS_FIRST = "sums_first"
 
@@ -54,12 +54,21 @@ class SumsFirst:
     def describe(self) -> str:
         return f"{SUMS_FIRST} (the grouped-query sums in one fusion, RoPE's adjoint of the sums in another)"
 
+    @staticmethod
+    def stage1_args(inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """dk, dv of the builder's inputs (dq, dk, dv, cos, sin)."""
+        return list(inputs[1:3])
+
+    def stage2_args(self, inputs: Sequence[torch.Tensor], sums: torch.Tensor) -> list[torch.Tensor]:
+        """dq, the summed dk and dv (views of stage 1's one output, dk's first), cos, sin."""
+        dq, _, _, cos, sin = inputs
+        B = self.cfg.batch
+        return [dq, sums[:B], sums[B:], cos, sin]
+
     def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
         """dqkv from dq, dk, dv, cos, sin (the builder's inputs and output)."""
-        dq, dk, dv, cos, sin = inputs
-        (sums,) = run_recorded(self.stages[0], [dk, dv], backend)
-        B = self.cfg.batch
-        return run_recorded(self.stages[1], [dq, sums[:B], sums[B:], cos, sin], backend)
+        (sums,) = run_on(self.stages[0], self.stage1_args(inputs), backend)
+        return run_on(self.stages[1], self.stage2_args(inputs, sums), backend)
 
     def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """On nvFuser, like a compiled fusion's ``execute``."""

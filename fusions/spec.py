@@ -102,20 +102,6 @@ def signature(cfg) -> str:
     return f"{sizes} {dtype}"
 
 
-def run_recorded(fd, args: list, backend: str) -> list[torch.Tensor]:
-    """One recorded fusion of a multi-fusion formulation on the reference interpreter or on nvFuser (compiled
-    once, cached)."""
-    if backend == "reference":
-        from segkit.interp import run_reference
-
-        return run_reference(fd, args)
-    if backend == "nvfuser":
-        from segkit.nvf import compiled
-
-        return compiled(fd).execute(args)
-    raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
-
-
 def nv_dtype(dtype: torch.dtype) -> DataType:
     return from_torch(dtype)
 

@@ -13,7 +13,7 @@ import torch
 from segkit.dtypes import DataType
 from segkit.errors import NvFuserUnavailableError
 from segkit.frontend import FusionDefinition
-from segkit.interp import as_fusion
+from segkit.interp import as_fusion, run_reference
 from segkit.ir import Value
 from segkit.replay import replay
 from segkit.tuning import TunedFusion
@@ -148,6 +148,15 @@ def compiled(fd: Any):
         tuning = as_fusion(fd).tuning
         fd.nvfuser = TunedFusion(fd, tuning) if tuning is not None else to_nvfuser(fd)
     return fd.nvfuser
+
+
+def run_on(fd: Any, inputs: Sequence[Any], backend: str) -> list[torch.Tensor]:
+    """A recorded fusion's outputs on the reference interpreter or on nvFuser (compiled once, cached on ``fd``)."""
+    if backend == "reference":
+        return run_reference(fd, list(inputs))
+    if backend == "nvfuser":
+        return compiled(fd).execute(list(inputs))
+    raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
 
 
 def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: Any = None, profile: bool = True) -> NvRun:

@@ -162,11 +162,9 @@ class _Single:
         self.fd = fd
 
     def run(self, inputs: Sequence[Any], backend: str) -> list[torch.Tensor]:
-        if backend == "reference":
-            return run_reference(self.fd, list(inputs))
-        from segkit.nvf import compiled
+        from segkit.nvf import run_on
 
-        return compiled(self.fd).execute(list(inputs))
+        return run_on(self.fd, inputs, backend)
 
 
 def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = None):

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                               "(or --reference to validate them on the reference interpreter)")
     from pathlib import Path
 
-    shard_of = _shard(args.shard) if args.shard else (0, 1)
+    shard_of = parse_shard(args.shard) if args.shard else (0, 1)
     log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
     if Path(args.target).exists():
         result = tune_script(args.target, args.reference, log, args.budget, shard_of)
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shard(text: str) -> tuple[int, int]:
+def parse_shard(text: str) -> tuple[int, int]:
+    """--shard I/N as (I, N); benchmarks/big_shapes.py parses its --shard with it too."""
     from segkit.errors import SegkitError
 
     try:

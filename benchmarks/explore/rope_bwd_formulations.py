@@ -30,22 +30,25 @@ def timed(fn, setup=None):
 
 
 def variants(spec, cfg):
-    """(tag, recorded fusions) for the builder and each of the spec's formulations, and (backward, grouped-query)
-    the two-fusion sums_first."""
-    out = [(f"segkit:{form or 'builder'}", [spec.build(cfg, formulation=form)]) for form in [None, *spec.formulations]]
+    """(tag, recorded fusions, what executes them) for the builder and each of the spec's formulations, and
+    (backward, grouped-query) the two-fusion sums_first."""
+    out = []
+    for form in [None, *spec.formulations]:
+        rec = spec.build(cfg, formulation=form)
+        out.append((f"segkit:{form or 'builder'}", [rec], lambda rec=rec: compiled(rec)))
     if spec.name == "qkv_split_rope_bwd" and cfg.q_per_kv > 1:
-        out.append(("segkit:sums_first", list(SumsFirst(cfg).stages)))
+        two = SumsFirst(cfg)
+        out.append(("segkit:sums_first", list(two.stages), lambda: two))
     return out
 
 
-def stage_args(recs, args):
+def stage_args(run, recs, args):
     """Each recorded fusion's inputs: the builder's for one fusion; sums_first's stage 1 and 2 inputs for two."""
-    if len(recs) == 1:
+    if not isinstance(run, SumsFirst):
         return [args]
-    dq, dk, dv, cos, sin = args
-    (sums,) = compiled(recs[0]).execute([dk, dv])
-    B = dq.shape[0]
-    return [[dk, dv], [dq, sums[:B], sums[B:], cos, sin]]
+    first = run.stage1_args(args)
+    (sums,) = compiled(recs[0]).execute(first)
+    return [first, run.stage2_args(args, sums)]
 
 
 def main():
@@ -60,11 +63,11 @@ def main():
             spec = fusions.get(spec_name)
             cfg, inputs, refs, _ = case_data(spec_name, name, torch.bfloat16)
             args = list(inputs.values())
-            for tag, recs in variants(spec, cfg):
+            for tag, recs, make in variants(spec, cfg):
                 if only and tag.removeprefix("segkit:") not in only:
                     continue
                 try:
-                    nvfd = compiled(recs[0]) if len(recs) == 1 else SumsFirst(cfg)
+                    nvfd = make()
                     out = nvfd.execute(args)
                     bad = [str(d) for i, (r, g) in enumerate(zip(refs, out)) if not (d := diff(i, r, g)).ok]
                     if bad:
@@ -78,7 +81,7 @@ def main():
                 print(f"RES {name} {mode} {tag} kernels={len(ks)} {us:.1f} us "
                       f"[{', '.join(f'{nvfuser_scheduler(k.name)} {k.us:.1f}' for k in ks)}]", flush=True)
                 if why and len(ks) > len(recs):
-                    for i, (rec, rec_args) in enumerate(zip(recs, stage_args(recs, args))):
+                    for i, (rec, rec_args) in enumerate(zip(recs, stage_args(nvfd, recs, args))):
                         for sched in ("resize", "pointwise", "reduction"):
                             try:
                                 ok, msg = nvf.schedule.can_schedule(to_nvfuser(rec).fusion,
