@@ -29,13 +29,18 @@ tensorwise, bf16, cold-L2 kernel time, all in one run, best tile schedule (4 row
     16384 x 8192   171.6 us   185.4 us                        179.6 us                            52.7%
     8192 x 28672   295.1 us   323.6 us                        321.4 us                            53.6%
 
-Unrolling bought 3-11% (the same schedules without it: 33.4, 190.0, 333.4 us). Stage 2 (four small
+On an H200 (2026-11-25, benchmarks/results/h200-2026-11-25-perf/, the same schedule won the tune at every shape)
+the tiles lose to reading x twice: 31.9 / 164.1 / 278.4 us against segkit + reuse's 27.9 / 149.0 / 245.3 and
+torch.compile + reuse's 28.9 / 144.7 / 226.5. Unrolling bought 3-11% on the H100 (the same schedules without
+it: 33.4, 190.0, 333.4 us). Stage 2 (four small
 kernels) is 5.5 us of the 32.5 at 4096 x 4096. The exploration is
 ``benchmarks/explore/fp8_amax_rows.py --form tiles``.
 
 ``segkit tune fp8_amax:SHAPE`` searches these schedules (the formulation "tiles" of the tuning table, after
 nvFuser's defaults); a table entry for the GPU makes the benchmarks' ``segkit`` run it
-(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``). No entry is committed: none has come from a tune on a GPU yet.
+(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``). No tiles entry is committed: on the H200 the tune, which also
+offers the reuse pass (segkit.tune.rewrites), chose the pass at all three shapes (fusions/tunings.json); the
+H100, where the tiles won the two large shapes against the pass in the benchmark, has not been tuned with it.
 """
 
 from __future__ import annotations

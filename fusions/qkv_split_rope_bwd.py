@@ -41,9 +41,12 @@ against the builder's 378.7) and 12 at Llama-3-70B bs2 (2920.6 against 760.2). S
 leaves extents of 1, and the resize scheduler then says "Resize to a broadcast ID is not allowed"; the
 pointwise scheduler, "input of PadOp must be fusion input".
 
-For grouped-query configs, fusions/rope_bwd_sums_first.py splits the backward in two fusions written for one
-kernel each (``define_summed_kv``, then ``define_rope_of_summed``: the sums as one connected reduction, then the
-``sliced_inputs`` form on the sums as fusion inputs); not yet run on a GPU.
+Also measured and dropped (H200, 2026-11-25, benchmarks/results/h200-2026-11-25-perf/rope_why_and_inductor_test.log):
+grouped-query backward as two fusions, the dk and dv sums as ONE reduction over a cat of the two inputs along
+the batch (one kernel, 193.4 us at Llama-3-70B bs2), then ``sliced_inputs``' form on the sums as fusion
+inputs. The second fusion took 6 kernels (the resize scheduler: "Resize of a broadcast ID is not allowed": k's
+and v's one head per group is a broadcast axis in the output layout, and the cat over the heads pads it):
+1108.0 us against the builder's 5 kernels, 544.5 us.
 
 Tried and dropped (H100, benchmarks/results/h100-2026-11-24-rows/rope_formulations.log): dq and the summed dk
 concatenated and roped as one chain (as the forward's joint path), 6 kernels and 2.4x slower at Llama-3-70B
@@ -105,27 +108,6 @@ def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
         dk, dv = (fd.ops.sum(fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]), dims=[2],
                              dtype=f32) for g in (dk, dv))
     _sliced_rope_output(fd, cfg, dq, dk, dv, cos, sin, G if Q > 1 else cfg.n_head)
-
-
-def define_summed_kv(fd, cfg: RopeConfig) -> None:
-    """Stage 1 of ``sums_first``: the grouped-query sums of dk and dv as ONE reduction, (2 B, G, T, hs) fp32, dk's
-    first. Concatenating the two inputs along the batch connects the sums (two unconnected sums are two nvFuser
-    kernels) without reading either twice, and a cat of fusion inputs is one the reduction scheduler takes."""
-    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
-    f32 = dt(fd, "Float")
-    dk, dv = (fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=R.io(fd, cfg)) for _ in "kv")
-    both = fd.ops.reshape(fd.ops.cast(fd.ops.cat([dk, dv], dim=0), dtype=f32), new_shape=[2 * B, G, Q, T, H])
-    fd.add_output(fd.ops.sum(both, dims=[2], dtype=f32))
-
-
-def define_rope_of_summed(fd, cfg: RopeConfig) -> None:
-    """Stage 2 of ``sums_first``: ``define_sliced_inputs`` with dk and dv already summed, (B, G, T, hs) fp32
-    inputs, so that every slice is again of a fusion input, as in the multi-head case."""
-    B, T, G, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.head_size
-    f32 = dt(fd, "Float")
-    dq = fd.define_tensor(shape=[B, cfg.n_head, T, H], contiguity=[True] * 4, dtype=R.io(fd, cfg))
-    dk, dv = (fd.define_tensor(shape=[B, G, T, H], contiguity=[True] * 4, dtype=f32) for _ in "kv")
-    _sliced_rope_output(fd, cfg, dq, dk, dv, *R.define_cos_sin(fd, cfg), G)
 
 
 def _sliced_rope_output(fd, cfg: RopeConfig, dq, dk, dv, cos, sin, kv_heads: int) -> None:

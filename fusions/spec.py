@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from segkit.dtypes import DataType, from_torch
-from segkit.tuning import TableEntry, TuningTable, gpu_model
+from segkit.tuning import REUSE, TableEntry, TuningTable, gpu_model
 
 #: ``segkit tune``'s winners per GPU model, committed (``segkit tune --merge`` adds a run's results).
 TABLE_PATH = Path(__file__).with_name("tunings.json")
@@ -64,13 +64,22 @@ class FusionSpec:
         cfg = self.config(cfg, dtype)
         if formulation is None:
             entry = self.table_entry(cfg, gpu, table)
-            formulation = entry.formulation if entry is not None and entry.formulation in self.formulations else None
-        if formulation is not None and formulation not in self.formulations:
-            raise KeyError(f"{self.name} has no formulation {formulation!r}; known: {', '.join(self.formulations)}")
+            formulation = entry.formulation if entry is not None and self._builds(entry.formulation) else None
+        if formulation is not None and not self._builds(formulation):
+            raise KeyError(f"{self.name} has no formulation {formulation!r}; known: "
+                           f"{', '.join([*self.formulations, REUSE])}")
         with FusionDefinition() as fd:
-            (self.formulations[formulation] if formulation else self.define)(fd, cfg)
+            (self.formulations[formulation] if formulation in self.formulations else self.define)(fd, cfg)
+        if formulation == REUSE:  # the builder's fusion with its wider reductions reading the narrower ones
+            from segkit.reuse import reuse_reductions
+
+            fd = reuse_reductions(fd).apply()
         fd.nv_tuning = self.tuned(cfg, gpu, table)
         return fd
+
+    def _builds(self, formulation: str) -> bool:
+        """Whether ``build`` makes ``formulation``: one of the spec's own defines, or REUSE (a pass on ``define``'s)."""
+        return formulation in self.formulations or formulation == REUSE
 
     def table_entry(self, cfg, gpu: str | None = None, table: TuningTable | None = None) -> TableEntry | None:
         """The tuning table's entry for ``cfg`` on ``gpu`` (default: this machine's GPU; None without one),
@@ -87,7 +96,7 @@ class FusionSpec:
         """The fused builder's nvFuser tuning: the table's winner on this GPU model when it has one (None where
         nvFuser's defaults won), else the builder's own rule."""
         entry = self.table_entry(cfg, gpu, table)
-        if entry is not None and (entry.formulation == "fused" or entry.formulation in self.formulations):
+        if entry is not None and (entry.formulation == "fused" or self._builds(entry.formulation)):
             return entry.tuning
         return self.tuning(self.config(cfg)) if self.tuning else None
 

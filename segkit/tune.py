@@ -35,14 +35,14 @@ from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
-from segkit.tuning import ROWS, TILES, NvTuning, TableEntry, chunked_label
+from segkit.tuning import REUSE, ROWS, TILES, NvTuning, TableEntry, chunked_label
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
 
 
 @dataclass(frozen=True)
 class Candidate:
-    formulation: str = "fused"  # "two_stage" (norm backward), or one of the spec's named formulations
+    formulation: str = "fused"  # "two_stage" (norm backward), REUSE, or one of the spec's named formulations
     chunk: int | None = None
     tuning: NvTuning | None = None
     bookend: str = "none"
@@ -91,6 +91,9 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
     out = [Candidate(origin="nvFuser defaults")]
     if rule is not None:
         out.append(Candidate(tuning=rule, origin="builder rule"))
+    if REUSE in formulations:  # one candidate, and on an H200 the fp8 amax's fastest: before the schedule grids
+        out.append(Candidate(REUSE))
+        formulations = [f for f in formulations if f != REUSE]
     tunings: list[NvTuning] = [_t(enable_options=("ws_normalization",))]
     if spec_name in NORM_BWD:
         grid = [(4, 40, 16, None), (4, None, 16, None), (2, 40, 16, None), (4, None, 16, 2)] if quick else \
@@ -106,8 +109,6 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
 
         tiles = tile_candidates(cfg, sm_count)
         out += [Candidate(TILES, t.chunk, t.tuning()) for t in (tiles[:QUICK_TILES] if quick else tiles)]
-    if spec_name == "qkv_split_rope_bwd" and cfg.q_per_kv > 1:  # two fusions: the sums, then RoPE's adjoint
-        out.append(Candidate("sums_first"))
     if spec_name in NORM_BWD:
         from fusions.norm_bwd_two_stage import chunk_for
 
@@ -175,7 +176,11 @@ def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = N
         return fusions.staged(spec_name, cfg, cand.formulation, cand.chunk, cand.tuning, cand.bookend)
     from segkit.frontend import FusionDefinition
 
-    if cand.formulation != "fused":
+    if cand.formulation == REUSE:
+        from segkit.reuse import reuse_reductions
+
+        fd = reuse_reductions(fd).apply()
+    elif cand.formulation != "fused":
         if spec_name is None or cand.formulation not in fusions.get(spec_name).formulations:
             raise SegkitError(f"unknown formulation {cand.formulation!r}" + (f" of {spec_name}" if spec_name else ""))
         fd = fusions.get(spec_name).build(cfg, formulation=cand.formulation)
@@ -310,6 +315,15 @@ def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candida
     return trials
 
 
+def rewrites(fd: Any) -> list[str]:
+    """The formulations a segkit pass makes of ``fd`` that the search tries beside the spec's own: REUSE where
+    segkit.reuse_reductions changes it (on an H200 the fp8 amax with it beat every tile schedule of x read once,
+    benchmarks/results/h200-2026-11-25-perf/)."""
+    from segkit.reuse import reuse_reductions
+
+    return [REUSE] if reuse_reductions(fd).changed else []
+
+
 def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, reference: bool = False,
               quick: bool = True, log: Callable[[str], None] = print, budget_s: float | None = None,
               shard_of: tuple[int, int] = (0, 1)) -> TuneResult:
@@ -327,7 +341,8 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
     refs = spec.reference(inputs, run_cfg)
     cuts = [p for p in POLICIES if p == "none" or bookend(fd, p).cuts]
     rule = spec.tuning(cfg) if spec.tuning else None
-    cands = shard(space(spec_name, run_cfg, rule, sms, quick, cuts, list(spec.formulations)), *shard_of)
+    cands = shard(space(spec_name, run_cfg, rule, sms, quick, cuts, [*spec.formulations, *rewrites(fd)]),
+                  *shard_of)
     log(f"segkit tune {spec_name}:{run_cfg.name} {str(cfg.dtype).removeprefix('torch.')}: {len(cands)} candidates "
         f"on {backend}")
     trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,
@@ -339,7 +354,8 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
 
 def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print,
                 budget_s: float | None = None, shard_of: tuple[int, int] = (0, 1)) -> TuneResult:
-    """Search scheduler options x bookend policy for a repro script (its interpreter result is the reference)."""
+    """Search scheduler options x bookend policy (x the reuse pass, where it rewrites) for a repro script (its
+    interpreter result is the reference)."""
     from pathlib import Path
 
     from segkit.repro import load_repro
@@ -349,7 +365,8 @@ def tune_script(path: str, reference: bool = False, log: Callable[[str], None] =
     inputs = repro.make_inputs(device)
     refs = run_reference(repro.fd, inputs)
     cuts = [p for p in POLICIES if p == "none" or bookend(repro.fd, p).cuts]
-    cands = shard(space(Path(path).stem, None, None, quick=True, cut_policies=cuts), *shard_of)
+    cands = shard(space(Path(path).stem, None, None, quick=True, cut_policies=cuts,
+                        formulations=rewrites(repro.fd)), *shard_of)
     trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else measure, log=log,
                     budget_s=budget_s)
     return TuneResult(Path(path).stem, "script", f"script {Path(path).name}", trials)

@@ -43,6 +43,7 @@ from segkit.interp import as_fusion
 
 ROWS = "rows"  # not an nvFuser scheduler: segkit's hand-written norm backward schedule (fusions/norm_bwd_rows.py)
 TILES = "tiles"  # not an nvFuser scheduler either: the hand-written one-read fp8 amax (fusions/fp8_amax_tiles.py)
+REUSE = "reuse"  # the builder's fusion as segkit.reuse_reductions rewrites it (wider reductions read narrower ones)
 HAND_WRITTEN = (ROWS, TILES)  # formulations of their own two fusions, not schedules of one recorded fusion
 
 
@@ -260,7 +261,8 @@ class TableEntry:
 
     def describe(self) -> str:
         how = self.tuning.describe() if self.tuning else "nvFuser defaults"
-        form = f"{label}, " if (label := chunked_label(self.formulation, self.chunk)) else ""
+        label = chunked_label(self.formulation, self.chunk) or (self.formulation if self.formulation != "fused" else "")
+        form = f"{label}, " if label else ""
         bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
                   if self.us and self.default_us else "")
         rule = f"; the builder's rule {self.rule_us:.1f} us" if self.rule_us else ""

@@ -16,7 +16,6 @@ LOG="$DIR/reuse.log"
 TMP="$(mktemp -d)"
 : > "$LOG"
 exec > >(tee -a "$LOG") 2>&1
-segkit() { python -c "import sys; from segkit.cli import main; sys.exit(main())" "$@"; }
 part() { echo; echo "=== $1 ($(date -u +%H:%M:%S))"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python -c "import torch, nvfuser_direct; print('torch', torch.__version__, 'nvfuser_direct', nvfuser_direct.version())"
@@ -29,7 +28,7 @@ if [ -z "${REUSE_SKIP_TESTS:-}" ]; then
   cat "$TMP/record.jsonl" 2>/dev/null
   for flag in "" "--inner-outer outer" "--inner-outer inner"; do
     part "segkit reuse $flag fp8_amax:4096x4096"
-    timeout 60 segkit reuse $flag fp8_amax:4096x4096 2>&1 | grep -v "^  tv[0-9]*: \|^inputs:\|^ops:\|^outputs:"
+    timeout 60 python -m segkit.cli reuse $flag fp8_amax:4096x4096 2>&1 | grep -v "^  tv[0-9]*: \|^inputs:\|^ops:\|^outputs:"
   done
 fi
 
@@ -43,7 +42,7 @@ if [ -n "${REUSE_TUNE_S:-}" ]; then
   # "segkit" then runs each winner (SEGKIT_TUNING_TABLE), and $DIR/tunings.json merges into fusions/tunings.json
   for shape in 4096x4096 16384x8192 8192x28672; do
     part "segkit tune fp8_amax:$shape (rowwise + columnwise + tensorwise)"
-    timeout $(( REUSE_TUNE_S + 40 )) segkit tune "fp8_amax:$shape" --budget "$REUSE_TUNE_S" --out "$DIR/tunings.json" \
+    timeout $(( REUSE_TUNE_S + 40 )) python -m segkit.cli tune "fp8_amax:$shape" --budget "$REUSE_TUNE_S" --out "$DIR/tunings.json" \
       2>&1 | tail -8
   done
   export SEGKIT_TUNING_TABLE="$DIR/tunings.json"

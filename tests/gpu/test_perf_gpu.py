@@ -138,18 +138,3 @@ def test_rope_backward_sliced_inputs_is_one_kernel_multi_head(record):
     kernels = _kernels(lambda: nvfd.execute(args))
     record({"test": "rope_bwd_kernels", "config": cfg.name, "formulation": "sliced_inputs", "groups": kernels})
     assert len(kernels) == 1, kernels
-
-
-def test_rope_backward_sums_first_on_nvfuser(record):
-    """Llama-3-70B bs2 (grouped-query) as two fusions: right against float64; its kernels recorded (the bar is at
-    most two: one per fusion, what fusions/rope_bwd_sums_first.py is written for)."""
-    from fusions.rope_bwd_sums_first import SumsFirst
-
-    spec = fusions.get("qkv_split_rope_bwd")
-    cfg = spec.config("Llama-3-70B_bs2")
-    inputs = spec.make_inputs(cfg, device="cuda")
-    args = list(inputs.values())
-    run = SumsFirst(cfg)
-    assert all(d.ok for d in compare(spec.reference(inputs, cfg), run.execute(args)))
-    kernels = _kernels(lambda: run.execute(args))
-    record({"test": "rope_bwd_kernels", "config": cfg.name, "formulation": "sums_first", "groups": kernels})

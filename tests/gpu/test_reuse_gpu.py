@@ -87,5 +87,8 @@ def test_inductor_post_grad_pass_fires():
     fn = tm.fp8_amaxes(("row", "all"))
     x = torch.randn(64, 256, device="cuda").bfloat16()
     compiled, reuse = compile_with_amax_reuse(fn)
-    assert all(torch.equal(g, w) for g, w in zip(compiled(x), fn(x)))
+    # a cache hit (another process compiled this graph with the pass, e.g. the benchmark) skips the post-grad passes
+    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
+        got = compiled(x)
+    assert all(torch.equal(g, w) for g, w in zip(got, fn(x)))
     assert reuse.rewrites == 1
