@@ -39,8 +39,8 @@ def get(name: str) -> FusionSpec:
 
 
 # formulations of two fusions: per-chunk partials, then their reduction (the norm backward's two-stage and rows,
-# the fp8 amax's tiles)
-STAGED = ("two_stage", "rows", "tiles")
+# the fp8 amax's tiles), or the grouped-query RoPE backward's sums, then RoPE's adjoint of them in one cat
+STAGED = ("two_stage", "rows", "tiles", "sums_then_cat")
 
 
 def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, bookend: str = "none"):
@@ -54,6 +54,10 @@ def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, booke
         from fusions.fp8_amax_tiles import amax_tiles
 
         return amax_tiles(spec_name, cfg, chunk, tuning)
+    if formulation == "sums_then_cat":
+        from fusions.rope_bwd_sums_then_cat import sums_then_cat
+
+        return sums_then_cat(spec_name, cfg)
     if formulation == "two_stage":
         from fusions.norm_bwd_two_stage import two_stage
 

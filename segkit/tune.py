@@ -109,6 +109,8 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
 
         tiles = tile_candidates(cfg, sm_count)
         out += [Candidate(TILES, t.chunk, t.tuning()) for t in (tiles[:QUICK_TILES] if quick else tiles)]
+    if spec_name == "qkv_split_rope_bwd" and cfg.q_per_kv > 1:  # two fusions: the sums, then one last-axis cat
+        out.append(Candidate("sums_then_cat"))
     if spec_name in NORM_BWD:
         from fusions.norm_bwd_two_stage import chunk_for
 

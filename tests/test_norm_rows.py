@@ -67,7 +67,7 @@ def test_the_tuning_table_keeps_a_rows_schedule_and_segkit_runs_it(tmp_path):
 
 
 def test_rows_tuning_is_refused_where_it_means_nothing():
-    with pytest.raises(ValueError, match="threads_per_row applies to the 'rows' schedule"):
+    with pytest.raises(ValueError, match="threads_per_row applies to the 'rows' and 'tiles' schedules"):
         NvTuning("x", scheduler="inner_outer_persistent", threads_per_row=32)
     fd = fusions.get("rmsnorm_bwd").build("nanogpt_tiny")
     with pytest.raises(ValueError, match="formulation of its own two fusions"):

@@ -5,7 +5,8 @@ kernel time (CUPTI), every formulation checked against the float64 reference fir
     python benchmarks/explore/rope_bwd_formulations.py [--why] [--backward] [--segkit-only] [--only=V,...] [CONFIG ...]
     (default configs: Llama-3-70B_bs2 Llama-2-13b-hf_bs2)
 
-``--only`` keeps the named variants (builder, formulation names); ``--why`` prints what nvFuser's resize, pointwise and reduction schedulers say of each whole fusion,
+``--only`` keeps the named variants (builder, formulation names, or sums_then_cat: the grouped-query backward as
+two fusions); ``--why`` prints what nvFuser's resize, pointwise and reduction schedulers say of each whole fusion,
 for every variant of more kernels than fusions.
 """
 import sys
@@ -17,6 +18,7 @@ import fusions
 from benchmarks.executors import rope
 from benchmarks.harness import flush_l2
 from benchmarks.workloads import case_data
+from fusions.rope_bwd_sums_then_cat import SumsThenCat
 from segkit.compare import diff
 from segkit.nvf import compiled, to_nvfuser
 from segkit.timing import kernel_breakdown, nvfuser_scheduler
@@ -28,12 +30,25 @@ def timed(fn, setup=None):
 
 
 def variants(spec, cfg):
-    """(tag, recorded fusion, what executes it) for the builder and each of the spec's formulations."""
+    """(tag, recorded fusions, what executes them) for the builder and each of the spec's formulations, and
+    (backward, grouped-query) the two-fusion sums_then_cat."""
     out = []
     for form in [None, *spec.formulations]:
         rec = spec.build(cfg, formulation=form)
-        out.append((f"segkit:{form or 'builder'}", rec, lambda rec=rec: compiled(rec)))
+        out.append((f"segkit:{form or 'builder'}", [rec], lambda rec=rec: compiled(rec)))
+    if spec.name == "qkv_split_rope_bwd" and cfg.q_per_kv > 1:
+        two = SumsThenCat(cfg)
+        out.append(("segkit:sums_then_cat", list(two.stages), lambda: two))
     return out
+
+
+def stage_args(run, recs, args):
+    """Each recorded fusion's inputs: the builder's for one fusion; sums_then_cat's stage 1 and 2 inputs for two."""
+    if not isinstance(run, SumsThenCat):
+        return [args]
+    first = run.stage1_args(args)
+    (sums,) = compiled(recs[0]).execute(first)
+    return [first, run.stage2_args(args, sums)]
 
 
 def main():
@@ -48,7 +63,7 @@ def main():
             spec = fusions.get(spec_name)
             cfg, inputs, refs, _ = case_data(spec_name, name, torch.bfloat16)
             args = list(inputs.values())
-            for tag, rec, make in variants(spec, cfg):
+            for tag, recs, make in variants(spec, cfg):
                 if only and tag.removeprefix("segkit:") not in only:
                     continue
                 try:
@@ -65,15 +80,17 @@ def main():
                 rows.append((name, mode, tag, len(ks), us))
                 print(f"RES {name} {mode} {tag} kernels={len(ks)} {us:.1f} us "
                       f"[{', '.join(f'{nvfuser_scheduler(k.name)} {k.us:.1f}' for k in ks)}]", flush=True)
-                if why and len(ks) > 1:
-                    for sched in ("resize", "pointwise", "reduction"):
-                        try:
-                            ok, msg = nvf.schedule.can_schedule(to_nvfuser(rec).fusion,
-                                                                getattr(nvf.SchedulerType, sched), args)
-                        except Exception as e:
-                            ok, msg = "?", f"{type(e).__name__}: {e}"
-                        print(f"WHY {name} {mode} {tag} {sched}: {ok} {' | '.join(msg.strip().splitlines())[:600]}",
-                              flush=True)
+                if why and len(ks) > len(recs):
+                    for i, (rec, rec_args) in enumerate(zip(recs, stage_args(nvfd, recs, args))):
+                        for sched in ("resize", "pointwise", "reduction"):
+                            try:
+                                ok, msg = nvf.schedule.can_schedule(to_nvfuser(rec).fusion,
+                                                                    getattr(nvf.SchedulerType, sched), rec_args)
+                            except Exception as e:
+                                ok, msg = "?", f"{type(e).__name__}: {e}"
+                            where = f" stage {i + 1}" if len(recs) > 1 else ""
+                            print(f"WHY {name} {mode} {tag}{where} {sched}: {ok} "
+                                  f"{' | '.join(msg.strip().splitlines())[:600]}", flush=True)
             for ex in () if segkit_only else ("torch.compile", "thunder"):
                 try:
                     p = rope(cfg, ex, inputs, mode if mode == "backward" else "inference")

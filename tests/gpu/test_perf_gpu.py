@@ -138,3 +138,19 @@ def test_rope_backward_sliced_inputs_is_one_kernel_multi_head(record):
     kernels = _kernels(lambda: nvfd.execute(args))
     record({"test": "rope_bwd_kernels", "config": cfg.name, "formulation": "sliced_inputs", "groups": kernels})
     assert len(kernels) == 1, kernels
+
+
+def test_rope_backward_sums_then_cat_on_nvfuser(record):
+    """Llama-3-70B bs2 (grouped-query) as two fusions written for one kernel each: right against float64, and at
+    most two kernels (issue 21's RoPE backward bar)."""
+    from fusions.rope_bwd_sums_then_cat import SumsThenCat
+
+    spec = fusions.get("qkv_split_rope_bwd")
+    cfg = spec.config("Llama-3-70B_bs2")
+    inputs = spec.make_inputs(cfg, device="cuda")
+    args = list(inputs.values())
+    run = SumsThenCat(cfg)
+    assert all(d.ok for d in compare(spec.reference(inputs, cfg), run.execute(args)))
+    kernels = _kernels(lambda: run.execute(args))
+    record({"test": "rope_bwd_kernels", "config": cfg.name, "formulation": "sums_then_cat", "groups": kernels})
+    assert len(kernels) <= 2, kernels
