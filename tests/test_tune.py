@@ -380,3 +380,17 @@ def test_a_reuse_entry_makes_the_builder_read_x_fewer_times_and_stay_right():
     assert sum(full_size_reductions(reused).values()) < sum(full_size_reductions(plain).values())
     inputs = spec.make_inputs(cfg)
     assert all(d.ok for d in compare(spec.reference(inputs, cfg), run_reference(reused, list(inputs.values()))))
+
+
+def test_tune_offers_the_reuse_pass_on_a_thunder_captured_fp8_region():
+    """A repro script Thunder wrote for its nvFusion region (rowwise, columnwise and tensorwise amax of one x): the
+    search tries the reuse pass on it, and the rewritten fusion passes the interpreter's reference."""
+    from pathlib import Path
+
+    from segkit.tune import tune_script
+    from segkit.tuning import REUSE
+
+    script = Path(__file__).parent / "data" / "thunder" / "fp8_amax_fwd_nvFusion0.py"
+    result = tune_script(str(script), reference=True, log=lambda _: None)
+    (reused,) = [t for t in result.trials if t.candidate.formulation == REUSE]
+    assert reused.ok and reused.note.startswith("max rel err"), reused.note
