@@ -262,11 +262,15 @@ def rows_scheduled(spec_name: str, cfg: NormConfig, chunk: int, tuning: NvTuning
 def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsSchedule]:
     """The schedules ``segkit tune`` tries: chunks giving about 4, 8 and 16 CTAs per SM (and 3, 6, 12 without
     ``quick``), rows in flight, one vector per thread per row or one warp per row. The quick set is what was
-    fastest at 576000 x 384 on an H100 (benchmarks/results/h100-2026-11-24-rows/)."""
+    fastest at 576000 x 384 on an H100 (benchmarks/results/h100-2026-11-24-rows/). One warp per row comes first,
+    at every chunk: it won both norms on both GPUs at 576000 x 384 (chunk 576 on the H100, 288-576 on the H200),
+    and a 40 s search that tried the other shapes first reached one chunk of it only
+    (benchmarks/results/h200-2026-11-25-perf/perf.log)."""
     per_sm = (4, 8, 16) if quick else (3, 4, 6, 8, 12, 16)
     shapes = ((4, 8, None), (2, 8, None), (2, 4, None), (4, 4, 32), (8, 4, 32)) if quick else \
         tuple((r, v, t) for r in (2, 4, 8, 16) for v, t in ((8, None), (4, None), (4, 32), (8, 16), (4, 16)))
-    return fitting(cfg.rows, cfg.hidden, sm_count, per_sm, (2 * sm_count, 16 * sm_count), shapes)
+    found = fitting(cfg.rows, cfg.hidden, sm_count, per_sm, (2 * sm_count, 16 * sm_count), shapes)
+    return sorted(found, key=lambda s: s.tidx is None)  # stable: warp rows first, each kind in its order
 
 
 def fitting(rows: int, hidden: int, sm_count: int, per_sm: Sequence[int], ctas: tuple[int, int],

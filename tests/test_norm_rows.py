@@ -45,6 +45,8 @@ def test_candidates_all_fit_and_cover_warp_rows():
     quick = candidates(cfg, 132)
     assert quick and all(RowsScheduled(cfg, s, False) for s in quick)  # each passes check()
     assert {s.tidx for s in quick} == {None, 32}
+    warp = [s.tidx == 32 for s in quick]
+    assert warp == sorted(warp, reverse=True) and len({s.chunk for s in quick if s.tidx}) >= 2  # warp rows first
     assert all(4 * 132 * 0.7 <= cfg.rows // s.chunk <= 16 * 132 * 1.3 for s in quick)
     assert len(candidates(cfg, 132, quick=False)) > len(quick)
     tiny = fusions.get("rmsnorm_bwd").config("mixorder_576000x384_tiny")
