@@ -35,7 +35,7 @@ from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
-from segkit.tuning import REUSE, ROWS, TILES, NvTuning, TableEntry, chunked_label
+from segkit.tuning import REUSE, ROWS, TILES, NvTuning, TableEntry, TuningTable, chunked_label
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
 
@@ -338,7 +338,8 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
     run_cfg = spec.config(config + "_tiny", dtype) if reference and not config.endswith("_tiny") else cfg
     device, backend = ("cpu", "reference") if reference else ("cuda", "nvfuser")
     sms = torch.cuda.get_device_properties(0).multi_processor_count if not reference else 132
-    fd = spec.build(run_cfg)
+    # the builder as written, not what the table chose on this GPU: the baselines and every rewrite start from it
+    fd = spec.build(run_cfg, table=TuningTable([]))
     inputs = spec.make_inputs(run_cfg, device=device)
     refs = spec.reference(inputs, run_cfg)
     cuts = [p for p in POLICIES if p == "none" or bookend(fd, p).cuts]

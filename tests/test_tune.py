@@ -394,3 +394,28 @@ def test_tune_offers_the_reuse_pass_on_a_thunder_captured_fp8_region():
     result = tune_script(str(script), reference=True, log=lambda _: None)
     (reused,) = [t for t in result.trials if t.candidate.formulation == REUSE]
     assert reused.ok and reused.note.startswith("max rel err"), reused.note
+
+
+def test_the_search_starts_from_the_builder_as_written_not_the_tables_choice(tmp_path, monkeypatch):
+    """With a table that already chose the reuse pass on this GPU, the search still times the builder as written
+    as its baseline and offers the pass as a candidate (else the pass's fusion would be labelled "fused" and a
+    winner written back as "fused" would drop it)."""
+    import fusions.spec
+    from fusions.spec import tuning_table
+    from segkit.reuse import full_size_reductions
+    from segkit.tuning import REUSE
+
+    spec = fusions.get("fp8_amax")
+    TuningTable([spec.entry("4096x4096_tiny", "GPU R", formulation=REUSE)]).save(tmp_path / "t.json")
+    monkeypatch.setenv("SEGKIT_TUNING_TABLE", str(tmp_path / "t.json"))
+    monkeypatch.setattr(fusions.spec, "gpu_model", lambda: "GPU R")
+    tuning_table.cache_clear()
+    try:
+        # the table is in effect: the builder builds the pass's fusion on this GPU
+        assert full_size_reductions(spec.build("4096x4096_tiny")) != \
+            full_size_reductions(spec.build("4096x4096_tiny", table=TuningTable([])))
+        result = tune_spec("fp8_amax", "4096x4096", reference=True, log=lambda _: None)
+    finally:
+        monkeypatch.delenv("SEGKIT_TUNING_TABLE")
+        tuning_table.cache_clear()
+    assert any(t.candidate.formulation == REUSE and t.ok for t in result.trials)
