@@ -35,6 +35,22 @@ def table(fd, t, ndim: int, t_dim: int | None = None):
                             is_broadcast_dim=[d not in (t_dim, ndim - 1) for d in range(ndim)])
 
 
+def half_tables(fd, cos, sin, cfg: RopeConfig, ndim: int, t_dim: int) -> tuple:
+    """(cos_lo, cos_hi, sin_lo, sin_hi): each RoPE half of the tables sliced off its fusion input (a slice of
+    a product is one nvFuser's resize scheduler refuses), fp32, broadcast to rank ``ndim`` with T at ``t_dim``."""
+    rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
+    return tuple(table(fd, axis_slice(fd, t, [cfg.T, rn], 1, lo, hi), ndim, t_dim)
+                 for t in (cos, sin) for lo, hi in ((0, half), (half, rn)))
+
+
+def adjoint_halves(fd, g_lo, g_hi, tables: tuple) -> list:
+    """RoPE's adjoint written per half, from the gradient's halves and ``half_tables``:
+    d_lo = g_lo cos_lo + g_hi sin_hi, d_hi = g_hi cos_hi - g_lo sin_lo."""
+    c_lo, c_hi, s_lo, s_hi = tables
+    return [fd.ops.add(fd.ops.mul(g_lo, c_lo), fd.ops.mul(g_hi, s_hi)),
+            fd.ops.sub(fd.ops.mul(g_hi, c_hi), fd.ops.mul(g_lo, s_lo))]
+
+
 def rotate(fd, a, b, ndim: int):
     """cat((a, b), last dim): the half-rotation (and its transpose) as one op."""
     return fd.ops.cat([a, b], dim=ndim - 1)

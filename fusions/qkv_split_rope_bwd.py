@@ -99,23 +99,18 @@ def _define_grads(fd, cfg: RopeConfig):
 def define_sliced_inputs(fd, cfg: RopeConfig) -> None:
     """Every slice taken of a fusion input, no rotation cat: each gradient's RoPE halves are sliced off its
     (B, n_head, T, hs) input, cast, reshaped and permuted to the output's (B, T, G, Q, .) layout, and RoPE's
-    adjoint is written per half, d_lo = g_lo cos_lo + g_hi sin_hi and d_hi = g_hi cos_hi - g_lo sin_lo, its
-    pieces concatenated straight into the output (multi-head: one cat for q, k and v; grouped-query: one per
-    gradient, then one over the heads, after the grouped-query sums of dk and dv in the input layout)."""
-    B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
-    f32 = dt(fd, "Float")
-    dq, dk, dv, cos, sin = _define_grads(fd, cfg)
-    if Q > 1:  # (B, G, T, H) fp32
-        dk, dv = (fd.ops.sum(fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]), dims=[2],
-                             dtype=f32) for g in (dk, dv))
-    _sliced_rope_output(fd, cfg, dq, dk, dv, cos, sin, G if Q > 1 else cfg.n_head)
-
-
-def _sliced_rope_output(fd, cfg: RopeConfig, dq, dk, dv, cos, sin, kv_heads: int) -> None:
-    """The output of ``define_sliced_inputs`` from dq (B, n_head, T, hs) and dk, dv of ``kv_heads`` heads."""
+    adjoint is written per half (``_rope.adjoint_halves``), its pieces concatenated straight into the output
+    (multi-head: one cat for q, k and v; grouped-query: one per gradient, then one over the heads, after the
+    grouped-query sums of dk and dv in the input layout)."""
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
     rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
+    dq, dk, dv, cos, sin = _define_grads(fd, cfg)
+    kv_heads = cfg.n_head
+    if Q > 1:  # (B, G, T, H) fp32
+        dk, dv = (fd.ops.sum(fd.ops.reshape(fd.ops.cast(g, dtype=f32), new_shape=[B, G, Q, T, H]), dims=[2],
+                             dtype=f32) for g in (dk, dv))
+        kv_heads = G
 
     def cols(t, heads: int, lo: int, hi: int):
         """t[..., lo:hi] of a (B, heads, T, H) tensor, in fp32 and the output layout (B, T, G, heads / G, hi - lo)."""
@@ -123,15 +118,10 @@ def _sliced_rope_output(fd, cfg: RopeConfig, dq, dk, dv, cos, sin, kv_heads: int
         t = fd.ops.reshape(fd.ops.cast(t, dtype=f32), new_shape=[B, G, heads // G, T, hi - lo])
         return fd.ops.permute(t, dims=[0, 3, 1, 2, 4])
 
-    def table(t, lo: int, hi: int):
-        return R.table(fd, R.axis_slice(fd, t, [T, H], 1, lo, hi), 5, 1)
-
-    c_lo, c_hi, s_lo, s_hi = (table(t, lo, hi) for t in (cos, sin) for lo, hi in ((0, half), (half, rn)))
+    tables = R.half_tables(fd, cos, sin, cfg, 5, 1)
 
     def pieces(g, heads: int) -> list:
-        g_lo, g_hi = cols(g, heads, 0, half), cols(g, heads, half, rn)
-        out = [fd.ops.add(fd.ops.mul(g_lo, c_lo), fd.ops.mul(g_hi, s_hi)),
-               fd.ops.sub(fd.ops.mul(g_hi, c_hi), fd.ops.mul(g_lo, s_lo))]
+        out = R.adjoint_halves(fd, cols(g, heads, 0, half), cols(g, heads, half, rn), tables)
         return [fd.ops.cast(p, dtype=io) for p in out + ([cols(g, heads, rn, H)] if rn < H else [])]
 
     parts = [pieces(dq, cfg.n_head), pieces(dk, kv_heads), [fd.ops.cast(cols(dv, kv_heads, 0, H), dtype=io)]]

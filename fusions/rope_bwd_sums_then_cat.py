@@ -49,8 +49,8 @@ def define_summed_kv(fd, cfg: RopeConfig) -> None:
 
 def define_cat_of_heads(fd, cfg: RopeConfig) -> None:
     """Stage 2: from dq's q_per_kv slot views (B, G, T, hs) and the summed dk, dv (B, G, T, hs) fp32, RoPE's adjoint
-    per half (d_lo = g_lo cos_lo + g_hi sin_hi, d_hi = g_hi cos_hi - g_lo sin_lo), every piece permuted to
-    (B, T, G, .) and concatenated once along the last axis."""
+    per half (``_rope.adjoint_halves``), every piece permuted to (B, T, G, .) and concatenated once along the last
+    axis."""
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
     rn, half = cfg.rope_n_elem, cfg.rope_n_elem // 2
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
@@ -66,16 +66,10 @@ def define_cat_of_heads(fd, cfg: RopeConfig) -> None:
         g = R.axis_slice(fd, g, [B, G, T, H], 3, lo, hi) if (lo, hi) != (0, H) else g
         return fd.ops.permute(fd.ops.cast(g, dtype=f32), dims=[0, 2, 1, 3])
 
-    def table(t, lo: int, hi: int):  # (T, hi - lo) broadcast over B and G only: never over the cat's axis
-        return R.table(fd, R.axis_slice(fd, t, [T, rn], 1, lo, hi), 4, 1)
-
-    c_lo, c_hi, s_lo, s_hi = (table(t, lo, hi) for t in (cos, sin) for lo, hi in ((0, half), (half, rn)))
+    tables = R.half_tables(fd, cos, sin, cfg, 4, 1)  # broadcast over B and G only: never over the cat's axis
 
     def roped(g) -> list:
-        g_lo, g_hi = cols(g, 0, half), cols(g, half, rn)
-        out = [fd.ops.add(fd.ops.mul(g_lo, c_lo), fd.ops.mul(g_hi, s_hi)),
-               fd.ops.sub(fd.ops.mul(g_hi, c_hi), fd.ops.mul(g_lo, s_lo))]
-        return out + ([cols(g, rn, H)] if rn < H else [])
+        return R.adjoint_halves(fd, cols(g, 0, half), cols(g, half, rn), tables) + ([cols(g, rn, H)] if rn < H else [])
 
     pieces = [p for g in (*q_slots, dk) for p in roped(g)] + [cols(dv, 0, H)]
     d = fd.ops.cat([fd.ops.cast(p, dtype=io) for p in pieces], dim=3)  # (B, T, G, (Q + 2) hs)
