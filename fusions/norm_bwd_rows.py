@@ -265,8 +265,10 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsS
     fastest at 576000 x 384 on an H100 (benchmarks/results/h100-2026-11-24-rows/). One warp per row comes first,
     at every chunk: it won both norms on both GPUs at 576000 x 384 (chunk 576 on the H100, 288-576 on the H200),
     and a 40 s search that tried the other shapes first reached one chunk of it only
-    (benchmarks/results/h200-2026-11-25-perf/perf.log)."""
-    per_sm = (4, 8, 16) if quick else (3, 4, 6, 8, 12, 16)
+    (benchmarks/results/h200-2026-11-25-perf/perf.log). Six CTAs per SM is in the quick set since the H100's
+    layer norm winner there (chunk 720: 484.0 us, and 483.7 against torch.compile's 507.6 in the benchmark after;
+    benchmarks/results/h100-2026-11-26/) came from the full set only."""
+    per_sm = (4, 6, 8, 16) if quick else (3, 4, 6, 8, 12, 16)
     shapes = ((4, 8, None), (2, 8, None), (2, 4, None), (4, 4, 32), (8, 4, 32)) if quick else \
         tuple((r, v, t) for r in (2, 4, 8, 16) for v, t in ((8, None), (4, None), (4, 32), (8, 16), (4, 16)))
     found = fitting(cfg.rows, cfg.hidden, sm_count, per_sm, (2 * sm_count, 16 * sm_count), shapes)

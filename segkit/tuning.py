@@ -58,8 +58,7 @@ class NvTuning:
     rows_per_block: int | None = None
     split: tuple[tuple[int, ...], ...] = ()
     persistent_batch: int | None = None  # register-persistent batch per thread (same elements per block row)
-    threads_per_row: int | None = None  # the hand-written "rows" and "tiles" schedules only (fusions/norm_bwd_rows.py,
-    # fusions/fp8_amax_tiles.py: 1 there puts one thread on each row segment)
+    threads_per_row: int | None = None  # the hand-written "rows" schedule only (fusions/norm_bwd_rows.py)
     tile_width: int | None = None  # the hand-written "tiles" schedule only (fusions/fp8_amax_tiles.py): columns per CTA
     unroll: int | None = None  # "tiles" only: loop steps whose loads each thread issues at once
 
@@ -72,9 +71,8 @@ class NvTuning:
         if self.rows_per_block is not None and self.scheduler not in ("inner_persistent", *HAND_WRITTEN):
             raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
-        if self.threads_per_row is not None and self.scheduler not in HAND_WRITTEN:
-            raise ValueError(f"NvTuning: threads_per_row applies to the {ROWS!r} and {TILES!r} schedules, not "
-                             f"{self.scheduler}")
+        if self.threads_per_row is not None and self.scheduler != ROWS:
+            raise ValueError(f"NvTuning: threads_per_row applies to the {ROWS!r} schedule, not {self.scheduler}")
         for name in ("tile_width", "unroll"):
             if getattr(self, name) is not None and self.scheduler != TILES:
                 raise ValueError(f"NvTuning: {name} applies to the {TILES!r} schedule, not {self.scheduler}")
