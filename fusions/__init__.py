@@ -39,8 +39,9 @@ def get(name: str) -> FusionSpec:
 
 
 # formulations of two fusions: per-chunk partials, then their reduction (the norm backward's two-stage and rows,
-# the fp8 amax's tiles), or the grouped-query RoPE backward's sums, then RoPE's adjoint of them in one cat
-STAGED = ("two_stage", "rows", "tiles", "sums_then_cat")
+# the fp8 amax's tiles, in floats or in bf16 bits), or the grouped-query RoPE backward's sums, then RoPE's
+# adjoint of them in one cat
+STAGED = ("two_stage", "rows", "tiles", "bit_tiles", "sums_then_cat")
 
 
 def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, bookend: str = "none"):
@@ -50,10 +51,10 @@ def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, booke
         from fusions.norm_bwd_rows import rows_scheduled
 
         return rows_scheduled(spec_name, cfg, chunk, tuning)
-    if formulation == "tiles":
+    if formulation in ("tiles", "bit_tiles"):
         from fusions.fp8_amax_tiles import amax_tiles
 
-        return amax_tiles(spec_name, cfg, chunk, tuning)
+        return amax_tiles(spec_name, cfg, chunk, tuning, formulation)
     if formulation == "sums_then_cat":
         from fusions.rope_bwd_sums_then_cat import sums_then_cat
 

@@ -60,7 +60,7 @@ internal assert (compiled_kernel.cpp:187) at every schedule tried.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import torch
@@ -213,11 +213,90 @@ class AmaxTiles(AmaxStaged):
         return [by_name[n] for n in self.cfg.amaxes]
 
 
-def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | None) -> AmaxTiles:
-    """The tiles formulation of ``spec_name`` ("fp8_amax") as the tuning table keeps it."""
+def _i32(fd, value: int):
+    return fd.define_scalar(value, dtype=dt(fd, "Int32"))
+
+
+def define_bits_stage1(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
+    """Stage 1 on x's bits: x viewed as int32 pairs of bf16, (P, chunk, Q, W / 2); outputs row_part (P, chunk, Q)
+    and the column partials of the even (low half) and the odd (high half) columns, (P, Q, W / 2) each:
+
+        lo = v & 0x7FFF      hi = (v >> 16) & 0x7FFF      row_part = max_w max(lo, hi)      col_lo, col_hi = max_r"""
+    P, Q, W2 = cfg.lead // s.chunk, cfg.cols // s.width, s.width // 2
+    v = fd.define_tensor(shape=[P, s.chunk, Q, W2], contiguity=[True] * 4, dtype=dt(fd, "Int32"))
+    mask = _i32(fd, 0x7FFF)
+    lo = fd.ops.bitwise_and(v, mask)
+    hi = fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, _i32(fd, 16)), mask)
+    if "row" in cfg.amaxes:
+        fd.add_output(fd.ops.max(fd.ops.maximum(lo, hi), dims=[3]))
+    fd.add_output(fd.ops.max(lo, dims=[1]))
+    fd.add_output(fd.ops.max(hi, dims=[1]))
+
+
+def define_bits_stage2(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
+    """The rest in integers; each amax leaves as the bits of its fp32 value (bf16 bits << 16) for a host view, the
+    column amax as (cols / 2, 2): the even and odd columns' maxima side by side, selected by an iota."""
+    P, Q, C2 = cfg.lead // s.chunk, cfg.cols // s.width, cfg.cols // 2
+    i32, c16 = dt(fd, "Int32"), _i32(fd, 16)
+    if "row" in cfg.amaxes:
+        part = fd.define_tensor(shape=[cfg.lead, Q], contiguity=[True, True], dtype=i32)
+        fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(part, dims=[1]), c16))
+    lo, hi = (fd.ops.max(fd.define_tensor(shape=[P, C2], contiguity=[True, True], dtype=i32), dims=[0]) for _ in "lh")
+    if "col" in cfg.amaxes:
+        odd = fd.ops.broadcast_in_dim(fd.ops.iota(2, dtype=i32), shape=[C2, 2], broadcast_dims=[1])
+        both = fd.ops.where(fd.ops.eq(odd, _i32(fd, 0)), fd.ops.broadcast_in_dim(lo, shape=[C2, 2], broadcast_dims=[0]),
+                            fd.ops.broadcast_in_dim(hi, shape=[C2, 2], broadcast_dims=[0]))
+        fd.add_output(fd.ops.bitwise_left_shift(both, c16))
+    if "all" in cfg.amaxes:
+        fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[0]), c16))
+
+
+@dataclass
+class AmaxBitTiles(AmaxTiles):
+    """The tiles on x's bits (bf16 only): the loop nest of ``schedule_tiles`` over int32 pairs of bf16, vectors of
+    vec / 2 of them. The bits of |v| are v & 0x7FFF, and as integers they order as the values do (a NaN above
+    inf), so abs and max become integer ops: no conversion to fp32, no NaN test in each max; and the bits of
+    a bf16's fp32 value are its own << 16, so the amaxes leave as int32 and are viewed as float32."""
+
+    formulation: ClassVar[str] = "bit_tiles"
+    defines: ClassVar[tuple[Callable, Callable]] = (define_bits_stage1, define_bits_stage2)
+
+    def __post_init__(self) -> None:
+        if self.cfg.dtype != torch.bfloat16:
+            raise SegkitError(f"the {self.formulation} formulation of fp8_amax reads bf16 bits; {self.cfg.name} is "
+                              f"{self.cfg.dtype} (the tiles formulation reads any float)")
+        super().__post_init__()
+        if self.schedule.vec % 2:
+            raise SegkitError(f"{self.formulation}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
+
+    def schedule_first(self, nvfd: Any) -> None:
+        schedule_tiles(nvfd, replace(self.schedule, width=self.schedule.width // 2, vec=self.schedule.vec // 2))
+
+    def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        s, c = self.schedule, self.cfg
+        return [inputs[0].view(torch.int32).view(c.lead // s.chunk, s.chunk, c.cols // s.width, s.width // 2)]
+
+    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
+        """row_part (rows, Q), col_lo and col_hi (P, cols / 2): views, no copies."""
+        c = self.cfg
+        cols = [t.reshape(t.shape[0], c.cols // 2) for t in first[-2:]]
+        return ([first[0].reshape(c.lead, c.cols // self.schedule.width)] if "row" in c.amaxes else []) + cols
+
+    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
+        """Stage 2's int32 bits viewed as the float32 amaxes, in ``cfg.amaxes`` order."""
+        names = [n for n in ("row", "col", "all") if n in self.cfg.amaxes]
+        by_name = {n: t.view(torch.float32) for n, t in zip(names, second)}
+        shapes = {"row": inputs[0].shape[:-1], "col": (self.cfg.cols,), "all": ()}
+        return [by_name[n].reshape(shapes[n]) for n in self.cfg.amaxes]
+
+
+def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | None,
+               formulation: str = "tiles") -> AmaxTiles:
+    """The tiles formulation (or "bit_tiles") of ``spec_name`` ("fp8_amax") as the tuning table keeps it."""
     if spec_name != "fp8_amax":
-        raise SegkitError(f"the tiles formulation is for fp8_amax, not {spec_name}")
-    return AmaxTiles(cfg, TileSchedule.from_tuning(chunk, tuning))
+        raise SegkitError(f"the {formulation} formulation is for fp8_amax, not {spec_name}")
+    kind = AmaxBitTiles if formulation == AmaxBitTiles.formulation else AmaxTiles
+    return kind(cfg, TileSchedule.from_tuning(chunk, tuning))
 
 
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:

@@ -105,10 +105,14 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
     two_stage: list[Candidate] = []
     late_rows: list[Candidate] = []  # the rows schedule where it is least promising
     if spec_name == "fp8_amax" and "col" in cfg.amaxes:  # x read once in tiles: first, it beat reading x twice
+        from fusions.fp8_amax_tiles import AmaxBitTiles
         from fusions.fp8_amax_tiles import candidates as tile_candidates
 
         tiles = tile_candidates(cfg, sm_count)
-        out += [Candidate(TILES, t.chunk, t.tuning()) for t in (tiles[:QUICK_TILES] if quick else tiles)]
+        # bf16: the tiles on x's bits, faster than the same tile in floats at each of 60 schedules x shapes
+        # measured (H100, benchmarks/results/h100-2026-11-26/bits.log)
+        form = AmaxBitTiles.formulation if cfg.dtype == torch.bfloat16 else TILES
+        out += [Candidate(form, t.chunk, t.tuning()) for t in (tiles[:QUICK_TILES] if quick else tiles)]
     if spec_name == "qkv_split_rope_bwd" and cfg.q_per_kv > 1:  # two fusions: the sums, then one last-axis cat
         out.append(Candidate("sums_then_cat"))
     if spec_name in NORM_BWD:

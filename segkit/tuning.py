@@ -230,8 +230,8 @@ def tuning_from_dict(d: dict | None) -> NvTuning | None:
 
 
 def chunked_label(formulation: str, chunk: int | None) -> str | None:
-    """"two-stage chunk N" / "rows chunk N" / "tiles chunk N" for the per-chunk formulations, else None."""
-    names = {"two_stage": "two-stage", ROWS: "rows", TILES: "tiles"}
+    """"two-stage chunk N" / "rows chunk N" / "(bit) tiles chunk N" for the per-chunk formulations, else None."""
+    names = {"two_stage": "two-stage", ROWS: "rows", TILES: "tiles", "bit_tiles": "bit tiles"}
     return f"{names[formulation]} chunk {chunk}" if formulation in names else None
 
 
@@ -244,7 +244,8 @@ class TableEntry:
     spec: str
     config: str  # the config's name, for people
     signature: str  # what a config is matched by: its sizes and dtype (fusions.spec.signature), not its name
-    formulation: str = "fused"  # or "two_stage" / "rows" (norm backward) / "tiles" (fp8 amax): partials, then a reduction
+    formulation: str = "fused"  # or "two_stage" / "rows" (norm backward) / "tiles", "bit_tiles" (fp8 amax): partials,
+    #                             then a reduction
     chunk: int | None = None
     tuning: NvTuning | None = None
     bookend: str = "none"

@@ -1,5 +1,5 @@
-"""The tiled one-read fp8 amax (fusions/fp8_amax_tiles.py) on the reference interpreter: both stages as recorded,
-with the host views between them, against the spec's float64 reference."""
+"""The tiled one-read fp8 amax (fusions/fp8_amax_tiles.py), in floats and on bf16 bits, on the reference
+interpreter: both stages as recorded, with the host views between them, against the spec's float64 reference."""
 
 from dataclasses import replace
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import fusions
-from fusions.fp8_amax_tiles import AmaxTiles, TileSchedule, candidates
+from fusions.fp8_amax_tiles import AmaxBitTiles, AmaxTiles, TileSchedule, candidates
 from segkit.compare import compare
 from segkit.errors import SegkitError
 
@@ -21,13 +21,39 @@ SPEC = fusions.get("fp8_amax")
     ("seed_12x34x56_tiny", ("row", "col", "all"), TileSchedule(34, 28, rows=2, vec=4)),  # 3-D x, batch folded
     ("4096x4096_tiny", ("row", "col", "all"), TileSchedule(24, 16, rows=2, vec=8, unroll=4)),
 ])
-def test_tiles_match_the_float64_reference(config, amaxes, schedule):
+@pytest.mark.parametrize("kind", [AmaxTiles, AmaxBitTiles])
+def test_tiles_match_the_float64_reference(config, amaxes, schedule, kind):
     cfg = replace(SPEC.config(config), amaxes=amaxes)
     inputs = SPEC.make_inputs(cfg)
     refs = SPEC.reference(inputs, cfg)
-    outs = AmaxTiles(cfg, schedule).run(list(inputs.values()))
+    outs = kind(cfg, schedule).run(list(inputs.values()))
     assert [tuple(o.shape) for o in outs] == [tuple(r.shape) for r in refs]
-    assert all(d.ok for d in compare(refs, outs)), compare(refs, outs)
+    assert all(o.dtype == torch.float32 for o in outs)
+    assert all(torch.equal(o.double(), r) for o, r in zip(outs, refs)), compare(refs, outs)  # max is exact
+
+
+def test_bit_tiles_keep_nan_infinities_signed_zeros_and_subnormals():
+    """The integer order of |bf16| bits is the order of the values with a NaN above inf: each amax is what
+    torch's is, NaN where the row or column holds one, a -inf's amax inf, -0.0 as 0, a subnormal itself."""
+    cfg = replace(SPEC.config("4096x4096_tiny"), amaxes=("row", "col", "all"))
+    x = torch.full((cfg.rows, cfg.cols), -0.0, dtype=torch.bfloat16)
+    tiny = torch.tensor(2.0 ** -133, dtype=torch.bfloat16)  # bf16's smallest subnormal
+    x[0, 5], x[1, 7], x[2, 9], x[3, 11] = float("nan"), -float("inf"), -tiny, -3.0e38
+    x[4:, 20] = float("-nan")  # a NaN with the sign bit set
+    got = AmaxBitTiles(cfg, TileSchedule(8, 16, rows=2, vec=4)).run([x])
+    want = [x.double().abs().amax(dim=1), x.double().abs().amax(dim=0), x.double().abs().max()]
+    for g, w in zip(got, want):
+        assert torch.equal(g.isnan(), w.isnan()) and torch.equal(g.double()[~w.isnan()], w[~w.isnan()])
+    row, col, every = got
+    assert row[1] == float("inf") and row[2] == 2.0 ** -133 and row[0].isnan() and row[5].isnan()
+    assert col[0] == 0.0 and not col[0].signbit() and every.isnan()
+
+
+def test_bit_tiles_read_bf16_only():
+    with pytest.raises(SegkitError, match="reads bf16 bits; 4096x4096 is torch.float16"):
+        AmaxBitTiles(replace(SPEC.config("4096x4096"), dtype=torch.float16), TileSchedule(32, 256))
+    with pytest.raises(SegkitError, match="vec 1 must be even"):
+        AmaxBitTiles(SPEC.config("4096x4096"), TileSchedule(32, 32, rows=2, vec=1))
 
 
 def test_a_row_maximum_in_one_tile_only_reaches_the_row_amax():
@@ -91,6 +117,28 @@ def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
         TunedFusion(SPEC.build(cfg), sched.tuning())
 
 
+def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
+    from fusions import staged
+    from segkit.tune import space
+    from segkit.tuning import TableEntry, TuningTable
+    from thunder_exec.runtime import staged_for
+
+    forms = {dtype: {c.formulation for c in space("fp8_amax", replace(SPEC.config("4096x4096"), dtype=dtype), None)}
+             for dtype in (torch.bfloat16, torch.float16)}
+    assert "bit_tiles" in forms[torch.bfloat16] and "tiles" not in forms[torch.bfloat16]
+    assert "tiles" in forms[torch.float16] and "bit_tiles" not in forms[torch.float16]
+    cfg = SPEC.config("4096x4096_tiny")
+    sched = TileSchedule(16, 80, rows=4, vec=8, unroll=2)
+    entry = TableEntry.from_dict(SPEC.entry(cfg, "GPU X", formulation="bit_tiles", chunk=16,
+                                            tuning=sched.tuning()).to_dict())
+    run = staged_for("fp8_amax", cfg, "GPU X", TuningTable([entry]))
+    assert isinstance(run, AmaxBitTiles) and run.schedule == sched and "bit tiles chunk 16" in entry.describe()
+    inputs = SPEC.make_inputs(cfg)
+    assert all(d.ok for d in compare(SPEC.reference(inputs, cfg), run.run(list(inputs.values()))))
+    with pytest.raises(SegkitError, match="bit_tiles formulation is for fp8_amax, not rmsnorm_bwd"):
+        staged("rmsnorm_bwd", cfg, "bit_tiles", 16, sched.tuning())
+
+
 def test_tuning_fields_of_the_tiles_schedule_need_it():
     from segkit.tuning import NvTuning
 
@@ -103,11 +151,11 @@ def test_tuning_fields_of_the_tiles_schedule_need_it():
 def test_tune_offers_tiles_first_where_there_is_a_column_amax():
     from segkit.tune import QUICK_TILES, space
 
-    cfg = SPEC.config("16384x8192")
+    cfg = SPEC.config("16384x8192")  # bf16: the tiles on its bits
     cands = space("fp8_amax", cfg, None, 132)
-    assert [c.formulation for c in cands[1:1 + QUICK_TILES]] == ["tiles"] * QUICK_TILES  # after nvFuser's defaults
+    assert [c.formulation for c in cands[1:1 + QUICK_TILES]] == ["bit_tiles"] * QUICK_TILES  # after nvFuser's defaults
     assert cands[1].tuning == candidates(cfg, 132)[0].tuning()
-    assert len([c for c in space("fp8_amax", cfg, None, 132, quick=False) if c.formulation == "tiles"]) == \
+    assert len([c for c in space("fp8_amax", cfg, None, 132, quick=False) if c.formulation == "bit_tiles"]) == \
         len(candidates(cfg, 132))
     no_col = replace(cfg, amaxes=("row", "all"))
-    assert not any(c.formulation == "tiles" for c in space("fp8_amax", no_col, None, 132))
+    assert not any(c.formulation.endswith("tiles") for c in space("fp8_amax", no_col, None, 132))

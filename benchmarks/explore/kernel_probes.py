@@ -8,7 +8,8 @@ behind benchmarks/results/h100-2026-11-26/ and h200-2026-11-26/.
 
 ``tiles`` and ``rope_stage2`` run their fusion twice and time nothing (ncu and CUPTI do not share a process);
 ``tiles_grid`` checks each schedule against the float64 reference before timing it. ``--bf16`` adds the stage-1
-reductions written in bf16 (abs and max are exact there; each partial cast to fp32 once).
+reductions written in bf16 (abs and max are exact there; each partial cast to fp32 once); ``--bits`` the tiles
+on bf16 bits (``fp8_amax_tiles.AmaxBitTiles``).
 """
 import sys
 
@@ -60,7 +61,7 @@ def rope_stage2(config: str) -> None:
 
 
 def tiles_grid(*argv: str) -> None:
-    kinds = (FT.AmaxTiles, Bf16Tiles) if "--bf16" in argv else (FT.AmaxTiles,)
+    kinds = (FT.AmaxTiles,) + ((Bf16Tiles,) if "--bf16" in argv else ()) + ((FT.AmaxBitTiles,) if "--bits" in argv else ())
     for shape in (a for a in argv if not a.startswith("--")):
         cfg = AMAX.config(shape)
         x = AMAX.make_inputs(cfg, device="cuda")["x"]

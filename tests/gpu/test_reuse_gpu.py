@@ -55,15 +55,17 @@ def test_fp8_variants_are_exact_on_nvfuser(record, shape, variant):
 
 @pytest.mark.parametrize("shape, amaxes", [("4096x4096", ("row", "col", "all")), ("seed_12x34x56", ("col", "row"))])
 @pytest.mark.parametrize("unroll", [1, 2])
-def test_fp8_tiles_are_exact_and_deterministic_on_nvfuser(shape, amaxes, unroll):
-    """The hand-scheduled one-read amax (fusions/fp8_amax_tiles.py): max is exact, so bit-equal to float64."""
-    from fusions.fp8_amax_tiles import AmaxTiles, TileSchedule
+@pytest.mark.parametrize("bits", [False, True])
+def test_fp8_tiles_are_exact_and_deterministic_on_nvfuser(shape, amaxes, unroll, bits):
+    """The hand-scheduled one-read amax (fusions/fp8_amax_tiles.py), in floats and on bf16 bits: max is exact, so
+    bit-equal to float64."""
+    from fusions.fp8_amax_tiles import AmaxBitTiles, AmaxTiles, TileSchedule
 
     cfg = replace(SPEC.config(shape), amaxes=amaxes)
     sched = TileSchedule(64, 256, rows=8, unroll=unroll) if shape == "4096x4096" else \
         TileSchedule(12, 56, rows=2, vec=4, unroll=unroll)  # (408, 56): one tile across, 14 threads per row
     inp = SPEC.make_inputs(cfg, device="cuda")
-    run = AmaxTiles(cfg, sched)
+    run = (AmaxBitTiles if bits else AmaxTiles)(cfg, sched)
     first = run.execute([inp["x"]])
     assert _exact(first, SPEC.reference(inp, cfg))
     assert all(torch.equal(a, b) for a, b in zip(first, run.execute([inp["x"]])))
