@@ -301,11 +301,13 @@ def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | N
 
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
     """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment; whole rows where x is narrower),
-    1-8 rows per step (at most 512 threads), 1, 2 or 4 steps unrolled, chunks giving about 16, 8, 32, 4 and 2
+    1-8 rows per step (at most 512 threads), 1, 2 or 4 steps unrolled, chunks giving about 16, 8, 32, 64, 4 and 2
     CTAs per SM. Likeliest first, so a search cut short has tried them: on an H100 (2026-11-25,
     benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log) the fastest at each of
     the three fp8 shapes was 256 columns, 4 rows per step, unroll 4, vec 8, 14-16 CTAs per SM; time grew with the
-    steps per CTA (each step waits for its loads before it reduces)."""
+    steps per CTA (each step waits for its loads before it reduces). About 64 CTAs per SM is tried too: on bf16
+    bits at 8192 x 28672 chunk 128 (54 per SM) measured 205.2 us against the tune's chunk 256's 213.1 (H100,
+    benchmarks/results/h100-2026-11-26/bits.log)."""
     out = []
     for vec in (8, 4):
         widths = [w for w in (256, 512, 1024) if cfg.cols % w == 0 and 32 <= w // vec <= 256]
@@ -318,7 +320,7 @@ def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
                         continue
                     q = cfg.cols // width
                     fits = [c for c in divisors(cfg.lead) if c % (rows * unroll) == 0]
-                    for per_sm in (16, 8, 32, 4, 2) if fits else ():
+                    for per_sm in (16, 8, 32, 64, 4, 2) if fits else ():
                         chunk = min(fits, key=lambda c: abs(cfg.lead // c * q - per_sm * sm_count))
                         s = TileSchedule(chunk, width, rows, vec, unroll)
                         if s not in out:
