@@ -42,14 +42,23 @@ row's 512 contiguous bytes. On an H200 (2026-11-26, benchmarks/results/h200-2026
 columnwise + tensorwise) the best of those tried took 90.0 us at 4096 x 4096, 669.2 at 16384 x 8192 and 750.1
 at 8192 x 28672: 2.7-4.4x the tiles above, all exact.
 
-``segkit tune fp8_amax:SHAPE`` searches these schedules (the formulation "tiles" of the tuning table, after
-nvFuser's defaults); a table entry for the GPU makes the benchmarks' ``segkit`` run it
-(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``). The tune also offers the reuse pass (segkit.tune.rewrites). On the
-H200 it chose the pass at all three shapes; on the H100 (2026-11-26, benchmarks/results/h100-2026-11-26/) the
-pass at 4096 x 4096 (31.2 us) and these tiles at the two large shapes (164.4 and 279.3 us, 256 columns, 4 rows
-per step, unroll 4). Both are in fusions/tunings.json.
+On bf16, the same loop nest over x's bits (``AmaxBitTiles``, the formulation "bit_tiles") is faster at every
+schedule measured: abs and max become integer ops, with no conversion to fp32 (the float tiles' kernel was
+issue-bound rather than memory-bound, below). H100, 2026-11-26,
+benchmarks/results/h100-2026-11-26/ (tuned, then the fp8 suite):
 
-Where the tiles' time goes (ncu on the H100, 8192 x 28672, chunk 256, ``ncu_tiles.txt`` there): 43% of DRAM
+    shape          bit tiles          torch.compile + seed's reuse pass   floor
+    4096 x 4096    28.1 us, 6 k       32.7 us                             40%
+    16384 x 8192   120.7 us, 6 k      179.9 us                            74%
+    8192 x 28672   211.8 us, 7 k      321.7 us                            74%
+
+``segkit tune fp8_amax:SHAPE`` searches these schedules (the formulation "bit_tiles" for bf16, "tiles" otherwise,
+after nvFuser's defaults); a table entry for the GPU makes the benchmarks' ``segkit`` run it
+(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``). The tune also offers the reuse pass (segkit.tune.rewrites). On the
+H200 (float tiles only then) it chose the pass at all three shapes; on the H100 the bit tiles at all three.
+Both are in fusions/tunings.json.
+
+Where the float tiles' time went (ncu on the H100, 8192 x 28672, chunk 256, ``ncu_tiles.txt`` there): 43% of DRAM
 throughput against 72% of SM throughput; 55 registers a thread hold a CTA of 128 threads to 9 per SM (50%
 achieved occupancy), and the 3584 CTAs are 3.02 waves. Outside the tune's chunks, 2 rows per step, unroll 4,
 chunk 64 measured 266.6 us there and 162.3 at 16384 x 8192 (``tiles2.log``), 2-5% better. The reductions
@@ -255,7 +264,8 @@ def define_bits_stage2(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
 class AmaxBitTiles(AmaxTiles):
     """The tiles on x's bits (bf16 only): the loop nest of ``schedule_tiles`` over int32 pairs of bf16, vectors of
     vec / 2 of them. The bits of |v| are v & 0x7FFF, and as integers they order as the values do (a NaN above
-    inf), so abs and max become integer ops: no conversion to fp32, no NaN test in each max; and the bits of
+    inf), so abs and max become integer ops: no conversion to fp32, and no NaN test in each max (nvFuser's float
+    max, runtime/helpers.cu, is ``a != a ? a : (a > b ? a : b)``; its abs a compare and a select); and the bits of
     a bf16's fp32 value are its own << 16, so the amaxes leave as int32 and are viewed as float32."""
 
     formulation: ClassVar[str] = "bit_tiles"
