@@ -72,6 +72,24 @@ class AmaxStaged(HandStaged):
     def hidden(self) -> int:
         return self.cfg.cols
 
+    def x_viewed(self, x: torch.Tensor, shape: Sequence[int], dtype: torch.dtype | None = None) -> torch.Tensor:
+        """x as stage 1 reads it, a view (no copy): an error naming what differs where x is not the config's
+        contiguous x (a view of another shape or stride, or, for a view as ``dtype``, not aligned to it)."""
+        c = self.cfg
+        problem = None
+        if tuple(x.shape) != tuple(c.shape):
+            problem = f"shape {tuple(x.shape)}, not {tuple(c.shape)}"
+        elif x.dtype != c.dtype:
+            problem = f"dtype {x.dtype}, not {c.dtype}"
+        elif not x.is_contiguous():
+            problem = f"strides {x.stride()}: not contiguous"
+        elif dtype is not None and x.storage_offset() * x.dtype.itemsize % dtype.itemsize:
+            problem = f"storage offset {x.storage_offset()}: not aligned to {dtype}"
+        if problem:
+            raise SegkitError(f"the {self.formulation} formulation of fp8_amax ({c.name}) reads x as a view; x has "
+                              f"{problem}")
+        return (x.view(dtype) if dtype is not None else x).view(*shape)
+
     def recorded(self) -> tuple[Any, Any]:
         built = []
         for define in self.defines:
@@ -90,7 +108,7 @@ class AmaxRows(AmaxStaged):
     defines: ClassVar[tuple[Callable, Callable]] = (define_stage1, define_stage2)
 
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        return [inputs[0].view(self.cfg.lead // self.schedule.chunk, self.schedule.chunk, self.cfg.cols)]
+        return [self.x_viewed(inputs[0], (self.cfg.lead // self.schedule.chunk, self.schedule.chunk, self.cfg.cols))]
 
     def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
         return [first[-1]]

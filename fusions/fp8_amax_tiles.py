@@ -204,7 +204,7 @@ class AmaxTiles(AmaxStaged):
 
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         s = self.schedule
-        return [inputs[0].view(self.cfg.lead // s.chunk, s.chunk, self.cfg.cols // s.width, s.width)]
+        return [self.x_viewed(inputs[0], (self.cfg.lead // s.chunk, s.chunk, self.cfg.cols // s.width, s.width))]
 
     def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
         """The partials as stage 2 takes them: row_part (rows, Q), col_part (P, cols); views, no copies."""
@@ -284,7 +284,7 @@ class AmaxBitTiles(AmaxTiles):
 
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         s, c = self.schedule, self.cfg
-        return [inputs[0].view(torch.int32).view(c.lead // s.chunk, s.chunk, c.cols // s.width, s.width // 2)]
+        return [self.x_viewed(inputs[0], (c.lead // s.chunk, s.chunk, c.cols // s.width, s.width // 2), torch.int32)]
 
     def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
         """row_part (rows, Q), col_lo and col_hi (P, cols / 2): views, no copies."""

@@ -49,6 +49,23 @@ def test_bit_tiles_keep_nan_infinities_signed_zeros_and_subnormals():
     assert col[0] == 0.0 and not col[0].signbit() and every.isnan()
 
 
+def test_an_x_the_views_cannot_take_is_named():
+    cfg = replace(SPEC.config("4096x4096_tiny"), amaxes=("row", "col", "all"))
+    bits, floats = AmaxBitTiles(cfg, TileSchedule(8, 16, rows=2, vec=4)), AmaxTiles(cfg, TileSchedule(8, 16, rows=2, vec=4))
+    x = SPEC.make_inputs(cfg)["x"]
+    with pytest.raises(SegkitError, match=r"bit_tiles formulation of fp8_amax \(4096x4096_tiny\).*strides \(1, 48\)"):
+        bits.run([x.t().contiguous().t()])
+    with pytest.raises(SegkitError, match=r"tiles formulation .*shape \(47, 80\), not \(48, 80\)"):
+        floats.run([x[1:]])
+    with pytest.raises(SegkitError, match=r"dtype torch.float32, not torch.bfloat16"):
+        floats.run([x.float()])
+    odd = torch.empty(48 * 80 + 1, dtype=torch.bfloat16)[1:].view(48, 80)
+    odd.copy_(x)
+    with pytest.raises(SegkitError, match="storage offset 1: not aligned to torch.int32"):
+        bits.run([odd])
+    assert all(torch.equal(a, b) for a, b in zip(floats.run([odd]), floats.run([x])))  # floats need no alignment
+
+
 def test_bit_tiles_read_bf16_only():
     with pytest.raises(SegkitError, match="reads bf16 bits; 4096x4096 is torch.float16"):
         AmaxBitTiles(replace(SPEC.config("4096x4096"), dtype=torch.float16), TileSchedule(32, 256))
