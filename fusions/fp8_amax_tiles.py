@@ -207,18 +207,23 @@ class AmaxTiles(AmaxStaged):
         return [self.x_viewed(inputs[0], (self.cfg.lead // s.chunk, s.chunk, self.cfg.cols // s.width, s.width))]
 
     def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
-        """The partials as stage 2 takes them: row_part (rows, Q), col_part (P, cols); views, no copies."""
-        col_part = first[-1].reshape(first[-1].shape[0], self.cfg.cols)
-        if "row" not in self.cfg.amaxes:
-            return [col_part]
-        return [first[0].reshape(self.cfg.lead, self.cfg.cols // self.schedule.width), col_part]
+        """The partials as stage 2 takes them, views, no copies: row_part (rows, Q) where there is a row amax, then
+        each column partial (P, Q, W') as (P, Q W')."""
+        row = "row" in self.cfg.amaxes
+        rows = [first[0].reshape(self.cfg.lead, self.cfg.cols // self.schedule.width)] if row else []
+        return rows + [t.reshape(t.shape[0], -1) for t in first[int(row):]]
+
+    @staticmethod
+    def as_amax(t: torch.Tensor) -> torch.Tensor:
+        """A stage-2 output as the amax it is (here already one)."""
+        return t
 
     def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
-        """The outputs in ``cfg.amaxes`` order, the row amax viewed as x's leading dims."""
-        names = (["row"] if "row" in self.cfg.amaxes else []) + [n for n in ("col", "all") if n in self.cfg.amaxes]
-        by_name = dict(zip(names, second))
-        if "row" in by_name:
-            by_name["row"] = by_name["row"].view(inputs[0].shape[:-1])
+        """The outputs in ``cfg.amaxes`` order (stage 2 writes them row, col, all), the row amax viewed as x's
+        leading dims."""
+        names = [n for n in ("row", "col", "all") if n in self.cfg.amaxes]
+        shapes = {"row": inputs[0].shape[:-1], "col": (self.cfg.cols,), "all": ()}
+        by_name = {n: self.as_amax(t).reshape(shapes[n]) for n, t in zip(names, second)}
         return [by_name[n] for n in self.cfg.amaxes]
 
 
@@ -286,18 +291,10 @@ class AmaxBitTiles(AmaxTiles):
         s, c = self.schedule, self.cfg
         return [self.x_viewed(inputs[0], (c.lead // s.chunk, s.chunk, c.cols // s.width, s.width // 2), torch.int32)]
 
-    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
-        """row_part (rows, Q), col_lo and col_hi (P, cols / 2): views, no copies."""
-        c = self.cfg
-        cols = [t.reshape(t.shape[0], c.cols // 2) for t in first[-2:]]
-        return ([first[0].reshape(c.lead, c.cols // self.schedule.width)] if "row" in c.amaxes else []) + cols
-
-    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
-        """Stage 2's int32 bits viewed as the float32 amaxes, in ``cfg.amaxes`` order."""
-        names = [n for n in ("row", "col", "all") if n in self.cfg.amaxes]
-        by_name = {n: t.view(torch.float32) for n, t in zip(names, second)}
-        shapes = {"row": inputs[0].shape[:-1], "col": (self.cfg.cols,), "all": ()}
-        return [by_name[n].reshape(shapes[n]) for n in self.cfg.amaxes]
+    @staticmethod
+    def as_amax(t: torch.Tensor) -> torch.Tensor:
+        """Stage 2's int32 bits viewed as the float32 amax (the column amax comes (cols / 2, 2))."""
+        return t.view(torch.float32)
 
 
 def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | None,

@@ -105,8 +105,7 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
     two_stage: list[Candidate] = []
     late_rows: list[Candidate] = []  # the rows schedule where it is least promising
     if spec_name == "fp8_amax" and "col" in cfg.amaxes:  # x read once in tiles: first, it beat reading x twice
-        from fusions.fp8_amax_tiles import AmaxBitTiles
-        from fusions.fp8_amax_tiles import candidates as tile_candidates
+        from fusions.fp8_amax_tiles import AmaxBitTiles, candidates as tile_candidates
 
         tiles = tile_candidates(cfg, sm_count)
         # bf16: the tiles on x's bits, faster than the same tile in floats at each of 60 schedules x shapes
