@@ -39,9 +39,9 @@ def get(name: str) -> FusionSpec:
 
 
 # formulations of two fusions: per-chunk partials, then their reduction (the norm backward's two-stage and rows,
-# the fp8 amax's tiles, in floats or in bf16 bits), or the grouped-query RoPE backward's sums, then RoPE's
-# adjoint of them in one cat
-STAGED = ("two_stage", "rows", "tiles", "bit_tiles", "sums_then_cat")
+# the fp8 amax's tiles, in floats or in bf16 bits, and its rows on bits then one CTA), or the grouped-query RoPE
+# backward's sums, then RoPE's adjoint of them in one cat
+STAGED = ("two_stage", "rows", "tiles", "bit_tiles", "bits", "sums_then_cat")
 
 
 def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, bookend: str = "none"):
@@ -55,6 +55,10 @@ def staged(spec_name: str, cfg, formulation: str, chunk: int, tuning=None, booke
         from fusions.fp8_amax_tiles import amax_tiles
 
         return amax_tiles(spec_name, cfg, chunk, tuning, formulation)
+    if formulation == "bits":
+        from fusions.fp8_amax_bits import amax_bits
+
+        return amax_bits(spec_name, cfg)
     if formulation == "sums_then_cat":
         from fusions.rope_bwd_sums_then_cat import sums_then_cat
 

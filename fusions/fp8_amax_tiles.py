@@ -208,22 +208,16 @@ class AmaxTiles(AmaxStaged):
 
     def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
         """The partials as stage 2 takes them, views, no copies: row_part (rows, Q) where there is a row amax, then
-        each column partial (P, Q, W') as (P, Q W')."""
-        row = "row" in self.cfg.amaxes
-        rows = [first[0].reshape(self.cfg.lead, self.cfg.cols // self.schedule.width)] if row else []
-        return rows + [t.reshape(t.shape[0], -1) for t in first[int(row):]]
-
-    @staticmethod
-    def as_amax(t: torch.Tensor) -> torch.Tensor:
-        """A stage-2 output as the amax it is (here already one)."""
-        return t
+        col_part (P, Q, W) as (P, cols)."""
+        rows = [first[0].reshape(self.cfg.lead, self.cfg.cols // self.schedule.width)] if "row" in self.cfg.amaxes else []
+        return rows + [first[-1].reshape(first[-1].shape[0], self.cfg.cols)]
 
     def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
         """The outputs in ``cfg.amaxes`` order (stage 2 writes them row, col, all), the row amax viewed as x's
         leading dims."""
         names = [n for n in ("row", "col", "all") if n in self.cfg.amaxes]
         shapes = {"row": inputs[0].shape[:-1], "col": (self.cfg.cols,), "all": ()}
-        by_name = {n: self.as_amax(t).reshape(shapes[n]) for n, t in zip(names, second)}
+        by_name = {n: t.reshape(shapes[n]) for n, t in zip(names, second)}
         return [by_name[n] for n in self.cfg.amaxes]
 
 
@@ -232,37 +226,44 @@ def _i32(fd, value: int):
 
 
 def define_bits_stage1(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
-    """Stage 1 on x's bits: x viewed as int32 pairs of bf16, (P, chunk, Q, W / 2); outputs row_part (P, chunk, Q)
-    and the column partials of the even (low half) and the odd (high half) columns, (P, Q, W / 2) each:
+    """Stage 1 on x's bits: x viewed as int32 pairs of bf16, (P, chunk, Q, W / 2). Outputs row_part (P, chunk, Q),
+    each the bits of a row segment's amax as an fp32 (a bf16's own bits << 16), where there is a row amax or no
+    column one (the tensorwise amax then comes from it), and col_part (P, Q, W / 2) where there is a column amax:
+    the even (low half) and odd (high half) columns' maxima packed back into one int32, which is the column
+    partials as bf16 (P, Q, W) to a host view:
 
-        lo = v & 0x7FFF      hi = (v >> 16) & 0x7FFF      row_part = max_w max(lo, hi)      col_lo, col_hi = max_r"""
+        lo = v & 0x7FFF      hi = (v >> 16) & 0x7FFF      row_part = max_w max(lo, hi) << 16
+        col_part = max_r hi << 16 | max_r lo"""
     P, Q, W2 = cfg.lead // s.chunk, cfg.cols // s.width, s.width // 2
     v = fd.define_tensor(shape=[P, s.chunk, Q, W2], contiguity=[True] * 4, dtype=dt(fd, "Int32"))
-    mask = _i32(fd, 0x7FFF)
+    mask, c16 = _i32(fd, 0x7FFF), _i32(fd, 16)
     lo = fd.ops.bitwise_and(v, mask)
-    hi = fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, _i32(fd, 16)), mask)
-    if "row" in cfg.amaxes:
-        fd.add_output(fd.ops.max(fd.ops.maximum(lo, hi), dims=[3]))
-    fd.add_output(fd.ops.max(lo, dims=[1]))
-    fd.add_output(fd.ops.max(hi, dims=[1]))
+    hi = fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, c16), mask)
+    if "row" in cfg.amaxes or "col" not in cfg.amaxes:
+        fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[3]), c16))
+    if "col" in cfg.amaxes:
+        fd.add_output(fd.ops.bitwise_or(fd.ops.bitwise_left_shift(fd.ops.max(hi, dims=[1]), c16),
+                                        fd.ops.max(lo, dims=[1])))
 
 
 def define_bits_stage2(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
-    """The rest in integers; each amax leaves as the bits of its fp32 value (bf16 bits << 16) for a host view, the
-    column amax as (cols / 2, 2): the even and odd columns' maxima side by side, selected by an iota."""
-    P, Q, C2 = cfg.lead // s.chunk, cfg.cols // s.width, cfg.cols // 2
-    i32, c16 = dt(fd, "Int32"), _i32(fd, 16)
-    if "row" in cfg.amaxes:
-        part = fd.define_tensor(shape=[cfg.lead, Q], contiguity=[True, True], dtype=i32)
-        fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(part, dims=[1]), c16))
-    lo, hi = (fd.ops.max(fd.define_tensor(shape=[P, C2], contiguity=[True, True], dtype=i32), dims=[0]) for _ in "lh")
-    if "col" in cfg.amaxes:
-        odd = fd.ops.broadcast_in_dim(fd.ops.iota(2, dtype=i32), shape=[C2, 2], broadcast_dims=[1])
-        both = fd.ops.where(fd.ops.eq(odd, _i32(fd, 0)), fd.ops.broadcast_in_dim(lo, shape=[C2, 2], broadcast_dims=[0]),
-                            fd.ops.broadcast_in_dim(hi, shape=[C2, 2], broadcast_dims=[0]))
-        fd.add_output(fd.ops.bitwise_left_shift(both, c16))
-    if "all" in cfg.amaxes:
-        fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[0]), c16))
+    """The rest: the row amax as the max of its Q segments' bits (none left to take where Q is 1: stage 1 wrote
+    it); the column amax from the column partials read as bf16 (P, cols), exact in fp32, and the tensorwise amax
+    from it, or without a column amax the tensorwise amax as the max of all row segments' bits."""
+    P, Q = cfg.lead // s.chunk, cfg.cols // s.width
+    if "row" in cfg.amaxes and Q > 1 or "col" not in cfg.amaxes:
+        part = fd.define_tensor(shape=[cfg.lead, Q], contiguity=[True, True], dtype=dt(fd, "Int32"))
+        if "row" in cfg.amaxes and Q > 1:
+            fd.add_output(fd.ops.max(part, dims=[1]))
+        if "col" not in cfg.amaxes:
+            fd.add_output(fd.ops.max(part, dims=[0, 1]))
+            return
+    parts = fd.define_tensor(shape=[P, cfg.cols], contiguity=[True, True], dtype=dt(fd, "BFloat16"))
+    col = fd.ops.cast(parts, dtype=dt(fd, "Float"))
+    col = fd.ops.max(col, dims=[0]) if P > 1 else fd.ops.reshape(col, new_shape=[cfg.cols])
+    for name in ("col", "all"):
+        if name in cfg.amaxes:
+            fd.add_output(col if name == "col" else fd.ops.max(col, dims=[0]))
 
 
 @dataclass
@@ -270,8 +271,9 @@ class AmaxBitTiles(AmaxTiles):
     """The tiles on x's bits (bf16 only): the loop nest of ``schedule_tiles`` over int32 pairs of bf16, vectors of
     vec / 2 of them. The bits of |v| are v & 0x7FFF, and as integers they order as the values do (a NaN above
     inf), so abs and max become integer ops: no conversion to fp32, and no NaN test in each max (nvFuser's float
-    max, runtime/helpers.cu, is ``a != a ? a : (a > b ? a : b)``; its abs a compare and a select); and the bits of
-    a bf16's fp32 value are its own << 16, so the amaxes leave as int32 and are viewed as float32."""
+    max, runtime/helpers.cu, is ``a != a ? a : (a > b ? a : b)``; its abs a compare and a select). The bits of a
+    bf16's fp32 value are its own << 16, so the row amax leaves as int32 viewed as float32; the column partials
+    leave packed as bf16 pairs, which stage 2 reads as bf16 (no lo/hi reassembly there)."""
 
     formulation: ClassVar[str] = "bit_tiles"
     defines: ClassVar[tuple[Callable, Callable]] = (define_bits_stage1, define_bits_stage2)
@@ -280,21 +282,50 @@ class AmaxBitTiles(AmaxTiles):
         if self.cfg.dtype != torch.bfloat16:
             raise SegkitError(f"the {self.formulation} formulation of fp8_amax reads bf16 bits; {self.cfg.name} is "
                               f"{self.cfg.dtype} (the tiles formulation reads any float)")
-        super().__post_init__()
+        if "col" not in self.cfg.amaxes and "all" not in self.cfg.amaxes:
+            raise SegkitError(f"the {self.formulation} formulation of fp8_amax takes a column or a tensorwise amax; "
+                              f"{self.cfg.name} asks for the row amax only (one inner reduction, x read once)")
+        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
         if self.schedule.vec % 2:
             raise SegkitError(f"{self.formulation}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
+
+    @property
+    def segments(self) -> int:
+        """Q, the row segments (tiles across a row)."""
+        return self.cfg.cols // self.schedule.width
 
     def schedule_first(self, nvfd: Any) -> None:
         schedule_tiles(nvfd, replace(self.schedule, width=self.schedule.width // 2, vec=self.schedule.vec // 2))
 
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         s, c = self.schedule, self.cfg
-        return [self.x_viewed(inputs[0], (c.lead // s.chunk, s.chunk, c.cols // s.width, s.width // 2), torch.int32)]
+        return [self.x_viewed(inputs[0], (c.lead // s.chunk, s.chunk, self.segments, s.width // 2), torch.int32)]
 
-    @staticmethod
-    def as_amax(t: torch.Tensor) -> torch.Tensor:
-        """Stage 2's int32 bits viewed as the float32 amax (the column amax comes (cols / 2, 2))."""
-        return t.view(torch.float32)
+    @property
+    def _row_in_stage2(self) -> bool:
+        return "row" in self.cfg.amaxes and self.segments > 1
+
+    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Views, no copies: the row segments' bits (rows, Q) where stage 2 takes the row amax or (without a column
+        amax) the tensorwise one, then the column partials as bf16 (P, cols)."""
+        col = "col" in self.cfg.amaxes
+        rows = [first[0].reshape(self.cfg.lead, self.segments)] if self._row_in_stage2 or not col else []
+        cols = first[-1].view(torch.bfloat16) if col else None
+        return rows + ([cols.reshape(cols.shape[0], self.cfg.cols)] if col else [])
+
+    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
+        """The outputs in ``cfg.amaxes`` order: the row amax (stage 2's, or stage 1's where Q is 1) as x's leading
+        dims, its int32 bits viewed as float32; the tensorwise amax likewise where it came from the rows."""
+        second = list(second)
+        by_name = {}
+        if "row" in self.cfg.amaxes:
+            bits = second.pop(0) if self._row_in_stage2 else first[0]
+            by_name["row"] = bits.view(torch.float32).reshape(inputs[0].shape[:-1])
+        if "col" in self.cfg.amaxes:
+            by_name.update(zip([n for n in ("col", "all") if n in self.cfg.amaxes], second))
+        else:
+            by_name["all"] = second[0].view(torch.float32)
+        return [by_name[n] for n in self.cfg.amaxes]
 
 
 def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | None,
@@ -309,7 +340,9 @@ def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | N
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
     """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment; whole rows where x is narrower),
     1-8 rows per step (at most 512 threads), 1, 2 or 4 steps unrolled, chunks giving about 16, 8, 32, 64, 4 and 2
-    CTAs per SM. Likeliest first, so a search cut short has tried them: on an H100 (2026-11-25,
+    CTAs per SM (not one CTA down all rows of a small x: on the seed's 12 x 34 x 56 bit tiles of all 408 rows took
+    34.6-64.4 us against 4.9 us in chunks of 4, H200, benchmarks/results/h200-2026-11-26-packed/run1_reuse.log).
+    Likeliest first, so a search cut short has tried them: on an H100 (2026-11-25,
     benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log) the fastest at each of
     the three fp8 shapes was 256 columns, 4 rows per step, unroll 4, vec 8, 14-16 CTAs per SM; time grew with the
     steps per CTA (each step waits for its loads before it reduces). About 64 CTAs per SM is tried too: on bf16
@@ -327,8 +360,8 @@ def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
                         continue
                     q = cfg.cols // width
                     fits = [c for c in divisors(cfg.lead) if c % (rows * unroll) == 0]
-                    for per_sm in (16, 8, 32, 64, 4, 2) if fits else ():
-                        chunk = min(fits, key=lambda c: abs(cfg.lead // c * q - per_sm * sm_count))
+                    for chunk in [min(fits, key=lambda c: abs(cfg.lead // c * q - per_sm * sm_count))
+                                  for per_sm in (16, 8, 32, 64, 4, 2)] if fits else []:
                         s = TileSchedule(chunk, width, rows, vec, unroll)
                         if s not in out:
                             out.append(s)

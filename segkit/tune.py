@@ -104,13 +104,16 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
         tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
     two_stage: list[Candidate] = []
     late_rows: list[Candidate] = []  # the rows schedule where it is least promising
-    if spec_name == "fp8_amax" and "col" in cfg.amaxes:  # x read once in tiles: first, it beat reading x twice
+    bits = spec_name == "fp8_amax" and cfg.dtype == torch.bfloat16  # tiles on x's bits: also the tensorwise from rows
+    if spec_name == "fp8_amax" and ("col" in cfg.amaxes or bits and "all" in cfg.amaxes):
         from fusions.fp8_amax_tiles import AmaxBitTiles, candidates as tile_candidates
 
         tiles = tile_candidates(cfg, sm_count)
-        # bf16: the tiles on x's bits, faster than the same tile in floats at each of 60 schedules x shapes
-        # measured (H100, benchmarks/results/h100-2026-11-26/bits.log)
-        form = AmaxBitTiles.formulation if cfg.dtype == torch.bfloat16 else TILES
+        # x read once in tiles: first, it beat reading x twice. bf16: the tiles on x's bits, faster than the same
+        # tile in floats at each of 60 schedules x shapes measured (H100, benchmarks/results/h100-2026-11-26/bits.log)
+        form = AmaxBitTiles.formulation if bits else TILES
+        if bits and "col" not in cfg.amaxes:  # the rows on bits in nvFuser's schedule, then one CTA: one candidate
+            out.append(Candidate("bits"))
         out += [Candidate(form, t.chunk, t.tuning()) for t in (tiles[:QUICK_TILES] if quick else tiles)]
     if spec_name == "qkv_split_rope_bwd" and cfg.q_per_kv > 1:  # two fusions: the sums, then one last-axis cat
         out.append(Candidate("sums_then_cat"))
@@ -331,14 +334,21 @@ def rewrites(fd: Any) -> list[str]:
 
 def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, reference: bool = False,
               quick: bool = True, log: Callable[[str], None] = print, budget_s: float | None = None,
-              shard_of: tuple[int, int] = (0, 1)) -> TuneResult:
+              shard_of: tuple[int, int] = (0, 1), amaxes: tuple[str, ...] | None = None) -> TuneResult:
     """Search one fusions spec and config: on nvFuser with timing, or (``reference``) on the interpreter at
-    the config's tiny twin, validation only."""
+    the config's tiny twin, validation only. ``amaxes`` (fp8_amax only) replaces the config's amaxes."""
     import fusions
 
     spec = fusions.get(spec_name)
     cfg = spec.config(config, dtype)
     run_cfg = spec.config(config + "_tiny", dtype) if reference and not config.endswith("_tiny") else cfg
+    if amaxes is not None:
+        if spec_name != "fp8_amax":
+            raise SegkitError(f"--amaxes picks fp8_amax's outputs; {spec_name} has none")
+        try:
+            cfg, run_cfg = replace(cfg, amaxes=amaxes), replace(run_cfg, amaxes=amaxes)
+        except ValueError as e:
+            raise SegkitError(f"--amaxes: {e}") from None
     device, backend = ("cpu", "reference") if reference else ("cuda", "nvfuser")
     sms = torch.cuda.get_device_properties(0).multi_processor_count if not reference else 132
     # the builder as written, not what the table chose on this GPU: the baselines and every rewrite start from it

@@ -10,6 +10,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("tune", help="search formulations x nvFuser options x bookend policy; keep the winner per GPU")
     p.add_argument("target", nargs="?", help="a fusions spec NAME:CONFIG, or a repro script")
     p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="override the config's dtype")
+    p.add_argument("--amaxes", help="fp8_amax: the outputs to tune for, comma-separated (e.g. row,all), instead of "
+                   "the config's")
     p.add_argument("--reference", action="store_true",
                    help="no GPU: validate every candidate on the reference interpreter at the tiny config, no timing")
     p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
@@ -63,12 +65,15 @@ def run(args: argparse.Namespace) -> int:
     shard_of = parse_shard(args.shard) if args.shard else (0, 1)
     log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
     if Path(args.target).exists():
+        if args.amaxes:
+            raise SegkitError(f"--amaxes picks fp8_amax's outputs; {args.target} is a script")
         result = tune_script(args.target, args.reference, log, args.budget, shard_of)
     elif ":" in args.target:
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
         name, config = args.target.split(":", 1)
+        amaxes = tuple(a.strip() for a in args.amaxes.split(",")) if args.amaxes else None
         result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget,
-                           shard_of=shard_of)
+                           shard_of=shard_of, amaxes=amaxes)
     else:
         raise SegkitError(f"{args.target}: no such script, and not a fusions spec NAME:CONFIG")
     print(tabulate(result.rows(), headers=result.HEADERS))

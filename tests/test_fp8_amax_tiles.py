@@ -20,6 +20,8 @@ SPEC = fusions.get("fp8_amax")
     ("16384x8192_tiny", ("col", "all"), TileSchedule(4, 8, rows=1, vec=8)),
     ("seed_12x34x56_tiny", ("row", "col", "all"), TileSchedule(34, 28, rows=2, vec=4)),  # 3-D x, batch folded
     ("4096x4096_tiny", ("row", "col", "all"), TileSchedule(24, 16, rows=2, vec=8, unroll=4)),
+    ("4096x4096_tiny", ("row", "all", "col"), TileSchedule(48, 16, rows=4, vec=4)),  # one chunk, 5 row segments
+    ("4096x4096_tiny", ("col", "row"), TileSchedule(8, 80, rows=2, vec=8)),  # whole rows, 6 chunks
 ])
 @pytest.mark.parametrize("kind", [AmaxTiles, AmaxBitTiles])
 def test_tiles_match_the_float64_reference(config, amaxes, schedule, kind):
@@ -30,6 +32,25 @@ def test_tiles_match_the_float64_reference(config, amaxes, schedule, kind):
     assert [tuple(o.shape) for o in outs] == [tuple(r.shape) for r in refs]
     assert all(o.dtype == torch.float32 for o in outs)
     assert all(torch.equal(o.double(), r) for o, r in zip(outs, refs)), compare(refs, outs)  # max is exact
+
+
+@pytest.mark.parametrize("config, amaxes, schedule", [
+    ("4096x4096_tiny", ("row", "all"), TileSchedule(8, 16, rows=2, vec=4)),  # 6 x 5 tiles
+    ("4096x4096_tiny", ("all", "row"), TileSchedule(8, 80, rows=2, vec=8)),  # whole rows: stage 2 only the max
+    ("seed_12x34x56_tiny", ("all",), TileSchedule(34, 28, rows=2, vec=4)),
+])
+def test_bit_tiles_without_a_column_amax_take_the_tensorwise_one_from_the_rows(config, amaxes, schedule):
+    cfg = replace(SPEC.config(config), amaxes=amaxes)
+    inputs = SPEC.make_inputs(cfg)
+    run = AmaxBitTiles(cfg, schedule)
+    s1, s2 = run.recorded()
+    assert len(s1.fusion.outputs) == 1  # the row segments only: no column partials written
+    outs = run.run(list(inputs.values()))
+    assert all(torch.equal(o.double(), r) for o, r in zip(outs, SPEC.reference(inputs, cfg)))
+    with pytest.raises(SegkitError, match="asks for the row amax only"):
+        AmaxBitTiles(replace(cfg, amaxes=("row",)), schedule)
+    with pytest.raises(SegkitError, match="tiles formulation of fp8_amax is for a column amax"):
+        AmaxTiles(cfg, schedule)
 
 
 def test_bit_tiles_keep_nan_infinities_signed_zeros_and_subnormals():
@@ -174,5 +195,18 @@ def test_tune_offers_tiles_first_where_there_is_a_column_amax():
     assert cands[1].tuning == candidates(cfg, 132)[0].tuning()
     assert len([c for c in space("fp8_amax", cfg, None, 132, quick=False) if c.formulation == "bit_tiles"]) == \
         len(candidates(cfg, 132))
-    no_col = replace(cfg, amaxes=("row", "all"))
-    assert not any(c.formulation.endswith("tiles") for c in space("fp8_amax", no_col, None, 132))
+    no_col = replace(cfg, amaxes=("row", "all"))  # bf16: the tensorwise amax from the rows' bits
+    assert {c.formulation for c in space("fp8_amax", no_col, None, 132)} >= {"bit_tiles"}
+    fp16 = replace(no_col, dtype=torch.float16)
+    assert not any(c.formulation.endswith("tiles") for c in space("fp8_amax", fp16, None, 132))
+    assert not any(c.formulation.endswith("tiles") for c in space("fp8_amax", replace(cfg, amaxes=("row",)), None, 132))
+
+
+def test_tune_takes_the_amaxes_asked_for():
+    from segkit.tune import tune_spec
+
+    result = tune_spec("fp8_amax", "4096x4096", reference=True, log=lambda _: None, amaxes=("row", "all"))
+    assert "amaxes=('row', 'all')" in result.signature
+    assert any(t.candidate.formulation == "bit_tiles" for t in result.trials) and all(t.ok for t in result.trials)
+    with pytest.raises(SegkitError, match="--amaxes picks fp8_amax's outputs; rmsnorm_bwd has none"):
+        tune_spec("rmsnorm_bwd", "llama2_7b", reference=True, amaxes=("row",))

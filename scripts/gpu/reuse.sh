@@ -6,8 +6,9 @@
 # without the reuse post-grad pass, Thunder with and without ReuseNvFusions; cold-L2 CUPTI kernel time, % of
 # the bytes floor). Writes $OUT/reuse/reuse.log and $OUT/reuse/fp8_amax.json (pytest-benchmark JSON, for
 # benchmarks/summarize.py), then prints a summary table. Skip parts with REUSE_SKIP_TESTS=1, REUSE_SKIP_BENCH=1.
-# REUSE_TUNE_S=40 first runs `segkit tune` on the three fp8 shapes (40 s each: the tiled one-read schedules) and
-# benchmarks "segkit" with the winners ($OUT/reuse/tunings.json).
+# REUSE_TUNE_S=40 first runs `segkit tune` on the four fp8 shapes (40 s each: the tiled one-read schedules), for
+# each amax set of REUSE_TUNE_AMAXES (default "row,col,all row,all"), and benchmarks "segkit" with the winners
+# ($OUT/reuse/tunings.json: the committed table with the winners merged in).
 set -uo pipefail
 source .gpu/activate.sh
 DIR="${OUT:-out}/reuse"
@@ -38,12 +39,15 @@ if [ -n "${REUSE_VARIANTS:-}" ]; then
 fi
 
 if [ -n "${REUSE_TUNE_S:-}" ]; then
+  cp fusions/tunings.json "$DIR/tunings.json"  # the committed table, each winner below merged into it
   # x read once in tiles (fusions/fp8_amax_tiles.py): its schedule searched per shape on this GPU; the benchmark's
   # "segkit" then runs each winner (SEGKIT_TUNING_TABLE), and $DIR/tunings.json merges into fusions/tunings.json
-  for shape in 4096x4096 16384x8192 8192x28672; do
-    part "segkit tune fp8_amax:$shape (rowwise + columnwise + tensorwise)"
-    timeout $(( REUSE_TUNE_S + 40 )) python -m segkit.cli tune "fp8_amax:$shape" --budget "$REUSE_TUNE_S" --out "$DIR/tunings.json" \
-      2>&1 | tail -8
+  for amaxes in ${REUSE_TUNE_AMAXES:-row,col,all row,all}; do
+    for shape in seed_12x34x56 4096x4096 16384x8192 8192x28672; do
+      part "segkit tune fp8_amax:$shape --amaxes $amaxes"
+      timeout $(( REUSE_TUNE_S + 40 )) python -m segkit.cli tune "fp8_amax:$shape" --amaxes "$amaxes" \
+        --budget "$REUSE_TUNE_S" --out "$DIR/tunings.json" 2>&1 | tail -8
+    done
   done
   export SEGKIT_TUNING_TABLE="$DIR/tunings.json"
 fi

@@ -53,22 +53,57 @@ def test_fp8_variants_are_exact_on_nvfuser(record, shape, variant):
     assert _exact(run.outputs, SPEC.reference(inp, cfg))
 
 
-@pytest.mark.parametrize("shape, amaxes", [("4096x4096", ("row", "col", "all")), ("seed_12x34x56", ("col", "row"))])
+@pytest.mark.parametrize("shape, amaxes, chunk, width, rows, vec", [
+    ("4096x4096", ("row", "col", "all"), 64, 256, 8, 8),
+    ("seed_12x34x56", ("col", "row"), 12, 56, 2, 4),  # (408, 56): one tile across (Q = 1), 14 threads per row
+    ("seed_12x34x56", ("all", "row", "col"), 408, 56, 2, 4),  # one CTA (P = Q = 1): no partials left for stage 2
+])
 @pytest.mark.parametrize("unroll", [1, 2])
 @pytest.mark.parametrize("bits", [False, True])
-def test_fp8_tiles_are_exact_and_deterministic_on_nvfuser(shape, amaxes, unroll, bits):
+def test_fp8_tiles_are_exact_and_deterministic_on_nvfuser(shape, amaxes, chunk, width, rows, vec, unroll, bits):
     """The hand-scheduled one-read amax (fusions/fp8_amax_tiles.py), in floats and on bf16 bits: max is exact, so
     bit-equal to float64."""
     from fusions.fp8_amax_tiles import AmaxBitTiles, AmaxTiles, TileSchedule
 
     cfg = replace(SPEC.config(shape), amaxes=amaxes)
-    sched = TileSchedule(64, 256, rows=8, unroll=unroll) if shape == "4096x4096" else \
-        TileSchedule(12, 56, rows=2, vec=4, unroll=unroll)  # (408, 56): one tile across, 14 threads per row
+    sched = TileSchedule(chunk, width, rows=rows, vec=vec, unroll=unroll)
     inp = SPEC.make_inputs(cfg, device="cuda")
     run = (AmaxBitTiles if bits else AmaxTiles)(cfg, sched)
     first = run.execute([inp["x"]])
     assert _exact(first, SPEC.reference(inp, cfg))
     assert all(torch.equal(a, b) for a, b in zip(first, run.execute([inp["x"]])))
+
+
+@pytest.mark.parametrize("shape, amaxes, chunk, width", [
+    ("4096x4096", ("row", "all"), 64, 1024),  # 4 row segments: stage 2 the row amax and the tensorwise one
+    ("4096x4096", ("all",), 128, 256),
+    ("seed_12x34x56", ("all", "row"), 12, 56),  # whole rows: stage 2 only the tensorwise amax
+])
+def test_fp8_bit_tiles_without_a_column_amax_are_exact_on_nvfuser(shape, amaxes, chunk, width):
+    from fusions.fp8_amax_tiles import AmaxBitTiles, TileSchedule
+
+    cfg = replace(SPEC.config(shape), amaxes=amaxes)
+    inp = SPEC.make_inputs(cfg, device="cuda")
+    run = AmaxBitTiles(cfg, TileSchedule(chunk, width, rows=4 if width > 56 else 2, vec=8 if width > 56 else 4,
+                                         unroll=2))
+    assert _exact(run.execute([inp["x"]]), SPEC.reference(inp, cfg))
+
+
+@pytest.mark.parametrize("shape, amaxes, tail", [
+    ("16384x8192", ("row", "all"), (1024, 4, 4)),  # 16384 row amaxes: one step of the CTA
+    ("8192x28672", ("all", "row"), (1024, 4, 4)),  # 8192: half of a step predicated off
+    ("16384x8192", ("all",), (256, 2, 4)),  # 8 steps
+    ("seed_12x34x56", ("row", "all"), (1024, 4, 4)),
+    ("seed_12x34x56", ("row", "all"), (128, 2, 1)),
+])
+def test_fp8_bits_are_exact_on_nvfuser(shape, amaxes, tail):
+    from fusions.fp8_amax_bits import AmaxBits, OneCta
+
+    cfg = replace(SPEC.config(shape), amaxes=amaxes)
+    inp = SPEC.make_inputs(cfg, device="cuda")
+    inp["x"][5, 3] = -float("inf")  # a row's amax and the tensorwise one an infinity
+    run = AmaxBits(cfg, OneCta(*tail))
+    assert _exact(run.execute([inp["x"]]), SPEC.reference(inp, cfg))
 
 
 def test_thunder_region_is_rewritten_and_right():

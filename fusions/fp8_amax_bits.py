@@ -1,0 +1,160 @@
+"""fp8 tensorwise (and rowwise) amax without a column amax, on bf16 bits: nvFuser's own row schedule over x viewed
+as int32 pairs, then the tensorwise amax in one CTA.
+
+    stage 1 (nvFuser's inner reduction):  row[r] = max_c max(v[r, c] & 0x7FFF, (v[r, c] >> 16) & 0x7FFF) << 16
+    stage 2 (one CTA, scheduled here):    all = max_r row[r]
+
+Why two fusions and not the reuse pass's one (the tensorwise amax fed from the rows, which nvFuser segments into
+the same two kernels): the rows of |x| as integers are faster for nvFuser's inner reduction scheduler (no
+conversion to fp32 and no NaN test in each max; fusions/fp8_amax_tiles.py says why the bits order as the values
+do), and nvFuser's reduction heuristic (csrc/scheduler/reduction_non_tma.cpp, inner2dReductionHeuristic) gives
+a full reduction of 8192 or more elements a grid reduction: a memset of its semaphores plus a 4-4.4 us kernel on
+an H200 (benchmarks/results/h200-2026-11-26-packed/run2_probes.log, row_all), where one CTA needs one step of
+vectorized, unrolled loads. Measured there, tensorwise + rowwise, the rows on bits against the reuse pass's fp32
+rows: 59.0 vs 77.1 us at 16384 x 8192, 103.0 vs 113.0 us at 8192 x 28672 (the tensorwise amax after them
+0.7 + 3.5-4.4 us either way, before this one-CTA kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import torch
+
+from fusions.configs import AmaxConfig
+from fusions.spec import dt
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+
+
+def _i32(fd, value: int):
+    return fd.define_scalar(value, dtype=dt(fd, "Int32"))
+
+
+def define_rows(fd, cfg: AmaxConfig) -> None:
+    """The row amaxes' fp32 bits from x viewed (rows, cols / 2) int32."""
+    v = fd.define_tensor(shape=[cfg.lead, cfg.cols // 2], contiguity=[True, True], dtype=dt(fd, "Int32"))
+    mask, c16 = _i32(fd, 0x7FFF), _i32(fd, 16)
+    lo, hi = fd.ops.bitwise_and(v, mask), fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, c16), mask)
+    fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[1]), c16))
+
+
+def define_max(fd, n: int, dtype: str = "Int32") -> None:
+    """The max of a vector of ``n``: here the row amaxes' bits (non-negative, so their max is the max's bits)."""
+    fd.add_output(fd.ops.max(fd.define_tensor(shape=[n], contiguity=[True], dtype=dt(fd, dtype)), dims=[0]))
+
+
+@dataclass(frozen=True)
+class OneCta:
+    """One CTA of ``threads`` threads reduces a vector: each thread loads ``unroll`` vectors of ``vec`` elements
+    before it reduces any (a step), steps repeat until the vector is covered, then one block reduction."""
+
+    threads: int = 1024
+    unroll: int = 4
+    vec: int = 4
+
+    def schedule(self, nvfd: Any, n: int) -> None:
+        """On a translated ``define_max`` fusion::
+
+            red: [rN]  ->  [rS, rU, rT, rV]   rf = red.rfactor(S, U, V): [rS, rU, iT, rV]   red: [rT]
+            cache of x: [S, U, T, V], computed at S (the U loads issued together), V vectorized, T on TIDx"""
+        import nvfuser_direct as nvf
+
+        vec = self.vec if n % self.vec == 0 else 1
+        PT, sched, fusion = nvf.ParallelType, nvf.schedule, nvfd.fusion
+        guard = nvf.FusionGuard(fusion)
+        try:
+            x = next(v for v in fusion.inputs() if v.is_tensor())
+            red = next(v for v in fusion.vals() if v.is_tensor() and v.get_logical_domain()
+                       and v.get_logical_domain()[0].is_reduction())
+            cache = x.cache_after()
+            red.split(0, vec)
+            red.split(0, self.threads)
+            red.split(0, self.unroll)
+            rf = red.rfactor([0, 1, 3])
+            sched.transform_like(rf)
+            rf.axis(1).parallelize(PT.unroll)
+            rf.axis(2).parallelize(PT.block_x)
+            sched.parallelize_like(rf)
+            if vec > 1:
+                cache.axis(3).parallelize(PT.vectorize)
+            sched.inline_most([t for t in fusion.vals() if t.is_tensor() and t is not cache])
+            sched.inline_at(cache, 1, True, [cache])
+        finally:
+            del guard
+
+
+@dataclass
+class AmaxBits:
+    """Tensorwise (with or without rowwise) amax of bf16 x: the rows' bits on nvFuser's schedule, then one CTA."""
+
+    cfg: AmaxConfig
+    tail: OneCta = OneCta()
+    _stages: tuple[Any, Any] | None = field(default=None, init=False)
+    formulation: ClassVar[str] = "bits"
+
+    def __post_init__(self) -> None:
+        c = self.cfg
+        if c.dtype != torch.bfloat16 or c.cols % 2:
+            raise SegkitError(f"the {self.formulation} formulation of fp8_amax reads bf16 pairs as int32; {c.name} is "
+                              f"{c.dtype} with {c.cols} columns")
+        if "col" in c.amaxes or "all" not in c.amaxes:
+            raise SegkitError(f"the {self.formulation} formulation of fp8_amax is the tensorwise amax from the rows, "
+                              f"without a column amax; {c.name} asks for {', '.join(c.amaxes)}")
+
+    def describe(self) -> str:
+        t = self.tail
+        return (f"bits (nvFuser's row schedule on int32 pairs, then one CTA of {t.threads} threads, unroll {t.unroll}, "
+                f"vec {t.vec})")
+
+    def recorded(self) -> tuple[Any, Any]:
+        with FusionDefinition() as rows:
+            define_rows(rows, self.cfg)
+        with FusionDefinition() as every:
+            define_max(every, self.cfg.lead)
+        return rows, every
+
+    def x_viewed(self, x: torch.Tensor) -> torch.Tensor:
+        c = self.cfg
+        if tuple(x.shape) != tuple(c.shape) or x.dtype != c.dtype or not x.is_contiguous() or x.storage_offset() % 2:
+            raise SegkitError(f"the {self.formulation} formulation of fp8_amax ({c.name}) views x as int32 pairs: it "
+                              f"needs a contiguous {c.dtype} x of shape {tuple(c.shape)} at an even offset, got "
+                              f"{x.dtype} {tuple(x.shape)}, strides {x.stride()}, offset {x.storage_offset()}")
+        return x.view(torch.int32).view(c.lead, c.cols // 2)
+
+    def assemble(self, x: torch.Tensor, rows: torch.Tensor, every: torch.Tensor) -> list[torch.Tensor]:
+        out = {"row": rows.view(torch.float32).reshape(x.shape[:-1]), "all": every.view(torch.float32)}
+        return [out[n] for n in self.cfg.amaxes]
+
+    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
+        if backend == "nvfuser":
+            return self.execute(inputs)
+        if backend != "reference":
+            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+        from segkit.interp import run_reference
+
+        first, second = self.recorded()
+        (rows,) = run_reference(first, [self.x_viewed(inputs[0])])
+        (every,) = run_reference(second, [rows])
+        return self.assemble(inputs[0], rows, every)
+
+    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._stages is None:
+            from segkit.nvf import compiled, to_nvfuser
+
+            first, second = self.recorded()
+            tail = to_nvfuser(second)
+            self.tail.schedule(tail, self.cfg.lead)
+            self._stages = (compiled(first), tail)
+        first, tail = self._stages
+        (rows,) = first.execute([self.x_viewed(inputs[0])])
+        (every,) = tail.manual_execute([rows])
+        return self.assemble(inputs[0], rows, every)
+
+
+def amax_bits(spec_name: str, cfg: AmaxConfig) -> AmaxBits:
+    if spec_name != "fp8_amax":
+        raise SegkitError(f"the bits formulation is for fp8_amax, not {spec_name}")
+    return AmaxBits(cfg)
