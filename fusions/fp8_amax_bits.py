@@ -52,8 +52,19 @@ class OneCta:
     before it reduces any (a step), steps repeat until the vector is covered, then one block reduction."""
 
     threads: int = 1024
-    unroll: int = 4
+    unroll: int = 8
     vec: int = 4
+
+    @classmethod
+    def for_size(cls, n: int) -> OneCta:
+        """The fewest threads (128-1024) that cover ``n`` in one step of 8 vectors of 4. On an H200
+        (benchmarks/results/h200-2026-11-26-packed/run3_probes.log, one_cta) that shape was the fastest or within
+        0.1 us of it at each size: 8192 in 256 threads 1.95 us (1024 threads, unroll 4: 2.46), 16384 in 512
+        threads 2.24 us (2.56), 408 in 128 threads 1.44 us (2.14)."""
+        threads = 128
+        while threads < 1024 and threads * 32 < n:
+            threads *= 2
+        return cls(threads, 8, 4)
 
     def schedule(self, nvfd: Any, n: int) -> None:
         """On a translated ``define_max`` fusion::
@@ -91,7 +102,7 @@ class AmaxBits:
     """Tensorwise (with or without rowwise) amax of bf16 x: the rows' bits on nvFuser's schedule, then one CTA."""
 
     cfg: AmaxConfig
-    tail: OneCta = OneCta()
+    tail: OneCta | None = None  # None: OneCta.for_size(the row count)
     _stages: tuple[Any, Any] | None = field(default=None, init=False)
     formulation: ClassVar[str] = "bits"
 
@@ -103,6 +114,8 @@ class AmaxBits:
         if "col" in c.amaxes or "all" not in c.amaxes:
             raise SegkitError(f"the {self.formulation} formulation of fp8_amax is the tensorwise amax from the rows, "
                               f"without a column amax; {c.name} asks for {', '.join(c.amaxes)}")
+        if self.tail is None:
+            self.tail = OneCta.for_size(c.lead)
 
     def describe(self) -> str:
         t = self.tail

@@ -44,19 +44,22 @@ at 8192 x 28672: 2.7-4.4x the tiles above, all exact.
 
 On bf16, the same loop nest over x's bits (``AmaxBitTiles``, the formulation "bit_tiles") is faster at every
 schedule measured: abs and max become integer ops, with no conversion to fp32 (the float tiles' kernel was
-issue-bound rather than memory-bound, below). H100, 2026-11-26,
-benchmarks/results/h100-2026-11-26/ (tuned, then the fp8 suite):
+issue-bound rather than memory-bound, below). Stage 1 packs each pair's column maxima back into one int32, the
+partials as bf16, which stage 2 reads as bf16; written as two int32 tensors (even, odd columns) reassembled in
+stage 2, the same tiles took 1.5-1.6x longer (H200, benchmarks/results/h200-2026-11-26-packed/run1_probes.log).
+The fp8 suite, tuned, rowwise + columnwise + tensorwise (H100 run 3 and H200 run 4 of
+benchmarks/results/h100-2026-11-26-packed/ and h200-2026-11-26-packed/):
 
-    shape          bit tiles          torch.compile + seed's reuse pass   floor
-    4096 x 4096    28.1 us, 6 k       32.7 us                             40%
-    16384 x 8192   120.7 us, 6 k      179.9 us                            74%
-    8192 x 28672   211.8 us, 7 k      321.7 us                            74%
+    shape          H100 bit tiles   torch.compile + reuse pass   H200 bit tiles   torch.compile + reuse pass
+    4096 x 4096    19.3 us, 58%     32.8 us                      16.5 us, 49%     28.7 us
+    16384 x 8192   100.3 us, 90%    179.7 us                     75.6 us, 86%     144.4 us
+    8192 x 28672   165.0 us, 96%    322.2 us                     120.5 us, 94%    221.4 us
 
-``segkit tune fp8_amax:SHAPE`` searches these schedules (the formulation "bit_tiles" for bf16, "tiles" otherwise,
-after nvFuser's defaults); a table entry for the GPU makes the benchmarks' ``segkit`` run it
-(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``). The tune also offers the reuse pass (segkit.tune.rewrites). On the
-H200 (float tiles only then) it chose the pass at all three shapes; on the H100 the bit tiles at all three.
-Both are in fusions/tunings.json.
+(% of the bytes floor, x read once.) Without a column amax the bit tiles take the tensorwise amax from the rows;
+the tune picks fusions/fp8_amax_bits.py there at the large shapes. ``segkit tune fp8_amax:SHAPE [--amaxes ...]``
+searches these schedules (the formulation "bit_tiles" for bf16, "tiles" otherwise, after nvFuser's defaults; the
+reuse pass too, segkit.tune.rewrites); a table entry for the GPU makes the benchmarks' ``segkit`` run it
+(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``).
 
 Where the float tiles' time went (ncu on the H100, 8192 x 28672, chunk 256, ``ncu_tiles.txt`` there): 43% of DRAM
 throughput against 72% of SM throughput; 55 registers a thread hold a CTA of 128 threads to 9 per SM (50%
