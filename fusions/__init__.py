@@ -35,7 +35,9 @@ def get(name: str) -> FusionSpec:
     try:
         return _SPECS[name]
     except KeyError:
-        raise KeyError(f"no fusion spec {name!r}; known: {', '.join(_SPECS)}") from None
+        from segkit.errors import UnknownNameError
+
+        raise UnknownNameError(f"no fusion spec {name!r}; known: {', '.join(_SPECS)}") from None
 
 
 # formulations of two fusions: per-chunk partials, then their reduction (the norm backward's two-stage and rows,

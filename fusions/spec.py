@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from segkit.dtypes import DataType, from_torch
+from segkit.errors import UnknownNameError
 from segkit.tuning import REUSE, TableEntry, TuningTable, gpu_model
 
 #: ``segkit tune``'s winners per GPU model, committed (``segkit tune --merge`` adds a run's results).
@@ -52,7 +53,7 @@ class FusionSpec:
             try:
                 cfg = self.configs[cfg]
             except KeyError:
-                raise KeyError(f"{self.name} has no config {cfg!r}; known: {', '.join(self.configs)}") from None
+                raise UnknownNameError(f"{self.name} has no config {cfg!r}; known: {', '.join(self.configs)}") from None
         return replace(cfg, dtype=dtype) if dtype is not None else cfg
 
     def build(self, cfg, dtype: torch.dtype | None = None, gpu: str | None = None,

@@ -38,6 +38,13 @@ class UsageError(SegkitError):
     the CLI exits 2 for these, before any long run."""
 
 
+class UnknownNameError(UsageError, KeyError):
+    """A fusions spec or config name that does not exist, with the names that do (a KeyError, for lookups)."""
+
+    def __str__(self) -> str:  # KeyError's own quotes the message
+        return str(self.args[0]) if self.args else ""
+
+
 class ResourceLimitError(SegkitError):
     """A tensor or a script run beyond segkit's configured limits (memory budget, time limit)."""
 
