@@ -19,6 +19,7 @@ from fusions import (
     rope_fwd,
 )
 from fusions.spec import FusionSpec
+from segkit.errors import UnknownNameError
 
 _SPECS: dict[str, FusionSpec] = {
     m.SPEC.name: m.SPEC
@@ -35,8 +36,6 @@ def get(name: str) -> FusionSpec:
     try:
         return _SPECS[name]
     except KeyError:
-        from segkit.errors import UnknownNameError
-
         raise UnknownNameError(f"no fusion spec {name!r}; known: {', '.join(_SPECS)}") from None
 
 

@@ -24,21 +24,18 @@ from typing import Any, ClassVar
 import torch
 
 from fusions.configs import AmaxConfig
+from fusions.fp8_amax_rows import x_viewed
+from fusions.fp8_amax_tiles import abs_bits, i32
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 
 
-def _i32(fd, value: int):
-    return fd.define_scalar(value, dtype=dt(fd, "Int32"))
-
-
 def define_rows(fd, cfg: AmaxConfig) -> None:
     """The row amaxes' fp32 bits from x viewed (rows, cols / 2) int32."""
     v = fd.define_tensor(shape=[cfg.lead, cfg.cols // 2], contiguity=[True, True], dtype=dt(fd, "Int32"))
-    mask, c16 = _i32(fd, 0x7FFF), _i32(fd, 16)
-    lo, hi = fd.ops.bitwise_and(v, mask), fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, c16), mask)
-    fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[1]), c16))
+    lo, hi = abs_bits(fd, v)
+    fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[1]), i32(fd, 16)))
 
 
 def define_max(fd, n: int, dtype: str = "Int32") -> None:
@@ -130,12 +127,7 @@ class AmaxBits:
         return rows, every
 
     def x_viewed(self, x: torch.Tensor) -> torch.Tensor:
-        c = self.cfg
-        if tuple(x.shape) != tuple(c.shape) or x.dtype != c.dtype or not x.is_contiguous() or x.storage_offset() % 2:
-            raise SegkitError(f"the {self.formulation} formulation of fp8_amax ({c.name}) views x as int32 pairs: it "
-                              f"needs a contiguous {c.dtype} x of shape {tuple(c.shape)} at an even offset, got "
-                              f"{x.dtype} {tuple(x.shape)}, strides {x.stride()}, offset {x.storage_offset()}")
-        return x.view(torch.int32).view(c.lead, c.cols // 2)
+        return x_viewed(x, self.cfg, self.formulation, (self.cfg.lead, self.cfg.cols // 2), torch.int32)
 
     def assemble(self, x: torch.Tensor, rows: torch.Tensor, every: torch.Tensor) -> list[torch.Tensor]:
         out = {"row": rows.view(torch.float32).reshape(x.shape[:-1]), "all": every.view(torch.float32)}

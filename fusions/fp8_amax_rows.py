@@ -51,6 +51,24 @@ def define_stage2(fd, cfg: AmaxConfig, s: RowsSchedule) -> None:
             fd.add_output(col if name == "col" else fd.ops.max(col, dims=[0]))
 
 
+def x_viewed(x: torch.Tensor, cfg: AmaxConfig, formulation: str, shape: Sequence[int],
+             dtype: torch.dtype | None = None) -> torch.Tensor:
+    """x as a one-read formulation reads it, a view (no copy): an error naming what differs where x is not the
+    config's contiguous x (a view of another shape or stride, or, for a view as ``dtype``, not aligned to it)."""
+    problem = None
+    if tuple(x.shape) != tuple(cfg.shape):
+        problem = f"shape {tuple(x.shape)}, not {tuple(cfg.shape)}"
+    elif x.dtype != cfg.dtype:
+        problem = f"dtype {x.dtype}, not {cfg.dtype}"
+    elif not x.is_contiguous():
+        problem = f"strides {x.stride()}: not contiguous"
+    elif dtype is not None and x.storage_offset() * x.dtype.itemsize % dtype.itemsize:
+        problem = f"storage offset {x.storage_offset()}: not aligned to {dtype}"
+    if problem:
+        raise SegkitError(f"the {formulation} formulation of fp8_amax ({cfg.name}) reads x as a view; x has {problem}")
+    return (x.view(dtype) if dtype is not None else x).view(*shape)
+
+
 @dataclass
 class AmaxStaged(HandStaged):
     """An fp8 amax of x read once in two fusions (a subclass's ``defines``, each taking the schedule): only where
@@ -63,32 +81,21 @@ class AmaxStaged(HandStaged):
     defines: ClassVar[tuple[Callable, Callable]]
 
     def __post_init__(self) -> None:
+        self.check_amaxes()
+        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
+
+    def check_amaxes(self) -> None:
+        """That the formulation computes ``cfg.amaxes``: here, that there is a column amax."""
         if "col" not in self.cfg.amaxes:
             raise SegkitError(f"the {self.formulation} formulation of fp8_amax is for a column amax; {self.cfg.name} "
                               f"asks for {', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
-        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
 
     @property
     def hidden(self) -> int:
         return self.cfg.cols
 
     def x_viewed(self, x: torch.Tensor, shape: Sequence[int], dtype: torch.dtype | None = None) -> torch.Tensor:
-        """x as stage 1 reads it, a view (no copy): an error naming what differs where x is not the config's
-        contiguous x (a view of another shape or stride, or, for a view as ``dtype``, not aligned to it)."""
-        c = self.cfg
-        problem = None
-        if tuple(x.shape) != tuple(c.shape):
-            problem = f"shape {tuple(x.shape)}, not {tuple(c.shape)}"
-        elif x.dtype != c.dtype:
-            problem = f"dtype {x.dtype}, not {c.dtype}"
-        elif not x.is_contiguous():
-            problem = f"strides {x.stride()}: not contiguous"
-        elif dtype is not None and x.storage_offset() * x.dtype.itemsize % dtype.itemsize:
-            problem = f"storage offset {x.storage_offset()}: not aligned to {dtype}"
-        if problem:
-            raise SegkitError(f"the {self.formulation} formulation of fp8_amax ({c.name}) reads x as a view; x has "
-                              f"{problem}")
-        return (x.view(dtype) if dtype is not None else x).view(*shape)
+        return x_viewed(x, self.cfg, self.formulation, shape, dtype)
 
     def recorded(self) -> tuple[Any, Any]:
         built = []

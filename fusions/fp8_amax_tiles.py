@@ -224,8 +224,15 @@ class AmaxTiles(AmaxStaged):
         return [by_name[n] for n in self.cfg.amaxes]
 
 
-def _i32(fd, value: int):
+def i32(fd, value: int):
     return fd.define_scalar(value, dtype=dt(fd, "Int32"))
+
+
+def abs_bits(fd, v) -> tuple:
+    """The bits of |bf16| for both halves of ``v``, int32 pairs of bf16: (v & 0x7FFF, (v >> 16) & 0x7FFF). As
+    integers they order as the values do, a NaN above inf."""
+    mask = i32(fd, 0x7FFF)
+    return fd.ops.bitwise_and(v, mask), fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, i32(fd, 16)), mask)
 
 
 def define_bits_stage1(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
@@ -239,9 +246,8 @@ def define_bits_stage1(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
         col_part = max_r hi << 16 | max_r lo"""
     P, Q, W2 = cfg.lead // s.chunk, cfg.cols // s.width, s.width // 2
     v = fd.define_tensor(shape=[P, s.chunk, Q, W2], contiguity=[True] * 4, dtype=dt(fd, "Int32"))
-    mask, c16 = _i32(fd, 0x7FFF), _i32(fd, 16)
-    lo = fd.ops.bitwise_and(v, mask)
-    hi = fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, c16), mask)
+    lo, hi = abs_bits(fd, v)
+    c16 = i32(fd, 16)
     if "row" in cfg.amaxes or "col" not in cfg.amaxes:
         fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[3]), c16))
     if "col" in cfg.amaxes:
@@ -285,12 +291,15 @@ class AmaxBitTiles(AmaxTiles):
         if self.cfg.dtype != torch.bfloat16:
             raise SegkitError(f"the {self.formulation} formulation of fp8_amax reads bf16 bits; {self.cfg.name} is "
                               f"{self.cfg.dtype} (the tiles formulation reads any float)")
+        super().__post_init__()
+        if self.schedule.vec % 2:
+            raise SegkitError(f"{self.formulation}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
+
+    def check_amaxes(self) -> None:
+        """A column amax, or a tensorwise one (taken from the rows' bits)."""
         if "col" not in self.cfg.amaxes and "all" not in self.cfg.amaxes:
             raise SegkitError(f"the {self.formulation} formulation of fp8_amax takes a column or a tensorwise amax; "
                               f"{self.cfg.name} asks for the row amax only (one inner reduction, x read once)")
-        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
-        if self.schedule.vec % 2:
-            raise SegkitError(f"{self.formulation}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
 
     @property
     def segments(self) -> int:

@@ -52,9 +52,7 @@ def lohi_stage1(fd, cfg, s: FT.TileSchedule) -> None:
     odd columns' partials as two int32 outputs."""
     P, Q, W2 = cfg.lead // s.chunk, cfg.cols // s.width, s.width // 2
     v = fd.define_tensor(shape=[P, s.chunk, Q, W2], contiguity=[True] * 4, dtype=dt(fd, "Int32"))
-    mask = FT._i32(fd, 0x7FFF)
-    lo = fd.ops.bitwise_and(v, mask)
-    hi = fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, FT._i32(fd, 16)), mask)
+    lo, hi = FT.abs_bits(fd, v)
     fd.add_output(fd.ops.max(fd.ops.maximum(lo, hi), dims=[3]))
     fd.add_output(fd.ops.max(lo, dims=[1]))
     fd.add_output(fd.ops.max(hi, dims=[1]))
@@ -63,12 +61,12 @@ def lohi_stage1(fd, cfg, s: FT.TileSchedule) -> None:
 def lohi_stage2(fd, cfg, s: FT.TileSchedule) -> None:
     """...and its stage 2: the columns reassembled (cols / 2, 2) by an iota select, everything shifted there."""
     P, Q, C2 = cfg.lead // s.chunk, cfg.cols // s.width, cfg.cols // 2
-    i32, c16 = dt(fd, "Int32"), FT._i32(fd, 16)
+    i32, c16 = dt(fd, "Int32"), FT.i32(fd, 16)
     part = fd.define_tensor(shape=[cfg.lead, Q], contiguity=[True, True], dtype=i32)
     fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(part, dims=[1]), c16))
     lo, hi = (fd.ops.max(fd.define_tensor(shape=[P, C2], contiguity=[True, True], dtype=i32), dims=[0]) for _ in "lh")
     odd = fd.ops.broadcast_in_dim(fd.ops.iota(2, dtype=i32), shape=[C2, 2], broadcast_dims=[1])
-    both = fd.ops.where(fd.ops.eq(odd, FT._i32(fd, 0)), fd.ops.broadcast_in_dim(lo, shape=[C2, 2], broadcast_dims=[0]),
+    both = fd.ops.where(fd.ops.eq(odd, FT.i32(fd, 0)), fd.ops.broadcast_in_dim(lo, shape=[C2, 2], broadcast_dims=[0]),
                         fd.ops.broadcast_in_dim(hi, shape=[C2, 2], broadcast_dims=[0]))
     fd.add_output(fd.ops.bitwise_left_shift(both, c16))
     fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[0]), c16))
@@ -113,9 +111,8 @@ def row_all(*shapes: str) -> None:
         refs = AMAX.reference({"x": x}, cfg)
         with FusionDefinition() as fd:
             v = fd.define_tensor(shape=[cfg.lead, cfg.cols // 2], contiguity=[True, True], dtype=dt(fd, "Int32"))
-            mask, c16 = FT._i32(fd, 0x7FFF), FT._i32(fd, 16)
-            m = fd.ops.max(fd.ops.maximum(fd.ops.bitwise_and(v, mask),
-                                          fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, c16), mask)), dims=[1])
+            c16 = FT.i32(fd, 16)
+            m = fd.ops.max(fd.ops.maximum(*FT.abs_bits(fd, v)), dims=[1])
             fd.add_output(fd.ops.bitwise_left_shift(m, c16))
             fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(m, dims=[0]), c16))
         bits, reuse = compiled(fd), compiled(reuse_reductions(AMAX.build(cfg)).apply())
