@@ -19,10 +19,11 @@ from fusions import (
     rope_fwd,
 )
 from fusions.spec import FusionSpec
+from segkit import workloads
 from segkit.errors import UnknownNameError
 
 _SPECS: dict[str, FusionSpec] = {
-    m.SPEC.name: m.SPEC
+    m.SPEC.name: workloads.register(m.SPEC)
     for m in (layernorm_fwd, rmsnorm_fwd, layernorm_bwd, rmsnorm_bwd, qkv_split_rope_fwd, qkv_split_rope_bwd, fp8_amax,
               rope_fwd, rope_bwd)
 }

@@ -16,7 +16,7 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion, run_reference
 from segkit.ir import Value
 from segkit.replay import replay
-from segkit.tuning import TunedFusion
+from segkit.tuned import TunedFusion
 
 
 @functools.cache

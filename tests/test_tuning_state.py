@@ -123,7 +123,7 @@ def test_compiled_is_made_once_per_definition_and_reached_from_its_fusion():
     holds (a Fusion) reaches the same object through the definition that recorded it (a tuned fusion needs
     no nvFuser to be wrapped, so this runs on the CPU)."""
     from segkit.nvf import compiled
-    from segkit.tuning import TunedFusion
+    from segkit.tuned import TunedFusion
 
     fd = _boundary_views(WS)
     assert fd.nvfuser is None

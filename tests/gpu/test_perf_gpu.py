@@ -12,7 +12,7 @@ from fusions.norm_bwd_two_stage import chunk_for, two_stage
 from segkit.compare import compare
 from segkit.nvf import compiled
 from segkit.timing import kernel_breakdown, nvfuser_scheduler
-from segkit.tuning import TunedFusion
+from segkit.tuned import TunedFusion
 
 pytestmark = pytest.mark.gpu
 

@@ -9,7 +9,8 @@ import fusions
 import segkit
 from segkit.compare import diff
 from segkit.nvf import compiled
-from segkit.tuning import TunedFusion, TuningTable
+from segkit.tuned import TunedFusion
+from segkit.tuning import TuningTable
 
 pytestmark = pytest.mark.gpu
 
