@@ -310,11 +310,14 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
             not_run[shard.device] = dict(sorted(missing.items()))
         timing[shard.device] = _timing(report, result, shard_durations)
         path = work / f"shard{shard.index}.json"
-        doc = json.loads(path.read_text()) if path.exists() else {}
+        # pytest-benchmark opens its JSON when pytest starts and fills it only where the shard timed benchmarks
+        text = path.read_text().strip() if path.exists() else ""
+        doc = json.loads(text) if text else {}
         benchmarks += doc.get("benchmarks", [])
         machines.append({**doc.get("machine_info", {}), "sweep_device": shard.device, "exit_code": result.code,
                          "interrupted": result.interrupted, "killed": result.killed,
-                         "benchmark_json": "written" if doc else "none" if result.code in (0, 5) else
+                         "benchmark_json": "written" if doc else
+                         "none" if not (result.interrupted or result.killed) else
                          f"missing: the shard ended (exit {result.code}) before pytest-benchmark wrote it; "
                          "the benchmark records of the cases it finished are lost"})
         first = first or (doc or None)
