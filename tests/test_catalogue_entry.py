@@ -3,6 +3,7 @@ need; nothing else names ops."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -95,3 +96,26 @@ def test_a_new_entry_reaches_every_pass(widen):
     assert calls[0] == ("widen", ["tv0"], {"shape": [8, 4]}) and calls[-1] == ("output", "tv2")
     x_ = torch.randn(4, 8)
     torch.testing.assert_close(fd.execute([x_])[0], x_.reshape(8, 4).exp())
+
+
+def test_passes_read_reductions_and_segment_boundaries_from_the_entry(monkeypatch):
+    """Reduction reuse regroups by ``OpDef.reduction_kind`` and bookend stops at ``OpDef.segment_boundary``, not
+    by op name: entries copied from max and segment_set under new names behave like them."""
+    monkeypatch.setitem(ops.CATALOGUE, "greatest", dataclasses.replace(ops.CATALOGUE["max"], name="greatest"))
+    monkeypatch.setitem(ops.CATALOGUE, "fence", dataclasses.replace(ops.CATALOGUE["segment_set"], name="fence"))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4, 8], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.greatest(x, dims=[1]))
+        fd.add_output(fd.ops.greatest(x, dims=[0, 1]))
+    plan = segkit.reuse_reductions(fd)
+    assert [(r.kind, r.dims, r.narrow_dims) for r in plan.reuses] == [("greatest", (0, 1), (1,))]
+
+    def cuts(op: str) -> list:
+        """The outputs policy's cuts where ``op`` stands between a computed value and the view that is output."""
+        with FusionDefinition() as fd:
+            x = fd.define_tensor(shape=[4, 8], contiguity=[True, True], dtype=DataType.Float)
+            z = getattr(fd.ops, op)(fd.ops.exp(fd.ops.permute(x, dims=[1, 0])))
+            fd.add_output(fd.ops.reshape(z, new_shape=[32]))
+        return [(c.tensor.name, [u.name for u in c.users]) for c in segkit.bookend(fd, "outputs").cuts]
+
+    assert cuts("set") == [("tv2", ["set"])] and cuts("segment_set") == cuts("fence") == []

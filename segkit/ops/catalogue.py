@@ -4,7 +4,7 @@ op families share to write their shape rules.
 Each :class:`OpDef` has the signature nvfuser_direct uses (tensor operands positional, attributes by keyword,
 as nvFuser's own repro scripts write them), a shape/dtype rule (``infer``), a torch reference (``run``), and
 the facts passes read instead of switching on op names (view op, layout rule, size attributes, reduction
-kind, ...). The families (segkit.ops.pointwise, reductions, shape, creation, indexing, matmul, random) fill
+kind, ...). The families (segkit.ops.pointwise, reduce, shape, creation, indexing, matmul, random) fill
 ``CATALOGUE`` through :func:`register` when segkit.ops imports them; this module imports none of them.
 """
 
@@ -19,6 +19,7 @@ import torch
 from segkit.dtypes import DataType
 from segkit.ir import Value
 
+#: The default of an attribute that has none: the caller must give it.
 REQUIRED = object()
 
 
@@ -100,8 +101,8 @@ class OpDef:
     #: result is one of the elements, so any grouping of the reduction gives the same value). segkit.reuse
     #: regroups reductions by it.
     reduction_kind: str | None = None
-    #: The op marks a segment boundary (segment_set): nvFuser never fuses across it, and bookend neither
-    #: cuts again where one already is.
+    #: The op marks a segment boundary (segment_set): nvFuser never fuses across it, so bookend does not cut
+    #: again where one already is.
     segment_boundary: bool = False
 
     def random_outputs(self, args: dict[str, Any], n_outputs: int) -> list[bool]:

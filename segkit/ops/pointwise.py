@@ -173,6 +173,7 @@ def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = ""
                           elementwise=True))
 
 
+#: The unary ops of one operand ``x``, by name: the torch function each one's reference applies.
 UNARY = {
     "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1,
     "log": torch.log, "log2": torch.log2, "log10": torch.log10, "log1p": torch.log1p,
@@ -187,6 +188,7 @@ UNARY = {
     "isneginf": torch.isneginf, "isposinf": torch.isposinf, "logical_not": torch.logical_not,
     "bitwise_not": torch.bitwise_not,
 }
+#: The binary ops of operands ``lhs`` and ``rhs``, by name: the torch function each one's reference applies.
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "div": _div, "truediv": _tensor_fn(torch.true_divide), "pow": _tensor_fn(torch.pow),
