@@ -14,7 +14,7 @@ output. When it can, the output is an alias of the input:
   an alias;
 * broadcast: new broadcast dims go last; squeeze drops dims; expand carries.
 
-The per-op rules live in segkit.views; the catalogue names each view op's rule
+The per-op rules live in segkit.ops.view_layouts; the catalogue names each view op's rule
 (``OpDef.meta`` and ``OpDef.view_layout``). Every other op (pad, cat, casts,
 arithmetic, reductions) computes values. Each alias maps to a root by walking sources up; fusion inputs are never
 aliases, and a root may be an intermediate.

@@ -32,7 +32,7 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
 from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
 from segkit.layout import compute_tensor_descriptor
-from segkit.ops import CATALOGUE
+from segkit.ops import CATALOGUE, is_segment_boundary
 
 POLICIES = ("none", "outputs", "inputs+outputs")
 
@@ -171,9 +171,9 @@ def _resolve_cuts(fusion: Fusion, uses: list[tuple[Value, Op | None]]) -> list[C
         if len(users) == len(all_uses):
             if tensor in fusion.inputs:
                 continue  # a segment_set between an input and all its users changes nothing
-            if tensor.definition is not None and tensor.definition.name == "segment_set":
+            if tensor.definition is not None and is_segment_boundary(tensor.definition):
                 continue
-        if all(op.name == "segment_set" for op in users):
+        if all(is_segment_boundary(op) for op in users):
             continue
         cuts.append(Cut(tensor, users))
     return cuts

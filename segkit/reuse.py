@@ -31,7 +31,8 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
 from segkit.ir import Fusion, Op, Value
 
-KINDS = ("max", "min", "sum")
+#: The reduction kinds (the catalogue's ``OpDef.reduction_kind``) this pass regroups: max / min and sum
+REDUCTION_KINDS = ("extremum", "sum")
 #: sum outputs whose partial sums are exact (integers) or rounded no worse than nvFuser's own parallel order
 SUM_REASSOCIATES = frozenset({DataType.Float, DataType.Double, DataType.ComplexFloat, DataType.ComplexDouble,
                               DataType.Int, DataType.Int32, DataType.Index, DataType.UInt64})
@@ -154,12 +155,12 @@ def reuse_reductions(fd: Any, inner_outer: str | None = None) -> ReusePlan:
                 minimal.append((op, dims))
                 continue
             narrow, ndims = max(covers, key=lambda c: (len(c[1]), -_numel(c[0].output), -fusion.ops.index(c[0])))
-            if op.name == "sum" and op.output.dtype not in SUM_REASSOCIATES:
+            if catalogue.get(op.name).reduction_kind == "sum" and op.output.dtype not in SUM_REASSOCIATES:
                 plan.skipped.append(Skipped(op.output, narrow.output, f"a {op.output.dtype.name} sum would round its "
                                             "partial sums once more (reuse only in float32/float64/integer dtypes)"))
                 continue
             plan.reuses.append(Reuse(op.name, op.output, narrow.output, tuple(sorted(dims)), tuple(sorted(ndims))))
-        if inner_outer and members[0][0].name in ("max", "min"):
+        if inner_outer and catalogue.get(members[0][0].name).reduction_kind == "extremum":
             plan.pairs += _pairs(minimal, inner_outer)
     return plan
 
@@ -192,7 +193,8 @@ def _static_dims(op: Op, ndim: int) -> frozenset[int] | None:
 
 def _reduction(op: Op) -> tuple[Value, frozenset[int]] | None:
     """(source, reduced dims) of a reusable reduction op, else None."""
-    if op.name not in KINDS or len(op.outputs) != 1:
+    opdef = catalogue.get(op.name)
+    if opdef is None or opdef.reduction_kind not in REDUCTION_KINDS or len(op.outputs) != 1:
         return None
     src = op.args.get("arg")
     if not (isinstance(src, Value) and src.is_tensor and src.ndim > 0):
@@ -202,12 +204,12 @@ def _reduction(op: Op) -> tuple[Value, frozenset[int]] | None:
 
 
 def _is_prologue(op: Op) -> bool:
-    """An elementwise op whose output is fixed by its one tensor operand and attributes: cast, or an attribute-free
-    unary op (abs, neg, ...); not a meta op (set / segment_set carry segmentation intent), not a random one."""
+    """An elementwise op whose output is fixed by its one tensor operand and its dtype attribute, if any (cast, abs,
+    neg, ...); not a meta op (set / segment_set carry segmentation intent), not a random one."""
     opdef = catalogue.get(op.name)
     if opdef is None or opdef.meta or opdef.random or len(op.outputs) != 1 or not op.output.is_tensor:
         return False
-    return op.name == "cast" or (opdef.operands == ("x",) and not opdef.attrs)
+    return opdef.elementwise and len(opdef.operands) == 1 and all(a == "dtype" for a, _ in opdef.attrs)
 
 
 def _merge_prologues(fusion: Fusion) -> tuple[dict[int, Any], list[Merge]]:

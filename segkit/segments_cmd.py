@@ -82,6 +82,7 @@ def plot_plan(fd, plan, realized, stem: str) -> None:
     """``segkit bookend --plot``: the fusion with the plan's cuts, and its realization, side by side."""
     from segkit.bookend import Cut, HostPlan
     from segkit.graph import Cluster, picture, save
+    from segkit.ops import is_segment_boundary
     from segkit.segments import plan_picture
 
     before = plan_picture(fd, plan.cuts, f"before: {plan.policy} plan (cuts dashed red)")
@@ -92,6 +93,6 @@ def plot_plan(fd, plan, realized, stem: str) -> None:
                     Cluster("core fusion (nvFuser)", [i for i, op in enumerate(ops) if id(op) not in host])]
         after = picture(fd, [c for c in clusters if c.ops], title="after: host realization")
     else:
-        cuts = [Cut(op.inputs[0], [op]) for op in realized.fusion.ops if op.name == "segment_set"]
+        cuts = [Cut(op.inputs[0], [op]) for op in realized.fusion.ops if is_segment_boundary(op)]
         after = plan_picture(realized, cuts, "after: segment_set inserted (the regions nvFuser segments)")
     print(f"plan pictures: {save([before, after], stem)}")

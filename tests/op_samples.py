@@ -402,10 +402,10 @@ _INT_BINARY = {"add", "sub", "mul", "div", "fmod", "mod", "remainder", "maximum"
 
 
 def _table() -> dict[str, OpSamples]:
-    from segkit.ops import _BINARY, _UNARY, NO_REDUCED_FLOAT_KERNEL
+    from segkit.ops import BINARY, NO_REDUCED_FLOAT_KERNEL, UNARY
 
     t: dict[str, OpSamples] = {}
-    for op in _UNARY:
+    for op in UNARY:
         dtypes = ((F32,) if op in NO_REDUCED_FLOAT_KERNEL else FLOATS) + ((I64,) if op in _INT_UNARY else ())
         t[op] = OpSamples(dtypes, _nary(op, 1, _UNARY_DOMAINS.get(op, "any")))
     for op in ("logical_not",):
@@ -413,7 +413,7 @@ def _table() -> dict[str, OpSamples]:
     t["bitwise_not"] = OpSamples((I64, I32, B), _nary("bitwise_not", 1))
     t["erfcinv"] = OpSamples(FLOATS, lambda dt: [Sample([(values((5, 7), dt, "unit") + 1).to(dt.torch)],
                                                         lambda fd, v: fd.ops.erfcinv(v[0]))])
-    for op in _BINARY:
+    for op in BINARY:
         dtypes = (I64, I32) if op == "mod" else FLOATS + ((I64,) if op in _INT_BINARY else ())  # mod: ints only
         second = _BINARY_DOMAINS.get(op)
         t[op] = OpSamples(dtypes, _nary(op, 2, "pos" if op == "pow" else "any", second))
@@ -465,11 +465,11 @@ SAMPLES = _table()
 
 
 def _uncompilable() -> dict[str, OpSamples]:
-    from segkit.ops import NO_INTEGRAL_KERNEL, NO_REDUCED_FLOAT_KERNEL, _UNARY
+    from segkit.ops import NO_INTEGRAL_KERNEL, NO_REDUCED_FLOAT_KERNEL, UNARY
 
     t = {op: OpSamples(REDUCED + ((I64, I32) if op in NO_INTEGRAL_KERNEL else ()),
                        _nary(op, 1, _UNARY_DOMAINS.get(op, "any")))
-         for op in NO_REDUCED_FLOAT_KERNEL if op in _UNARY}
+         for op in NO_REDUCED_FLOAT_KERNEL if op in UNARY}
     t["clamp"] = OpSamples(REDUCED, _samples_clamp)
     t["threshold"] = OpSamples(REDUCED, _samples_threshold)
     t["mod"] = OpSamples((F32, F64, BF16), _nary("mod", 2, "any", "nonzero"))

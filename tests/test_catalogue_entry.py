@@ -3,6 +3,7 @@ need; nothing else names ops."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -23,12 +24,37 @@ def test_every_view_op_says_how_it_carries_layouts():
             assert attr in dict(opdef.attrs), f"{name}.size_attrs names {attr!r}, not one of its attributes"
 
 
+#: An op-name switch: ``op.name == "sum"``, ``x.definition.name != "pad"``, ``op.name in ("max", "min")``, or a
+#: bare ``name == "slice"`` for the names passes once switched on.
+_OP_NAME_SWITCH = re.compile(r"""(\.name\s*(==|!=|in)\s*["'(\[{])|(name\s*==\s*["'](slice|pad|size|mean)["'])""")
+
+
+def _op_name_switches(root: Path) -> list[str]:
+    """``path: match`` for every op-name switch in a module under ``root`` outside the catalogue (``ops/``)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if (root / "ops") in path.parents:
+            continue
+        found += [f"{path.relative_to(root)}: {m.group(0)}" for m in _OP_NAME_SWITCH.finditer(path.read_text())]
+    return found
+
+
 def test_no_module_outside_the_catalogue_keys_behaviour_on_op_names():
     root = Path(segkit.__file__).parent
-    pattern = re.compile(r"""(\.name\s*(==|!=|in)\s*["'(\[{])|(name\s*==\s*["'](slice|pad|size|mean)["'])""")
-    for path in ["alias.py", "minimize.py", "frontend.py", "nvf.py", "repro.py", "replay.py", "interp.py"]:
-        text = (root / path).read_text()
-        assert not pattern.search(text), f"{path} switches on an op name: {pattern.search(text).group(0)}"
+    assert len(list(root.rglob("*.py"))) > 40  # the whole library is scanned, subpackages included
+    found = _op_name_switches(root)
+    assert not found, f"modules switch on op names (state the fact in the catalogue's OpDef instead): {found}"
+
+
+@pytest.mark.parametrize("switch", ['if op.name == "x":', "if op.definition.name != 'pad':",
+                                    'if op.name in ("max", "min"):', 'if name == "slice":'])
+def test_the_op_name_lint_catches_a_planted_switch(tmp_path, switch):
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "shape.py").write_text(f"{switch}\n    pass\n")  # the catalogue may switch on names
+    assert _op_name_switches(tmp_path) == []
+    (tmp_path / "fuzz").mkdir()
+    (tmp_path / "fuzz" / "planted.py").write_text(f"def f(op):\n    {switch}\n        pass\n")
+    assert _op_name_switches(tmp_path) == [f"fuzz/planted.py: {_OP_NAME_SWITCH.search(switch).group(0)}"]
 
 
 @pytest.fixture
@@ -70,3 +96,26 @@ def test_a_new_entry_reaches_every_pass(widen):
     assert calls[0] == ("widen", ["tv0"], {"shape": [8, 4]}) and calls[-1] == ("output", "tv2")
     x_ = torch.randn(4, 8)
     torch.testing.assert_close(fd.execute([x_])[0], x_.reshape(8, 4).exp())
+
+
+def test_passes_read_reductions_and_segment_boundaries_from_the_entry(monkeypatch):
+    """Reduction reuse regroups by ``OpDef.reduction_kind`` and bookend stops at ``OpDef.segment_boundary``, not
+    by op name: entries copied from max and segment_set under new names behave like them."""
+    monkeypatch.setitem(ops.CATALOGUE, "greatest", dataclasses.replace(ops.CATALOGUE["max"], name="greatest"))
+    monkeypatch.setitem(ops.CATALOGUE, "fence", dataclasses.replace(ops.CATALOGUE["segment_set"], name="fence"))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4, 8], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.greatest(x, dims=[1]))
+        fd.add_output(fd.ops.greatest(x, dims=[0, 1]))
+    plan = segkit.reuse_reductions(fd)
+    assert [(r.kind, r.dims, r.narrow_dims) for r in plan.reuses] == [("greatest", (0, 1), (1,))]
+
+    def cuts(op: str) -> list:
+        """The outputs policy's cuts where ``op`` stands between a computed value and the view that is output."""
+        with FusionDefinition() as fd:
+            x = fd.define_tensor(shape=[4, 8], contiguity=[True, True], dtype=DataType.Float)
+            z = getattr(fd.ops, op)(fd.ops.exp(fd.ops.permute(x, dims=[1, 0])))
+            fd.add_output(fd.ops.reshape(z, new_shape=[32]))
+        return [(c.tensor.name, [u.name for u in c.users]) for c in segkit.bookend(fd, "outputs").cuts]
+
+    assert cuts("set") == [("tv2", ["set"])] and cuts("segment_set") == cuts("fence") == []

@@ -127,7 +127,7 @@ def test_a_dtype_disagreement_is_its_own_verdict():
 
 def test_zero_dim_tensors_and_scalars_rank_below_tensors():
     from segkit.ir import Value
-    from segkit.promotion import common_dtype
+    from segkit.ops.promotion import common_dtype
 
     t32, zero64, zerof = Value("a", I32, (2,)), Value("b", I64, ()), Value("c", F64, ())
     assert common_dtype([t32, zero64]) is I32  # a 0-dim tensor of the same category does not widen

@@ -14,11 +14,12 @@ import torch.nn.functional as F
 
 from segkit.dtypes import DataType
 from segkit.ir import Value
-from segkit.ops import REQUIRED, InferError, OpDef, Out, RunContext, _like, _register, _tensor, norm_dim, static
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, RunContext, norm_dim, out_like, register, static, \
+    tensor_arg
 
 
 def _index(v: Any, op: str, what: str = "index") -> Value:
-    t = _tensor(v, f"{op}'s {what}")
+    t = tensor_arg(v, f"{op}'s {what}")
     if t.dtype not in (DataType.Int, DataType.Int32):
         raise InferError(f"{op}: {what} must be an Int or Int32 tensor, got {t.describe()}")
     return t
@@ -37,7 +38,7 @@ def _same_rank(op: str, *ts: Value) -> None:
 
 # --------------------------------------------------------------------------- index_select, gather, take_along_axis
 def _index_select_infer(a: dict) -> list[Out]:
-    x, idx = _tensor(a["arg"], "index_select's arg"), _index(a["index"], "index_select")
+    x, idx = tensor_arg(a["arg"], "index_select's arg"), _index(a["index"], "index_select")
     d = _dim(a, x, "index_select")
     if idx.ndim > 1:
         raise InferError(f"index_select: index must be a 1-d or 0-d tensor, got {idx.describe()}")
@@ -55,17 +56,17 @@ def _index_select_run(a: dict, ctx: RunContext):
 
 
 def _gather_infer(a: dict) -> list[Out]:
-    x, idx = _tensor(a["arg"], "gather's arg"), _index(a["index"], "gather")
+    x, idx = tensor_arg(a["arg"], "gather's arg"), _index(a["index"], "gather")
     _same_rank("gather", x, idx)
     d = _dim(a, x, "gather")
     for i in range(x.ndim):
         if i != d and -1 not in (x.shape[i], idx.shape[i]) and idx.shape[i] > x.shape[i]:
             raise InferError(f"gather: index {idx.describe()} is larger than arg {x.describe()} in dim {i}")
-    return [_like(idx, dtype=x.dtype)]
+    return [out_like(idx, dtype=x.dtype)]
 
 
 def _take_along_axis_infer(a: dict) -> list[Out]:
-    x, idx = _tensor(a["arg"], "take_along_axis's arg"), _index(a["index"], "take_along_axis")
+    x, idx = tensor_arg(a["arg"], "take_along_axis's arg"), _index(a["index"], "take_along_axis")
     _same_rank("take_along_axis", x, idx)
     d = _dim(a, x, "take_along_axis")
     shape, bc, ex = [], [], []
@@ -86,14 +87,14 @@ def _take_along_axis_run(a: dict, ctx: RunContext):
 
 
 def _scatter_infer(a: dict) -> list[Out]:
-    x, idx, src = _tensor(a["arg"], "scatter's arg"), _index(a["index"], "scatter"), a["src"]
+    x, idx, src = tensor_arg(a["arg"], "scatter's arg"), _index(a["index"], "scatter"), a["src"]
     if not isinstance(src, Value):
         raise InferError(f"scatter: src must be a tensor or a scalar of the fusion (fd.define_scalar), got {src!r}")
     _same_rank("scatter", x, idx, *([src] if src.is_tensor else []))
     _dim(a, x, "scatter")
     if src.is_tensor and src.dtype is not x.dtype:
         raise InferError(f"scatter: src {src.describe()} must have arg's dtype {x.dtype.name}")
-    return [_like(x)]
+    return [out_like(x)]
 
 
 def _scatter_run(a: dict, ctx: RunContext):
@@ -103,13 +104,13 @@ def _scatter_run(a: dict, ctx: RunContext):
     return torch.scatter(x, d, idx, torch.tensor(src, dtype=x.dtype).item())
 
 
-_register(OpDef("index_select", ("arg", "index"), (("dim", REQUIRED),), _index_select_infer, _index_select_run))
-_register(OpDef("gather", ("arg", "index"), (("dim", REQUIRED),), _gather_infer,
-                lambda a, ctx: torch.gather(a["arg"], a["dim"] % a["arg"].ndim, a["index"].long())))
-_register(OpDef("take_along_axis", ("arg", "index"), (("dim", REQUIRED),), _take_along_axis_infer,
-                _take_along_axis_run))
-_register(OpDef("scatter", ("arg", "index", "src"), (("dim", REQUIRED),), _scatter_infer, _scatter_run,
-                literal_operands=False, doc="torch.scatter without accumulation (src a tensor or a fusion scalar)"))
+register(OpDef("index_select", ("arg", "index"), (("dim", REQUIRED),), _index_select_infer, _index_select_run))
+register(OpDef("gather", ("arg", "index"), (("dim", REQUIRED),), _gather_infer,
+               lambda a, ctx: torch.gather(a["arg"], a["dim"] % a["arg"].ndim, a["index"].long())))
+register(OpDef("take_along_axis", ("arg", "index"), (("dim", REQUIRED),), _take_along_axis_infer,
+               _take_along_axis_run))
+register(OpDef("scatter", ("arg", "index", "src"), (("dim", REQUIRED),), _scatter_infer, _scatter_run,
+               literal_operands=False, doc="torch.scatter without accumulation (src a tensor or a fusion scalar)"))
 
 
 # --------------------------------------------------------------------------- embedding
@@ -117,7 +118,7 @@ _EMBEDDING_OPTIONS = ("padding_idx", "max_norm", "norm_type", "scale_grad_by_fre
 
 
 def _embedding_infer(a: dict) -> list[Out]:
-    idx, w = _index(a["input"], "embedding_fwd", "input"), _tensor(a["weight"], "embedding_fwd's weight")
+    idx, w = _index(a["input"], "embedding_fwd", "input"), tensor_arg(a["weight"], "embedding_fwd's weight")
     if idx.ndim < 1:
         raise InferError(f"embedding_fwd: input must be at least 1-d, got {idx.describe()}")
     if w.ndim != 2:
@@ -138,14 +139,14 @@ def _embedding_run(a: dict, ctx: RunContext):
                        scale_grad_by_freq=bool(a["scale_grad_by_freq"]), sparse=bool(a["sparse"]))
 
 
-_register(OpDef("embedding_fwd", ("input", "weight"), tuple((k, None) for k in _EMBEDDING_OPTIONS),
-                _embedding_infer, _embedding_run, doc="F.embedding forward (max_norm renormalizes a copy)"))
+register(OpDef("embedding_fwd", ("input", "weight"), tuple((k, None) for k in _EMBEDDING_OPTIONS),
+               _embedding_infer, _embedding_run, doc="F.embedding forward (max_norm renormalizes a copy)"))
 
 
 # --------------------------------------------------------------------------- scans
 def _scan(name: str, torch_scan, combine) -> None:
     def infer(a: dict) -> list[Out]:
-        x = _tensor(a["arg"], f"{name}'s arg")
+        x = tensor_arg(a["arg"], f"{name}'s arg")
         d = _dim(a, x, name)
         if x.expanded[d]:  # nvFuser's scan() asserts this when the op is defined (csrc/ops/arith.cpp)
             raise InferError(f"{name} along dim {d} of {x.describe()}: that dim is an expanded broadcast (size "
@@ -154,7 +155,7 @@ def _scan(name: str, torch_scan, combine) -> None:
         init = a["init"]
         if isinstance(init, Value) and init.is_tensor:
             raise InferError(f"{name}: init must be a scalar, got {init.describe()}")
-        return [_like(x)]
+        return [out_like(x)]
 
     def run(a: dict, ctx: RunContext):
         x, d = a["arg"], a["dim"] % a["arg"].ndim
@@ -163,8 +164,8 @@ def _scan(name: str, torch_scan, combine) -> None:
             out = combine(out, torch.tensor(a["init"], dtype=out.dtype, device=out.device))
         return out
 
-    _register(OpDef(name, ("arg",), (("dim", REQUIRED), ("init", None)), infer, run,
-                    doc="inclusive scan along dim; same dtype as arg"))
+    register(OpDef(name, ("arg",), (("dim", REQUIRED), ("init", None)), infer, run,
+                   doc="inclusive scan along dim; same dtype as arg"))
 
 
 _scan("cumsum", torch.cumsum, torch.add)
@@ -175,11 +176,11 @@ _scan("cummin", lambda x, d: torch.cummin(x, d).values, torch.minimum)
 
 # --------------------------------------------------------------------------- sort, topk, triu
 def _argsort_infer(a: dict) -> list[Out]:
-    x = _tensor(a["arg"], "argsort's arg")
+    x = tensor_arg(a["arg"], "argsort's arg")
     if x.ndim == 0:
         return [Out(DataType.Int, (), (), ())]
     norm_dim(a["dim"], x.ndim)
-    return [_like(x, dtype=DataType.Int)]
+    return [out_like(x, dtype=DataType.Int)]
 
 
 def _argsort_run(a: dict, ctx: RunContext):
@@ -190,7 +191,7 @@ def _argsort_run(a: dict, ctx: RunContext):
 
 
 def _topk_infer(a: dict) -> list[Out]:
-    x, k = _tensor(a["arg"], "topk's arg"), a["k"]
+    x, k = tensor_arg(a["arg"], "topk's arg"), a["k"]
     if not isinstance(k, Value) or k.is_tensor or k.dtype is not DataType.Int:
         raise InferError(f"topk: k must be an Int scalar of the fusion (fd.define_scalar(n, dtype=DataType.Int)), "
                          f"got {k!r}; nvFuser's binding takes no Python number")
@@ -219,17 +220,17 @@ def _topk_run(a: dict, ctx: RunContext):
 
 
 def _triu_infer(a: dict) -> list[Out]:
-    x = _tensor(a["arg"], "triu's arg")
+    x = tensor_arg(a["arg"], "triu's arg")
     if x.ndim < 2:
         raise InferError(f"triu needs a tensor of 2 or more dims, got {x.describe()}")
     if not isinstance(a["diagonal"], int) or isinstance(a["diagonal"], bool):
         raise InferError(f"triu: diagonal must be a Python int, got {a['diagonal']!r}")
-    return [_like(x)]
+    return [out_like(x)]
 
 
-_register(OpDef("argsort", ("arg",), (("dim", REQUIRED), ("descending", False), ("stable", False)),
-                _argsort_infer, _argsort_run, doc="indices (Int) that sort arg along dim"))
-_register(OpDef("topk", ("arg", "k"), (("dim", -1), ("largest", True), ("sorted", False)), _topk_infer, _topk_run,
-                literal_operands=False, doc="(values, indices); with sorted=False the order is unspecified"))
-_register(OpDef("triu", ("arg",), (("diagonal", 0),), _triu_infer,
-                lambda a, ctx: torch.triu(a["arg"], a["diagonal"])))
+register(OpDef("argsort", ("arg",), (("dim", REQUIRED), ("descending", False), ("stable", False)),
+               _argsort_infer, _argsort_run, doc="indices (Int) that sort arg along dim"))
+register(OpDef("topk", ("arg", "k"), (("dim", -1), ("largest", True), ("sorted", False)), _topk_infer, _topk_run,
+               literal_operands=False, doc="(values, indices); with sorted=False the order is unspecified"))
+register(OpDef("triu", ("arg",), (("diagonal", 0),), _triu_infer,
+               lambda a, ctx: torch.triu(a["arg"], a["diagonal"])))

@@ -3,17 +3,88 @@
 Each rule takes the Op, its input tensor and the input's preferred layout
 (allocation order of logical dims + contiguity) and returns the layout that
 makes the output a view of the input, or None when the output must be
-computed. The catalogue (segkit.ops) names a rule in each view op's
+computed. Each view op's catalogue entry names its rule in
 ``OpDef.view_layout``; these are Python re-creations of nvFuser's
-csrc/alias_analysis.cpp rules.
+csrc/alias_analysis.cpp rules. The size arithmetic they share with the view
+ops' shape rules (reshape groups, slice bounds, broadcast_in_dim's dims) lives
+here too, so segkit.ops.shape imports it from below.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from segkit.ir import Op, Value
 from segkit.layout import Layout
+from segkit.ops.catalogue import InferError, norm_dim, static
 
 
+# --------------------------------------------------------------------------- size arithmetic
+def broadcast_dims(a: dict) -> list[int]:
+    """broadcast_in_dim's output dims for the input's dims, as nvFuser takes them: negative dims wrap, each
+    dim once, input dims fill them in increasing order."""
+    x, rank = a["arg"], len(a["shape"])
+    if rank < x.ndim:
+        raise InferError(f"The new shape is expected to be greater-then-or-equal to the input: {rank} < {x.ndim}")
+    if len(a["broadcast_dims"]) != x.ndim:
+        raise InferError(f"broadcast_dims {list(a['broadcast_dims'])} must name one output dim per dim of {x.describe()}")
+    dims = [norm_dim(d, rank, "broadcast_dims entry") for d in a["broadcast_dims"]]
+    if len(set(dims)) != len(dims):
+        raise InferError(f"broadcast_dims {list(a['broadcast_dims'])}: a nonbroadcast dim is specified more than once")
+    return sorted(dims)
+
+
+def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:
+    """Split a static reshape into groups of input dims and output dims with equal products.
+
+    Size-1 dims at a group boundary form groups of their own, so a group with
+    one input and one output dim is a dim carried through unchanged. Returns
+    None when a size is unknown (-1).
+    """
+    if any(s < 0 for s in src) or any(s < 0 for s in dst):
+        return None
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        if i < len(src) and src[i] == 1 and (j >= len(dst) or dst[j] != 1):
+            groups.append(([i], []))
+            i += 1
+            continue
+        if j < len(dst) and dst[j] == 1 and (i >= len(src) or src[i] != 1):
+            groups.append(([], [j]))
+            j += 1
+            continue
+        if i >= len(src) or j >= len(dst):
+            return None
+        gi, gj, pi, pj = [i], [j], src[i], dst[j]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi < pj and i < len(src):
+                gi.append(i)
+                pi *= src[i]
+                i += 1
+            elif pj < pi and j < len(dst):
+                gj.append(j)
+                pj *= dst[j]
+                j += 1
+            else:
+                return None
+        groups.append((gi, gj))
+    return groups
+
+
+def normalize_slice(start: int, end: int, size: int) -> tuple[int, int]:
+    """torch/nvFuser slice normalisation: negative from the end, clamped to [0, size]."""
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    return start, end
+
+
+# --------------------------------------------------------------------------- layout rules
 def _carry(in_layout: Layout, dim_map: dict[int, int]) -> Layout:
     """Map in dims to out dims (dims without an image are dropped), keeping allocation order."""
     order, contig = [], []
@@ -50,7 +121,7 @@ def _reshape_layout(x: Value, out: Value, lay: Layout) -> Layout | None:
     kept = [d for d in range(x.ndim) if not (x.shape[d] == 1 and not x.expanded[d])]
     alloc = [(d, c) for d, c in zip(lay.order, lay.contiguity) if d in kept]
     new_out = [j for j in range(out.ndim) if out.shape[j] != 1]
-    groups = _ops().reshape_groups([x.shape[d] for d in kept], [out.shape[j] for j in new_out])
+    groups = reshape_groups([x.shape[d] for d in kept], [out.shape[j] for j in new_out])
     if groups is None:
         return None
     result: list[tuple[object, bool | None]] = [(("in", d), c) for d, c in alloc]
@@ -90,7 +161,7 @@ def _reshape_layout(x: Value, out: Value, lay: Layout) -> Layout | None:
 
 
 def _slice_layout(x: Value, op: Op, lay: Layout) -> Layout | None:
-    starts, ends = _ops().static(op.args["start_indices"]), _ops().static(op.args["end_indices"])
+    starts, ends = static(op.args["start_indices"]), static(op.args["end_indices"])
     sliced = set()
     for d in range(x.ndim):
         s, e, size = starts[d], ends[d], x.shape[d]
@@ -98,7 +169,7 @@ def _slice_layout(x: Value, op: Op, lay: Layout) -> Layout | None:
             sliced.add(d)
             continue
         if not op.args["manual_normalization"]:
-            s, e = _ops().normalize_slice(s, e, size)
+            s, e = normalize_slice(s, e, size)
         if (s, e) != (0, size):
             sliced.add(d)
     if any(x.expanded[d] for d in sliced):
@@ -116,13 +187,6 @@ def _slice_layout(x: Value, op: Op, lay: Layout) -> Layout | None:
         if d in sliced:
             flag = True
     return Layout(lay.order, tuple(contig))
-
-
-def _ops():
-    """segkit.ops (imported late: the catalogue itself names the rules below)."""
-    from segkit import ops
-
-    return ops
 
 
 def identity(op: Op, x: Value, lay: Layout) -> Layout:
@@ -153,7 +217,7 @@ def broadcast(op: Op, x: Value, lay: Layout) -> Layout:
 
 
 def broadcast_in_dim(op: Op, x: Value, lay: Layout) -> Layout:
-    old = _ops().broadcast_dims(op.args)
+    old = broadcast_dims(op.args)
     return _broadcast_to(lay, old, [j for j in range(op.outputs[0].ndim) if j not in old])
 
 

@@ -14,7 +14,7 @@ import torch
 
 from segkit.dtypes import DataType
 from segkit.ir import Value
-from segkit.ops import REQUIRED, InferError, OpDef, Out, RunContext, _register, _tensor, static
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, RunContext, register, static, tensor_arg
 
 
 def _dims(t: Value, idx: list[int]) -> tuple[list[int], list[bool], list[bool]]:
@@ -69,7 +69,7 @@ def _batch(op: str, xs: list[Value], lead: list[int]) -> tuple[list[int], list[b
 
 # --------------------------------------------------------------------------- matmul, linear
 def _matmul_infer(a: dict) -> list[Out]:
-    x, y = _tensor(a["arg1"], "matmul's arg1"), _tensor(a["arg2"], "matmul's arg2")
+    x, y = tensor_arg(a["arg1"], "matmul's arg1"), tensor_arg(a["arg2"], "matmul's arg2")
     if x.ndim == 0 or y.ndim == 0:
         raise InferError(f"matmul expects inputs of at least 1 dim, got {x.describe()} and {y.describe()}")
     _same_dtype("matmul", x, y)
@@ -88,7 +88,7 @@ def _matmul_infer(a: dict) -> list[Out]:
 
 
 def _linear_infer(a: dict) -> list[Out]:
-    x, w, bias = _tensor(a["arg1"], "linear's arg1"), _tensor(a["arg2"], "linear's arg2"), a["bias"]
+    x, w, bias = tensor_arg(a["arg1"], "linear's arg1"), tensor_arg(a["arg2"], "linear's arg2"), a["bias"]
     if x.ndim < 1:
         raise InferError(f"linear: input must be at least 1-d, got {x.describe()}")
     if w.ndim < 2:
@@ -96,7 +96,7 @@ def _linear_infer(a: dict) -> list[Out]:
     _check_k("linear", x, x.ndim - 1, w, w.ndim - 1)
     ts = [x, w]
     if bias is not None:
-        bias = _tensor(bias, "linear's bias")
+        bias = tensor_arg(bias, "linear's bias")
         if bias.ndim < 1:
             raise InferError(f"linear: bias must be at least 1-d, got {bias.describe()}")
         ts.append(bias)
@@ -119,9 +119,9 @@ def _linear_run(a: dict, ctx: RunContext):
     return out.reshape([1] * lead + list(out.shape))
 
 
-_register(OpDef("matmul", ("arg1", "arg2"), (), _matmul_infer, lambda a, ctx: torch.matmul(a["arg1"], a["arg2"])))
-_register(OpDef("linear", ("arg1", "arg2"), (("bias", None),), _linear_infer, _linear_run,
-                doc="arg1 @ arg2.T + bias"))
+register(OpDef("matmul", ("arg1", "arg2"), (), _matmul_infer, lambda a, ctx: torch.matmul(a["arg1"], a["arg2"])))
+register(OpDef("linear", ("arg1", "arg2"), (("bias", None),), _linear_infer, _linear_run,
+               doc="arg1 @ arg2.T + bias"))
 
 
 # --------------------------------------------------------------------------- grouped_mm
@@ -135,8 +135,8 @@ def _grouped_mm_infer(a: dict) -> list[Out]:
     if given:
         raise InferError(f"grouped_mm: the scaled overload ({', '.join(given)}) is deliberately unsupported: its "
                          "block-scaled fp8/nvfp4 semantics are defined by CUDA kernels the reference cannot follow")
-    m1, m2 = _tensor(a["mat1"], "grouped_mm's mat1"), _tensor(a["mat2"], "grouped_mm's mat2")
-    offs = _tensor(a["offsets"], "grouped_mm's offsets")
+    m1, m2 = tensor_arg(a["mat1"], "grouped_mm's mat1"), tensor_arg(a["mat2"], "grouped_mm's mat2")
+    offs = tensor_arg(a["offsets"], "grouped_mm's offsets")
     if offs.ndim != 1 or offs.dtype is not DataType.Int32:
         raise InferError(f"grouped_mm: offsets must be a 1-d Int32 tensor, got {offs.describe()}")
     _same_dtype("grouped_mm", m1, m2)
@@ -167,8 +167,8 @@ def _grouped_mm_run(a: dict, ctx: RunContext):
     return torch.cat([x @ y for x, y in zip(m1.split(sizes, 0), m2.unbind())], 0)  # [m, k] @ [g, k, n]
 
 
-_register(OpDef("grouped_mm", ("mat1", "mat2", "offsets"), _SCALED, _grouped_mm_infer, _grouped_mm_run,
-                doc="matmul per group; offsets (Int32) are the groups' cumulative ends"))
+register(OpDef("grouped_mm", ("mat1", "mat2", "offsets"), _SCALED, _grouped_mm_infer, _grouped_mm_run,
+               doc="matmul per group; offsets (Int32) are the groups' cumulative ends"))
 
 
 # --------------------------------------------------------------------------- attention
@@ -187,7 +187,7 @@ def _optional_scalar(op: str, a: dict, *names: str) -> None:
 
 
 def _sdpfa_fwd_infer(a: dict) -> list[Out]:
-    q, k, v = (_tensor(a[n], f"sdpfa_fwd's {n}") for n in ("query", "key", "value"))
+    q, k, v = (tensor_arg(a[n], f"sdpfa_fwd's {n}") for n in ("query", "key", "value"))
     _same_dtype("sdpfa_fwd", q, k, v)
     if not q.ndim == k.ndim == v.ndim or q.ndim < 4:
         raise InferError(f"sdpfa_fwd: query, key and value must have one rank >= 4 ([N*, H, L, E]), got "
@@ -196,7 +196,7 @@ def _sdpfa_fwd_infer(a: dict) -> list[Out]:
     for name, want in (("bias", q.dtype), ("mask", DataType.Bool)):
         t = a[name]
         if t is not None:
-            t = _tensor(t, f"sdpfa_fwd's {name}")
+            t = tensor_arg(t, f"sdpfa_fwd's {name}")
             if t.ndim != q.ndim or t.dtype is not want:
                 raise InferError(f"sdpfa_fwd: {name} must be a {want.name} tensor of rank {q.ndim}, got {t.describe()}")
     _optional_scalar("sdpfa_fwd", a, "dropout_p", "is_causal", "scale")
@@ -239,16 +239,16 @@ def _sdpfa_fwd_run(a: dict, ctx: RunContext):
 
 def _sdpfa_bwd_infer(a: dict) -> list[Out]:
     names = ("grad_output", "query", "key", "value", "output")
-    go, q, k, v, o = (_tensor(a[n], f"sdpfa_bwd's {n}") for n in names)
+    go, q, k, v, o = (tensor_arg(a[n], f"sdpfa_bwd's {n}") for n in names)
     _same_dtype("sdpfa_bwd", go, q, k, v, o)
     if len({t.ndim for t in (go, q, k, v, o)}) != 1 or q.ndim not in (4, 5):
         raise InferError("sdpfa_bwd: grad_output, query, key, value and output must all be 4-d (or 5-d), got "
                          + ", ".join(t.describe() for t in (go, q, k, v, o)))
-    lse = _tensor(a["logsumexp"], "sdpfa_bwd's logsumexp")
+    lse = tensor_arg(a["logsumexp"], "sdpfa_bwd's logsumexp")
     if lse.ndim != q.ndim - 1:
         raise InferError(f"sdpfa_bwd: logsumexp must have one dim fewer than query, got {lse.describe()}")
     for n in ("philox_seed", "philox_offset"):
-        _tensor(a[n], f"sdpfa_bwd's {n}")
+        tensor_arg(a[n], f"sdpfa_bwd's {n}")
     _optional_scalar("sdpfa_bwd", a, "dropout_p", "is_causal", "scale")
     return [Out(t.dtype, t.shape, t.broadcast, t.expanded) for t in (q, k, v)]
 
@@ -261,14 +261,14 @@ def _sdpfa_bwd_run(a: dict, ctx: RunContext):
     return tuple(g.to(a[n].dtype) for g, n in zip((gq, gk, gv), ("query", "key", "value")))
 
 
-_register(OpDef("sdpfa_fwd", ("query", "key", "value"),
-                (("bias", None), ("mask", None), ("dropout_p", None), ("is_causal", None), ("scale", None)),
-                _sdpfa_fwd_infer, _sdpfa_fwd_run, literal_operands=False,
-                random=lambda a: [_dropout_on(a["dropout_p"])] * 2 + [True, True],
-                doc="(output, logsumexp, philox_seed, philox_offset); the last two are nvFuser's RNG state"))
-_register(OpDef("sdpfa_bwd", ("grad_output", "query", "key", "value", "output", "logsumexp"),
-                (("dropout_p", REQUIRED), ("is_causal", REQUIRED), ("philox_seed", REQUIRED),
-                 ("philox_offset", REQUIRED), ("scale", REQUIRED)),
-                _sdpfa_bwd_infer, _sdpfa_bwd_run, literal_operands=False,
-                random=lambda a: [_dropout_on(a["dropout_p"])] * 3,
-                doc="(grad_query, grad_key, grad_value)"))
+register(OpDef("sdpfa_fwd", ("query", "key", "value"),
+               (("bias", None), ("mask", None), ("dropout_p", None), ("is_causal", None), ("scale", None)),
+               _sdpfa_fwd_infer, _sdpfa_fwd_run, literal_operands=False,
+               random=lambda a: [_dropout_on(a["dropout_p"])] * 2 + [True, True],
+               doc="(output, logsumexp, philox_seed, philox_offset); the last two are nvFuser's RNG state"))
+register(OpDef("sdpfa_bwd", ("grad_output", "query", "key", "value", "output", "logsumexp"),
+               (("dropout_p", REQUIRED), ("is_causal", REQUIRED), ("philox_seed", REQUIRED),
+                ("philox_offset", REQUIRED), ("scale", REQUIRED)),
+               _sdpfa_bwd_infer, _sdpfa_bwd_run, literal_operands=False,
+               random=lambda a: [_dropout_on(a["dropout_p"])] * 3,
+               doc="(grad_query, grad_key, grad_value)"))

@@ -14,8 +14,8 @@ import torch
 
 from segkit.dtypes import DataType
 from segkit.ir import Value
-from segkit.ops import REQUIRED, InferError, OpDef, Out, RunContext, _like, _register, _runtime_ints, _tensor, \
-    static_shape
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, RunContext, out_like, register, runtime_ints, \
+    static_shape, tensor_arg
 
 
 def _generator(a: dict, device: torch.device) -> torch.Generator | None:
@@ -61,19 +61,19 @@ def _keyword_only(name: str):
 
 def _dist(name: str, p1: str, p2: str) -> None:
     def run(a: dict, ctx: RunContext):
-        return _draw(name, _runtime_ints(a["shape"]), a, ctx, a[p1], a[p2], a["dtype"].torch)
+        return _draw(name, runtime_ints(a["shape"]), a, ctx, a[p1], a[p2], a["dtype"].torch)
 
     attrs = (("shape", REQUIRED), ("rng_seed", None), ("rng_offset", None), ("dtype", DataType.Float))
-    _register(OpDef(name, (p1, p2), attrs, _dist_infer(name, p1, p2), run, random=True,
-                    overloads=_keyword_only(name), doc=f"random tensor ({p1}, {p2}); rng_seed / rng_offset are keyword-only in nvFuser"))
+    register(OpDef(name, (p1, p2), attrs, _dist_infer(name, p1, p2), run, random=True,
+                   overloads=_keyword_only(name), doc=f"random tensor ({p1}, {p2}); rng_seed / rng_offset are keyword-only in nvFuser"))
 
 
 def _like_infer(name: str):
     def infer(a: dict) -> list[Out]:
-        x = _tensor(a["x"], f"{name}'s x")
+        x = tensor_arg(a["x"], f"{name}'s x")
         if not x.dtype.is_float:
             raise InferError(f"{name}: input must have a floating point type, got {x.describe()}")
-        return [_like(x)]
+        return [out_like(x)]
 
     return infer
 
@@ -83,9 +83,9 @@ def _like_op(name: str, kind: str) -> None:
         x = a["x"]
         return _draw(kind, list(x.shape), a, RunContext(device=x.device), 0, 1, x.dtype)
 
-    _register(OpDef(name, ("x",), (), _like_infer(name), run, random=True,
-                    doc=f"{kind} [0, 1) random values shaped like x" if kind == "uniform" else
-                    "standard normal random values shaped like x"))
+    register(OpDef(name, ("x",), (), _like_infer(name), run, random=True,
+                   doc=f"{kind} [0, 1) random values shaped like x" if kind == "uniform" else
+                   "standard normal random values shaped like x"))
 
 
 _dist("uniform", "minval", "maxval")
