@@ -48,7 +48,7 @@ from segkit.errors import FusionDefinitionError, SegkitError
 from segkit.fuzz.domains import DOMAIN_STEPS, DomainSteps
 from segkit.frontend import FusionDefinition
 from segkit.ir import Value, ops_needed_by
-from segkit.repro import emit_repro
+from segkit.printing import emit_repro
 
 #: How often each generator step is drawn (relative weights). Meta ops first: they are what
 #: breaks schedulers and alias analysis when mixed with compute.
