@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from segkit.dtypes import from_torch
+
 #: Relative tolerance by the checked output's dtype: max|a - b| / max|ref| must stay below it.
 TOLERANCE = {
     torch.float64: 1e-10,
@@ -91,8 +93,6 @@ class OutputDiff:
 
 def _dtype_name(dtype: torch.dtype) -> str:
     """nvFuser's name of a dtype (Float, BFloat16), torch's where nvFuser has none."""
-    from segkit.dtypes import from_torch
-
     try:
         return from_torch(dtype).name
     except ValueError:

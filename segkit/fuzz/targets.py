@@ -21,7 +21,8 @@ from typing import Any
 import torch
 
 from segkit.bookend import bookend, run_plan
-from segkit.check import CheckReport, judge
+from segkit.check import judge
+from segkit.compare import CheckReport
 from segkit.errors import NvFuserUnavailableError, error_summary, nvfuser_assert
 from segkit.interp import run_reference
 from segkit.nvf import nvfuser_available, run_nvfuser
