@@ -27,6 +27,8 @@ __all__ = ["KernelInfo", "NvRun", "PlainFusion", "compiled", "nvfuser_available"
 
 @dataclass
 class KernelInfo:
+    """One kernel nvFuser launched, as its profiler reports it."""
+
     name: str
     scheduler: str
     time_ms: float

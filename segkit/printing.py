@@ -1,8 +1,9 @@
 """Printing fusions: as runnable repro scripts (``emit_repro``, ``fusion_lines``) and as readable listings
 (``format_fusion``).
 
-A replay target that writes one statement per definition, op and output; it reads only the IR, so the
-recording frontend can print itself and the repro loader (segkit.repro) stays a loader.
+A replay target that writes one statement per definition, op and output. It reads the IR (and, for
+``emit_repro``'s default inputs, the interpreter's input specs) and never a frontend, so the recording frontend
+can print itself and the repro loader (segkit.repro) stays a loader.
 """
 
 from __future__ import annotations
