@@ -32,6 +32,7 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
 from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
 from segkit.layout import compute_tensor_descriptor
+from segkit.nvf import run_nvfuser
 from segkit.ops import CATALOGUE, is_segment_boundary
 
 POLICIES = ("none", "outputs", "inputs+outputs")
@@ -195,7 +196,7 @@ def _with_segment_sets(plan: Plan) -> FusionDefinition:
 
 @dataclass
 class HostPlan:
-    """Bookended meta ops as torch views around a smaller core fusion."""
+    """Bookended meta ops as torch views around a smaller core fusion (a ``segkit.runnable.Runnable``)."""
 
     plan: Plan
     prologue: list[Op]
@@ -277,6 +278,10 @@ class HostPlan:
             host.run_op(op)
         return [host.value_of(v) for v in fusion.outputs]
 
+    def execute(self, inputs: Sequence[Any]) -> list[Any]:
+        """``run`` on nvFuser."""
+        return self.run(inputs, "nvfuser")
+
 
 def sub_fusion(fusion: Fusion, ops: Sequence[Op], inputs: Sequence[Value], outputs: Sequence[Value],
                args: Sequence[Any]) -> FusionDefinition:
@@ -305,8 +310,6 @@ def _run_backend(fd: Any, inputs: Sequence[Any], backend: str | Callable) -> lis
     if backend == "reference":
         return run_reference(fd, inputs)
     if backend == "nvfuser":
-        from segkit.nvf import run_nvfuser
-
         return run_nvfuser(fd, inputs, profile=False).outputs
     raise ValueError(f"backend must be 'reference', 'nvfuser' or a callable, got {backend!r}")
 

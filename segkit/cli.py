@@ -67,7 +67,7 @@ def _run_and_compare(fd, make_inputs, label: str) -> bool:
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
-    from segkit.repro import format_fusion
+    from segkit.printing import format_fusion
 
     repro = _load_script(args.script)
     print(format_fusion(repro.fd.fusion))
@@ -81,7 +81,7 @@ def cmd_bookend(args: argparse.Namespace) -> int:
     from segkit.compare import compare
     from segkit.experiment import HEADERS, measure_variant
     from segkit.interp import run_reference
-    from segkit.repro import format_fusion
+    from segkit.printing import format_fusion
 
     repro = _load_script(args.script)
     plan = bookend(repro.fd, args.policy, args.ops)
@@ -163,7 +163,7 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     from segkit.check import check
     from segkit.interp import random_inputs
     from segkit.minimize import input_shapes, is_symbolic, minimize_as_recorded_if_needed, size_of, specialize
-    from segkit.repro import emit_repro
+    from segkit.printing import emit_repro
 
     _require_nvfuser("minimize")
     t0 = time.perf_counter()

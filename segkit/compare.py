@@ -3,15 +3,17 @@
 Non-finite values: a NaN must be NaN on both sides and an Inf the same Inf on both sides (there they
 are equal); anywhere else a NaN or Inf on one side only is a mismatch, reported with its first position.
 The relative error is taken over the positions finite on both sides. Each diff counts the NaN / +Inf /
--Inf of both sides, so a verdict never hides them.
+-Inf of both sides, so a verdict never hides them. A ``CheckReport`` holds one diff per output of a run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
+
+from segkit.dtypes import from_torch
 
 #: Relative tolerance by the checked output's dtype: max|a - b| / max|ref| must stay below it.
 TOLERANCE = {
@@ -91,8 +93,6 @@ class OutputDiff:
 
 def _dtype_name(dtype: torch.dtype) -> str:
     """nvFuser's name of a dtype (Float, BFloat16), torch's where nvFuser has none."""
-    from segkit.dtypes import from_torch
-
     try:
         return from_torch(dtype).name
     except ValueError:
@@ -202,3 +202,28 @@ def compare_random(index: int, ref: torch.Tensor, got: torch.Tensor) -> RandomDi
         if max(sr, sg) > 1e-12 and not 0.5 <= (sg + 1e-12) / (sr + 1e-12) <= 2.0:
             problems.append(f"std {sg:.4g} vs reference {sr:.4g}")
     return RandomDiff(index, ref.dtype, problems)
+
+
+@dataclass
+class CheckReport:
+    """Per-output verdicts of nvFuser (or a bookend realization on it) against the reference interpreter."""
+
+    diffs: list[OutputDiff | RandomDiff]
+    label: str = "nvFuser"
+    error: str | None = None  # nvFuser failed to compile or run
+    details: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(d.ok for d in self.diffs)
+
+    @property
+    def worst(self) -> OutputDiff | None:
+        return max(self.diffs, key=lambda d: d.rel_err / max(d.tol, 1e-30), default=None)
+
+    def __str__(self) -> str:
+        if self.error:
+            return f"{self.label}: ERROR {self.error}"
+        lines = [f"{self.label} vs reference interpreter: {'ok' if self.ok else 'MISMATCH'}"]
+        lines += [f"  {d}" for d in self.diffs]
+        return "\n".join(lines)

@@ -19,10 +19,14 @@ from typing import Any
 import torch
 
 from segkit import ops as catalogue
+from segkit.compare import CheckReport, compare
 from segkit.dtypes import DataType, from_torch, of_python, python_value
 from segkit.errors import EmptyFusionError, FusionDefinitionError, SegkitError, UnsupportedOpError
+from segkit.interp import run_reference
 from segkit.ir import Fusion, Op, Value, iter_values
 from segkit.layout import Layout, compute_tensor_descriptor
+from segkit.printing import format_fusion
+from segkit.runnable import NvProgram
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -77,7 +81,8 @@ class FusionDefinition:
         self._fusion.rebind(self)
         self._pending_definition = fusion is None and callable(getattr(self, "definition", None))
         self.ops = _Ops(self)
-        self.nvfuser: Any = None  # this definition replayed into nvFuser, made once by segkit.nvf.compiled
+        #: this definition on nvFuser, made once by segkit.nvf.compiled (nvFuser caches kernels per definition)
+        self.nvfuser: NvProgram | None = None
 
     @property
     def fusion(self) -> Fusion:
@@ -238,8 +243,6 @@ class FusionDefinition:
 
     def execute(self, inputs: Sequence[Any], **_ignored) -> list[torch.Tensor]:
         """Run the recorded fusion with the torch reference interpreter (nvFuser refuses an empty fusion)."""
-        from segkit.interp import run_reference
-
         if not self.fusion.values:
             raise EmptyFusionError("Fusion does not exist! Use `with FusionDefinition() as fd: ...` to define a "
                                    "fusion. Nothing was recorded.")
@@ -253,17 +256,12 @@ class FusionDefinition:
         (segkit's execute is the reference itself, so without them there is nothing else to compare)."""
         outputs = self.execute(inputs)
         if reference_outputs is not None:
-            from segkit.check import CheckReport
-            from segkit.compare import compare
-
             report = CheckReport(compare(list(reference_outputs), outputs, None), "reference_outputs")
             if len(outputs) != len(reference_outputs) or not report.ok:
                 raise SegkitError(f"validate: the outputs do not match reference_outputs:\n{report}")
         return outputs
 
     def __repr__(self) -> str:
-        from segkit.repro import format_fusion
-
         return format_fusion(self.fusion)
 
     # -- recording ------------------------------------------------------------

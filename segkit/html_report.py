@@ -59,7 +59,7 @@ def build(target: str) -> str:
 
 
 def _fusion_sections(fd) -> list[str]:
-    from segkit.repro import format_fusion
+    from segkit.printing import format_fusion
     from segkit.segments import describe_chain, meta_chains
 
     fusion = fd.fusion

@@ -42,7 +42,7 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, random_inputs
 from segkit.ir import Value, ops_needed_by, retune
 from segkit.replay import replay
-from segkit.repro import fusion_lines
+from segkit.printing import fusion_lines
 
 
 def _subst(x: Any, sizes: dict[int, int]) -> Any:

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from segkit.compare import compare
     from segkit.interp import run_reference
     from segkit.nvf import nvfuser_available
-    from segkit.repro import format_fusion
+    from segkit.printing import format_fusion
     from segkit.reuse import reuse_reductions
 
     fd, cpu = _load_target(args.target, "cpu")

@@ -1,7 +1,8 @@
 """What runs on a backend: one recorded fusion, or a formulation of several (partials then their reduction).
 
-``run`` takes the backend by name ("reference": segkit's interpreter, "nvfuser": real nvFuser), so a search or
-a check validates on either; ``execute`` is the nvFuser path a benchmark or the executor calls per step.
+``Runnable.run`` takes the backend by name ("reference": segkit's interpreter, "nvfuser": real nvFuser), so a
+search or a check validates on either; ``execute`` is the nvFuser path a benchmark or the executor calls per step.
+``NvProgram`` is one recorded fusion made runnable on nvFuser (what ``segkit.nvf.compiled`` returns).
 """
 
 from __future__ import annotations
@@ -17,5 +18,32 @@ BACKENDS = ("reference", "nvfuser")
 @runtime_checkable
 class Runnable(Protocol):
     def run(self, inputs: Sequence[Any], backend: str = "reference") -> list[torch.Tensor]: ...
+
+    def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]: ...
+
+
+@runtime_checkable
+class NvProgram(Protocol):
+    """A recorded fusion on nvFuser: ``segkit.nvf_replay.PlainFusion`` (nvFuser's heuristics) or
+    ``segkit.tuned.TunedFusion`` (the fusion's ``NvTuning``); what run_nvfuser needs to run and profile it."""
+
+    @property
+    def profilable(self) -> bool:
+        """Can nvFuser's profiler follow its runs? (Not a manual schedule's KernelExecutor.)"""
+        ...
+
+    @property
+    def groups(self) -> list[str]:
+        """Scheduler of each segment where neither the profiler nor an executor cache tells them, else []."""
+        ...
+
+    @property
+    def fec(self) -> Any:
+        """The FusionExecutorCache whose most recent run holds the segments, or None."""
+        ...
+
+    def parts(self) -> list[Any]:
+        """The nvFuser definitions it runs one after another (a split, profiled one by one); [] when it runs as one."""
+        ...
 
     def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]: ...

@@ -94,7 +94,7 @@ def regions(fusion: Fusion, cuts: Sequence[Any] = ()) -> list[list[Op]]:
 
 def describe_cpu(fd: Any) -> str:
     """The IR, meta-op chains and the bookend plans: what can be known without a GPU."""
-    from segkit.repro import format_fusion
+    from segkit.printing import format_fusion
 
     fusion = as_fusion(fd)
     lines = ["fusion:", format_fusion(fusion), "", "meta-op (view) chains:"]
@@ -408,14 +408,14 @@ SCHEDULERS = ("no_op", "reduction", "resize", "transpose", "pointwise", "inner_p
 def recheck_pair(report: SegmentsReport, a: int, b: int, env: dict) -> str:
     """Ask each nvFuser scheduler (``nvfuser_direct.schedule.can_schedule``, which returns its own reject
     message) whether it takes segments ``a`` and ``b`` as one fusion; what each said, in one line."""
-    from segkit.nvf import _nvf, to_nvfuser
+    from segkit.nvf import nvfuser_module, to_nvfuser
 
     fusion = report.fusion
     ops = [fusion.ops[i] for i in sorted(set(report.segments[a].ops) | set(report.segments[b].ops))]
     reads, gives = boundary(fusion, ops)
     args = [env[id(v)] if id(v) in env else v.value for v in reads]
     try:
-        nvf = _nvf()
+        nvf = nvfuser_module()
         nvfd = to_nvfuser(sub_fusion(fusion, ops, reads, gives, args))
         said = []
         for name in SCHEDULERS:
@@ -432,7 +432,7 @@ def recheck_pair(report: SegmentsReport, a: int, b: int, env: dict) -> str:
 def segmenter_log(fd: Any, inputs: Sequence[Any], timeout: float = 300) -> str:
     """nvFuser's segmenter log and segmented-fusion dump for this fusion and these input shapes, from a
     child process running its nvfuser_direct repro (nvFuser reads NVFUSER_DUMP once per process)."""
-    from segkit.repro import emit_repro
+    from segkit.printing import emit_repro
 
     src = emit_repro(fd, [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs])
     with tempfile.TemporaryDirectory() as tmp:
@@ -472,7 +472,7 @@ class SegmentRepro:
 def segment_repros(report: SegmentsReport, inputs: Sequence[Any], out_dir: str | Path) -> list[SegmentRepro]:
     """Write one runnable nvfuser_direct script per segment: its ops alone, its inputs made as the segment
     sees them (shapes, strides and dtypes of the tensors it reads)."""
-    from segkit.repro import emit_repro
+    from segkit.printing import emit_repro
 
     fusion = report.fusion
     interp = Interpreter(fusion, list(inputs))

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from segkit.interp import as_fusion
+from segkit.nvf_replay import executor_cache, nvfuser_module, signature, to_nvfuser
 from segkit.tuning import HAND_WRITTEN, NvTuning
 
 
@@ -41,7 +42,7 @@ def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
 
 
 class TunedFusion:
-    """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says."""
+    """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says (a ``segkit.runnable.NvProgram``)."""
 
     def __init__(self, fd: Any, tuning: NvTuning) -> None:
         if tuning.scheduler in HAND_WRITTEN:
@@ -70,11 +71,9 @@ class TunedFusion:
     @property
     def fec(self):
         """The FusionExecutorCache of the enable_options path (None for a manual schedule or a split)."""
-        return getattr(self._plain, "fec", None)
+        return executor_cache(self._plain)
 
     def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
-        from segkit.nvf import signature, to_nvfuser
-
         inputs = list(inputs)
         if self.tuning.split:
             return self._execute_split(inputs)
@@ -90,8 +89,6 @@ class TunedFusion:
 
     def parts(self) -> list[Any]:
         """The nvFuser definitions of a split, one per output group (built on first use; [] without a split)."""
-        from segkit.nvf import to_nvfuser
-
         if self._parts is None:
             self._parts = [to_nvfuser(as_fusion(self.recorded).keep_outputs(g)) for g in self.tuning.split]
         return self._parts
@@ -104,8 +101,7 @@ class TunedFusion:
         return outputs
 
     def _schedule(self, nvfd: Any, inputs: list) -> tuple[Any, Any]:
-        import nvfuser_direct as nvf
-
+        nvf = nvfuser_module()
         try:
             kind = getattr(nvf.SchedulerType, self.tuning.scheduler)
             params = nvf.schedule.compute_heuristics(nvfd.fusion, kind, inputs)

@@ -135,7 +135,8 @@ def test_candidates_fit_and_lead_with_wide_loads_rows_and_unrolled_steps(config)
 def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
     """What `segkit tune fp8_amax:...` stores and segkit's runners read back: the same schedule, run right."""
     from fusions import staged
-    from segkit.tuning import TableEntry, TuningTable, TunedFusion
+    from segkit.tuned import TunedFusion
+    from segkit.tuning import TableEntry, TuningTable
     from thunder_exec.runtime import staged_for
 
     cfg = SPEC.config("4096x4096_tiny")

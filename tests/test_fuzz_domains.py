@@ -18,7 +18,8 @@ from segkit.fuzz.domains import DOMAIN_STEPS
 from segkit.fuzz.gen import _Builder, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS
 from segkit.interp import run_reference
-from segkit.repro import emit_repro, load_repro
+from segkit.printing import emit_repro
+from segkit.repro import load_repro
 
 DOMAIN_OPS = {n for ops in DOMAIN_STEPS.values() for n in ops}
 #: Domain steps only (each as often as it has ops to reach), between meta ops: a short run reaches every op.

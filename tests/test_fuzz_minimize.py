@@ -23,7 +23,7 @@ from segkit.fuzz.targets import CaseResult, Verdict
 from segkit.fuzz.workers import InProcess, Task
 from segkit.interp import random_inputs, run_reference
 from segkit.minimize import _candidates, minimize, runtime_shapes, size_of, specialize
-from segkit.repro import emit_repro
+from segkit.printing import emit_repro
 
 _REAL_RESHAPE = catalogue.CATALOGUE["reshape"]
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import segkit
 from segkit import DataType, FusionDefinition
-from segkit.repro import fusion_lines
+from segkit.printing import fusion_lines
 
 SPECIAL = [float("nan"), float("inf"), -float("inf"), -0.0, 1e-300, 2.5]
 REALS = st.sampled_from(SPECIAL) | st.floats(allow_nan=True, allow_infinity=True, width=64)

@@ -130,3 +130,22 @@ def test_compiled_is_made_once_per_definition_and_reached_from_its_fusion():
     made = compiled(fd)
     assert isinstance(made, TunedFusion) and made.tuning is WS
     assert fd.nvfuser is made and compiled(fd) is made and compiled(fd.fusion) is made
+
+
+def test_what_compiled_makes_is_one_declared_type():
+    """Both ways segkit runs a fusion on nvFuser are a ``segkit.runnable.NvProgram``, so run_nvfuser and
+    segment_groups read declared properties instead of probing (no nvFuser needed to build either here)."""
+    from segkit.nvf import KernelInfo, PlainFusion, segment_groups
+    from segkit.runnable import NvProgram
+    from segkit.tuned import TunedFusion
+
+    manual = TunedFusion(_boundary_views(None), NvTuning("test", scheduler="reduction"))
+    split = TunedFusion(_boundary_views(None), SPLIT)
+    never_run = PlainFusion(object())  # an nvFuser definition before its first execute has no executor cache
+    for program in (manual, split, never_run):
+        assert isinstance(program, NvProgram)
+    assert (manual.profilable, manual.groups, manual.fec) == (False, ["reduction"], None)
+    assert (never_run.profilable, never_run.groups, never_run.fec, never_run.parts()) == (True, [], None, [])
+    assert segment_groups(manual, []) == ["reduction"]
+    assert segment_groups(never_run, [KernelInfo("k", "pointwise", 0.1)]) == ["pointwise"]
+    assert segment_groups(never_run, []) == ["expr_eval"]

@@ -84,7 +84,8 @@ def test_double_math_on_float_inputs_keeps_double_tolerance():
 def test_standalone_script_expects_the_same_tolerance():
     """The upstream script of a finding allows what the campaign's verdict allowed (Float's 1e-5 here)."""
     from segkit.fuzz.triage import emit_standalone
-    from segkit.repro import emit_repro, load_repro
+    from segkit.printing import emit_repro
+    from segkit.repro import load_repro
 
     fd, inputs = _linear_cast_to_double()
     text = emit_standalone(load_repro(emit_repro(fd, inputs)))

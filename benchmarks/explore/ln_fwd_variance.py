@@ -18,7 +18,7 @@ from benchmarks.explore.common import build, norm_case
 from benchmarks.harness import KernelTimer, kernel_us
 from fusions import _norm as N
 from fusions.spec import dt
-from segkit.nvf import segment_groups
+from segkit.nvf import PlainFusion, segment_groups
 
 VARIANTS = ("var_mean", "two_pass", "one_pass_shifted", "one_pass_unshifted")  # two_pass: the builder's
 
@@ -68,7 +68,7 @@ def explore(shape: str) -> None:
         timer = KernelTimer()
         timer(), fd.execute(inputs), timer()
         print(f"RES layernorm {shape:20s} {variant:20s} {us:8.2f} us  {us / floor:5.2f}x floor  "
-              f"kernels={timer.kernel_counts[-1]} [{','.join(segment_groups(fd, []))}]  rel_err={err:.2e}", flush=True)
+              f"kernels={timer.kernel_counts[-1]} [{','.join(segment_groups(PlainFusion(fd), []))}]  rel_err={err:.2e}", flush=True)
 
 
 if __name__ == "__main__":

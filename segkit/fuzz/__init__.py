@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "Finding": "segkit.fuzz.campaign", "Summary": "segkit.fuzz.campaign", "fuzz": "segkit.fuzz.campaign",
+    "Finding": "segkit.fuzz.findings", "Summary": "segkit.fuzz.campaign", "fuzz": "segkit.fuzz.campaign",
     "Case": "segkit.fuzz.gen", "cases": "segkit.fuzz.gen",
     "REALIZATIONS": "segkit.fuzz.targets", "Target": "segkit.fuzz.targets", "run_case": "segkit.fuzz.targets",
     "target": "segkit.fuzz.targets",

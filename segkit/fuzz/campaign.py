@@ -25,19 +25,21 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
+from segkit.fuzz.findings import INDEX, Finding
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
+from segkit.fuzz.triage import emit_standalone
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
 from segkit.minimize import MinimizeResult, is_symbolic, minimize_as_recorded_if_needed
 from segkit.ops import CATALOGUE
-from segkit.repro import emit_repro, load_repro
+from segkit.printing import emit_repro
+from segkit.repro import load_repro
 
-INDEX = "index.json"
 PRIORITY = ["mismatch", "crash", "error", "timeout"]  # the order failures are minimized in
 MIN_MINIMIZE_SECONDS = 10.0  # less is not worth a minimization (a check compiles a fusion)
 
@@ -78,31 +80,6 @@ class Coverage:
 
     def missing(self) -> list[str]:
         return sorted(generated_ops() - set(self.ops))
-
-
-@dataclass
-class Finding:
-    """A minimized, deduplicated case the target gets wrong."""
-
-    id: str
-    kind: str  # mismatch | error | crash | timeout
-    realization: str
-    signature: str
-    detail: str
-    rel_err: float = 0.0
-    tol: float = 0.0
-    output: int | None = None
-    worst: list[int] = field(default_factory=list)
-    case: str = ""
-    ops_before: int = 0
-    ops_after: int = 0
-    minimize_seconds: float = 0.0
-    minimize_checks: int = 0
-    steps: list[str] = field(default_factory=list)
-    hits: int = 1
-    file: str = ""
-    original: str = ""  # the generated case's script, before minimizing
-    note: str = ""  # how it was minimized (e.g. with symbolic sizes kept), or why it was not
 
 
 @dataclass
@@ -168,12 +145,11 @@ class Summary:
 def load_summary(out: Path, env: dict) -> Summary:
     """The state a campaign saved in ``out`` (to resume it)."""
     d = json.loads((out / INDEX).read_text())
-    known = {f.name for f in fields(Finding)}
     pairs = Counter({tuple(k.split(">")): n for k, n in d["op_pairs"].items()})
     s = Summary(d["target"], d["seed"], env, cases=d["cases"], seconds=d["seconds"], run_seconds=d["run_seconds"],
                 invalid=d["statuses"].get("invalid", 0), statuses=Counter(d["statuses"]),
                 coverage=Coverage(Counter(d["ops"]), pairs),
-                findings=[Finding(**{k: v for k, v in f.items() if k in known}) for f in d["findings"]],
+                findings=[Finding.from_json(f) for f in d["findings"]],
                 invalid_examples=d.get("invalid_examples", []), next_batch=d.get("next_batch", 0))
     return s
 
@@ -366,8 +342,6 @@ class Campaign:
                 "# Re-check: segkit fuzz --replay DIR; standalone script for an upstream issue: segkit fuzz --emit FILE"]
 
     def write_finding(self, f: Finding, fd: FusionDefinition, inputs: list) -> None:
-        from segkit.fuzz.triage import emit_standalone
-
         self.out.mkdir(parents=True, exist_ok=True)
         text = "\n".join(self.header(f)) + "\n" + emit_repro(fd, inputs)
         (self.out / f.file).write_text(text)

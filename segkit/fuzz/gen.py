@@ -47,8 +47,11 @@ from segkit.dtypes import DataType
 from segkit.errors import FusionDefinitionError, SegkitError
 from segkit.fuzz.domains import DOMAIN_STEPS, DomainSteps
 from segkit.frontend import FusionDefinition
+from segkit.interp import as_fusion
 from segkit.ir import Value, ops_needed_by
-from segkit.repro import emit_repro
+from segkit.layout import Layout
+from segkit.minimize import rebuild
+from segkit.printing import emit_repro
 
 #: How often each generator step is drawn (relative weights). Meta ops first: they are what
 #: breaks schedulers and alias analysis when mixed with compute.
@@ -200,9 +203,6 @@ def strided_inputs(fd: Any, device: str = "meta", shapes: list | None = None) ->
     """Inputs for a fusion's definitions: its declared allocation order, a padded dim wherever
     contiguity is False, stride 0 for expanded dims (used for cases and for minimized candidates alike);
     ``shapes``: each input's run-time size, for a fusion whose recorded sizes are symbolic (-1)."""
-    from segkit.interp import as_fusion
-    from segkit.layout import Layout
-
     out = []
     for i, v in enumerate(as_fusion(fd).inputs):
         if not v.is_tensor:
@@ -668,8 +668,6 @@ def live(fd: FusionDefinition, inputs: list[Any], symbolic: bool = False) -> tup
     the same inputs), the inputs it reads, and its script. ``symbolic``: input sizes become -1, as Thunder
     defines them, op arguments unchanged (``segkit.minimize.specialize`` makes them static again); kept
     static when the frontend refuses that."""
-    from segkit.minimize import rebuild
-
     f = fd.fusion
     live_ops = ops_needed_by(f.outputs)
     read = {id(x) for op in f.ops if id(op) in live_ops for x in op.inputs} | {id(v) for v in f.outputs}

@@ -21,10 +21,11 @@ from typing import Any
 import torch
 
 from segkit.bookend import bookend, run_plan
-from segkit.check import CheckReport, judge
+from segkit.check import judge
+from segkit.compare import CheckReport
 from segkit.errors import NvFuserUnavailableError, error_summary, nvfuser_assert
 from segkit.interp import run_reference
-from segkit.nvf import nvfuser_available
+from segkit.nvf import nvfuser_available, run_nvfuser
 from segkit.repro import load_repro
 
 #: Ways to run a fusion: as written, and each bookend policy x realization (label -> (policy, realization)).
@@ -48,8 +49,6 @@ class Target:
 
 
 def _nvfuser_run(fd: Any, inputs: list) -> list[torch.Tensor]:
-    from segkit.nvf import run_nvfuser
-
     return run_nvfuser(fd, inputs, profile=False).outputs
 
 

@@ -3,9 +3,8 @@ standalone nvfuser_direct script (no segkit needed) for an upstream issue."""
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from collections.abc import Iterator
 from typing import Any
 from pathlib import Path
@@ -14,23 +13,13 @@ import torch
 
 from segkit.bookend import bookend, bookended
 from segkit.check import output_tolerances
-from segkit.errors import ReproError, SegkitError
-from segkit.fuzz.campaign import INDEX, Finding
+from segkit.errors import ReproError
+from segkit.fuzz.findings import Finding, load_findings
 from segkit.fuzz.targets import REALIZATIONS, Target, error_key
 from segkit.fuzz.workers import Task, executor
 from segkit.interp import as_fusion, run_reference
-from segkit.repro import Repro, fusion_lines
-
-
-def load_findings(directory: str | Path) -> list[Finding]:
-    """The findings a campaign wrote to ``directory`` (its index.json)."""
-    path = Path(directory) / INDEX
-    try:
-        data = json.loads(path.read_text())
-    except OSError as e:
-        raise SegkitError(f"{path}: cannot read the findings index ({e.strerror}); is this a `segkit fuzz -o` directory?") from None
-    known = {f.name for f in fields(Finding)}
-    return [Finding(**{k: v for k, v in d.items() if k in known}) for d in data.get("findings", [])]
+from segkit.printing import fusion_lines
+from segkit.repro import Repro
 
 
 @dataclass
