@@ -9,8 +9,8 @@ from segkit_cli import targets
 from segkit_cli.parser import EXIT_FAILURE
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
+def register(sub) -> None:
+    p = sub.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
     p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
     p.add_argument("--inner-outer", choices=["outer", "inner"],
                    help="also pair a max/min over the trailing dims with one over the leading dims (nvFuser's "
