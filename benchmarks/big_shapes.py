@@ -83,7 +83,7 @@ def table(records: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from segkit.errors import SegkitError
-    from segkit.tune_cli import parse_shard
+    from segkit_cli.commands.tune import parse_shard
     from segkit.tuning import TuningTable, gpu_model
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.big_shapes", description=__doc__.split("\n\n")[0])

@@ -14,6 +14,7 @@ import json
 import torch
 from tabulate import tabulate
 
+import fusions  # noqa: F401 (registers the experiment's named workloads)
 from segkit.experiment import HEADERS, run_experiment, workloads
 
 

@@ -8,6 +8,7 @@ import sys
 
 import torch
 
+import fusions  # noqa: F401 (registers the experiment's named workloads)
 import segkit
 from segkit import trace
 from segkit.bookend import bookend, run_plan

@@ -169,12 +169,13 @@ def nanogpt_layernorm_thunder(fd, shape=(16, 128, 1600)) -> None:
 
 def workloads(tiny: bool, device: str, scripts: Sequence[str] = ()) -> dict[str, tuple[Any, list]]:
     """The experiment's fusions and inputs (tiny twins on CPU), plus any repro ``scripts`` given (e.g. a
-    region captured from Thunder: tests/data/thunder/rope_llama3_8b_fwd_nvFusion0.py)."""
-    import fusions
+    region captured from Thunder: tests/data/thunder/rope_llama3_8b_fwd_nvFusion0.py). The named workloads
+    resolve through ``segkit.workloads``: import the package that registers them (``fusions``) first."""
     from pathlib import Path
 
     from segkit.frontend import FusionDefinition
     from segkit.repro import load_repro
+    from segkit.workloads import get
 
     out = {}
     shape = (2, 8, 64) if tiny else (16, 128, 1600)
@@ -184,7 +185,7 @@ def workloads(tiny: bool, device: str, scripts: Sequence[str] = ()) -> dict[str,
     suffix = "_tiny" if tiny else ""
     for label, name, cfg in [("qkv split + RoPE fwd", "qkv_split_rope_fwd", "Llama-2-13b-hf_bs2"),
                              ("qkv split + RoPE bwd", "qkv_split_rope_bwd", "Llama-3-70B_bs1")]:
-        spec = fusions.get(name)
+        spec = get(name)
         c = spec.config(cfg + suffix)
         out[f"{label}, {c.name} T={c.T}"] = (spec.build(c), list(spec.make_inputs(c, device=device).values()))
     for script in scripts:

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import segkit
 from segkit import DataType, FusionDefinition
-from segkit.cli import main
+from segkit_cli.main import main
 from segkit.compare import compare, diff
 from segkit.errors import ReproError, ResourceLimitError, SegkitError
 from segkit.repro import load_repro
@@ -192,7 +192,7 @@ CLI_ERRORS = [
     (["profile", "-o", "{a_file}/sub", "--", "python", "-c", "1"], 2, "is a file, not a directory"),
     (["profile", "-o", "{tmp}/run"], 2, "after --"),
     (["profile", "--nsys", "--torch", "-o", "{tmp}/run"], 2, "not allowed with"),
-    # segments / report (registered through SUBCOMMANDS)
+    # segments / report
     (["segments", "{tmp}/typo.py"], 2, "no such file"),
     (["segments", "nope"], 2, "no such file"),
     (["segments", "nosuchspec:cfg"], 2, "no fusion spec 'nosuchspec'"),
@@ -278,9 +278,9 @@ def test_debug_prints_the_traceback(files, capsys):
 
 
 def test_an_unexpected_error_is_one_line_that_says_so(files, capsys, monkeypatch):
-    import segkit.cli as cli
+    import segkit_cli.targets as targets
 
-    monkeypatch.setattr(cli, "_load_script", lambda path: {}["boom"])
+    monkeypatch.setattr(targets, "load_script", lambda path: {}["boom"])
     got, _, err = _cli(capsys, ["repro", files["softmax.py"]])
     assert got == 1 and "KeyError" in _one_line(err) and "--debug" in err
 
@@ -527,14 +527,14 @@ def test_broken_pipe_in_process(files, monkeypatch):
 
 # --------------------------------------------------------------------------- the process
 def _segkit(*args, **kw):
-    return subprocess.run([sys.executable, "-c", "import sys; from segkit.cli import main; sys.exit(main())", *args],
+    return subprocess.run([sys.executable, "-c", "import sys; from segkit_cli.main import main; sys.exit(main())", *args],
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, **kw)
 
 
 def test_piping_into_head_ends_quietly(tmp_path):
     rows = [(1000 * i, 1000 * i + 500, 7, i, 8, 1, 1, 128, 1, 1, 32, 0, 0, 1, 1) for i in range(3000)]
     big = _small_nsys(tmp_path / "big.sqlite", kernel_rows=rows)  # ~600 kB of JSON: more than a pipe holds
-    cmd = (f"{sys.executable} -c 'import sys; from segkit.cli import main; sys.exit(main())' "
+    cmd = (f"{sys.executable} -c 'import sys; from segkit_cli.main import main; sys.exit(main())' "
            f"trace show {big} --format json | head -c 20")
     proc = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True)
@@ -542,7 +542,7 @@ def test_piping_into_head_ends_quietly(tmp_path):
 
 
 def test_help_and_usage_errors_do_not_import_torch():
-    probe = ("import sys\nfrom segkit.cli import main\ncodes = [main(['--help']), main(['repro', '--help']), "
+    probe = ("import sys\nfrom segkit_cli.main import main\ncodes = [main(['--help']), main(['repro', '--help']), "
              "main(['bogus'])]\nprint(codes, 'torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True)

@@ -11,7 +11,7 @@ import fusions
 import segkit
 from fusions import torch_models as tm
 from fusions.configs import AmaxConfig, NormConfig, RopeConfig
-from segkit.cli import main as cli_main
+from segkit_cli.main import main as cli_main
 from segkit.compare import diff
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import segkit
 from segkit import ops as catalogue
-from segkit.cli import main as cli_main
+from segkit_cli.main import main as cli_main
 from segkit.dtypes import DataType
 from segkit.fuzz import Target, cases, fuzz, replay, run_case, target
 from segkit.fuzz.gen import _Builder

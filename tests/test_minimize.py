@@ -7,7 +7,7 @@ import torch
 
 import segkit
 from segkit import DataType, FusionDefinition
-from segkit.cli import main as cli_main
+from segkit_cli.main import main as cli_main
 from segkit.errors import SegkitError
 from segkit.interp import random_inputs
 from segkit.minimize import _candidates, minimize, rebuild, size_of

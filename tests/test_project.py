@@ -17,7 +17,7 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_demo_runs_on_cpu(capsys):
-    from segkit.cli import main
+    from segkit_cli.main import main
 
     assert main(["demo"]) == 0
     out = capsys.readouterr().out

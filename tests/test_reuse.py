@@ -167,7 +167,7 @@ def test_bad_input_names_what_it_got(bad):
 
 
 def _cli(*argv) -> int:
-    from segkit.cli import main
+    from segkit_cli.main import main
 
     return main(list(argv))
 

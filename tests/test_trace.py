@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from segkit import trace
-from segkit.cli import main as cli_main
+from segkit_cli.main import main as cli_main
 from segkit.trace.diff import KernelStats, compare, compare_ranges, kernel_stats, match_kernels
 from segkit.trace.model import TraceError, short_name
 from segkit.trace.plot import plot_compare
@@ -209,7 +209,7 @@ def test_capture_and_profile_on_cpu(tmp_path):
     assert [r.name for r in cap.trace.ranges_named("cpu-work")] == ["cpu-work"]
     script = tmp_path / "w.py"
     script.write_text("import torch\nfrom segkit import trace\nwith trace.range('step'):\n    torch.ones(3).sum()\n")
-    subprocess.run([sys.executable, "-m", "segkit.cli", "profile", "--torch", "-o", str(tmp_path / "out"), "--",
+    subprocess.run([sys.executable, "-m", "segkit_cli", "profile", "--torch", "-o", str(tmp_path / "out"), "--",
                     sys.executable, str(script)], check=True, capture_output=True)
     t = trace.load(tmp_path / "out" / "trace.json")
     assert t.ranges_named("step") and any("no kernel events" in m for m in t.missing)

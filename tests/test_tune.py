@@ -9,7 +9,7 @@ import torch
 import fusions
 from fusions.norm_bwd_two_stage import two_stage
 from segkit import FusionDefinition
-from segkit.cli import main as cli_main
+from segkit_cli.main import main as cli_main
 from segkit.tune import Candidate, Timing, Trial, TuneResult, distance, search, shard, space, tune_spec, validate
 from segkit.tuning import NvTuning, TableEntry, TuningTable
 

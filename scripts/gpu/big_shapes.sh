@@ -20,5 +20,5 @@ timeout $(( ${BIG_LIMIT_S:-480} + 3 * ${BIG_BUDGET_S:-40} + 60 )) python -m benc
 echo "sweep exit $?"
 for f in "$TMP"/w/shard*.log; do echo "--- $f"; grep -E "^(===|past|winner|  )" "$f" | tail -n 200; done
 cat "$TMP"/big_*.jsonl > "$DEST/big_shapes.jsonl" 2>/dev/null
-python -m segkit.cli tune --merge "$TMP"/tunings_*.json --out "$DEST/tunings.json" 2>&1 | tail -n 3
+python -m segkit_cli tune --merge "$TMP"/tunings_*.json --out "$DEST/tunings.json" 2>&1 | tail -n 3
 python -m benchmarks.big_shapes --table "$DEST/big_shapes.jsonl"

@@ -27,7 +27,7 @@ CAMPAIGN=$(python -c "print(round(max(0.5, $MINUTES - 1), 2))")
 WORKERS=$(python -c "import os; print(max(1, min(8, os.cpu_count() // 2)))")
 echo "fuzz: $CAMPAIGN min campaign, seed $SEED, $WORKERS workers, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 timeout -k 30 "$(python -c "print(int($CAMPAIGN * 60 + 45))")" \
-  python -m segkit.cli fuzz --minutes "$CAMPAIGN" --seed "$SEED" -o "$WORK" --workers "$WORKERS" \
+  python -m segkit_cli fuzz --minutes "$CAMPAIGN" --seed "$SEED" -o "$WORK" --workers "$WORKERS" \
   --case-timeout 45 --minimize-seconds 60 --max-elements 65536 ${RESUME:+--resume} > "$LOG" 2>&1
 echo "fuzz exit code $?"
 {
@@ -35,7 +35,7 @@ echo "fuzz exit code $?"
   echo "## Re-check of every finding (segkit fuzz --replay)"
   echo
   echo '```'
-  timeout -k 5 50 python -m segkit.cli fuzz --replay "$WORK" 2>&1 | tail -n 300 || echo "replay stopped (time limit)"
+  timeout -k 5 50 python -m segkit_cli fuzz --replay "$WORK" 2>&1 | tail -n 300 || echo "replay stopped (time limit)"
   echo '```'
 } >> "$WORK/summary.md"
 cat "$LOG" >> "$WORK/fuzz.log"

@@ -40,11 +40,11 @@ if [ -z "${PERF_SKIP_TUNE:-}" ]; then
     limit=$(cap ${PERF_TUNE_S:-80})
     if [ -n "${PERF_TUNE_GPUS:-}" ]; then
       timeout $limit python -m benchmarks.sweep --gpus "$PERF_TUNE_GPUS" --workdir "$TMP/sweep_$spec" --each \
-        "python -m segkit.cli tune $spec:mixorder_576000x384 ${PERF_TUNE_FLAGS:-} --shard {shard}/{n} --budget $(( limit - 40 )) --out $TMP/tune_${spec}_{shard}.json" 2>&1 | tail -5
+        "python -m segkit_cli tune $spec:mixorder_576000x384 ${PERF_TUNE_FLAGS:-} --shard {shard}/{n} --budget $(( limit - 40 )) --out $TMP/tune_${spec}_{shard}.json" 2>&1 | tail -5
       tail -n 25 "$TMP/sweep_$spec"/shard*.log
-      python -m segkit.cli tune --merge "$TMP"/tune_${spec}_*.json --out "$TMP/tunings.json" 2>&1 | tail -5
+      python -m segkit_cli tune --merge "$TMP"/tune_${spec}_*.json --out "$TMP/tunings.json" 2>&1 | tail -5
     else
-      timeout $limit python -m segkit.cli tune "$spec:mixorder_576000x384" ${PERF_TUNE_FLAGS:-} \
+      timeout $limit python -m segkit_cli tune "$spec:mixorder_576000x384" ${PERF_TUNE_FLAGS:-} \
         --budget $(( limit - 40 )) --out "$TMP/tunings.json" 2>&1 | tail -60
     fi
   done
@@ -62,7 +62,7 @@ fi
 
 if [ -z "${PERF_SKIP_ROPE:-}" ]; then
   part "segkit tune qkv_split_rope_bwd:Llama-3-70B_bs2 (the builder and its formulations x bookend)"
-  timeout $(cap 50) python -m segkit.cli tune qkv_split_rope_bwd:Llama-3-70B_bs2 --budget $(( $(cap 50) - 30 )) --out "$TMP/tunings.json" 2>&1 | tail -20
+  timeout $(cap 50) python -m segkit_cli tune qkv_split_rope_bwd:Llama-3-70B_bs2 --budget $(( $(cap 50) - 30 )) --out "$TMP/tunings.json" 2>&1 | tail -20
 fi
 
 if [ -z "${PERF_SKIP_GRAPH:-}" ]; then

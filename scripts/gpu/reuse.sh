@@ -29,7 +29,7 @@ if [ -z "${REUSE_SKIP_TESTS:-}" ]; then
   cat "$TMP/record.jsonl" 2>/dev/null
   for flag in "" "--inner-outer outer" "--inner-outer inner"; do
     part "segkit reuse $flag fp8_amax:4096x4096"
-    timeout 60 python -m segkit.cli reuse $flag fp8_amax:4096x4096 2>&1 | grep -v "^  tv[0-9]*: \|^inputs:\|^ops:\|^outputs:"
+    timeout 60 python -m segkit_cli reuse $flag fp8_amax:4096x4096 2>&1 | grep -v "^  tv[0-9]*: \|^inputs:\|^ops:\|^outputs:"
   done
 fi
 
@@ -45,7 +45,7 @@ if [ -n "${REUSE_TUNE_S:-}" ]; then
   for amaxes in ${REUSE_TUNE_AMAXES:-row,col,all row,all}; do
     for shape in seed_12x34x56 4096x4096 16384x8192 8192x28672; do
       part "segkit tune fp8_amax:$shape --amaxes $amaxes"
-      timeout $(( REUSE_TUNE_S + 40 )) python -m segkit.cli tune "fp8_amax:$shape" --amaxes "$amaxes" \
+      timeout $(( REUSE_TUNE_S + 40 )) python -m segkit_cli tune "fp8_amax:$shape" --amaxes "$amaxes" \
         --budget "$REUSE_TUNE_S" --out "$DIR/tunings.json" 2>&1 | tail -8
     done
   done

@@ -10,10 +10,10 @@ T=qkv_split_rope_fwd:Llama-3-8B_bs2
   echo "== pytest tests/gpu/test_segments_gpu.py"
   python -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_segments_gpu.py 2>&1 | tail -25
   echo "== segkit segments $T --emit-dir --plot"
-  python -m segkit.cli segments "$T" --emit-dir /tmp/segkit-seg --plot /tmp/segkit-seg/picture --reps 10 2>&1
+  python -m segkit_cli segments "$T" --emit-dir /tmp/segkit-seg --plot /tmp/segkit-seg/picture --reps 10 2>&1
   cp /tmp/segkit-seg/picture.png "$D/segments.png"
   echo "== segkit report $T"
-  python -m segkit.cli report "$T" -o "$D/report.html" 2>&1 | tail -5
+  python -m segkit_cli report "$T" -o "$D/report.html" 2>&1 | tail -5
 } > "$LOG" 2>&1
 echo "summary (full log: $LOG):"
 grep -E "passed|failed|error|segment\(s\) on|why not one kernel|segmentation cost|MISMATCH|: ok against|wrote" "$LOG" | head -40

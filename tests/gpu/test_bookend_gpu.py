@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import fusions  # noqa: F401 (registers the experiment's named workloads)
 import segkit
 from segkit.bookend import bookend, run_plan
 from segkit.compare import compare

@@ -6,7 +6,7 @@ import pytest
 
 import segkit
 from segkit.check import check
-from segkit.cli import main as cli_main
+from segkit_cli.main import main as cli_main
 from segkit.interp import random_inputs
 from segkit.minimize import size_of
 from tests.conftest import DATA

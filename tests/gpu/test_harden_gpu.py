@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import segkit
-from segkit.cli import main as cli_main
+from segkit_cli.main import main as cli_main
 from tests.bad_input_scripts import LOG_ZERO, SOFTMAX
 
 pytestmark = pytest.mark.gpu

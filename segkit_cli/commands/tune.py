@@ -1,12 +1,15 @@
-"""``segkit tune`` on the command line (the search itself is segkit.tune; imported when the command runs, so
-``segkit --help`` does not load torch)."""
+"""``segkit tune TARGET``: search formulations x nvFuser options x bookend policy for a workload or a repro
+script, and keep the winner per GPU model in a tuning table (the search: ``fusions.tune`` for a workload,
+``segkit.tune`` for a script)."""
 
 from __future__ import annotations
 
 import argparse
 
+from segkit_cli import targets
 
-def add_parser(sub) -> None:
+
+def register(sub) -> None:
     p = sub.add_parser("tune", help="search formulations x nvFuser options x bookend policy; keep the winner per GPU")
     p.add_argument("target", nargs="?", help="a fusions spec NAME:CONFIG, or a repro script")
     p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="override the config's dtype")
@@ -32,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from segkit.errors import SegkitError
-    from segkit.tune import tune_script, tune_spec
+    from segkit.tune import tune_script
     from segkit.tuning import TuningTable, gpu_model
 
     if args.merge:
@@ -54,12 +57,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.target:
         raise SegkitError("segkit tune needs a target (NAME:CONFIG or a repro script), or --merge")
-    if not args.reference:
-        from segkit.nvf import nvfuser_available
-
-        if not nvfuser_available():
-            raise SegkitError("segkit tune times candidates on nvFuser: it needs a CUDA device and nvfuser_direct "
-                              "(or --reference to validate them on the reference interpreter)")
+    if not args.reference and not targets.nvfuser_available():
+        raise SegkitError("segkit tune times candidates on nvFuser: it needs a CUDA device and nvfuser_direct "
+                          "(or --reference to validate them on the reference interpreter)")
     from pathlib import Path
 
     shard_of = parse_shard(args.shard) if args.shard else (0, 1)
@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
             raise SegkitError(f"--amaxes picks fp8_amax's outputs; {args.target} is a script")
         result = tune_script(args.target, args.reference, log, args.budget, shard_of)
     elif ":" in args.target:
+        from fusions.tune import tune_spec
+
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
         name, config = args.target.split(":", 1)
         amaxes = tuple(a.strip() for a in args.amaxes.split(",")) if args.amaxes else None

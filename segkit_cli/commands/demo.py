@@ -1,20 +1,16 @@
 """``segkit demo``: every bundled workload, validated; then the bookend experiment.
 
-On a CPU machine each workload's tiny config runs through the reference
-interpreter and is checked against its float64 reference, and the bookend
-plans of the PR #2815 experiment are shown and validated with the interpreter.
-With a CUDA device and nvfuser_direct, the headline configs run on nvFuser
+On a CPU machine each workload's tiny config runs through the reference interpreter and is checked against
+its float64 reference, and the bookend plans of the experiment (``segkit.experiment``) are shown and
+validated with the interpreter. With a CUDA device and nvfuser_direct, the headline configs run on nvFuser
 (segments, kernels, kernel time) and the experiment is measured.
 """
 
 from __future__ import annotations
 
-import torch
-from tabulate import tabulate
+import argparse
 
-from segkit.compare import compare
-from segkit.interp import run_reference
-from segkit.nvf import nvfuser_available, run_nvfuser
+from segkit_cli import targets
 
 #: The config each workload shows on a GPU (the tiny twin is used on CPU).
 HEADLINE = {
@@ -28,10 +24,30 @@ HEADLINE = {
 }
 
 
-def _row(name: str, cfg_name: str, gpu: bool) -> list:
-    import fusions
+def register(sub) -> None:
+    p = sub.add_parser("demo", help="the main job: the bundled fusions on the reference (and nvFuser on a GPU)")
+    p.set_defaults(func=run)
 
-    spec = fusions.get(name)
+
+def run(args: argparse.Namespace | None = None) -> int:
+    import torch
+    from tabulate import tabulate
+
+    gpu = targets.nvfuser_available()
+    backend = "nvFuser " + torch.cuda.get_device_name() if gpu else "reference interpreter (CPU; no CUDA/nvfuser_direct)"
+    print(f"segkit demo: workloads on {backend}, checked against float64 references\n")
+    rows = [_row(name, cfg, gpu) for name, cfg in HEADLINE.items()]
+    print(tabulate(rows, headers=["workload", "config", "ops", "segments", "kernels", "kernel us", "rel err", "check"]))
+    ok = all(r[-1] == "ok" for r in rows)
+    return 0 if bookend_section(gpu) and ok else 1
+
+
+def _row(name: str, cfg_name: str, gpu: bool) -> list:
+    from segkit.compare import compare
+    from segkit.interp import run_reference
+    from segkit.nvf import run_nvfuser
+
+    spec = targets.workload(name)
     cfg = spec.config(cfg_name if gpu else cfg_name + "_tiny")
     fd = spec.build(cfg)
     inputs = spec.make_inputs(cfg, device="cuda" if gpu else "cpu")
@@ -46,20 +62,15 @@ def _row(name: str, cfg_name: str, gpu: bool) -> list:
     return [name, cfg.name, len(fd.fusion.ops), segs, kernels, ktime, f"{worst.rel_err:.1e}", "ok" if worst.ok else "MISMATCH"]
 
 
-def main() -> int:
-    gpu = nvfuser_available()
-    backend = "nvFuser " + torch.cuda.get_device_name() if gpu else "reference interpreter (CPU; no CUDA/nvfuser_direct)"
-    print(f"segkit demo: workloads on {backend}, checked against float64 references\n")
-    rows = [_row(name, cfg, gpu) for name, cfg in HEADLINE.items()]
-    print(tabulate(rows, headers=["workload", "config", "ops", "segments", "kernels", "kernel us", "rel err", "check"]))
-    ok = all(r[-1] == "ok" for r in rows)
-    return 0 if bookend_section(gpu) and ok else 1
-
-
 def bookend_section(gpu: bool) -> bool:
     """The bookend experiment: measured on a GPU, planned and validated on CPU."""
+    import fusions  # noqa: F401 (registers the experiment's workloads)
+    from tabulate import tabulate
+
     from segkit.bookend import bookend, run_plan
+    from segkit.compare import compare
     from segkit.experiment import HEADERS, VARIANTS, run_experiment, workloads
+    from segkit.interp import run_reference
 
     print("\nbookend experiment (NVIDIA/Fuser PR #2815): policies x realizations" + ("" if gpu else ", tiny, CPU"))
     ok = True

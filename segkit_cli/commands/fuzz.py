@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 
-def add_parser(sub) -> None:
+def register(sub) -> None:
     p = sub.add_parser("fuzz", help="differential fuzzing of nvFuser against the reference interpreter",
                        description="Generate random fusions, run them on nvFuser (as written and bookended) and on "
                                    "the reference interpreter; minimize, deduplicate and write what differs.")

@@ -1,40 +1,29 @@
-"""``segkit segments`` and ``segkit report``: why a fusion was segmented, as text, a picture and one page."""
+"""``segkit segments TARGET``: why nvFuser segmented a fusion, mapped to your ops, as text and a picture; and the
+picture of a bookend plan that ``segkit bookend --plot`` draws."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from segkit import cliargs
+from segkit_cli import argtypes, targets
 
 TARGET_HELP = "a repro script (nvFuser's, or a region Thunder captured), or a fusions spec NAME:CONFIG"
 
 
-def add_parsers(sub) -> None:
+def register(sub) -> None:
     p = sub.add_parser("segments", help="nvFuser's segments mapped to your ops: cost, reasons, per-segment repros")
-    p.add_argument("target", type=cliargs.script_or_spec, help=TARGET_HELP)
-    p.add_argument("--emit-dir", type=cliargs.output_dir, help="write one runnable nvfuser_direct repro per segment here, each checked")
-    p.add_argument("--plot", metavar="STEM", type=cliargs.output_file, help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
-    p.add_argument("--reps", type=cliargs.positive_int, default=20, help="timed calls per kernel (cold L2)")
-    p.set_defaults(func=run_segments)
-    p = sub.add_parser("report", help="one self-contained HTML page: picture, segments, bookend variants, kernels")
-    p.add_argument("target", type=cliargs.script_or_spec, help=TARGET_HELP)
-    p.add_argument("-o", "--output", default="report.html", type=cliargs.output_file)
-    p.set_defaults(func=run_report)
+    p.add_argument("target", type=argtypes.script_or_spec, help=TARGET_HELP)
+    p.add_argument("--emit-dir", type=argtypes.output_dir, help="write one runnable nvfuser_direct repro per segment here, each checked")
+    p.add_argument("--plot", metavar="STEM", type=argtypes.output_file, help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
+    p.add_argument("--reps", type=argtypes.positive_int, default=20, help="timed calls per kernel (cold L2)")
+    p.set_defaults(func=run)
 
 
-def load(target: str, device: str):
-    from segkit.cli import _load_target
-
-    return _load_target(target, device)
-
-
-def run_segments(args: argparse.Namespace) -> int:
-    from segkit.nvf import nvfuser_available
+def run(args: argparse.Namespace) -> int:
     from segkit.segments import analyze, check_repro_script, describe_cpu, format_report, gpu_picture, plan_picture
 
-    if not nvfuser_available():
-        fd, _ = load(args.target, "cpu")
+    if not targets.nvfuser_available():
+        fd, _ = targets.load_target(args.target, "cpu")
         print("no CUDA device or nvfuser_direct here: nvFuser's segments cannot be known; what can be:\n")
         print(describe_cpu(fd))
         if args.plot:
@@ -44,7 +33,7 @@ def run_segments(args: argparse.Namespace) -> int:
             cuts = bookend(fd, "outputs").cuts
             print(f"\npicture: {save(plan_picture(fd, cuts, f'{args.target}: regions of the outputs bookend plan'), args.plot)}")
         return 0
-    fd, inputs = load(args.target, "cuda")
+    fd, inputs = targets.load_target(args.target, "cuda")
     report = analyze(fd, inputs, reps=args.reps)
     print(format_report(report))
     ok = True
@@ -63,19 +52,6 @@ def run_segments(args: argparse.Namespace) -> int:
             worst = max((d.rel_err for d in diffs), default=0.0)
             print(f"  {r.path}: {'ok' if good else 'MISMATCH'} against the reference (max rel err {worst:.1e})")
     return 0 if ok else 1
-
-
-def run_report(args: argparse.Namespace) -> int:
-    from segkit.html_report import build
-
-    out = Path(args.output)
-    out.write_text(build(args.target))
-    print(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
-    return 0
-
-
-def add_plot_argument(parser) -> None:
-    parser.add_argument("--plot", metavar="STEM", type=cliargs.output_file, help="draw the plan before and after: STEM.dot, STEM.png, STEM.svg")
 
 
 def plot_plan(fd, plan, realized, stem: str) -> None:

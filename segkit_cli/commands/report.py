@@ -1,4 +1,4 @@
-"""``segkit report``: one self-contained HTML page for an experiment (no network needed to view it).
+"""``segkit report TARGET``: one self-contained HTML page for an experiment (no network needed to view it).
 
 The page holds the picture (PNG as a data URI), the segment table with each segment's ops and source lines,
 the edges and the segmentation cost, the bookend variants measured side by side, the trace's kernel table,
@@ -8,11 +8,15 @@ meta-op chains, the bookend plans checked on the reference interpreter) and says
 
 from __future__ import annotations
 
+import argparse
 import base64
 import html
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from segkit_cli import argtypes, targets
+from segkit_cli.commands.segments import TARGET_HELP
 
 _CSS = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 2em; color: #222; max-width: 1400px; }
@@ -24,6 +28,20 @@ pre { background: #f6f8fa; padding: 0.8em; font-size: 0.8em; overflow-x: auto; m
 .note { color: #8a5a00; } .bad { color: #b00020; font-weight: bold; } .ok { color: #137333; }
 img { max-width: 100%; border: 1px solid #ddd; }
 """
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="one self-contained HTML page: picture, segments, bookend variants, kernels")
+    p.add_argument("target", type=argtypes.script_or_spec, help=TARGET_HELP)
+    p.add_argument("-o", "--output", default="report.html", type=argtypes.output_file)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.output)
+    out.write_text(build(args.target))
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
+    return 0
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -50,10 +68,8 @@ def _image(pictures) -> str:
 
 def build(target: str) -> str:
     """The page for ``target`` (a repro script or a fusions spec NAME:CONFIG)."""
-    from segkit.nvf import nvfuser_available
-
     parts = [f"<h1>segkit report: {html.escape(target)}</h1>"]
-    parts += _gpu_sections(target) if nvfuser_available() else _cpu_sections(target)
+    parts += _gpu_sections(target) if targets.nvfuser_available() else _cpu_sections(target)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>segkit report: {html.escape(target)}</title>"
             f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n")
 
@@ -74,9 +90,8 @@ def _cpu_sections(target: str) -> list[str]:
     from segkit.experiment import VARIANTS
     from segkit.interp import run_reference
     from segkit.segments import plan_picture, regions
-    from segkit.segments_cmd import load
 
-    fd, inputs = load(target, "cpu")
+    fd, inputs = targets.load_target(target, "cpu")
     parts = ["<p class='note'>No CUDA device or nvfuser_direct on this machine: nvFuser's segments, kernel times "
              "and the trace are <b>not measured</b>. Shown: what is known without a GPU.</p>"]
     plan = bookend(fd, "outputs")
@@ -99,11 +114,10 @@ def _cpu_sections(target: str) -> list[str]:
 def _gpu_sections(target: str) -> list[str]:
     from segkit.experiment import HEADERS, run_experiment
     from segkit.segments import analyze, gpu_picture, human_bytes, op_label, site_line
-    from segkit.segments_cmd import load
     from segkit.trace import capture
     from segkit.trace.report import gpu_trace_rows
 
-    fd, inputs = load(target, "cuda")
+    fd, inputs = targets.load_target(target, "cuda")
     rep = analyze(fd, inputs)
     hb = human_bytes
     fusion = fd.fusion

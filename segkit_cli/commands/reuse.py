@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 
+from segkit_cli import targets
+from segkit_cli.parser import EXIT_FAILURE
 
-def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
+
+def register(sub) -> None:
+    p = sub.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
     p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
     p.add_argument("--inner-outer", choices=["outer", "inner"],
                    help="also pair a max/min over the trailing dims with one over the leading dims (nvFuser's "
@@ -17,14 +20,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from segkit.cli import _load_target
     from segkit.compare import compare
     from segkit.interp import run_reference
-    from segkit.nvf import nvfuser_available
     from segkit.printing import format_fusion
     from segkit.reuse import reuse_reductions
 
-    fd, cpu = _load_target(args.target, "cpu")
+    fd, cpu = targets.load_target(args.target, "cpu")
     plan = reuse_reductions(fd, inner_outer=args.inner_outer)
     print(plan.describe())
     if not plan.changed:
@@ -37,17 +38,17 @@ def run(args: argparse.Namespace) -> int:
     if not ok:
         for d in diffs:
             print(f"  {d}")
-        return 1
-    if not nvfuser_available():
+        return EXIT_FAILURE
+    if not targets.nvfuser_available():
         print("nvFuser not available: no GPU measurements")
         return 0
     from tabulate import tabulate
 
     from segkit.experiment import HEADERS, measure_variant
 
-    _, gpu = _load_target(args.target, "cuda")
+    _, gpu = targets.load_target(args.target, "cuda")
     refs = run_reference(fd, gpu)
     rows = [measure_variant(fd, gpu, "original", None, None, None, refs, args.reps).row(),
             measure_variant(new, gpu, "reductions reused", None, None, None, refs, args.reps).row()]
     print(tabulate(rows, headers=HEADERS))
-    return 0 if all(r[1] == "ok" for r in rows) else 1
+    return 0 if all(r[1] == "ok" for r in rows) else EXIT_FAILURE

@@ -1,0 +1,64 @@
+"""``segkit trace show|compare``: read, tabulate and compare recorded traces (nsys, sqlite, chrome JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from segkit_cli import argtypes
+from segkit_cli.parser import Parser
+
+_TABLE_OUTPUT = ("--format json prints one JSON object of tables; --format csv prints one table (--table) "
+                 "or writes every table into --csv-dir.")
+
+
+def register(sub) -> None:
+    trace = sub.add_parser("trace", help="read, tabulate and compare traces").add_subparsers(
+        dest="trace_cmd", required=True, parser_class=Parser)
+    p = trace.add_parser("show", help="per-kernel GPU trace and per-range summary", epilog=_TABLE_OUTPUT)
+    p.add_argument("report", type=argtypes.trace_file)
+    p.add_argument("--range", help="only this NVTX range (by exact name)")
+    _add_table_output(p, ["table", "csv", "json", "markdown"])
+    p.add_argument("--all-ranges", action="store_true", help="summarise every range, nvFuser's own too")
+    p.set_defaults(func=run_show)
+    p = trace.add_parser("compare", help="two traces side by side, per range and per kernel", epilog=_TABLE_OUTPUT)
+    p.add_argument("a", type=argtypes.trace_file)
+    p.add_argument("b", type=argtypes.trace_file)
+    p.add_argument("--by", default="range", choices=["range", "kernel"])
+    p.add_argument("--range", help="only this range")
+    _add_table_output(p, ["table", "markdown", "csv", "json"])
+    p.add_argument("--plot", type=argtypes.plot_file, help="write an image (.png, .svg, .pdf): kernel timeline per "
+                   "range and kernel time A vs B")
+    p.set_defaults(func=run_compare)
+
+
+def _add_table_output(p: argparse.ArgumentParser, formats: list[str]) -> None:
+    p.add_argument("--format", default="table", choices=formats)
+    p.add_argument("--table", help="with --format csv: the table to print (default: the first)")
+    p.add_argument("--csv-dir", type=argtypes.output_dir, help="with --format csv: write each table to DIR/NAME.csv")
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from segkit.trace import load
+    from segkit.trace.report import show_tables, write_tables
+
+    trace = load(args.report)
+    write_tables(show_tables(trace, args.range, args.all_ranges), args.format, args.table, args.csv_dir,
+                 title=trace.describe())
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from segkit.trace import load
+    from segkit.trace.diff import compare_tables
+    from segkit.trace.report import write_tables
+
+    a, b = load(args.a), load(args.b)
+    write_tables(compare_tables(a, b, args.by, args.range), args.format, args.table, args.csv_dir,
+                 title=f"A = {a.describe()}\nB = {b.describe()}")
+    if args.plot:
+        from segkit.trace.plot import plot_compare
+
+        out = plot_compare(a, b, args.plot, [args.range] if args.range else None)
+        print(f"plot: {out}", file=sys.stderr if args.format in ("json", "csv") else sys.stdout)
+    return 0

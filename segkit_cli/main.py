@@ -1,0 +1,88 @@
+"""``segkit`` command line: repro scripts, bookending, differential checks, profiling and traces.
+
+Errors: every failure prints one line, ``segkit: error: ...``, naming the file, argument or op and what
+to do; exit status 2 for a usage error (a bad argument, refused before any long run), 1 for a failure (a
+script that does not load, a mismatch, a trace that cannot be read), 0 otherwise. ``--debug`` prints the
+traceback too. Output piped into a reader that stops early (``| head``) ends quietly (status 141).
+
+Adding a subcommand: write a module in ``segkit_cli.commands`` with ``register(subparsers)`` (see that
+package's docstring) and list it in COMMANDS.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from segkit.errors import SegkitError, UsageError
+from segkit_cli.commands import (bookend, check, demo, fuzz, minimize, profile, report, repro, reuse, segments,
+                                 trace, tune)
+from segkit_cli.parser import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_USAGE, Parser
+
+#: The subcommands, in the order ``segkit --help`` lists them.
+COMMANDS = (repro, bookend, check, minimize, profile, trace, demo, segments, report, reuse, tune, fuzz)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="segkit", description=__doc__.split("\n\n")[0],
+                    epilog="Exit status: 0 ok, 1 failure or mismatch, 2 usage error. Limits: "
+                           "SEGKIT_MAX_TENSOR_BYTES (reference interpreter, per tensor, default 16G), "
+                           "SEGKIT_SCRIPT_TIMEOUT (a script's fusion function, seconds, default 60).")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of our output went away (``| head``): stop writing, without a traceback at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout replaced by an object without a file descriptor
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (usage errors included: argparse's exit is caught)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    own = argv.index("--") if "--" in argv else len(argv)  # after "--": a profiled command's own arguments
+    debug = "--debug" in argv[:own]
+    argv = [a for i, a in enumerate(argv) if i >= own or a != "--debug"]  # --debug goes anywhere before "--"
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # --help (0) or a usage error (2), already printed
+            return e.code if isinstance(e.code, int) else EXIT_USAGE
+        status = args.func(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except KeyboardInterrupt:
+        print("segkit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        code = EXIT_USAGE if isinstance(e, UsageError) else EXIT_FAILURE
+        if isinstance(e, SegkitError):
+            print(f"segkit: error: {_one_line(e)}", file=sys.stderr)
+        else:
+            print(f"segkit: error: {type(e).__name__}: {_one_line(e)} (an unexpected error in segkit: please "
+                  "report it; --debug shows the traceback)", file=sys.stderr)
+        return code
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 1000 else text[:997] + "..."
+
+
+if __name__ == "__main__":
+    sys.exit(main())

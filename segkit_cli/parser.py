@@ -1,0 +1,17 @@
+"""What every ``segkit`` command shares: the exit statuses and the parser class with one-line usage errors."""
+
+from __future__ import annotations
+
+import argparse
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_BROKEN_PIPE = 0, 1, 2, 141
+
+#: Said in the help of every command that runs a repro script.
+SCRIPT_RUNS = "The script's imports and its fusion function run as Python code: only give scripts you trust."
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with segkit's one-line usage errors (exit 2)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
