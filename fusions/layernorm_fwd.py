@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig, norm_configs
+from fusions.norm_tune import fwd_candidates
 from fusions.spec import FusionSpec, dt
 
 
@@ -49,5 +50,10 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return y, mean, rstd
 
 
+def bytes_floor(cfg: NormConfig) -> int:
+    """Read x, the weight and bias, write y (no autograd: the statistics stay in registers)."""
+    return cfg.dtype.itemsize * (2 * cfg.rows * cfg.hidden + 2 * cfg.hidden)
+
+
 SPEC = FusionSpec("layernorm_fwd", norm_configs(1e-5, True), define, inputs, reference, ("y", "mean", "rstd"),
-                  __doc__)
+                  __doc__, candidates=fwd_candidates, bytes_floor=bytes_floor)

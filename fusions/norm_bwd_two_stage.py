@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig
 from fusions.spec import dt
 from segkit.errors import SegkitError

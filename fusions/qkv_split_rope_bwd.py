@@ -61,9 +61,11 @@ from __future__ import annotations
 
 import torch
 
-from fusions import _rope as R
+import fusions._rope as R
 from fusions.configs import RopeConfig, rope_configs
+from fusions.rope_bwd_sums_then_cat import SUMS_THEN_CAT
 from fusions.spec import FusionSpec, dt, randn
+from segkit.tune import Candidate, SpecCandidates
 
 
 def _rope_adjoint(fd, g, shape: list[int], cfg: RopeConfig, cos, sin):
@@ -176,6 +178,18 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
     return (x.reshape(B, T, cfg.qkv_width),)
 
 
+def candidates(cfg: RopeConfig, sm_count: int, quick: bool = True) -> SpecCandidates:
+    """Grouped-query configs: the sums, then one last-axis cat (fusions/rope_bwd_sums_then_cat.py), early."""
+    return SpecCandidates(first=[Candidate(SUMS_THEN_CAT)] if cfg.q_per_kv > 1 else [])
+
+
+def bytes_floor(cfg: RopeConfig) -> int:
+    """Read dq, dk, dv and the tables, write dqkv."""
+    s, B, T = cfg.dtype.itemsize, cfg.batch, cfg.T
+    return s * (3 * B * cfg.n_head * T * cfg.head_size + B * T * cfg.qkv_width + 2 * T * cfg.rope_n_elem)
+
+
 SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__,
                   formulations={"sliced_sum": lambda fd, cfg: define(fd, cfg, sliced_sum=True),
-                                "sliced_inputs": define_sliced_inputs})
+                                "sliced_inputs": define_sliced_inputs},
+                  candidates=candidates, bytes_floor=bytes_floor)

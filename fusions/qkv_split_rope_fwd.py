@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import torch
 
-from fusions import _rope as R
+import fusions._rope as R
 from fusions.configs import RopeConfig, rope_configs
 from fusions.spec import FusionSpec, dt, randn
 
@@ -118,4 +118,15 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
     return q, k, v
 
 
-SPEC = FusionSpec("qkv_split_rope_fwd", rope_configs(), define, inputs, reference, ("q", "k", "v"), __doc__)
+def bytes_floor(cfg: RopeConfig) -> int:
+    """Read the q and k columns, write roped q and k; v is read and written (expanded to n_head heads) only with
+    grouped-query attention, a view of qkv otherwise."""
+    s, B, T, hs = cfg.dtype.itemsize, cfg.batch, cfg.T, cfg.head_size
+    heads = B * cfg.n_head * T * hs
+    tables = 2 * T * cfg.rope_n_elem
+    v = 0 if cfg.n_query_groups == cfg.n_head else B * T * cfg.n_query_groups * hs + heads
+    return s * (B * T * (cfg.n_head + cfg.n_query_groups) * hs + 2 * heads + v + tables)
+
+
+SPEC = FusionSpec("qkv_split_rope_fwd", rope_configs(), define, inputs, reference, ("q", "k", "v"), __doc__,
+                  bytes_floor=bytes_floor)

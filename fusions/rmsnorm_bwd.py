@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig, norm_configs
+from fusions.norm_tune import bwd_candidates
 from fusions.spec import FusionSpec, dt, randn
 
 
@@ -54,5 +55,11 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return dx, (dy * xhat).sum(tuple(range(x.ndim - 1)))
 
 
+def bytes_floor(cfg: NormConfig) -> int:
+    """Read x, dy, the weight and the fp32 rstd, write dx and dw."""
+    s, M, N = cfg.dtype.itemsize, cfg.rows, cfg.hidden
+    return s * (3 * M * N + 2 * N) + 4 * M
+
+
 SPEC = FusionSpec("rmsnorm_bwd", norm_configs(1e-6, False), define, inputs, reference, ("dx", "dw"), __doc__,
-                  lambda cfg: N.bwd_tuning(cfg, layer_norm=False))
+                  lambda cfg: N.bwd_tuning(cfg, layer_norm=False), candidates=bwd_candidates, bytes_floor=bytes_floor)

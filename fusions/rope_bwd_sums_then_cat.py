@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 
-from fusions import _rope as R
+import fusions._rope as R
 from fusions.configs import RopeConfig
 from fusions.spec import dt
 from segkit.errors import SegkitError

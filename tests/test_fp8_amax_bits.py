@@ -57,7 +57,7 @@ def test_bits_refuse_what_they_cannot_take():
 
 def test_the_tune_offers_bits_without_a_column_amax_and_the_table_runs_them():
     from fusions import staged
-    from segkit.tune import space
+    from fusions.tune import space
     from segkit.tuning import TableEntry, TuningTable
     from thunder_exec.runtime import staged_for
 

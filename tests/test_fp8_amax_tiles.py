@@ -135,7 +135,8 @@ def test_candidates_fit_and_lead_with_wide_loads_rows_and_unrolled_steps(config)
 def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
     """What `segkit tune fp8_amax:...` stores and segkit's runners read back: the same schedule, run right."""
     from fusions import staged
-    from segkit.tuning import TableEntry, TuningTable, TunedFusion
+    from segkit.tuned import TunedFusion
+    from segkit.tuning import TableEntry, TuningTable
     from thunder_exec.runtime import staged_for
 
     cfg = SPEC.config("4096x4096_tiny")
@@ -157,7 +158,7 @@ def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
 
 def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
     from fusions import staged
-    from segkit.tune import space
+    from fusions.tune import space
     from segkit.tuning import TableEntry, TuningTable
     from thunder_exec.runtime import staged_for
 
@@ -187,7 +188,8 @@ def test_tuning_fields_of_the_tiles_schedule_need_it():
 
 
 def test_tune_offers_tiles_first_where_there_is_a_column_amax():
-    from segkit.tune import QUICK_TILES, space
+    from fusions.fp8_amax import QUICK_TILES
+    from fusions.tune import space
 
     cfg = SPEC.config("16384x8192")  # bf16: the tiles on its bits
     cands = space("fp8_amax", cfg, None, 132)
@@ -203,7 +205,7 @@ def test_tune_offers_tiles_first_where_there_is_a_column_amax():
 
 
 def test_tune_takes_the_amaxes_asked_for():
-    from segkit.tune import tune_spec
+    from fusions.tune import tune_spec
 
     result = tune_spec("fp8_amax", "4096x4096", reference=True, log=lambda _: None, amaxes=("row", "all"))
     assert "amaxes=('row', 'all')" in result.signature

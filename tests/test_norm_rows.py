@@ -11,8 +11,10 @@ import fusions
 from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled, candidates, rows_scheduled
 from segkit.compare import compare
 from segkit.errors import SegkitError
-from segkit.tune import Candidate, realize, space
-from segkit.tuning import ROWS, NvTuning, TableEntry, TunedFusion, TuningTable
+from fusions.tune import realize, space
+from segkit.tune import Candidate
+from segkit.tuned import TunedFusion
+from segkit.tuning import ROWS, NvTuning, TableEntry, TuningTable
 from thunder_exec.runtime import staged_for
 
 GPU = "NVIDIA Test GPU"

@@ -11,7 +11,7 @@ from fusions.rope_bwd_sums_then_cat import SumsThenCat
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
-from segkit.tune import space
+from fusions.tune import space
 from segkit.tuning import TableEntry, TuningTable
 
 SPEC = fusions.get("qkv_split_rope_bwd")

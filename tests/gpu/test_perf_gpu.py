@@ -79,6 +79,7 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
 
 
 def test_tune_search_validates_and_times_on_nvfuser():
+    from fusions.tune import realizer
     from segkit.tune import Candidate, measure, search
     from segkit.tuning import NvTuning
 
@@ -88,7 +89,7 @@ def test_tune_search_validates_and_times_on_nvfuser():
     cands = [Candidate(), Candidate(tuning=NvTuning("t", enable_options=("ws_normalization",))),
              Candidate("two_stage", chunk_for(cfg.rows, 132)), Candidate("rows", 128, RowsSchedule(128).tuning())]
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg), cands, "nvfuser",
-                    "rmsnorm_bwd", cfg, measure)
+                    realizer("rmsnorm_bwd", cfg), measure)
     bad = [(t.candidate.label(), t.note, t.us) for t in trials if not (t.ok and t.us and t.us > 0)]
     assert not bad, bad
     # events around the call hold the kernels and the gaps between them
