@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import torch
 
 from fusions.configs import AmaxConfig
+from fusions.formulations import Formulation, register
 from fusions.fp8_amax_rows import x_viewed
 from fusions.fp8_amax_tiles import abs_bits, i32
 from fusions.spec import dt
@@ -159,7 +160,4 @@ class AmaxBits:
         return self.assemble(inputs[0], rows, every)
 
 
-def amax_bits(spec_name: str, cfg: AmaxConfig) -> AmaxBits:
-    if spec_name != "fp8_amax":
-        raise SegkitError(f"the bits formulation is for fp8_amax, not {spec_name}")
-    return AmaxBits(cfg)
+register(Formulation(AmaxBits.formulation, ("fp8_amax",), lambda spec_name, cfg, how: AmaxBits(cfg)))

@@ -78,6 +78,7 @@ from typing import Any, ClassVar
 import torch
 
 from fusions.configs import AmaxConfig
+from fusions.formulations import Formulation, register
 from fusions.fp8_amax_rows import AmaxStaged
 from fusions.norm_bwd_rows import divisors
 from fusions.spec import dt, nv_dtype
@@ -340,13 +341,9 @@ class AmaxBitTiles(AmaxTiles):
         return [by_name[n] for n in self.cfg.amaxes]
 
 
-def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | None,
-               formulation: str = "tiles") -> AmaxTiles:
-    """The tiles formulation (or "bit_tiles") of ``spec_name`` ("fp8_amax") as the tuning table keeps it."""
-    if spec_name != "fp8_amax":
-        raise SegkitError(f"the {formulation} formulation is for fp8_amax, not {spec_name}")
-    kind = AmaxBitTiles if formulation == AmaxBitTiles.formulation else AmaxTiles
-    return kind(cfg, TileSchedule.from_tuning(chunk, tuning))
+for _kind in (AmaxTiles, AmaxBitTiles):  # as the tuning table keeps them (``how``: an entry or a candidate)
+    register(Formulation(_kind.formulation, ("fp8_amax",),
+                         lambda spec_name, cfg, how, kind=_kind: kind(cfg, TileSchedule.from_tuning(how.chunk, how.tuning))))
 
 
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:

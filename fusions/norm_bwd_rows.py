@@ -39,7 +39,8 @@ from typing import Any
 import torch
 
 from fusions.configs import NormConfig
-from fusions.norm_bwd_two_stage import define_stage1, define_stage2, split_joint
+from fusions.formulations import Formulation, register
+from fusions.norm_bwd_two_stage import NORM_BWD, define_stage1, define_stage2, split_joint
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
@@ -252,11 +253,12 @@ class RowsScheduled(HandStaged):
         return [first[0].view(inputs[0].shape), *split_joint(second, self.cfg.hidden, self.layer_norm, self.joint)]
 
 
-def rows_scheduled(spec_name: str, cfg: NormConfig, chunk: int, tuning: NvTuning | None) -> RowsScheduled:
-    """The rows formulation of ``spec_name`` ("rmsnorm_bwd" / "layernorm_bwd") as the tuning table keeps it."""
-    if spec_name not in ("rmsnorm_bwd", "layernorm_bwd"):
-        raise SegkitError(f"the rows formulation is for rmsnorm_bwd and layernorm_bwd, not {spec_name}")
-    return RowsScheduled(cfg, RowsSchedule.from_tuning(chunk, tuning), layer_norm=spec_name == "layernorm_bwd")
+def rows_scheduled(spec_name: str, cfg: NormConfig, how: Any) -> RowsScheduled:
+    """The rows formulation of ``spec_name`` as the tuning table keeps it (``how``: an entry or a candidate)."""
+    return RowsScheduled(cfg, RowsSchedule.from_tuning(how.chunk, how.tuning), layer_norm=spec_name == "layernorm_bwd")
+
+
+register(Formulation(ROWS, NORM_BWD, rows_scheduled))
 
 
 def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsSchedule]:

@@ -39,6 +39,7 @@ import torch
 
 import fusions._rope as R
 from fusions.configs import RopeConfig
+from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
@@ -128,8 +129,4 @@ class SumsThenCat:
         return self.run(inputs, "nvfuser")
 
 
-def sums_then_cat(spec_name: str, cfg: RopeConfig) -> SumsThenCat:
-    """This formulation of ``spec_name`` ("qkv_split_rope_bwd") as the tuning table names it."""
-    if spec_name != "qkv_split_rope_bwd":
-        raise SegkitError(f"the {SUMS_THEN_CAT} formulation is for qkv_split_rope_bwd, not {spec_name}")
-    return SumsThenCat(cfg)
+register(Formulation(SUMS_THEN_CAT, ("qkv_split_rope_bwd",), lambda spec_name, cfg, how: SumsThenCat(cfg)))

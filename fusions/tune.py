@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 import fusions
+from fusions import formulations
 from fusions.spec import signature
 from segkit.bookend import POLICIES, bookend
 from segkit.errors import SegkitError
@@ -31,10 +32,10 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
 
 def realizer(spec_name: str, cfg: Any) -> Realize:
     """segkit.tune's hook for the formulations of ``spec_name`` the core does not know: the named defines of the
-    spec, and its multi-fusion formulations."""
+    spec, and the multi-fusion formulations of fusions.formulations."""
     def realize(cand: Candidate):
-        if cand.formulation in fusions.STAGED:
-            return fusions.staged(spec_name, cfg, cand.formulation, cand.chunk, cand.tuning, cand.bookend)
+        if cand.formulation in formulations.names():
+            return formulations.realize(spec_name, cfg, cand)
         spec = fusions.get(spec_name)
         if cand.formulation not in spec.formulations:
             raise SegkitError(f"unknown formulation {cand.formulation!r} of {spec_name}")

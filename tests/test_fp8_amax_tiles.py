@@ -134,7 +134,8 @@ def test_candidates_fit_and_lead_with_wide_loads_rows_and_unrolled_steps(config)
 
 def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
     """What `segkit tune fp8_amax:...` stores and segkit's runners read back: the same schedule, run right."""
-    from fusions import staged
+    from fusions import formulations
+    from segkit.tune import Candidate
     from segkit.tuned import TunedFusion
     from segkit.tuning import TableEntry, TuningTable
     from thunder_exec.runtime import staged_for
@@ -149,7 +150,7 @@ def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
     inputs = SPEC.make_inputs(cfg)
     assert all(d.ok for d in compare(SPEC.reference(inputs, cfg), run.run(list(inputs.values()))))
     with pytest.raises(SegkitError, match="tiles formulation is for fp8_amax, not rmsnorm_bwd"):
-        staged("rmsnorm_bwd", cfg, "tiles", 16, sched.tuning())
+        formulations.realize("rmsnorm_bwd", cfg, Candidate("tiles", 16, sched.tuning()))
     with pytest.raises(SegkitError, match="needs a 'tiles' tuning with a tile_width"):
         TileSchedule.from_tuning(16, None)
     with pytest.raises(ValueError, match="its own two fusions"):
@@ -157,7 +158,8 @@ def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
 
 
 def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
-    from fusions import staged
+    from fusions import formulations
+    from segkit.tune import Candidate
     from fusions.tune import space
     from segkit.tuning import TableEntry, TuningTable
     from thunder_exec.runtime import staged_for
@@ -175,7 +177,7 @@ def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
     inputs = SPEC.make_inputs(cfg)
     assert all(d.ok for d in compare(SPEC.reference(inputs, cfg), run.run(list(inputs.values()))))
     with pytest.raises(SegkitError, match="bit_tiles formulation is for fp8_amax, not rmsnorm_bwd"):
-        staged("rmsnorm_bwd", cfg, "bit_tiles", 16, sched.tuning())
+        formulations.realize("rmsnorm_bwd", cfg, Candidate("bit_tiles", 16, sched.tuning()))
 
 
 def test_tuning_fields_of_the_tiles_schedule_need_it():

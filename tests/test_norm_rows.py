@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import fusions
-from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled, candidates, rows_scheduled
+from fusions import formulations
+from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled, candidates
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from fusions.tune import realize, space
@@ -79,9 +80,10 @@ def test_rows_tuning_is_refused_where_it_means_nothing():
     with pytest.raises(ValueError, match="formulation of its own two fusions"):
         TunedFusion(fd, RowsSchedule(16).tuning())
     with pytest.raises(SegkitError, match="needs a 'rows' tuning"):
-        rows_scheduled("rmsnorm_bwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, None)
+        formulations.realize("rmsnorm_bwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), Candidate(ROWS, 16))
     with pytest.raises(SegkitError, match="not rmsnorm_fwd"):
-        rows_scheduled("rmsnorm_fwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, RowsSchedule(16).tuning())
+        formulations.realize("rmsnorm_fwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"),
+                             Candidate(ROWS, 16, RowsSchedule(16).tuning()))
 
 
 def test_tune_offers_rows_first_at_a_narrow_hidden_last_at_a_wide_one_and_realizes_them():

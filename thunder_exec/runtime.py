@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 import fusions
+from fusions import formulations
 from segkit.bookend import POLICIES, bookended
 from segkit.check import CheckReport
 from segkit.compare import compare
@@ -149,9 +150,9 @@ def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = No
     """The two-stage or rows formulation when the tuning table chose it for this spec and config on this GPU,
     else None."""
     entry = fusions.get(spec_name).table_entry(cfg, gpu, table)
-    if entry is None or entry.formulation not in fusions.STAGED:
+    if entry is None or entry.formulation not in formulations.names():
         return None
-    return fusions.staged(spec_name, cfg, entry.formulation, entry.chunk, entry.tuning, entry.bookend)
+    return formulations.realize(spec_name, cfg, entry)
 
 
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
