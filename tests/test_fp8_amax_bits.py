@@ -60,7 +60,7 @@ def test_the_tune_offers_bits_without_a_column_amax_and_the_table_runs_them():
     from fusions.tune import space
     from segkit.tune import Candidate
     from segkit.tuning import TableEntry, TuningTable
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     cfg = replace(SPEC.config("16384x8192"), amaxes=("row", "all"))
     assert "bits" in {c.formulation for c in space("fp8_amax", cfg, None, 132)}

@@ -138,7 +138,7 @@ def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
     from segkit.tune import Candidate
     from segkit.tuned import TunedFusion
     from segkit.tuning import TableEntry, TuningTable
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     cfg = SPEC.config("4096x4096_tiny")
     sched = TileSchedule(16, 80, rows=4, vec=8, unroll=2)
@@ -162,7 +162,7 @@ def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
     from segkit.tune import Candidate
     from fusions.tune import space
     from segkit.tuning import TableEntry, TuningTable
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     forms = {dtype: {c.formulation for c in space("fp8_amax", replace(SPEC.config("4096x4096"), dtype=dtype), None)}
              for dtype in (torch.bfloat16, torch.float16)}

@@ -16,7 +16,7 @@ from fusions.tune import realize, space
 from segkit.tune import Candidate
 from segkit.tuned import TunedFusion
 from segkit.tuning import ROWS, NvTuning, TableEntry, TuningTable
-from thunder_exec.runtime import staged_for
+from fusions.runner import staged_for
 
 GPU = "NVIDIA Test GPU"
 

@@ -78,7 +78,7 @@ def test_it_is_for_grouped_query_configs_and_the_rope_backward():
 
 
 def test_tune_offers_it_and_the_table_makes_segkit_ex_run_it():
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     gqa, mha = SPEC.config("Llama-3-70B_bs2"), SPEC.config("Llama-2-13b-hf_bs2")
     assert any(c.formulation == "sums_then_cat" for c in space("qkv_split_rope_bwd", gqa, None, 132))

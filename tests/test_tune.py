@@ -133,7 +133,7 @@ def test_table_round_trip_and_lookup_by_gpu_model(tmp_path):
 
 
 def test_executor_runs_the_two_stage_formulation_the_table_chose():
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     spec = fusions.get("layernorm_bwd")
     table = TuningTable([spec.entry("mixorder_576000x384_tiny", "GPU A", formulation="two_stage", chunk=8)])

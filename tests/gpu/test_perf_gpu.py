@@ -60,7 +60,7 @@ def test_rows_schedule_on_nvfuser_is_right_and_deterministic(name, config, sched
 
 @pytest.mark.parametrize("policy", ["outputs", "inputs+outputs"])
 def test_tuned_backward_stays_tuned_under_bookend(policy, record):
-    from thunder_exec.runtime import fusion_for
+    from fusions.runner import fusion_for
 
     spec = fusions.get("layernorm_bwd")
     cfg = spec.config("mixorder_576000x384")

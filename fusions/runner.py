@@ -3,9 +3,10 @@
 On CUDA tensors with nvfuser_direct present the fusion runs on nvFuser (its
 FusionDefinition is built once and kept); otherwise the reference interpreter
 runs it, so the executor's routing can be tested on a CPU machine. With ``check``
-(compile option ``segkit_check``) each signature's result is validated once and refused
-if wrong (thunder_exec.check_hook): nvFuser's against the reference interpreter, the
-reference interpreter's (CPU) against the spec's independent float64 reference.
+(thunder_exec's compile option ``segkit_check``) each signature's result is validated once and refused
+if wrong (segkit.verdicts): nvFuser's against the reference interpreter, the
+reference interpreter's (CPU) against the spec's independent float64 reference. The
+executor (thunder_exec) and the benchmarks run specs through it.
 
 All runners live in one bounded LRU cache (``RUNNERS``, ``clear_caches()``).
 """
@@ -28,8 +29,7 @@ from segkit.compare import compare
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.nvf import compiled, nvfuser_available
-from thunder_exec.check_hook import Verdicts
-
+from segkit.verdicts import Verdicts
 
 
 @dataclass
