@@ -27,7 +27,8 @@ import math
 import torch
 
 from fusions.configs import AmaxConfig, amax_configs
-from fusions.fp8_amax_tiles import AmaxBitTiles, AmaxTiles
+from fusions.fp8_amax_bit_tiles import AmaxBitTiles
+from fusions.fp8_amax_tiles import AmaxTiles
 from fusions.fp8_amax_tiles import candidates as tile_candidates
 from fusions.spec import FusionSpec, dt, nv_dtype, randn
 from segkit.tune import Candidate, SpecCandidates

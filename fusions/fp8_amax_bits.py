@@ -23,10 +23,9 @@ from typing import Any, ClassVar
 
 import torch
 
+from fusions.amax_staged import abs_bits, i32, x_viewed
 from fusions.configs import AmaxConfig
 from fusions.formulations import Formulation, register
-from fusions.fp8_amax_rows import x_viewed
-from fusions.fp8_amax_tiles import abs_bits, i32
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition

@@ -40,168 +40,11 @@ import torch
 
 from fusions.configs import NormConfig
 from fusions.formulations import Formulation, register
+from fusions.hand_staged import HandStaged
 from fusions.norm_bwd_two_stage import NORM_BWD, define_stage1, define_stage2, split_joint
-from segkit.errors import SegkitError
+from fusions.rows_schedule import RowsSchedule, fitting, schedule_stage1
 from segkit.frontend import FusionDefinition
-from segkit.interp import run_reference
-from segkit.tuning import ROWS, NvTuning
-
-
-@dataclass(frozen=True)
-class RowsSchedule:
-    """The hand-written schedule's parameters: ``chunk`` rows per CTA (one partial each), ``rows`` of them in
-    flight per loop step (TIDy), ``vec`` hidden elements per vectorized load / store, ``tidx`` threads per row
-    (None: hidden / vec, one vector per thread; fewer, e.g. one warp, loop over the rest of the row).
-
-    Unrolling two loop steps (two rows per thread in flight) was measured and dropped: 1.2-1.4x slower at
-    576000 x 384 on an H100 (benchmarks/results/h100-2026-11-24-rows/)."""
-
-    chunk: int
-    rows: int = 4
-    vec: int = 8
-    tidx: int | None = None
-
-    def threads(self, hidden: int) -> int:
-        return self.tidx or hidden // self.vec
-
-    def check(self, rows: int, hidden: int, what: str) -> None:
-        """That the schedule fits ``rows`` x ``hidden`` (``what``: the config, for the message)."""
-        problems = []
-        if rows % self.chunk:
-            problems.append(f"chunk {self.chunk} does not divide the {rows} rows")
-        if hidden % self.vec or hidden % (self.vec * self.threads(hidden)):
-            problems.append(f"vec {self.vec} x {self.threads(hidden)} threads do not divide hidden {hidden}")
-        if self.chunk % self.rows:
-            problems.append(f"rows {self.rows} does not divide chunk {self.chunk}")
-        if self.threads(hidden) * self.rows > 1024:
-            problems.append(f"{self.threads(hidden)} x {self.rows} threads exceed a CTA's 1024")
-        if problems:
-            raise SegkitError(f"rows schedule {self} for {what}: " + "; ".join(problems))
-
-    def describe(self) -> str:
-        per_row = f", {self.tidx} threads per row" if self.tidx else ""
-        return f"rows schedule ({self.chunk} rows per CTA, {self.rows} in flight, vec {self.vec}{per_row})"
-
-    def tuning(self, why: str = "segkit tune candidate") -> NvTuning:
-        """As the tuning table keeps it (with formulation "rows" and this chunk)."""
-        return NvTuning(why, scheduler=ROWS, vectorize=self.vec, rows_per_block=self.rows, threads_per_row=self.tidx)
-
-    @classmethod
-    def from_tuning(cls, chunk: int, tuning: NvTuning | None) -> RowsSchedule:
-        if tuning is None or tuning.scheduler != ROWS:
-            raise SegkitError(f"the rows formulation needs a {ROWS!r} tuning (vec, rows per block), got "
-                              f"{tuning.describe() if tuning else None}")
-        given = {"rows": tuning.rows_per_block, "vec": tuning.vectorize}
-        return cls(chunk, tidx=tuning.threads_per_row, **{k: v for k, v in given.items() if v is not None})
-
-
-def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:
-    """Apply the loop nest of the module docstring to a translated stage-1 fusion: 3-D (P, chunk, hidden) inputs
-    (and outputs, vectorized like the loads), reductions over hidden (per row) or over the chunk (per CTA). The
-    norm backward's stage 1 is one; fp8_amax's rows formulation (a row amax and per-CTA column amaxes) another."""
-    import nvfuser_direct as nvf
-
-    PT, sched, fusion = nvf.ParallelType, nvf.schedule, nvfd.fusion
-    guard = nvf.FusionGuard(fusion)  # the IR built below (splits, caches, rfactors) needs an active fusion
-    try:
-        _schedule(fusion, s, hidden, PT, sched)
-    finally:
-        del guard
-
-
-def _schedule(fusion, s: RowsSchedule, hidden: int, PT, sched) -> None:
-    ins = [v for v in fusion.inputs() if v.is_tensor()]
-    outs = [v for v in fusion.outputs() if v.is_tensor() and len(v.get_logical_domain()) == 3
-            and not any(i.is_reduction() for i in v.get_logical_domain())]  # dx, not the partials
-    loads = [t.cache_after() for t in ins]
-    for t in outs:
-        t.cache_before()
-    # the reference: the first 3-D output (dx), else the first 3-D load (x)
-    ref = outs[0] if outs else next(t for t in loads if len(t.get_logical_domain()) == 3)
-
-    # [P, chunk, H] -> [P, S, Y, (H/V/T,) T, V]: BIDx, serial rows, TIDy, (serial,) TIDx, vectorized
-    ref.split(2, s.vec)
-    looped = s.threads(hidden) * s.vec < hidden
-    if looped:
-        ref.split(2, s.tidx)
-    ref.split(1, s.rows)
-    sched.transform_like(ref)
-
-    tidx = 4 if looped else 3
-    for tv in _reductions(fusion):
-        n = len(tv.get_loop_domain())
-        if tv.get_logical_domain()[-1].is_reduction():  # the per-row sums over hidden: serial, then TIDx
-            tv.rfactor([3, n - 1] if looped else [n - 1])
-        else:  # the per-CTA partials over its rows: serial over S, then TIDy
-            tv.rfactor([1])
-
-    ref.axis(0).parallelize(PT.grid_x)
-    ref.axis(2).parallelize(PT.block_y)
-    ref.axis(tidx).parallelize(PT.block_x)
-    sched.parallelize_like(ref)
-    for tv in loads + outs:
-        if len(tv.get_logical_domain()) == 3:  # x, dy, dx
-            tv.axis(-1).parallelize(PT.vectorize)
-    sched.inline_most()
-
-
-def _reductions(fusion) -> list:
-    return [v for v in fusion.vals() if v.is_tensor() and any(i.is_reduction() for i in v.get_logical_domain())]
-
-
-class HandStaged:
-    """Two recorded fusions, the first hand-scheduled on nvFuser (``manual_execute``) by ``schedule_first``, the
-    second on nvFuser's own schedule; both run on the reference interpreter too. A subclass says what stage 1
-    takes (``stage1_args``), what of its outputs stage 2 takes (``stage2_args``), and how the outputs of both
-    make the formulation's (``assemble``)."""
-
-    schedule: Any  # a RowsSchedule, or what the subclass's schedule_first takes
-    _stages: tuple[Any, Any] | None
-
-    def recorded(self) -> tuple[Any, Any]:
-        raise NotImplementedError
-
-    def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        raise NotImplementedError
-
-    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
-        raise NotImplementedError
-
-    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
-        raise NotImplementedError
-
-    @property
-    def hidden(self) -> int:
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        return self.schedule.describe()
-
-    def schedule_first(self, nvfd: Any) -> None:
-        """Schedule the translated stage 1 by hand (the rows loop nest unless a subclass has its own)."""
-        schedule_stage1(nvfd, self.schedule, self.hidden)
-
-    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
-        """The formulation's outputs on the reference interpreter or nvFuser."""
-        if backend == "nvfuser":
-            return self.execute(inputs)
-        if backend != "reference":
-            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
-        s1, s2 = self.recorded()
-        first = run_reference(s1, self.stage1_args(inputs))
-        return self.assemble(inputs, first, run_reference(s2, [t.contiguous() for t in self.stage2_args(first)]))
-
-    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._stages is None:
-            from segkit.nvf import compiled, to_nvfuser
-
-            s1, s2 = self.recorded()
-            nvfd = to_nvfuser(s1)
-            self.schedule_first(nvfd)
-            self._stages = (nvfd, compiled(s2))
-        nvfd, second = self._stages
-        first = nvfd.manual_execute(self.stage1_args(inputs))
-        return self.assemble(inputs, first, second.execute(self.stage2_args(first)))
+from segkit.tuning import ROWS
 
 
 @dataclass
@@ -228,6 +71,9 @@ class RowsScheduled(HandStaged):
     @property
     def hidden(self) -> int:
         return self.cfg.hidden
+
+    def schedule_first(self, nvfd: Any) -> None:
+        schedule_stage1(nvfd, self.schedule, self.cfg.hidden)
 
     def recorded(self) -> tuple[Any, Any]:
         """The two recorded segkit fusions (stage 1 with host views): what the reference interpreter runs."""
@@ -275,28 +121,3 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsS
         tuple((r, v, t) for r in (2, 4, 8, 16) for v, t in ((8, None), (4, None), (4, 32), (8, 16), (4, 16)))
     found = fitting(cfg.rows, cfg.hidden, sm_count, per_sm, (2 * sm_count, 16 * sm_count), shapes)
     return sorted(found, key=lambda s: s.tidx is None)  # stable: warp rows first, each kind in its order
-
-
-def fitting(rows: int, hidden: int, sm_count: int, per_sm: Sequence[int], ctas: tuple[int, int],
-            shapes: Sequence[tuple[int, int, int | None]]) -> list[RowsSchedule]:
-    """Each (rows in flight, vec, tidx) of ``shapes`` at each chunk nearest ``per_sm`` CTAs per SM, among the
-    chunks dividing ``rows`` into ``ctas`` = (fewest, most) CTAs, where it fits ``rows`` x ``hidden``; a
-    ``tidx`` only where it leaves a loop over the row (else it is the one-vector-per-thread schedule again)."""
-    fits = [c for c in divisors(rows) if ctas[0] <= rows // c <= ctas[1]]
-    chunks = sorted({min(fits, key=lambda c: abs(rows // c - k * sm_count)) for k in per_sm}) if fits else []
-    out = []
-    for chunk in chunks:
-        for r, v, t in shapes:
-            s = RowsSchedule(chunk, rows=r, vec=v, tidx=t)
-            try:
-                s.check(rows, hidden, f"{rows} x {hidden}")
-            except SegkitError:
-                continue
-            if t is None or s.threads(hidden) < hidden // v:
-                out.append(s)
-    return out
-
-
-def divisors(n: int) -> list[int]:
-    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import fusions
-from fusions.fp8_amax_tiles import AmaxBitTiles, AmaxTiles, TileSchedule, candidates
+from fusions.fp8_amax_bit_tiles import AmaxBitTiles
+from fusions.fp8_amax_tiles import AmaxTiles, TileSchedule, candidates
 from segkit.compare import compare
 from segkit.errors import SegkitError
 

@@ -9,7 +9,8 @@ import torch
 
 import fusions
 from fusions import formulations
-from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled, candidates
+from fusions.norm_bwd_rows import RowsScheduled, candidates
+from fusions.rows_schedule import RowsSchedule
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from fusions.tune import realize, space
