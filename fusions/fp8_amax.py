@@ -93,7 +93,7 @@ def candidates(cfg: AmaxConfig, sm_count: int, quick: bool = True) -> SpecCandid
     tiles = tile_candidates(cfg, sm_count)
     first = [Candidate("bits")] if bits and "col" not in cfg.amaxes else []
     form = AmaxBitTiles.formulation if bits else AmaxTiles.formulation
-    return SpecCandidates(first=first + [Candidate(form, t.chunk, t.tuning())
+    return SpecCandidates(first=first + [Candidate(form, t.chunk, schedule=t.to_dict())
                                          for t in (tiles[:QUICK_TILES] if quick else tiles)])
 
 

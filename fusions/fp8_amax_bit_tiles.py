@@ -123,4 +123,4 @@ class AmaxBitTiles(AmaxTiles):
 
 
 register(Formulation(AmaxBitTiles.formulation, ("fp8_amax",),
-                     lambda spec_name, cfg, how: AmaxBitTiles(cfg, TileSchedule.from_tuning(how.chunk, how.tuning))))
+                     lambda spec_name, cfg, how: AmaxBitTiles(cfg, TileSchedule.from_dict(how.chunk, how.schedule))))

@@ -80,14 +80,14 @@ import torch
 from fusions.amax_staged import AmaxStaged
 from fusions.configs import AmaxConfig
 from fusions.formulations import Formulation, register
+from fusions.hand_staged import HandSchedule
 from fusions.rows_schedule import divisors
 from fusions.spec import dt, nv_dtype
 from segkit.errors import SegkitError
-from segkit.tuning import TILES, NvTuning
 
 
 @dataclass(frozen=True)
-class TileSchedule:
+class TileSchedule(HandSchedule):
     """``chunk`` rows x ``width`` columns per CTA, ``rows`` of them per loop step (TIDy), ``vec`` columns per
     vectorized load (``width / vec`` threads per row segment, TIDx), ``unroll`` loop steps loaded at once."""
 
@@ -116,19 +116,6 @@ class TileSchedule:
             problems.append(f"{self.width // self.vec} x {self.rows} threads exceed a CTA's 1024")
         if problems:
             raise SegkitError(f"tile schedule {self} for {what}: " + "; ".join(problems))
-
-    def tuning(self, why: str = "segkit tune candidate") -> NvTuning:
-        """As the tuning table keeps it (with formulation "tiles" and this chunk)."""
-        return NvTuning(why, scheduler=TILES, vectorize=self.vec, rows_per_block=self.rows, tile_width=self.width,
-                        unroll=self.unroll)
-
-    @classmethod
-    def from_tuning(cls, chunk: int, tuning: NvTuning | None) -> TileSchedule:
-        if tuning is None or tuning.scheduler != TILES or tuning.tile_width is None:
-            raise SegkitError(f"the tiles formulation needs a {TILES!r} tuning with a tile_width, got "
-                              f"{tuning.describe() if tuning else None}")
-        given = {"rows": tuning.rows_per_block, "vec": tuning.vectorize, "unroll": tuning.unroll}
-        return cls(chunk, tuning.tile_width, **{k: v for k, v in given.items() if v is not None})
 
     def describe(self) -> str:
         unroll = f", unroll {self.unroll}" if self.unroll > 1 else ""
@@ -226,7 +213,7 @@ class AmaxTiles(AmaxStaged):
 
 
 register(Formulation(AmaxTiles.formulation, ("fp8_amax",),
-                     lambda spec_name, cfg, how: AmaxTiles(cfg, TileSchedule.from_tuning(how.chunk, how.tuning))))
+                     lambda spec_name, cfg, how: AmaxTiles(cfg, TileSchedule.from_dict(how.chunk, how.schedule))))
 
 
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:

@@ -1,15 +1,38 @@
 """A formulation of two recorded fusions whose first is scheduled by hand on nvFuser (``manual_execute``) and
 whose second runs on nvFuser's own schedule; both run on the reference interpreter too. The base of the rows
-formulations (norm backward, fp8 amax) and the fp8 amax tiles."""
+formulations (norm backward, fp8 amax) and the fp8 amax tiles, and of their schedules' table form."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 import torch
 
+from segkit.errors import SegkitError
 from segkit.interp import run_reference
+
+
+class HandSchedule:
+    """A hand-written schedule's parameters (a frozen dataclass whose first field is ``chunk``), and their form in
+    the tuning table and a ``segkit tune`` candidate: every parameter but the chunk (the entry's own), by name."""
+
+    def to_dict(self) -> dict:
+        return {f.name: v for f in fields(self) if f.name != "chunk" and (v := getattr(self, f.name)) is not None}
+
+    @classmethod
+    def from_dict(cls, chunk: int, params: dict | None):
+        known = [f.name for f in fields(cls) if f.name != "chunk"]
+        if params is None:
+            raise SegkitError(f"{cls.__name__} needs a schedule ({', '.join(known)}), got none")
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise SegkitError(f"{cls.__name__}: unknown parameters {unknown}; known: {known}")
+        try:
+            return cls(chunk, **params)
+        except TypeError as e:  # a parameter without a default is missing
+            raise SegkitError(f"{cls.__name__} from {params}: {e}") from None
 
 
 class HandStaged:

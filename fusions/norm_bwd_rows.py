@@ -44,7 +44,8 @@ from fusions.hand_staged import HandStaged
 from fusions.norm_bwd_two_stage import NORM_BWD, define_stage1, define_stage2, split_joint
 from fusions.rows_schedule import RowsSchedule, fitting, schedule_stage1
 from segkit.frontend import FusionDefinition
-from segkit.tuning import ROWS
+
+ROWS = "rows"  # the formulation's name in the tuning table
 
 
 @dataclass
@@ -101,7 +102,7 @@ class RowsScheduled(HandStaged):
 
 def rows_scheduled(spec_name: str, cfg: NormConfig, how: Any) -> RowsScheduled:
     """The rows formulation of ``spec_name`` as the tuning table keeps it (``how``: an entry or a candidate)."""
-    return RowsScheduled(cfg, RowsSchedule.from_tuning(how.chunk, how.tuning), layer_norm=spec_name == "layernorm_bwd")
+    return RowsScheduled(cfg, RowsSchedule.from_dict(how.chunk, how.schedule), layer_norm=spec_name == "layernorm_bwd")
 
 
 register(Formulation(ROWS, NORM_BWD, rows_scheduled))

@@ -4,10 +4,10 @@ the backward the two-stage formulation's chunks and the hand-written rows schedu
 from __future__ import annotations
 
 from fusions.configs import NormConfig
+from fusions.norm_bwd_rows import ROWS
 from fusions.norm_bwd_rows import candidates as rows_candidates
 from fusions.norm_bwd_two_stage import chunk_for
 from segkit.tune import Candidate, SpecCandidates, trial_tuning
-from segkit.tuning import ROWS
 
 #: the widest hidden at which the rows schedule leads the search; wider, its serial loop over a long row is
 #: latency-bound and it goes to the end (benchmarks/results/norm.md)
@@ -32,7 +32,7 @@ def bwd_candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> SpecCa
     chunks = sorted({chunk_for(rows, p * sm_count) for p in ((1, 4) if quick else (1, 2, 4, 8))}
                     | ({c for c in (64,) if rows % c == 0 and rows // c > 4 * sm_count}))
     two_stage = [Candidate("two_stage", c, None, policy) for policy in ("none", "inputs+outputs") for c in chunks]
-    by_hand = [Candidate(ROWS, r.chunk, r.tuning()) for r in rows_candidates(cfg, sm_count, quick)]
+    by_hand = [Candidate(ROWS, r.chunk, schedule=r.to_dict()) for r in rows_candidates(cfg, sm_count, quick)]
     if cfg.hidden <= ROWS_FIRST_HIDDEN:
         return SpecCandidates(first=by_hand, overrides=overrides, staged=two_stage)
     return SpecCandidates(overrides=overrides, staged=two_stage, last=by_hand)

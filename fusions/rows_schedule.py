@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fusions.hand_staged import HandSchedule
 from segkit.errors import SegkitError
-from segkit.tuning import ROWS, NvTuning
 
 
 @dataclass(frozen=True)
-class RowsSchedule:
+class RowsSchedule(HandSchedule):
     """The hand-written schedule's parameters: ``chunk`` rows per CTA (one partial each), ``rows`` of them in
     flight per loop step (TIDy), ``vec`` hidden elements per vectorized load / store, ``tidx`` threads per row
     (None: hidden / vec, one vector per thread; fewer, e.g. one warp, loop over the rest of the row).
@@ -59,17 +59,6 @@ class RowsSchedule:
         per_row = f", {self.tidx} threads per row" if self.tidx else ""
         return f"rows schedule ({self.chunk} rows per CTA, {self.rows} in flight, vec {self.vec}{per_row})"
 
-    def tuning(self, why: str = "segkit tune candidate") -> NvTuning:
-        """As the tuning table keeps it (with formulation "rows" and this chunk)."""
-        return NvTuning(why, scheduler=ROWS, vectorize=self.vec, rows_per_block=self.rows, threads_per_row=self.tidx)
-
-    @classmethod
-    def from_tuning(cls, chunk: int, tuning: NvTuning | None) -> RowsSchedule:
-        if tuning is None or tuning.scheduler != ROWS:
-            raise SegkitError(f"the rows formulation needs a {ROWS!r} tuning (vec, rows per block), got "
-                              f"{tuning.describe() if tuning else None}")
-        given = {"rows": tuning.rows_per_block, "vec": tuning.vectorize}
-        return cls(chunk, tidx=tuning.threads_per_row, **{k: v for k, v in given.items() if v is not None})
 
 
 def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:

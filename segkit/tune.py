@@ -35,7 +35,7 @@ from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
-from segkit.tuning import REUSE, NvTuning, TableEntry, chunked_label
+from segkit.tuning import REUSE, NvTuning, TableEntry, describe_schedule, formulation_label
 
 @dataclass(frozen=True)
 class Candidate:
@@ -44,10 +44,13 @@ class Candidate:
     tuning: NvTuning | None = None
     bookend: str = "none"
     origin: str = ""  # "nvFuser defaults", "builder rule": the baselines the search must reproduce or beat
+    # a hand-written schedule of the formulation, opaque here (its parameters by name, as the table keeps it)
+    schedule: dict | None = field(default=None, hash=False)
 
     def label(self) -> str:
-        form = chunked_label(self.formulation, self.chunk) or self.formulation
-        how = self.tuning.describe() if self.tuning else "defaults"
+        form = formulation_label(self.formulation, self.chunk)
+        how = self.tuning.describe() if self.tuning else describe_schedule(self.schedule) if self.schedule \
+            else "defaults"
         extra = f" [{self.origin}]" if self.origin else ""
         return f"{form} / {how} / bookend {self.bookend}{extra}"
 
@@ -246,7 +249,7 @@ class TuneResult:
                           round(win.us, 2), default_us and round(default_us, 2),
                           rule.us and round(rule.us, 2) if rule is not None else None,
                           f"{datetime.date.today().isoformat()}, {versions}", "kernel",
-                          win.call_us and round(win.call_us, 2))
+                          win.call_us and round(win.call_us, 2), c.schedule)
 
     def rows(self) -> list[list]:
         return [[t.candidate.label(), "ok" if t.ok else "rejected", t.note,

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from segkit.interp import as_fusion
-from segkit.tuning import HAND_WRITTEN, NvTuning
+from segkit.tuning import NvTuning
 
 
 def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
@@ -44,10 +44,6 @@ class TunedFusion:
     """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says."""
 
     def __init__(self, fd: Any, tuning: NvTuning) -> None:
-        if tuning.scheduler in HAND_WRITTEN:
-            raise ValueError(f"the {tuning.scheduler!r} schedule is a formulation of its own two fusions "
-                             "(fusions/norm_bwd_rows.py, fusions/fp8_amax_tiles.py), not a schedule for one recorded "
-                             "fusion")
         self.recorded, self.tuning = fd, tuning
         self._plain = None
         self._manual: dict[tuple, tuple[Any, Any]] = {}

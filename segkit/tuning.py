@@ -38,10 +38,7 @@ import torch
 
 
 
-ROWS = "rows"  # not an nvFuser scheduler: segkit's hand-written norm backward schedule (fusions/norm_bwd_rows.py)
-TILES = "tiles"  # not an nvFuser scheduler either: the hand-written one-read fp8 amax (fusions/fp8_amax_tiles.py)
 REUSE = "reuse"  # the builder's fusion as segkit.reuse_reductions rewrites it (wider reductions read narrower ones)
-HAND_WRITTEN = (ROWS, TILES)  # formulations of their own two fusions, not schedules of one recorded fusion
 
 
 @dataclass(frozen=True)
@@ -55,24 +52,15 @@ class NvTuning:
     rows_per_block: int | None = None
     split: tuple[tuple[int, ...], ...] = ()
     persistent_batch: int | None = None  # register-persistent batch per thread (same elements per block row)
-    threads_per_row: int | None = None  # the hand-written "rows" schedule only (fusions/norm_bwd_rows.py)
-    tile_width: int | None = None  # the hand-written "tiles" schedule only (fusions/fp8_amax_tiles.py): columns per CTA
-    unroll: int | None = None  # "tiles" only: loop steps whose loads each thread issues at once
 
     def __post_init__(self) -> None:
-        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch,
-                     self.threads_per_row, self.tile_width, self.unroll)
+        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch)
         if self.scheduler is None and any(o is not None for o in overrides):
             raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block / persistent_batch "
-                             "/ threads_per_row / tile_width / unroll need a scheduler to override")
-        if self.rows_per_block is not None and self.scheduler not in ("inner_persistent", *HAND_WRITTEN):
+                             "need a scheduler to override")
+        if self.rows_per_block is not None and self.scheduler != "inner_persistent":
             raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
-        if self.threads_per_row is not None and self.scheduler != ROWS:
-            raise ValueError(f"NvTuning: threads_per_row applies to the {ROWS!r} schedule, not {self.scheduler}")
-        for name in ("tile_width", "unroll"):
-            if getattr(self, name) is not None and self.scheduler != TILES:
-                raise ValueError(f"NvTuning: {name} applies to the {TILES!r} schedule, not {self.scheduler}")
         if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
             raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
 
@@ -95,8 +83,8 @@ class NvTuning:
             return "split into fusions with outputs " + " | ".join(",".join(map(str, g)) for g in self.split)
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
-        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch",
-                                      "threads_per_row", "tile_width", "unroll") if (v := getattr(self, k)) is not None]
+        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch")
+                 if (v := getattr(self, k)) is not None]
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
 
@@ -120,10 +108,15 @@ def tuning_from_dict(d: dict | None) -> NvTuning | None:
                        for k, v in d.items()})
 
 
-def chunked_label(formulation: str, chunk: int | None) -> str | None:
-    """"two-stage chunk N" / "rows chunk N" / "(bit) tiles chunk N" for the per-chunk formulations, else None."""
-    names = {"two_stage": "two-stage", ROWS: "rows", TILES: "tiles", "bit_tiles": "bit tiles"}
-    return f"{names[formulation]} chunk {chunk}" if formulation in names else None
+def formulation_label(formulation: str, chunk: int | None) -> str:
+    """"NAME chunk N" for a formulation in chunks (a workload's: partials per chunk of rows, then their reduction),
+    else its name."""
+    return f"{formulation} chunk {chunk}" if chunk is not None else formulation
+
+
+def describe_schedule(schedule: dict) -> str:
+    """A workload's hand-written schedule, as the table keeps it (its parameters by name)."""
+    return "schedule " + ", ".join(f"{k}={v}" for k, v in schedule.items())
 
 
 @dataclass(frozen=True)
@@ -135,10 +128,9 @@ class TableEntry:
     spec: str
     config: str  # the config's name, for people
     signature: str  # what a config is matched by: its sizes and dtype (fusions.spec.signature), not its name
-    formulation: str = "fused"  # or "two_stage" / "rows" (norm backward) / "tiles", "bit_tiles" (fp8 amax): partials,
-    #                             then a reduction
+    formulation: str = "fused"  # REUSE, or a workload's own (fusions.formulations: e.g. partials, then a reduction)
     chunk: int | None = None
-    tuning: NvTuning | None = None
+    tuning: NvTuning | None = None  # nvFuser's heuristic knobs, for a fusion nvFuser schedules
     bookend: str = "none"
     us: float | None = None  # the winner's time, cold L2, in ``metric``
     default_us: float | None = None  # nvFuser's defaults, same timer, same run
@@ -147,13 +139,15 @@ class TableEntry:
     metric: str = "kernel"  # "kernel": summed kernel time (CUPTI), what the benchmarks report and tune ranks by;
     #                          "events": CUDA events around one call (host gaps included; entries before kernel ranking)
     call_us: float | None = None  # the winner's time between CUDA events around one call (launch and host gaps in)
+    schedule: dict | None = None  # a hand-written schedule of the formulation, opaque here: its parameters by name
 
     def key(self) -> tuple[str, str, str]:
         return self.gpu, self.spec, self.signature
 
     def describe(self) -> str:
-        how = self.tuning.describe() if self.tuning else "nvFuser defaults"
-        label = chunked_label(self.formulation, self.chunk) or (self.formulation if self.formulation != "fused" else "")
+        how = self.tuning.describe() if self.tuning else describe_schedule(self.schedule) if self.schedule \
+            else "nvFuser defaults"
+        label = formulation_label(self.formulation, self.chunk) if self.formulation != "fused" else ""
         form = f"{label}, " if label else ""
         bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
                   if self.us and self.default_us else "")
@@ -166,6 +160,8 @@ class TableEntry:
         d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "signature", "formulation", "chunk", "bookend",
                                            "us", "default_us", "rule_us", "measured", "metric", "call_us")}
         d["tuning"] = tuning_to_dict(self.tuning)
+        if self.schedule is not None:
+            d["schedule"] = dict(self.schedule)
         return d
 
     @classmethod

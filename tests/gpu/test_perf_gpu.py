@@ -88,7 +88,7 @@ def test_tune_search_validates_and_times_on_nvfuser():
     cfg = spec.config("sweep_65536x1024")
     inputs = spec.make_inputs(cfg, device="cuda")
     cands = [Candidate(), Candidate(tuning=NvTuning("t", enable_options=("ws_normalization",))),
-             Candidate("two_stage", chunk_for(cfg.rows, 132)), Candidate("rows", 128, RowsSchedule(128).tuning())]
+             Candidate("two_stage", chunk_for(cfg.rows, 132)), Candidate("rows", 128, schedule=RowsSchedule(128).to_dict())]
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg), cands, "nvfuser",
                     realizer("rmsnorm_bwd", cfg), measure)
     bad = [(t.candidate.label(), t.note, t.us) for t in trials if not (t.ok and t.us and t.us > 0)]
