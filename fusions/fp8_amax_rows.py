@@ -1,4 +1,4 @@
-"""fp8 amax statistics with x read once, by the norm backward's hand-written rows schedule: x viewed as
+"""fp8 amax statistics with x read once, by the rows schedule (fusions/rows_schedule.py): x viewed as
 (P, chunk, cols), one CTA per chunk; stage 1 takes each row's amax (an inner reduction) and the CTA's partial
 column amax (accumulated in registers over its rows, then across TIDy); stage 2 reduces the P partials to the
 column amax and that to the tensorwise amax.
@@ -7,16 +7,10 @@ column amax and that to the tensorwise amax.
     stage 2:  col[c] = max_p col_part[p, c]           all = max_c col[c]
 
 It is the inner-outer pattern nvFuser's own inner-outer scheduler was tried on (fusions/fp8_amax.py's
-variants, 29-46% of the bytes floor on an H200). Only configs with a column amax: without one the reuse pass
-already reads x once (segkit.reuse_reductions).
-
-Measured (H200, rowwise + columnwise + tensorwise, bf16, cold-L2 kernel time, one run:
-benchmarks/results/h200-2026-11-24-rows/explore_fp8_amax_rows.log): right and bitwise deterministic, but the
-best of 15-30 schedules per shape loses to segkit + reuse, which reads x twice: 35.9 vs 28.0 us at
-4096 x 4096, 160.7 vs 149.4 us at 16384 x 8192, 258.8 vs 245.5 us at 8192 x 28672. torch.compile with the
-seed's reuse pass measured 28.7, 144.9 and 226.2 us. One read of x is not enough: the loop over a long row is
-not unrolled and one or two rows per CTA are in flight, so loads stay latency-bound. It is not wired into the
-benchmarks or the tuning search.
+variants). Only configs with a column amax: without one the reuse pass already reads x once
+(segkit.reuse_reductions). Right and bitwise deterministic, but slower than reading x twice (the loop over a
+long row is not unrolled, so loads stay latency-bound; benchmarks/results/fp8_amax.md): an exploration, not
+wired into the benchmarks or the tuning search.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """fp8 amax statistics with x read once, in tiles: x viewed as (P, chunk, Q, W), one CTA per (chunk rows x W
-columns) tile. fusions/fp8_amax_rows.py gives each CTA whole rows; at 4096-28672 columns that is a block
-reduction of 256-1024 threads per row, inside the loop over the CTA's rows, and its loads stay latency-bound
-(one read of x, yet 1.1-1.3x slower than reading it twice). A tile's row segment is W / vec threads (one warp
-at W = 256, vec 8), its column accumulators vec registers per thread, and the row amax becomes Q partials per
-row, which stage 2 reduces with the column partials:
+columns) tile. Whole rows per CTA (fusions/fp8_amax_rows.py) put a block reduction of a long row inside the loop
+over the CTA's rows, and its loads stay latency-bound; a tile's row segment is W / vec threads (one warp at
+W = 256, vec 8), its column accumulators vec registers per thread, and the row amax becomes Q partials per row,
+which stage 2 reduces with the column partials:
 
     stage 1:  row_part[p, r, q] = max_w |x[p, r, q, w]|      col_part[p, q, w] = max_r |x[p, r, q, w]|
     stage 2:  row[p r] = max_q row_part                        col[q w] = max_p col_part    all = max col
@@ -19,54 +18,8 @@ steps' loads issued together)::
             acc_col = max(acc_col, |v[u]|)
     col_part[p, q] = block_reduce_TIDy(acc_col)
 
-Deterministic (max is exact, every reduction in a fixed order). Measured on an H100 (2026-11-25,
-benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log), rowwise + columnwise +
-tensorwise, bf16, cold-L2 kernel time, all in one run, best tile schedule (4 rows per step, unroll 4, vec 8,
-256 columns) first:
-
-    shape          tiles      segkit + reuse (x read twice)   torch.compile + seed's reuse pass   floor
-    4096 x 4096    32.5 us    31.4 us                         32.6 us                             34.8%
-    16384 x 8192   171.6 us   185.4 us                        179.6 us                            52.7%
-    8192 x 28672   295.1 us   323.6 us                        321.4 us                            53.6%
-
-On an H200 (2026-11-25, benchmarks/results/h200-2026-11-25-perf/, the same schedule won the tune at every shape)
-the tiles lose to reading x twice: 31.9 / 164.1 / 278.4 us against segkit + reuse's 27.9 / 149.0 / 245.3 and
-torch.compile + reuse's 28.9 / 144.7 / 226.5. Unrolling bought 3-11% on the H100 (the same schedules without
-it: 33.4, 190.0, 333.4 us). Stage 2 (four small
-kernels) is 5.5 us of the 32.5 at 4096 x 4096. The exploration is
-``benchmarks/explore/fp8_amax_rows.py --form tiles``.
-
-Tried and removed: one thread per row segment (rows on TIDx, 32-64 columns each, the row partial in registers,
-one block reduction per CTA). A warp's load then touches 32 rows 16 bytes apart by a row's stride, not one
-row's 512 contiguous bytes. On an H200 (2026-11-26, benchmarks/results/h200-2026-11-26/reuse.log, rowwise +
-columnwise + tensorwise) the best of those tried took 90.0 us at 4096 x 4096, 669.2 at 16384 x 8192 and 750.1
-at 8192 x 28672: 2.7-4.4x the tiles above, all exact.
-
-On bf16, the same loop nest over x's bits (``AmaxBitTiles``, the formulation "bit_tiles") is faster at every
-schedule measured: abs and max become integer ops, with no conversion to fp32 (the float tiles' kernel was
-issue-bound rather than memory-bound, below). Stage 1 packs each pair's column maxima back into one int32, the
-partials as bf16, which stage 2 reads as bf16; written as two int32 tensors (even, odd columns) reassembled in
-stage 2, the same tiles took 1.5-1.6x longer (H200, benchmarks/results/h200-2026-11-26-packed/run1_probes.log).
-The fp8 suite, tuned, rowwise + columnwise + tensorwise (H100 run 3 and H200 run 4 of
-benchmarks/results/h100-2026-11-26-packed/ and h200-2026-11-26-packed/):
-
-    shape          H100 bit tiles   torch.compile + reuse pass   H200 bit tiles   torch.compile + reuse pass
-    4096 x 4096    19.3 us, 58%     32.8 us                      16.5 us, 49%     28.7 us
-    16384 x 8192   100.3 us, 90%    179.7 us                     75.6 us, 86%     144.4 us
-    8192 x 28672   165.0 us, 96%    322.2 us                     120.5 us, 94%    221.4 us
-
-(% of the bytes floor, x read once.) Without a column amax the bit tiles take the tensorwise amax from the rows;
-the tune picks fusions/fp8_amax_bits.py there at the large shapes. ``segkit tune fp8_amax:SHAPE [--amaxes ...]``
-searches these schedules (the formulation "bit_tiles" for bf16, "tiles" otherwise, after nvFuser's defaults; the
-reuse pass too, segkit.tune.rewrites); a table entry for the GPU makes the benchmarks' ``segkit`` run it
-(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``).
-
-Where the float tiles' time went (ncu on the H100, 8192 x 28672, chunk 256, ``ncu_tiles.txt`` there): 43% of DRAM
-throughput against 72% of SM throughput; 55 registers a thread hold a CTA of 128 threads to 9 per SM (50%
-achieved occupancy), and the 3584 CTAs are 3.02 waves. Outside the tune's chunks, 2 rows per step, unroll 4,
-chunk 64 measured 266.6 us there and 162.3 at 16384 x 8192 (``tiles2.log``), 2-5% better. The reductions
-written in bf16 (abs and max are exact in it; one cast of each partial to fp32) stop nvFuser 0.2.36 with an
-internal assert (compiled_kernel.cpp:187) at every schedule tried.
+Deterministic (max is exact, every reduction in a fixed order). On bf16 the same loop nest runs on x's bits
+(fusions/fp8_amax_bit_tiles.py). Measurements: benchmarks/results/fp8_amax.md.
 """
 
 from __future__ import annotations
@@ -219,14 +172,8 @@ register(Formulation(AmaxTiles.formulation, ("fp8_amax",),
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
     """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment; whole rows where x is narrower),
     1-8 rows per step (at most 512 threads), 1, 2 or 4 steps unrolled, chunks giving about 16, 8, 32, 64, 4 and 2
-    CTAs per SM (not one CTA down all rows of a small x: on the seed's 12 x 34 x 56 bit tiles of all 408 rows took
-    34.6-64.4 us against 4.9 us in chunks of 4, H200, benchmarks/results/h200-2026-11-26-packed/run1_reuse.log).
-    Likeliest first, so a search cut short has tried them: on an H100 (2026-11-25,
-    benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log) the fastest at each of
-    the three fp8 shapes was 256 columns, 4 rows per step, unroll 4, vec 8, 14-16 CTAs per SM; time grew with the
-    steps per CTA (each step waits for its loads before it reduces). About 64 CTAs per SM is tried too: on bf16
-    bits at 8192 x 28672 chunk 128 (54 per SM) measured 205.2 us against the tune's chunk 256's 213.1 (H100,
-    benchmarks/results/h100-2026-11-26/bits.log)."""
+    CTAs per SM (not one CTA down all rows of a small x). Likeliest first, so a search cut short has tried them:
+    the fastest measured at each fp8 shape comes first (benchmarks/results/fp8_amax.md)."""
     out = []
     for vec in (8, 4):
         widths = [w for w in (256, 512, 1024) if cfg.cols % w == 0 and 32 <= w // vec <= 256]

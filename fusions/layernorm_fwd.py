@@ -1,11 +1,9 @@
 """Layer norm forward: y = (x - mean) * rstd * w + b over the last dim; also returns mean and rstd.
 
-Statistics in fp32, two-pass: the mean, then the mean of the centred squares.
-That is what nvFuser's segmenter makes of a Welford ``var_mean`` in a persistent
-kernel anyway (measured level with var_mean on H200: nanoGPT 6.66 vs 6.78 us,
-benchmarks/results/h200-2026-11-23/ln_fwd_variance.log); written out, a manual
-schedule (which skips the segmenter) gets the same kernel, where with var_mean it
-ran 1.10-1.34x as long. The centred x stays in registers: one normalization kernel.
+Statistics in fp32, two-pass: the mean, then the mean of the centred squares. That is what nvFuser's segmenter
+makes of a Welford ``var_mean`` in a persistent kernel anyway, and written out, a manual schedule (which skips
+the segmenter) gets the same kernel where with var_mean it ran longer (benchmarks/results/norm.md). The centred
+x stays in registers: one normalization kernel.
 """
 
 from __future__ import annotations

@@ -10,16 +10,12 @@ reshape -> permute -> slice -> expand -> reshape -> compute, on which nvFuser
 
 Multi-head configs with RoPE over the whole head (Llama-2) take another path:
 q and k are adjacent in qkv's (B, T, groups, 3, hs) layout, so they are sliced
-and roped together in that layout and only the outputs are permuted. nvFuser
-runs that as ONE resize kernel instead of one per tensor (H200, Llama-2-13b
-bs2 T=4096, cold L2: 88.5-91.6 us against 101.7-114.4 us for the split path
-in the same runs). With partial RoPE (phi-2) the joint path was slower
-(93.0 vs 37.3 us), so partial-RoPE and grouped-query configs keep the split.
-
-Kernels (H200, nvFuser 0.2.36): Llama-2 configs 1, phi-2 2 (q and k; v is a
-view). Grouped-query configs run 3: the returned k and v have n_head heads,
-and the reshape merging the expanded group dim cannot be a view, so v's copies
-are written by one more pointwise kernel.
+and roped together in that layout and only the outputs are permuted, which
+nvFuser runs as ONE resize kernel instead of one per tensor. With partial RoPE
+(phi-2) the joint path was slower, so partial-RoPE and grouped-query configs
+keep the split. Grouped-query configs take one more kernel: the returned k and v
+have n_head heads, and the reshape merging the expanded group dim cannot be a
+view. Measurements: benchmarks/results/rope.md.
 """
 
 from __future__ import annotations

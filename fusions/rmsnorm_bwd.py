@@ -6,11 +6,9 @@ Same single-kernel intent as layernorm_bwd (inner-outer persistent scheduler):
   dx   = rstd * (g - xhat * mean(g * xhat))
   dw   = sum_rows(dy * xhat)
 
-Measured (H200, nvFuser 0.2.36): one inner_outer_persistent kernel in bf16 for
-every shape tested up to hidden 16384, including 576000 x 384. In fp32 the same
-definition segments into reduction / reduction / pointwise (3 kernels) at
-nanogpt and 16384 x 4096 while layer norm backward stays one kernel; not yet
-traced to the scheduler's persistent-buffer check (benchmarks issue).
+One inner_outer_persistent kernel in bf16; in fp32 nvFuser segments it into several kernels at some shapes
+where layer norm backward stays one, not yet traced to the scheduler's persistent-buffer check
+(benchmarks/results/norm.md).
 """
 
 from __future__ import annotations

@@ -28,10 +28,8 @@ from segkit.errors import SegkitError
 class RowsSchedule(HandSchedule):
     """The hand-written schedule's parameters: ``chunk`` rows per CTA (one partial each), ``rows`` of them in
     flight per loop step (TIDy), ``vec`` hidden elements per vectorized load / store, ``tidx`` threads per row
-    (None: hidden / vec, one vector per thread; fewer, e.g. one warp, loop over the rest of the row).
-
-    Unrolling two loop steps (two rows per thread in flight) was measured and dropped: 1.2-1.4x slower at
-    576000 x 384 on an H100 (benchmarks/results/h100-2026-11-24-rows/)."""
+    (None: hidden / vec, one vector per thread; fewer, e.g. one warp, loop over the rest of the row). Unrolling
+    two loop steps was measured and dropped (benchmarks/results/norm.md)."""
 
     chunk: int
     rows: int = 4

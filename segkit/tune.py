@@ -1,23 +1,24 @@
-"""``segkit tune``: search formulations x nvFuser scheduler options x bookend policy for one fusion.
+"""``segkit tune``'s search: formulations x nvFuser scheduler options x bookend policy for one fusion.
 
-Every candidate is first run and compared with the reference (the spec's float64 reference, or the
-interpreter for a repro script); a wrong or failing candidate is reported and never timed. The rest are timed
-beside nvFuser's defaults and the builder's hand-picked rule in the same process, L2 flushed before each call,
-median, two ways: the summed kernel time (CUPTI), which ranks them, and the time between CUDA events around one
-call, which adds launch and host gaps and is shown beside it. Kernel time ranks because it is what the
-benchmarks report (and Inductor's autotuner and nvFuser's own benchmarks): with events, host time a manual
-schedule spends per call (21-64 us measured) and whatever else the CPUs were doing entered the ranking; on an
-H200 whose CPUs a test process shared, events picked ws_normalization for the 576000 x 384 layer norm backward
-(756.6 against the rule's 848.5 us), whose kernels then measured 750.5 us against the rule's 636.1 us
-(benchmarks/results/h200x2-2026-11-23/). Host time is its own question, measured under CUDA-graph replay
-(``segkit.experiment``). The fastest is the winner: a ``TableEntry`` for this GPU model that ``--write``
-merges into the committed table (fusions/tunings.json), which the builders and segkit_ex read at run time.
+Every candidate is first run and compared with the reference (a workload's float64 reference, or the interpreter
+for a repro script); a wrong or failing candidate is reported and never timed. The rest are timed beside
+nvFuser's defaults and the builder's hand-picked rule in the same process, L2 flushed before each call, median,
+two ways: the summed kernel time (CUPTI), which ranks them, and the time between CUDA events around one call,
+which adds launch and host gaps and is shown beside it. Kernel time ranks because it is what the benchmarks
+report: event time let host time (a manual schedule's, or whatever else the CPUs were doing) pick a slower kernel
+(benchmarks/results/norm.md). Host time is its own question, measured under CUDA-graph replay
+(``segkit.experiment``). The fastest is the winner: a ``TableEntry`` for this GPU model.
+
+The core knows the generic candidates (nvFuser's defaults, the builder's rule, enable options, bookend policies,
+the reuse pass); a workload adds its own (``SpecCandidates``: heuristic override grids, its formulations and
+their schedules) and realizes the formulations the core does not know (``realize``'s hook). fusions.tune does
+both for a fusions spec (``tune_spec``).
 
 A grid bigger than the budget: candidates come in order of promise (the heuristic overrides nearest the
 builder's rule first, one parameter changed before two), the result says how long the rest would need, and
 ``--shard i/n`` splits the grid over processes or GPUs (the baselines run in every shard) for
 ``TuningTable.fastest_of`` to merge. On a machine without a GPU, ``--reference`` validates every candidate's
-formulation on the reference interpreter at the config's tiny twin (no timing).
+formulation on the reference interpreter (no timing).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def space(rule: NvTuning | None, own: SpecCandidates = SpecCandidates(), cut_pol
     out = [Candidate(origin="nvFuser defaults")]
     if rule is not None:
         out.append(Candidate(tuning=rule, origin="builder rule"))
-    if REUSE in formulations:  # one candidate, and on an H200 the fp8 amax's fastest: before the schedule grids
+    if REUSE in formulations:  # one candidate, and where it pays the fastest: before the schedule grids
         out.append(Candidate(REUSE))
         formulations = [f for f in formulations if f != REUSE]
     out += own.first
@@ -296,9 +297,8 @@ def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candida
 
 
 def rewrites(fd: Any) -> list[str]:
-    """The formulations a segkit pass makes of ``fd`` that the search tries beside the spec's own: REUSE where
-    segkit.reuse_reductions changes it (on an H200 the fp8 amax with it beat every tile schedule of x read once,
-    benchmarks/results/h200-2026-11-25-perf/)."""
+    """The formulations a segkit pass makes of ``fd`` that the search tries beside the workload's own: REUSE where
+    segkit.reuse_reductions changes it (benchmarks/results/fp8_amax.md: where it won)."""
     from segkit.reuse import reuse_reductions
 
     return [REUSE] if reuse_reductions(fd).changed else []

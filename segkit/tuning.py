@@ -1,32 +1,30 @@
-"""Scheduler choices a fusion builder keeps for nvFuser where the default heuristics fall short.
+"""Scheduler choices a fusion builder keeps for nvFuser where the default heuristics fall short, and the tuning
+table that keeps ``segkit tune``'s winners per GPU model.
 
-A builder returns an ``NvTuning`` for the configs it was measured on (its
-``why`` says what it bought); ``segkit.nvf.compiled`` then runs the fusion
-through ``TunedFusion`` instead of a plain ``fd.execute``. Three kinds:
+A builder returns an ``NvTuning`` for the configs it was measured on (its ``why`` says what it bought);
+``segkit.nvf.compiled`` then runs the fusion through ``TunedFusion`` (segkit.tuned) instead of a plain
+``fd.execute``. Three kinds:
 
-* ``enable_options``: nvFuser options passed to ``fd.execute`` (e.g.
-  ``ws_normalization``, nvFuser's warp-specialized TMA normalization scheduler);
-* ``scheduler`` with overrides: the whole fusion is scheduled by that scheduler
-  with nvFuser's own heuristics, a few parameters replaced, and run through a
-  KernelExecutor (``manual_execute``), compiled once per input signature. A
-  manual schedule skips what nvFuser's segmenter does first (e.g. turning a
-  Welford ``var_mean`` into two passes), so a tuned builder writes that itself.
-  It also costs 21-64 us more host time per call than ``fd.execute`` (H200,
-  benchmarks/results/h200-2026-11-23-final/manual_host.log: nvFuser's run
-  without FusionExecutorCache's input-signature cache), so it pays only where
-  the kernel gains more;
-* ``split``: the outputs in groups, each group its own nvFuser fusion (the ops
-  it needs, the same inputs) with default heuristics, run back to back. The
-  later parts read the inputs again: it pays where those reads hit L2 and the
-  fused schedule is poor (norm backward at hidden 256).
+* ``enable_options``: nvFuser options passed to ``fd.execute`` (e.g. ``ws_normalization``, nvFuser's
+  warp-specialized TMA normalization scheduler);
+* ``scheduler`` with overrides: the whole fusion is scheduled by that scheduler with nvFuser's own heuristics,
+  a few parameters replaced, and run through a KernelExecutor (``manual_execute``), compiled once per input
+  signature. A manual schedule skips what nvFuser's segmenter does first (e.g. turning a Welford ``var_mean``
+  into two passes), so a tuned builder writes that itself. It also costs host time per call that
+  ``fd.execute``'s input-signature cache saves (benchmarks/results/norm.md), so it pays only where the kernel
+  gains more;
+* ``split``: the outputs in groups, each group its own nvFuser fusion (the ops it needs, the same inputs) with
+  default heuristics, run back to back. The later parts read the inputs again: it pays where those reads hit L2
+  and the fused schedule is poor (norm backward at hidden 256).
 
-Only overrides nvFuser's scheduler supports without extra constraints are
-offered: vectorization of the inner reduction, register-persistent batch (same
-elements per block row), register cap, blocks per SM (the inner-outer kernel is
-cooperative, so gdimy must fit on the device at once) and rows per block for the
-inner persistent scheduler. Several rows per
-block are refused for the inner-outer scheduler: there they race on shared
-memory (the reason nvFuser's own heuristic pins bdimy to 1, its PR 3423).
+Only overrides nvFuser's scheduler supports without extra constraints are offered: vectorization of the inner
+reduction, register-persistent batch (same elements per block row), register cap, blocks per SM (the
+inner-outer kernel is cooperative, so gdimy must fit on the device at once) and rows per block for the inner
+persistent scheduler. Several rows per block are refused for the inner-outer scheduler: there they race on
+shared memory (the reason nvFuser's own heuristic pins bdimy to 1, its PR 3423).
+
+A workload's hand-written schedule of its own formulation is no NvTuning: a table entry keeps it in its
+``schedule`` field, parameters by name, which the workload reads back.
 """
 
 from __future__ import annotations

@@ -99,7 +99,8 @@ def test_tune_offers_rows_first_at_a_narrow_hidden_last_at_a_wide_one_and_realiz
     first_rows = next(i for i, c in enumerate(cands) if c.formulation == ROWS)
     assert first_rows > 0 and all(c.formulation == ROWS for c in cands[first_rows:])
     small = spec.config("sweep_4096x256", torch.float32)
-    runner = realize(None, Candidate(ROWS, 64, schedule=RowsSchedule(64, rows=2, vec=8).to_dict()), "rmsnorm_bwd", small)
+    sched = RowsSchedule(64, rows=2, vec=8)
+    runner = realize(None, Candidate(ROWS, 64, schedule=sched.to_dict()), "rmsnorm_bwd", small)
     inputs = spec.make_inputs(small)
     assert all(d.ok for d in compare(spec.reference(inputs, small), runner.run(list(inputs.values()), "reference")))
     back = TableEntry.from_dict(spec.entry(small, GPU, formulation=ROWS, chunk=64,
