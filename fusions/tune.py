@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 import fusions
-from fusions import formulations
+from fusions import formulations as multi_fusion  # (``space`` takes a list named formulations)
 from fusions.spec import signature
 from segkit.bookend import POLICIES, bookend
 from segkit.errors import SegkitError
@@ -34,8 +34,8 @@ def realizer(spec_name: str, cfg: Any) -> Realize:
     """segkit.tune's hook for the formulations of ``spec_name`` the core does not know: the named defines of the
     spec, and the multi-fusion formulations of fusions.formulations."""
     def realize(cand: Candidate):
-        if cand.formulation in formulations.names():
-            return formulations.realize(spec_name, cfg, cand)
+        if cand.formulation in multi_fusion.names():
+            return multi_fusion.realize(spec_name, cfg, cand)
         spec = fusions.get(spec_name)
         if cand.formulation not in spec.formulations:
             raise SegkitError(f"unknown formulation {cand.formulation!r} of {spec_name}")
