@@ -40,7 +40,7 @@ def search_case(spec_name: str, config: str, gbs: float | None, budget_s: float 
     """One case's search: (a JSON-able record of winner, baselines, floor and every trial; the TuneResult)."""
     import fusions
     from benchmarks.workloads import norm_bytes
-    from segkit.tune import tune_spec
+    from fusions.tune import tune_spec
     from segkit.tuning import gpu_model
 
     result = tune_spec(spec_name, config, torch.bfloat16, reference, log=print, budget_s=budget_s)

@@ -14,7 +14,7 @@ from benchmarks.harness import Prepared
 from fusions import torch_models as tm
 from segkit.timing import wall_us
 from segkit.nvf import compiled
-from thunder_exec.runtime import runner
+from fusions.runner import runner
 
 EXECUTORS = ("segkit", "eager", "torch.compile", "thunder", "thunder+segkit_ex", "liger", "quack")
 TWO_STAGE = "segkit two-stage"  # norm backward only: the two-stage formulation beside the fused builder
@@ -25,7 +25,7 @@ def _segkit(spec_name: str, cfg, inputs: list[torch.Tensor], outputs: tuple[int,
     (only the ``outputs`` given, when given).
 
     ``wall_us_runtime`` is the host wall of the same compiled fusion through segkit's per-call path
-    (thunder_exec.runtime's SpecRunner, what segkit_ex runs for each Thunder operator call)."""
+    (fusions.runner's SpecRunner, what segkit_ex runs for each Thunder operator call)."""
     run = runner(spec_name, cfg, "none", outputs=outputs)
     execute = run.staged.execute if run.staged is not None else compiled(run.fd).execute
     execute(inputs)
@@ -140,7 +140,7 @@ def _segkit_two_stage(spec_name: str, cfg, inputs: list[torch.Tensor]) -> Prepar
     """The two-stage formulation (fusions/norm_bwd_two_stage.py): the tuning table's chunk and stage-1 tuning
     when it chose two-stage on this GPU, else one partial per SM at most and nvFuser's defaults."""
     from fusions.norm_bwd_two_stage import TwoStage, chunk_for, two_stage
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     staged = staged_for(spec_name, cfg)
     if not isinstance(staged, TwoStage):  # the table chose no two-stage here (nothing, or the rows schedule)

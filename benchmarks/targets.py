@@ -5,7 +5,7 @@
 * norm backward, bf16, rows x hidden >= 32M elements: segkit at >= 90% of the bytes floor (copy bandwidth);
 * norm backward, bf16, sweep shapes: segkit faster than torch.compile on >= 80%, than Liger on >= 90%;
 * nanoGPT layer norm forward: kernel time <= 1.5x the floor; host wall per call of segkit's per-call path
-  (thunder_exec.runtime's SpecRunner, what segkit_ex runs per operator call) against a bare fd.execute of the
+  (fusions.runner's SpecRunner, what segkit_ex runs per operator call) against a bare fd.execute of the
   same compiled fusion, both measured by the `segkit` executor; Thunder's own per-call cost is shown beside it
   (thunder+segkit_ex against stock Thunder);
 * qkv split + RoPE, Llama-2-13b bs2 forward and Llama-3-70B bs2 backward: segkit faster than torch.compile

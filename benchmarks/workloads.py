@@ -46,27 +46,16 @@ def case_data(spec_name: str, shape: str, dtype: torch.dtype):
 
 
 def norm_bytes(kind: str, direction: str, cfg) -> int:
-    """Backward reads x, dy, weight and the fp32 statistics and writes dx, dw (, db); forward (no autograd,
-    as the forward suite runs it) reads x, weight (, bias) and writes y."""
-    s, M, N = cfg.dtype.itemsize, cfg.rows, cfg.hidden
-    if direction == "bwd":
-        return s * (3 * M * N + 2 * N) + 4 * M if kind == "rmsnorm" else 3 * s * (M * N + N) + 8 * M
-    return s * (2 * M * N + N) if kind == "rmsnorm" else s * (2 * M * N + 2 * N)
+    """The floor of the ``kind`` ("rmsnorm" / "layernorm") norm's ``direction`` ("fwd" / "bwd"; the forward as
+    the forward suite runs it, without autograd): its spec's ``bytes_floor``."""
+    return fusions.get(f"{kind}_{'bwd' if direction == 'bwd' else 'fwd'}").bytes_floor(cfg)
 
 
 def rope_bytes(cfg, mode: str) -> int:
-    """Backward: read dq, dk, dv, write dqkv. Forward: read the q and k columns, write roped q and k; v is
-    read and written (expanded to n_head heads) only with grouped-query attention, a view of qkv otherwise."""
-    s, B, T, hs = cfg.dtype.itemsize, cfg.batch, cfg.T, cfg.head_size
-    heads = B * cfg.n_head * T * hs
-    tables = 2 * T * cfg.rope_n_elem
-    if mode == "backward":
-        return s * (3 * heads + B * T * cfg.qkv_width + tables)
-    v = 0 if cfg.n_query_groups == cfg.n_head else B * T * cfg.n_query_groups * hs + heads
-    return s * (B * T * (cfg.n_head + cfg.n_query_groups) * hs + 2 * heads + v + tables)
+    """The floor of the qkv split + RoPE ``mode`` ("forward" / "backward"): its spec's ``bytes_floor``."""
+    return fusions.get("qkv_split_rope_bwd" if mode == "backward" else "qkv_split_rope_fwd").bytes_floor(cfg)
 
 
 def amax_bytes(cfg) -> int:
-    """x read once, and the fp32 amaxes the config asks for written."""
-    out = {"row": cfg.lead, "col": cfg.cols, "all": 1}
-    return cfg.dtype.itemsize * cfg.lead * cfg.cols + 4 * sum(out[a] for a in cfg.amaxes)
+    """The floor of the fp8 amax statistics: fusions' fp8_amax ``bytes_floor``."""
+    return fusions.get("fp8_amax").bytes_floor(cfg)

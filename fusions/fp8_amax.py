@@ -27,7 +27,11 @@ import math
 import torch
 
 from fusions.configs import AmaxConfig, amax_configs
+from fusions.fp8_amax_bit_tiles import AmaxBitTiles
+from fusions.fp8_amax_tiles import AmaxTiles
+from fusions.fp8_amax_tiles import candidates as tile_candidates
 from fusions.spec import FusionSpec, dt, nv_dtype, randn
+from segkit.tune import Candidate, SpecCandidates
 
 
 def define(fd, cfg: AmaxConfig) -> None:
@@ -76,4 +80,28 @@ def reference(inp: dict, cfg: AmaxConfig) -> tuple:
     return tuple(out[name]() for name in cfg.amaxes)
 
 
-SPEC = FusionSpec("fp8_amax", amax_configs(), define, inputs, reference, ("row_amax", "col_amax", "amax"), __doc__)
+#: the tile schedules a quick search tries (``fp8_amax_tiles.candidates`` orders them likeliest first)
+QUICK_TILES = 24
+
+
+def candidates(cfg: AmaxConfig, sm_count: int, quick: bool = True) -> SpecCandidates:
+    """x read once, first: the tiles where there is a column amax (on x's bits for bf16, which also take the
+    tensorwise amax from the rows), and the rows on bits then one CTA for bf16 without a column amax."""
+    bits = cfg.dtype == torch.bfloat16
+    if not ("col" in cfg.amaxes or bits and "all" in cfg.amaxes):
+        return SpecCandidates()
+    tiles = tile_candidates(cfg, sm_count)
+    first = [Candidate("bits")] if bits and "col" not in cfg.amaxes else []
+    form = AmaxBitTiles.formulation if bits else AmaxTiles.formulation
+    return SpecCandidates(first=first + [Candidate(form, t.chunk, schedule=t.to_dict())
+                                         for t in (tiles[:QUICK_TILES] if quick else tiles)])
+
+
+def bytes_floor(cfg: AmaxConfig) -> int:
+    """x read once, and the fp32 amaxes the config asks for written."""
+    out = {"row": cfg.lead, "col": cfg.cols, "all": 1}
+    return cfg.dtype.itemsize * cfg.lead * cfg.cols + 4 * sum(out[a] for a in cfg.amaxes)
+
+
+SPEC = FusionSpec("fp8_amax", amax_configs(), define, inputs, reference, ("row_amax", "col_amax", "amax"), __doc__,
+                  candidates=candidates, bytes_floor=bytes_floor)

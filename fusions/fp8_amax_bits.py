@@ -6,13 +6,10 @@ as int32 pairs, then the tensorwise amax in one CTA.
 
 Why two fusions and not the reuse pass's one (the tensorwise amax fed from the rows, which nvFuser segments into
 the same two kernels): the rows of |x| as integers are faster for nvFuser's inner reduction scheduler (no
-conversion to fp32 and no NaN test in each max; fusions/fp8_amax_tiles.py says why the bits order as the values
-do), and nvFuser's reduction heuristic (csrc/scheduler/reduction_non_tma.cpp, inner2dReductionHeuristic) gives
-a full reduction of 8192 or more elements a grid reduction: a memset of its semaphores plus a 4-4.4 us kernel on
-an H200 (benchmarks/results/h200-2026-11-26-packed/run2_probes.log, row_all), where one CTA needs one step of
-vectorized, unrolled loads. Measured there, tensorwise + rowwise, the rows on bits against the reuse pass's fp32
-rows: 59.0 vs 77.1 us at 16384 x 8192, 103.0 vs 113.0 us at 8192 x 28672 (the tensorwise amax after them
-0.7 + 3.5-4.4 us either way, before this one-CTA kernel).
+conversion to fp32 and no NaN test in each max; fusions/fp8_amax_bit_tiles.py says why the bits order as the
+values do), and nvFuser's reduction heuristic (csrc/scheduler/reduction_non_tma.cpp, inner2dReductionHeuristic)
+gives a full reduction of 8192 or more elements a grid reduction (a memset of its semaphores plus a kernel),
+where one CTA needs one step of vectorized, unrolled loads. Measurements: benchmarks/results/fp8_amax.md.
 """
 
 from __future__ import annotations
@@ -23,9 +20,9 @@ from typing import Any, ClassVar
 
 import torch
 
+from fusions.amax_staged import abs_bits, i32, x_viewed
 from fusions.configs import AmaxConfig
-from fusions.fp8_amax_rows import x_viewed
-from fusions.fp8_amax_tiles import abs_bits, i32
+from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
@@ -54,10 +51,8 @@ class OneCta:
 
     @classmethod
     def for_size(cls, n: int) -> OneCta:
-        """The fewest threads (128-1024) that cover ``n`` in one step of 8 vectors of 4. On an H200
-        (benchmarks/results/h200-2026-11-26-packed/run3_probes.log, one_cta) that shape was the fastest or within
-        0.1 us of it at each size: 8192 in 256 threads 1.95 us (1024 threads, unroll 4: 2.46), 16384 in 512
-        threads 2.24 us (2.56), 408 in 128 threads 1.44 us (2.14)."""
+        """The fewest threads (128-1024) that cover ``n`` in one step of 8 vectors of 4: the fastest shape, or
+        within 0.1 us of it, at each size measured (benchmarks/results/fp8_amax.md)."""
         threads = 128
         while threads < 1024 and threads * 32 < n:
             threads *= 2
@@ -159,7 +154,4 @@ class AmaxBits:
         return self.assemble(inputs[0], rows, every)
 
 
-def amax_bits(spec_name: str, cfg: AmaxConfig) -> AmaxBits:
-    if spec_name != "fp8_amax":
-        raise SegkitError(f"the bits formulation is for fp8_amax, not {spec_name}")
-    return AmaxBits(cfg)
+register(Formulation(AmaxBits.formulation, ("fp8_amax",), lambda spec_name, cfg, how: AmaxBits(cfg)))

@@ -1,4 +1,4 @@
-"""fp8 amax statistics with x read once, by the norm backward's hand-written rows schedule: x viewed as
+"""fp8 amax statistics with x read once, by the rows schedule (fusions/rows_schedule.py): x viewed as
 (P, chunk, cols), one CTA per chunk; stage 1 takes each row's amax (an inner reduction) and the CTA's partial
 column amax (accumulated in registers over its rows, then across TIDy); stage 2 reduces the P partials to the
 column amax and that to the tensorwise amax.
@@ -7,31 +7,24 @@ column amax and that to the tensorwise amax.
     stage 2:  col[c] = max_p col_part[p, c]           all = max_c col[c]
 
 It is the inner-outer pattern nvFuser's own inner-outer scheduler was tried on (fusions/fp8_amax.py's
-variants, 29-46% of the bytes floor on an H200). Only configs with a column amax: without one the reuse pass
-already reads x once (segkit.reuse_reductions).
-
-Measured (H200, rowwise + columnwise + tensorwise, bf16, cold-L2 kernel time, one run:
-benchmarks/results/h200-2026-11-24-rows/explore_fp8_amax_rows.log): right and bitwise deterministic, but the
-best of 15-30 schedules per shape loses to segkit + reuse, which reads x twice: 35.9 vs 28.0 us at
-4096 x 4096, 160.7 vs 149.4 us at 16384 x 8192, 258.8 vs 245.5 us at 8192 x 28672. torch.compile with the
-seed's reuse pass measured 28.7, 144.9 and 226.2 us. One read of x is not enough: the loop over a long row is
-not unrolled and one or two rows per CTA are in flight, so loads stay latency-bound. It is not wired into the
-benchmarks or the tuning search.
+variants). Only configs with a column amax: without one the reuse pass already reads x once
+(segkit.reuse_reductions). Right and bitwise deterministic, but slower than reading x twice (the loop over a
+long row is not unrolled, so loads stay latency-bound; benchmarks/results/fp8_amax.md): an exploration, not
+wired into the benchmarks or the tuning search.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
 
+from fusions.amax_staged import AmaxStaged
 from fusions.configs import AmaxConfig
-from fusions.norm_bwd_rows import HandStaged, RowsSchedule, fitting
+from fusions.rows_schedule import RowsSchedule, fitting, schedule_stage1
 from fusions.spec import dt, nv_dtype
-from segkit.errors import SegkitError
-from segkit.frontend import FusionDefinition
 
 
 def define_stage1(fd, cfg: AmaxConfig, s: RowsSchedule) -> None:
@@ -51,61 +44,6 @@ def define_stage2(fd, cfg: AmaxConfig, s: RowsSchedule) -> None:
             fd.add_output(col if name == "col" else fd.ops.max(col, dims=[0]))
 
 
-def x_viewed(x: torch.Tensor, cfg: AmaxConfig, formulation: str, shape: Sequence[int],
-             dtype: torch.dtype | None = None) -> torch.Tensor:
-    """x as a one-read formulation reads it, a view (no copy): an error naming what differs where x is not the
-    config's contiguous x (a view of another shape or stride, or, for a view as ``dtype``, not aligned to it)."""
-    problem = None
-    if tuple(x.shape) != tuple(cfg.shape):
-        problem = f"shape {tuple(x.shape)}, not {tuple(cfg.shape)}"
-    elif x.dtype != cfg.dtype:
-        problem = f"dtype {x.dtype}, not {cfg.dtype}"
-    elif not x.is_contiguous():
-        problem = f"strides {x.stride()}: not contiguous"
-    elif dtype is not None and x.storage_offset() * x.dtype.itemsize % dtype.itemsize:
-        problem = f"storage offset {x.storage_offset()}: not aligned to {dtype}"
-    if problem:
-        raise SegkitError(f"the {formulation} formulation of fp8_amax ({cfg.name}) reads x as a view; x has {problem}")
-    return (x.view(dtype) if dtype is not None else x).view(*shape)
-
-
-@dataclass
-class AmaxStaged(HandStaged):
-    """An fp8 amax of x read once in two fusions (a subclass's ``defines``, each taking the schedule): only where
-    there is a column amax, since without one segkit.reuse_reductions already reads x once."""
-
-    cfg: AmaxConfig
-    schedule: Any
-    _stages: tuple[Any, Any] | None = field(default=None, init=False)
-    formulation: ClassVar[str]
-    defines: ClassVar[tuple[Callable, Callable]]
-
-    def __post_init__(self) -> None:
-        self.check_amaxes()
-        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
-
-    def check_amaxes(self) -> None:
-        """That the formulation computes ``cfg.amaxes``: here, that there is a column amax."""
-        if "col" not in self.cfg.amaxes:
-            raise SegkitError(f"the {self.formulation} formulation of fp8_amax is for a column amax; {self.cfg.name} "
-                              f"asks for {', '.join(self.cfg.amaxes)} (segkit.reuse_reductions reads x once there)")
-
-    @property
-    def hidden(self) -> int:
-        return self.cfg.cols
-
-    def x_viewed(self, x: torch.Tensor, shape: Sequence[int], dtype: torch.dtype | None = None) -> torch.Tensor:
-        return x_viewed(x, self.cfg, self.formulation, shape, dtype)
-
-    def recorded(self) -> tuple[Any, Any]:
-        built = []
-        for define in self.defines:
-            with FusionDefinition() as fd:
-                define(fd, self.cfg, self.schedule)
-            built.append(fd)
-        return tuple(built)
-
-
 @dataclass
 class AmaxRows(AmaxStaged):
     """Stage 1 the row amax and per-CTA column amaxes of x viewed (P, chunk, cols), stage 2 the rest."""
@@ -113,6 +51,9 @@ class AmaxRows(AmaxStaged):
     schedule: RowsSchedule
     formulation: ClassVar[str] = "rows"
     defines: ClassVar[tuple[Callable, Callable]] = (define_stage1, define_stage2)
+
+    def schedule_first(self, nvfd: Any) -> None:
+        schedule_stage1(nvfd, self.schedule, self.cfg.cols)
 
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         return [self.x_viewed(inputs[0], (self.cfg.lead // self.schedule.chunk, self.schedule.chunk, self.cfg.cols))]

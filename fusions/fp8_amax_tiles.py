@@ -1,9 +1,8 @@
 """fp8 amax statistics with x read once, in tiles: x viewed as (P, chunk, Q, W), one CTA per (chunk rows x W
-columns) tile. fusions/fp8_amax_rows.py gives each CTA whole rows; at 4096-28672 columns that is a block
-reduction of 256-1024 threads per row, inside the loop over the CTA's rows, and its loads stay latency-bound
-(one read of x, yet 1.1-1.3x slower than reading it twice). A tile's row segment is W / vec threads (one warp
-at W = 256, vec 8), its column accumulators vec registers per thread, and the row amax becomes Q partials per
-row, which stage 2 reduces with the column partials:
+columns) tile. Whole rows per CTA (fusions/fp8_amax_rows.py) put a block reduction of a long row inside the loop
+over the CTA's rows, and its loads stay latency-bound; a tile's row segment is W / vec threads (one warp at
+W = 256, vec 8), its column accumulators vec registers per thread, and the row amax becomes Q partials per row,
+which stage 2 reduces with the column partials:
 
     stage 1:  row_part[p, r, q] = max_w |x[p, r, q, w]|      col_part[p, q, w] = max_r |x[p, r, q, w]|
     stage 2:  row[p r] = max_q row_part                        col[q w] = max_p col_part    all = max col
@@ -19,74 +18,29 @@ steps' loads issued together)::
             acc_col = max(acc_col, |v[u]|)
     col_part[p, q] = block_reduce_TIDy(acc_col)
 
-Deterministic (max is exact, every reduction in a fixed order). Measured on an H100 (2026-11-25,
-benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log), rowwise + columnwise +
-tensorwise, bf16, cold-L2 kernel time, all in one run, best tile schedule (4 rows per step, unroll 4, vec 8,
-256 columns) first:
-
-    shape          tiles      segkit + reuse (x read twice)   torch.compile + seed's reuse pass   floor
-    4096 x 4096    32.5 us    31.4 us                         32.6 us                             34.8%
-    16384 x 8192   171.6 us   185.4 us                        179.6 us                            52.7%
-    8192 x 28672   295.1 us   323.6 us                        321.4 us                            53.6%
-
-On an H200 (2026-11-25, benchmarks/results/h200-2026-11-25-perf/, the same schedule won the tune at every shape)
-the tiles lose to reading x twice: 31.9 / 164.1 / 278.4 us against segkit + reuse's 27.9 / 149.0 / 245.3 and
-torch.compile + reuse's 28.9 / 144.7 / 226.5. Unrolling bought 3-11% on the H100 (the same schedules without
-it: 33.4, 190.0, 333.4 us). Stage 2 (four small
-kernels) is 5.5 us of the 32.5 at 4096 x 4096. The exploration is
-``benchmarks/explore/fp8_amax_rows.py --form tiles``.
-
-Tried and removed: one thread per row segment (rows on TIDx, 32-64 columns each, the row partial in registers,
-one block reduction per CTA). A warp's load then touches 32 rows 16 bytes apart by a row's stride, not one
-row's 512 contiguous bytes. On an H200 (2026-11-26, benchmarks/results/h200-2026-11-26/reuse.log, rowwise +
-columnwise + tensorwise) the best of those tried took 90.0 us at 4096 x 4096, 669.2 at 16384 x 8192 and 750.1
-at 8192 x 28672: 2.7-4.4x the tiles above, all exact.
-
-On bf16, the same loop nest over x's bits (``AmaxBitTiles``, the formulation "bit_tiles") is faster at every
-schedule measured: abs and max become integer ops, with no conversion to fp32 (the float tiles' kernel was
-issue-bound rather than memory-bound, below). Stage 1 packs each pair's column maxima back into one int32, the
-partials as bf16, which stage 2 reads as bf16; written as two int32 tensors (even, odd columns) reassembled in
-stage 2, the same tiles took 1.5-1.6x longer (H200, benchmarks/results/h200-2026-11-26-packed/run1_probes.log).
-The fp8 suite, tuned, rowwise + columnwise + tensorwise (H100 run 3 and H200 run 4 of
-benchmarks/results/h100-2026-11-26-packed/ and h200-2026-11-26-packed/):
-
-    shape          H100 bit tiles   torch.compile + reuse pass   H200 bit tiles   torch.compile + reuse pass
-    4096 x 4096    19.3 us, 58%     32.8 us                      16.5 us, 49%     28.7 us
-    16384 x 8192   100.3 us, 90%    179.7 us                     75.6 us, 86%     144.4 us
-    8192 x 28672   165.0 us, 96%    322.2 us                     120.5 us, 94%    221.4 us
-
-(% of the bytes floor, x read once.) Without a column amax the bit tiles take the tensorwise amax from the rows;
-the tune picks fusions/fp8_amax_bits.py there at the large shapes. ``segkit tune fp8_amax:SHAPE [--amaxes ...]``
-searches these schedules (the formulation "bit_tiles" for bf16, "tiles" otherwise, after nvFuser's defaults; the
-reuse pass too, segkit.tune.rewrites); a table entry for the GPU makes the benchmarks' ``segkit`` run it
-(``REUSE_TUNE_S=40 scripts/gpu/reuse.sh``).
-
-Where the float tiles' time went (ncu on the H100, 8192 x 28672, chunk 256, ``ncu_tiles.txt`` there): 43% of DRAM
-throughput against 72% of SM throughput; 55 registers a thread hold a CTA of 128 threads to 9 per SM (50%
-achieved occupancy), and the 3584 CTAs are 3.02 waves. Outside the tune's chunks, 2 rows per step, unroll 4,
-chunk 64 measured 266.6 us there and 162.3 at 16384 x 8192 (``tiles2.log``), 2-5% better. The reductions
-written in bf16 (abs and max are exact in it; one cast of each partial to fp32) stop nvFuser 0.2.36 with an
-internal assert (compiled_kernel.cpp:187) at every schedule tried.
+Deterministic (max is exact, every reduction in a fixed order). On bf16 the same loop nest runs on x's bits
+(fusions/fp8_amax_bit_tiles.py). Measurements: benchmarks/results/fp8_amax.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
 
+from fusions.amax_staged import AmaxStaged
 from fusions.configs import AmaxConfig
-from fusions.fp8_amax_rows import AmaxStaged
-from fusions.norm_bwd_rows import divisors
+from fusions.formulations import Formulation, register
+from fusions.hand_staged import HandSchedule
+from fusions.rows_schedule import divisors
 from fusions.spec import dt, nv_dtype
 from segkit.errors import SegkitError
-from segkit.tuning import TILES, NvTuning
 
 
 @dataclass(frozen=True)
-class TileSchedule:
+class TileSchedule(HandSchedule):
     """``chunk`` rows x ``width`` columns per CTA, ``rows`` of them per loop step (TIDy), ``vec`` columns per
     vectorized load (``width / vec`` threads per row segment, TIDx), ``unroll`` loop steps loaded at once."""
 
@@ -115,19 +69,6 @@ class TileSchedule:
             problems.append(f"{self.width // self.vec} x {self.rows} threads exceed a CTA's 1024")
         if problems:
             raise SegkitError(f"tile schedule {self} for {what}: " + "; ".join(problems))
-
-    def tuning(self, why: str = "segkit tune candidate") -> NvTuning:
-        """As the tuning table keeps it (with formulation "tiles" and this chunk)."""
-        return NvTuning(why, scheduler=TILES, vectorize=self.vec, rows_per_block=self.rows, tile_width=self.width,
-                        unroll=self.unroll)
-
-    @classmethod
-    def from_tuning(cls, chunk: int, tuning: NvTuning | None) -> TileSchedule:
-        if tuning is None or tuning.scheduler != TILES or tuning.tile_width is None:
-            raise SegkitError(f"the tiles formulation needs a {TILES!r} tuning with a tile_width, got "
-                              f"{tuning.describe() if tuning else None}")
-        given = {"rows": tuning.rows_per_block, "vec": tuning.vectorize, "unroll": tuning.unroll}
-        return cls(chunk, tuning.tile_width, **{k: v for k, v in given.items() if v is not None})
 
     def describe(self) -> str:
         unroll = f", unroll {self.unroll}" if self.unroll > 1 else ""
@@ -224,142 +165,15 @@ class AmaxTiles(AmaxStaged):
         return [by_name[n] for n in self.cfg.amaxes]
 
 
-def i32(fd, value: int):
-    return fd.define_scalar(value, dtype=dt(fd, "Int32"))
-
-
-def abs_bits(fd, v) -> tuple:
-    """The bits of |bf16| for both halves of ``v``, int32 pairs of bf16: (v & 0x7FFF, (v >> 16) & 0x7FFF). As
-    integers they order as the values do, a NaN above inf."""
-    mask = i32(fd, 0x7FFF)
-    return fd.ops.bitwise_and(v, mask), fd.ops.bitwise_and(fd.ops.bitwise_right_shift(v, i32(fd, 16)), mask)
-
-
-def define_bits_stage1(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
-    """Stage 1 on x's bits: x viewed as int32 pairs of bf16, (P, chunk, Q, W / 2). Outputs row_part (P, chunk, Q),
-    each the bits of a row segment's amax as an fp32 (a bf16's own bits << 16), where there is a row amax or no
-    column one (the tensorwise amax then comes from it), and col_part (P, Q, W / 2) where there is a column amax:
-    the even (low half) and odd (high half) columns' maxima packed back into one int32, which is the column
-    partials as bf16 (P, Q, W) to a host view:
-
-        lo = v & 0x7FFF      hi = (v >> 16) & 0x7FFF      row_part = max_w max(lo, hi) << 16
-        col_part = max_r hi << 16 | max_r lo"""
-    P, Q, W2 = cfg.lead // s.chunk, cfg.cols // s.width, s.width // 2
-    v = fd.define_tensor(shape=[P, s.chunk, Q, W2], contiguity=[True] * 4, dtype=dt(fd, "Int32"))
-    lo, hi = abs_bits(fd, v)
-    c16 = i32(fd, 16)
-    if "row" in cfg.amaxes or "col" not in cfg.amaxes:
-        fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[3]), c16))
-    if "col" in cfg.amaxes:
-        fd.add_output(fd.ops.bitwise_or(fd.ops.bitwise_left_shift(fd.ops.max(hi, dims=[1]), c16),
-                                        fd.ops.max(lo, dims=[1])))
-
-
-def define_bits_stage2(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
-    """The rest: the row amax as the max of its Q segments' bits (none left to take where Q is 1: stage 1 wrote
-    it); the column amax from the column partials read as bf16 (P, cols), exact in fp32, and the tensorwise amax
-    from it, or without a column amax the tensorwise amax as the max of all row segments' bits."""
-    P, Q = cfg.lead // s.chunk, cfg.cols // s.width
-    if "row" in cfg.amaxes and Q > 1 or "col" not in cfg.amaxes:
-        part = fd.define_tensor(shape=[cfg.lead, Q], contiguity=[True, True], dtype=dt(fd, "Int32"))
-        if "row" in cfg.amaxes and Q > 1:
-            fd.add_output(fd.ops.max(part, dims=[1]))
-        if "col" not in cfg.amaxes:
-            fd.add_output(fd.ops.max(part, dims=[0, 1]))
-            return
-    parts = fd.define_tensor(shape=[P, cfg.cols], contiguity=[True, True], dtype=dt(fd, "BFloat16"))
-    col = fd.ops.cast(parts, dtype=dt(fd, "Float"))
-    col = fd.ops.max(col, dims=[0]) if P > 1 else fd.ops.reshape(col, new_shape=[cfg.cols])
-    for name in ("col", "all"):
-        if name in cfg.amaxes:
-            fd.add_output(col if name == "col" else fd.ops.max(col, dims=[0]))
-
-
-@dataclass
-class AmaxBitTiles(AmaxTiles):
-    """The tiles on x's bits (bf16 only): the loop nest of ``schedule_tiles`` over int32 pairs of bf16, vectors of
-    vec / 2 of them. The bits of |v| are v & 0x7FFF, and as integers they order as the values do (a NaN above
-    inf), so abs and max become integer ops: no conversion to fp32, and no NaN test in each max (nvFuser's float
-    max, runtime/helpers.cu, is ``a != a ? a : (a > b ? a : b)``; its abs a compare and a select). The bits of a
-    bf16's fp32 value are its own << 16, so the row amax leaves as int32 viewed as float32; the column partials
-    leave packed as bf16 pairs, which stage 2 reads as bf16 (no lo/hi reassembly there)."""
-
-    formulation: ClassVar[str] = "bit_tiles"
-    defines: ClassVar[tuple[Callable, Callable]] = (define_bits_stage1, define_bits_stage2)
-
-    def __post_init__(self) -> None:
-        if self.cfg.dtype != torch.bfloat16:
-            raise SegkitError(f"the {self.formulation} formulation of fp8_amax reads bf16 bits; {self.cfg.name} is "
-                              f"{self.cfg.dtype} (the tiles formulation reads any float)")
-        super().__post_init__()
-        if self.schedule.vec % 2:
-            raise SegkitError(f"{self.formulation}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
-
-    def check_amaxes(self) -> None:
-        """A column amax, or a tensorwise one (taken from the rows' bits)."""
-        if "col" not in self.cfg.amaxes and "all" not in self.cfg.amaxes:
-            raise SegkitError(f"the {self.formulation} formulation of fp8_amax takes a column or a tensorwise amax; "
-                              f"{self.cfg.name} asks for the row amax only (one inner reduction, x read once)")
-
-    @property
-    def segments(self) -> int:
-        """Q, the row segments (tiles across a row)."""
-        return self.cfg.cols // self.schedule.width
-
-    def schedule_first(self, nvfd: Any) -> None:
-        schedule_tiles(nvfd, replace(self.schedule, width=self.schedule.width // 2, vec=self.schedule.vec // 2))
-
-    def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        s, c = self.schedule, self.cfg
-        return [self.x_viewed(inputs[0], (c.lead // s.chunk, s.chunk, self.segments, s.width // 2), torch.int32)]
-
-    @property
-    def _row_in_stage2(self) -> bool:
-        return "row" in self.cfg.amaxes and self.segments > 1
-
-    def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
-        """Views, no copies: the row segments' bits (rows, Q) where stage 2 takes the row amax or (without a column
-        amax) the tensorwise one, then the column partials as bf16 (P, cols)."""
-        col = "col" in self.cfg.amaxes
-        rows = [first[0].reshape(self.cfg.lead, self.segments)] if self._row_in_stage2 or not col else []
-        cols = first[-1].view(torch.bfloat16) if col else None
-        return rows + ([cols.reshape(cols.shape[0], self.cfg.cols)] if col else [])
-
-    def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
-        """The outputs in ``cfg.amaxes`` order: the row amax (stage 2's, or stage 1's where Q is 1) as x's leading
-        dims, its int32 bits viewed as float32; the tensorwise amax likewise where it came from the rows."""
-        second = list(second)
-        by_name = {}
-        if "row" in self.cfg.amaxes:
-            bits = second.pop(0) if self._row_in_stage2 else first[0]
-            by_name["row"] = bits.view(torch.float32).reshape(inputs[0].shape[:-1])
-        if "col" in self.cfg.amaxes:
-            by_name.update(zip([n for n in ("col", "all") if n in self.cfg.amaxes], second))
-        else:
-            by_name["all"] = second[0].view(torch.float32)
-        return [by_name[n] for n in self.cfg.amaxes]
-
-
-def amax_tiles(spec_name: str, cfg: AmaxConfig, chunk: int, tuning: NvTuning | None,
-               formulation: str = "tiles") -> AmaxTiles:
-    """The tiles formulation (or "bit_tiles") of ``spec_name`` ("fp8_amax") as the tuning table keeps it."""
-    if spec_name != "fp8_amax":
-        raise SegkitError(f"the {formulation} formulation is for fp8_amax, not {spec_name}")
-    kind = AmaxBitTiles if formulation == AmaxBitTiles.formulation else AmaxTiles
-    return kind(cfg, TileSchedule.from_tuning(chunk, tuning))
+register(Formulation(AmaxTiles.formulation, ("fp8_amax",),
+                     lambda spec_name, cfg, how: AmaxTiles(cfg, TileSchedule.from_dict(how.chunk, how.schedule))))
 
 
 def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
     """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment; whole rows where x is narrower),
     1-8 rows per step (at most 512 threads), 1, 2 or 4 steps unrolled, chunks giving about 16, 8, 32, 64, 4 and 2
-    CTAs per SM (not one CTA down all rows of a small x: on the seed's 12 x 34 x 56 bit tiles of all 408 rows took
-    34.6-64.4 us against 4.9 us in chunks of 4, H200, benchmarks/results/h200-2026-11-26-packed/run1_reuse.log).
-    Likeliest first, so a search cut short has tried them: on an H100 (2026-11-25,
-    benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/explore_fp8_tiles_unroll.log) the fastest at each of
-    the three fp8 shapes was 256 columns, 4 rows per step, unroll 4, vec 8, 14-16 CTAs per SM; time grew with the
-    steps per CTA (each step waits for its loads before it reduces). About 64 CTAs per SM is tried too: on bf16
-    bits at 8192 x 28672 chunk 128 (54 per SM) measured 205.2 us against the tune's chunk 256's 213.1 (H100,
-    benchmarks/results/h100-2026-11-26/bits.log)."""
+    CTAs per SM (not one CTA down all rows of a small x). Likeliest first, so a search cut short has tried them:
+    the fastest measured at each fp8 shape comes first (benchmarks/results/fp8_amax.md)."""
     out = []
     for vec in (8, 4):
         widths = [w for w in (256, 512, 1024) if cfg.cols % w == 0 and 32 <= w // vec <= 256]

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig, norm_configs
+from fusions.norm_tune import bwd_candidates
 from fusions.spec import FusionSpec, dt, randn
 
 
@@ -60,5 +61,11 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return dx, (dy * xhat).sum(rows), dy.sum(rows)
 
 
+def bytes_floor(cfg: NormConfig) -> int:
+    """Read x, dy, the weight and the fp32 mean and rstd, write dx, dw and db."""
+    s, M, N = cfg.dtype.itemsize, cfg.rows, cfg.hidden
+    return 3 * s * (M * N + N) + 8 * M
+
+
 SPEC = FusionSpec("layernorm_bwd", norm_configs(1e-5, True), define, inputs, reference, ("dx", "dw", "db"), __doc__,
-                  lambda cfg: N.bwd_tuning(cfg, layer_norm=True))
+                  lambda cfg: N.bwd_tuning(cfg, layer_norm=True), candidates=bwd_candidates, bytes_floor=bytes_floor)

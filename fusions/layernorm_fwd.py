@@ -1,19 +1,18 @@
 """Layer norm forward: y = (x - mean) * rstd * w + b over the last dim; also returns mean and rstd.
 
-Statistics in fp32, two-pass: the mean, then the mean of the centred squares.
-That is what nvFuser's segmenter makes of a Welford ``var_mean`` in a persistent
-kernel anyway (measured level with var_mean on H200: nanoGPT 6.66 vs 6.78 us,
-benchmarks/results/h200-2026-11-23/ln_fwd_variance.log); written out, a manual
-schedule (which skips the segmenter) gets the same kernel, where with var_mean it
-ran 1.10-1.34x as long. The centred x stays in registers: one normalization kernel.
+Statistics in fp32, two-pass: the mean, then the mean of the centred squares. That is what nvFuser's segmenter
+makes of a Welford ``var_mean`` in a persistent kernel anyway, and written out, a manual schedule (which skips
+the segmenter) gets the same kernel where with var_mean it ran longer (benchmarks/results/norm.md). The centred
+x stays in registers: one normalization kernel.
 """
 
 from __future__ import annotations
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig, norm_configs
+from fusions.norm_tune import fwd_candidates
 from fusions.spec import FusionSpec, dt
 
 
@@ -49,5 +48,10 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return y, mean, rstd
 
 
+def bytes_floor(cfg: NormConfig) -> int:
+    """Read x, the weight and bias, write y (no autograd: the statistics stay in registers)."""
+    return cfg.dtype.itemsize * (2 * cfg.rows * cfg.hidden + 2 * cfg.hidden)
+
+
 SPEC = FusionSpec("layernorm_fwd", norm_configs(1e-5, True), define, inputs, reference, ("y", "mean", "rstd"),
-                  __doc__)
+                  __doc__, candidates=fwd_candidates, bytes_floor=bytes_floor)

@@ -20,12 +20,16 @@ from typing import Any
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig
+from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.nvf import run_on
+
+
+NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")  # the specs it computes
 
 
 def chunk_for(rows: int, partials: int) -> int:
@@ -157,6 +161,10 @@ class TwoStage:
 
 def two_stage(spec_name: str, cfg, chunk: int) -> TwoStage:
     """The two-stage formulation of the norm backward spec ``spec_name`` ("rmsnorm_bwd" / "layernorm_bwd")."""
-    if spec_name not in ("rmsnorm_bwd", "layernorm_bwd"):
+    if spec_name not in NORM_BWD:
         raise SegkitError(f"the two-stage formulation is for rmsnorm_bwd and layernorm_bwd, not {spec_name}")
     return TwoStage(cfg, chunk, layer_norm=spec_name == "layernorm_bwd")
+
+
+register(Formulation("two_stage", NORM_BWD, lambda spec_name, cfg, how: two_stage(spec_name, cfg, how.chunk).tuned(
+    how.tuning, how.bookend)))

@@ -1,69 +1,35 @@
 """Gradient of qkv split + RoPE w.r.t. qkv, from dq, dk, dv (B, n_head, T, hs); cos/sin constant.
 
-RoPE is y = x cos + rot(x) sin with rot(x) = cat(-x2, x1), so its adjoint is
-dx = dy cos + rot^T(dy sin) with rot^T(g) = cat(g2, -g1). The grouped-query
-expand's adjoint is a sum over the q_per_kv copies, done before the (linear)
-RoPE adjoint so it runs on n_query_groups heads. Everything accumulates in
-fp32; dq, dk and dv are cast to the I/O dtype right before they are
-concatenated into the qkv layout (the same values as casting after the cat):
-nvFuser 0.2.36 segments this fusion (4 kernels multi-head, 5 grouped-query,
-the last one assembling the cat), and the tensors passed between its segments
-are then 16-bit instead of fp32.
+RoPE is y = x cos + rot(x) sin with rot(x) = cat(-x2, x1), so its adjoint is dx = dy cos + rot^T(dy sin) with
+rot^T(g) = cat(g2, -g1). The grouped-query expand's adjoint is a sum over the q_per_kv copies, done before the
+(linear) RoPE adjoint so it runs on n_query_groups heads. Everything accumulates in fp32; dq, dk and dv are cast
+to the I/O dtype right before they are concatenated into the qkv layout (the same values as casting after the
+cat), so that the tensors nvFuser passes between the segments it makes of this fusion are 16-bit, not fp32.
 
-The ``sliced_sum`` formulation (a tuning-table / ``segkit tune`` choice) writes
-the grouped-query sum as adds of the q_per_kv slices, so every op is pointwise,
-slice or cat and nothing forces a reduction segment; nvFuser still segments it
-(H100, Llama-3-70B bs2: 6 kernels, 1469.8 against 765.4 us).
+Other formulations, tuning-table / ``segkit tune`` choices:
 
-The ``sliced_inputs`` formulation is the one that nvFuser 0.2.36 runs as ONE kernel (its resize scheduler)
-for multi-head configs; it is slower there than the four kernels of ``define`` (H100, Llama-2-13b bs2:
-456.0 vs 378.3 us; torch.compile's one kernel 245.9 us), and grouped-query configs stay above two kernels
-with it (Llama-3-70B bs2: 7). What nvFuser's schedulers said of the whole fusion (``can_schedule``), and why:
+* ``sliced_sum``: the grouped-query sum as adds of the q_per_kv slices, every op pointwise, slice or cat
+  (nvFuser still segments it);
+* ``sliced_inputs``: every slice taken of a fusion input and RoPE's adjoint written per half, which nvFuser
+  0.2.36's resize scheduler runs as ONE kernel for multi-head configs (it refuses a resize of a broadcast ID,
+  so a slice must never take a product with the broadcast cos/sin tables); grouped-query configs stay above two
+  kernels, since their sums are reductions the resize scheduler refuses;
+* ``sums_then_cat`` (fusions/rope_bwd_sums_then_cat.py): the grouped-query sums in one fusion, RoPE's adjoint
+  and one last-axis cat in another.
 
-* resize: "Resize of a broadcast ID is not allowed" whenever a slice takes a product with the broadcast
-  cos/sin tables (the rotation of g * sin); "No support for reduction ops" for the grouped-query sums;
-* pointwise: "input of SliceOp must be fusion input" (slices of casts or products), "cannot find reference
-  tensor" (grouped-query).
-
-So slicing only the gradients and the tables (never a product) gives the resize scheduler the whole
-multi-head fusion, and slicing only fusion inputs makes that kernel faster (510.1 -> 456.0 us); nothing
-gets a grouped-query fusion under two kernels, since its sums are reductions the resize scheduler refuses
-and a ``segment_set`` after them only adds kernels (the dk and dv sums stay two reduction kernels, 6-9 in
-all). Also measured and dropped (H100, benchmarks/results/h100-2026-11-25-rope/): the gradients permuted to
-the output layout before the rotation, outputs left 5-D for a host view (same kernels as ``define``,
-374.6-378.0 us), the permute after the cat (639.3 us), the grouped-query sums as adds of slices.
-
-A formulation written from those reasons (the sums as adds of slices, no reduction; each head_size viewed
-as (2, hs / 2) so that every slice and cat is on an outer axis; RoPE's adjoint applied once to the assembled
-gradients with tables that are 1 and 0 on v's component) was measured and dropped (H100, 2026-11-25,
-benchmarks/results/h100-2026-11-25-rope/rope_4_after_cat.log): 10 kernels at Llama-2-13b bs2 (1025.8 us
-against the builder's 378.7) and 12 at Llama-3-70B bs2 (2920.6 against 760.2). Slicing the size-2 half axis
-leaves extents of 1, and the resize scheduler then says "Resize to a broadcast ID is not allowed"; the
-pointwise scheduler, "input of PadOp must be fusion input".
-
-Also measured and dropped (H200, 2026-11-25, benchmarks/results/h200-2026-11-25-perf/rope_why_and_inductor_test.log):
-the grouped-query backward as two fusions, the dk and dv sums as ONE reduction over a cat of the two inputs along
-the batch (one kernel, 193.4 us at Llama-3-70B bs2), then ``sliced_inputs``' form on the sums as fusion
-inputs. The second fusion took 6 kernels (the resize scheduler: "Resize of a broadcast ID is not allowed": k's
-and v's one head per group is a broadcast axis in the output layout, and the cat over the heads pads it):
-1108.0 us against the builder's 5 kernels, 544.5 us. fusions/rope_bwd_sums_then_cat.py keeps its first fusion
-and writes the second with every resize on the last axis (dq passed as per-slot views): 2 kernels, and 5.2x
-slower than this builder on an H200 (2826.3 against 545.0 us, 2026-11-26; its docstring says why).
-
-Tried and dropped (H100, benchmarks/results/h100-2026-11-24-rows/rope_formulations.log): dq and the summed dk
-concatenated and roped as one chain (as the forward's joint path), 6 kernels and 2.4x slower at Llama-3-70B
-bs2 (1856.7 vs 768.3 us), 2.7x at Llama-2-13b; the same with sliced sums, 8 kernels; every half swap as an
-``index_select`` of the raw gradient by an iota permutation (no slice or cat left but the final one), which
-nvFuser 0.2.36 refuses with an internal assert (fusion_kernel_runtime.cpp:476).
+Which pays, and the formulations measured and dropped (with what nvFuser's schedulers said of each):
+benchmarks/results/rope.md.
 """
 
 from __future__ import annotations
 
 import torch
 
-from fusions import _rope as R
+import fusions._rope as R
 from fusions.configs import RopeConfig, rope_configs
+from fusions.rope_bwd_sums_then_cat import SUMS_THEN_CAT
 from fusions.spec import FusionSpec, dt, randn
+from segkit.tune import Candidate, SpecCandidates
 
 
 def _rope_adjoint(fd, g, shape: list[int], cfg: RopeConfig, cos, sin):
@@ -176,6 +142,18 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
     return (x.reshape(B, T, cfg.qkv_width),)
 
 
+def candidates(cfg: RopeConfig, sm_count: int, quick: bool = True) -> SpecCandidates:
+    """Grouped-query configs: the sums, then one last-axis cat (fusions/rope_bwd_sums_then_cat.py), early."""
+    return SpecCandidates(first=[Candidate(SUMS_THEN_CAT)] if cfg.q_per_kv > 1 else [])
+
+
+def bytes_floor(cfg: RopeConfig) -> int:
+    """Read dq, dk, dv and the tables, write dqkv."""
+    s, B, T = cfg.dtype.itemsize, cfg.batch, cfg.T
+    return s * (3 * B * cfg.n_head * T * cfg.head_size + B * T * cfg.qkv_width + 2 * T * cfg.rope_n_elem)
+
+
 SPEC = FusionSpec("qkv_split_rope_bwd", rope_configs(), define, inputs, reference, ("dqkv",), __doc__,
                   formulations={"sliced_sum": lambda fd, cfg: define(fd, cfg, sliced_sum=True),
-                                "sliced_inputs": define_sliced_inputs})
+                                "sliced_inputs": define_sliced_inputs},
+                  candidates=candidates, bytes_floor=bytes_floor)

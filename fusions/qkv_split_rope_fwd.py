@@ -10,23 +10,19 @@ reshape -> permute -> slice -> expand -> reshape -> compute, on which nvFuser
 
 Multi-head configs with RoPE over the whole head (Llama-2) take another path:
 q and k are adjacent in qkv's (B, T, groups, 3, hs) layout, so they are sliced
-and roped together in that layout and only the outputs are permuted. nvFuser
-runs that as ONE resize kernel instead of one per tensor (H200, Llama-2-13b
-bs2 T=4096, cold L2: 88.5-91.6 us against 101.7-114.4 us for the split path
-in the same runs). With partial RoPE (phi-2) the joint path was slower
-(93.0 vs 37.3 us), so partial-RoPE and grouped-query configs keep the split.
-
-Kernels (H200, nvFuser 0.2.36): Llama-2 configs 1, phi-2 2 (q and k; v is a
-view). Grouped-query configs run 3: the returned k and v have n_head heads,
-and the reshape merging the expanded group dim cannot be a view, so v's copies
-are written by one more pointwise kernel.
+and roped together in that layout and only the outputs are permuted, which
+nvFuser runs as ONE resize kernel instead of one per tensor. With partial RoPE
+(phi-2) the joint path was slower, so partial-RoPE and grouped-query configs
+keep the split. Grouped-query configs take one more kernel: the returned k and v
+have n_head heads, and the reshape merging the expanded group dim cannot be a
+view. Measurements: benchmarks/results/rope.md.
 """
 
 from __future__ import annotations
 
 import torch
 
-from fusions import _rope as R
+import fusions._rope as R
 from fusions.configs import RopeConfig, rope_configs
 from fusions.spec import FusionSpec, dt, randn
 
@@ -118,4 +114,15 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
     return q, k, v
 
 
-SPEC = FusionSpec("qkv_split_rope_fwd", rope_configs(), define, inputs, reference, ("q", "k", "v"), __doc__)
+def bytes_floor(cfg: RopeConfig) -> int:
+    """Read the q and k columns, write roped q and k; v is read and written (expanded to n_head heads) only with
+    grouped-query attention, a view of qkv otherwise."""
+    s, B, T, hs = cfg.dtype.itemsize, cfg.batch, cfg.T, cfg.head_size
+    heads = B * cfg.n_head * T * hs
+    tables = 2 * T * cfg.rope_n_elem
+    v = 0 if cfg.n_query_groups == cfg.n_head else B * T * cfg.n_query_groups * hs + heads
+    return s * (B * T * (cfg.n_head + cfg.n_query_groups) * hs + 2 * heads + v + tables)
+
+
+SPEC = FusionSpec("qkv_split_rope_fwd", rope_configs(), define, inputs, reference, ("q", "k", "v"), __doc__,
+                  bytes_floor=bytes_floor)

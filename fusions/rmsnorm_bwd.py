@@ -6,19 +6,18 @@ Same single-kernel intent as layernorm_bwd (inner-outer persistent scheduler):
   dx   = rstd * (g - xhat * mean(g * xhat))
   dw   = sum_rows(dy * xhat)
 
-Measured (H200, nvFuser 0.2.36): one inner_outer_persistent kernel in bf16 for
-every shape tested up to hidden 16384, including 576000 x 384. In fp32 the same
-definition segments into reduction / reduction / pointwise (3 kernels) at
-nanogpt and 16384 x 4096 while layer norm backward stays one kernel; not yet
-traced to the scheduler's persistent-buffer check (benchmarks issue).
+One inner_outer_persistent kernel in bf16; in fp32 nvFuser segments it into several kernels at some shapes
+where layer norm backward stays one, not yet traced to the scheduler's persistent-buffer check
+(benchmarks/results/norm.md).
 """
 
 from __future__ import annotations
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig, norm_configs
+from fusions.norm_tune import bwd_candidates
 from fusions.spec import FusionSpec, dt, randn
 
 
@@ -54,5 +53,11 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return dx, (dy * xhat).sum(tuple(range(x.ndim - 1)))
 
 
+def bytes_floor(cfg: NormConfig) -> int:
+    """Read x, dy, the weight and the fp32 rstd, write dx and dw."""
+    s, M, N = cfg.dtype.itemsize, cfg.rows, cfg.hidden
+    return s * (3 * M * N + 2 * N) + 4 * M
+
+
 SPEC = FusionSpec("rmsnorm_bwd", norm_configs(1e-6, False), define, inputs, reference, ("dx", "dw"), __doc__,
-                  lambda cfg: N.bwd_tuning(cfg, layer_norm=False))
+                  lambda cfg: N.bwd_tuning(cfg, layer_norm=False), candidates=bwd_candidates, bytes_floor=bytes_floor)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from fusions import _norm as N
+import fusions._norm as N
 from fusions.configs import NormConfig, norm_configs
+from fusions.norm_tune import fwd_candidates
 from fusions.spec import FusionSpec, dt
 
 
@@ -30,5 +31,10 @@ def reference(inp: dict, cfg: NormConfig) -> tuple:
     return N.f64(inp["x"]) * rstd.unsqueeze(-1) * N.f64(inp["weight"]), rstd
 
 
+def bytes_floor(cfg: NormConfig) -> int:
+    """Read x and the weight, write y (no autograd: the statistics stay in registers)."""
+    return cfg.dtype.itemsize * (2 * cfg.rows * cfg.hidden + cfg.hidden)
+
+
 SPEC = FusionSpec("rmsnorm_fwd", norm_configs(1e-6, False), define, inputs, reference, ("y", "rstd"), __doc__,
-                  N.fwd_tuning)
+                  N.fwd_tuning, candidates=fwd_candidates, bytes_floor=bytes_floor)

@@ -7,26 +7,16 @@ of the second on the last axis:
 
 Why this shape (nvFuser 0.2.36, csrc/scheduler/resize.cpp, ``canScheduleCompileTime``): the resize scheduler
 refuses a resize of any ID whose broadcast group holds a broadcast ID. A product with the cos/sin tables, which
-are broadcast over every axis but T and the last, is then resizable on those two only. The formulations that
-assembled the output along the head axis (Q + 2 slots) all failed there: ``sliced_inputs`` (7 kernels), the
-two-fusion ``sums_first`` whose second fusion cat k's and v's heads after q's (6 kernels in it;
-benchmarks/results/h200-2026-11-25-perf/). Here the head axis is never resized: the host passes dq as q_per_kv
-strided views, one per query slot of a group (no copy), and the summed dk and dv as two views of stage 1's
-output, so that stage 2's one cat is along the last axis, as in the multi-head ``sliced_inputs`` fusion that
-nvFuser runs as one kernel. Stage 1 is the sums as ONE reduction over a cat of the two inputs along the batch
-(two unconnected sums are two kernels), measured as one kernel (193.4 us at Llama-3-70B bs2 on an H200).
+are broadcast over every axis but T and the last, is then resizable on those two only, and the formulations
+that assembled the output along the head axis failed there. Here the head axis is never resized: the host
+passes dq as q_per_kv strided views, one per query slot of a group (no copy), and the summed dk and dv as two
+views of stage 1's output, so that stage 2's one cat is along the last axis, as in the multi-head
+``sliced_inputs`` fusion that nvFuser runs as one kernel. Stage 1 is the sums as ONE reduction over a cat of the
+two inputs along the batch (two unconnected sums are two kernels).
 
-Measured on an H200 (2026-11-26, benchmarks/results/h200-2026-11-26/, Llama-3-70B bs2, cold-L2 kernel time,
-one process): 2 kernels as designed, and 5.2x slower than the builder's 5: 2826.3 us (stage 1 193.2, stage 2
-2633.1) against 545.0 us. Its generated kernel (``stage2_kernel.txt`` there, NVFUSER_DUMP=cuda_kernel) computes
-every one of the cat's 19 pieces for every output element and keeps the one whose range holds it:
-
-    T157 = (lo_k <= i && i < hi_k) ? piece_k : 0        for k < 19, each piece_k its loads and RoPE arithmetic
-
-(the loads are predicated, the arithmetic and selects are not), 4 elements per thread, 327680 CTAs of 128
-threads. The one-kernel multi-head ``sliced_inputs`` (5 pieces a head group, Llama-2-13b) is also slower than the
-builder: 445.3 against 267.8 us. A faster one-kernel stage 2 needs a cat whose code evaluates only the piece an
-element falls in; nvFuser 0.2.36's resize scheduler does not emit one.
+It runs as the 2 kernels designed, yet slower than the builder's: nvFuser's generated cat computes every piece
+for every output element and keeps the one whose range holds it. A faster one-kernel stage 2 needs a cat whose
+code evaluates only the piece an element falls in. Measurements and the kernel: benchmarks/results/rope.md.
 """
 
 from __future__ import annotations
@@ -37,8 +27,9 @@ from typing import Any
 
 import torch
 
-from fusions import _rope as R
+import fusions._rope as R
 from fusions.configs import RopeConfig
+from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
@@ -128,8 +119,4 @@ class SumsThenCat:
         return self.run(inputs, "nvfuser")
 
 
-def sums_then_cat(spec_name: str, cfg: RopeConfig) -> SumsThenCat:
-    """This formulation of ``spec_name`` ("qkv_split_rope_bwd") as the tuning table names it."""
-    if spec_name != "qkv_split_rope_bwd":
-        raise SegkitError(f"the {SUMS_THEN_CAT} formulation is for qkv_split_rope_bwd, not {spec_name}")
-    return SumsThenCat(cfg)
+register(Formulation(SUMS_THEN_CAT, ("qkv_split_rope_bwd",), lambda spec_name, cfg, how: SumsThenCat(cfg)))

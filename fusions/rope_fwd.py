@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from fusions import _rope as R
+import fusions._rope as R
 from fusions.configs import ApplyRopeConfig, apply_rope_configs
 from fusions.spec import FusionSpec, dt, nv_dtype, randn
 

@@ -1,23 +1,24 @@
-"""``segkit tune``: search formulations x nvFuser scheduler options x bookend policy for one fusion.
+"""``segkit tune``'s search: formulations x nvFuser scheduler options x bookend policy for one fusion.
 
-Every candidate is first run and compared with the reference (the spec's float64 reference, or the
-interpreter for a repro script); a wrong or failing candidate is reported and never timed. The rest are timed
-beside nvFuser's defaults and the builder's hand-picked rule in the same process, L2 flushed before each call,
-median, two ways: the summed kernel time (CUPTI), which ranks them, and the time between CUDA events around one
-call, which adds launch and host gaps and is shown beside it. Kernel time ranks because it is what the
-benchmarks report (and Inductor's autotuner and nvFuser's own benchmarks): with events, host time a manual
-schedule spends per call (21-64 us measured) and whatever else the CPUs were doing entered the ranking; on an
-H200 whose CPUs a test process shared, events picked ws_normalization for the 576000 x 384 layer norm backward
-(756.6 against the rule's 848.5 us), whose kernels then measured 750.5 us against the rule's 636.1 us
-(benchmarks/results/h200x2-2026-11-23/). Host time is its own question, measured under CUDA-graph replay
-(``segkit.experiment``). The fastest is the winner: a ``TableEntry`` for this GPU model that ``--write``
-merges into the committed table (fusions/tunings.json), which the builders and segkit_ex read at run time.
+Every candidate is first run and compared with the reference (a workload's float64 reference, or the interpreter
+for a repro script); a wrong or failing candidate is reported and never timed. The rest are timed beside
+nvFuser's defaults and the builder's hand-picked rule in the same process, L2 flushed before each call, median,
+two ways: the summed kernel time (CUPTI), which ranks them, and the time between CUDA events around one call,
+which adds launch and host gaps and is shown beside it. Kernel time ranks because it is what the benchmarks
+report: event time let host time (a manual schedule's, or whatever else the CPUs were doing) pick a slower kernel
+(benchmarks/results/norm.md). Host time is its own question, measured under CUDA-graph replay
+(``segkit.experiment``). The fastest is the winner: a ``TableEntry`` for this GPU model.
+
+The core knows the generic candidates (nvFuser's defaults, the builder's rule, enable options, bookend policies,
+the reuse pass); a workload adds its own (``SpecCandidates``: heuristic override grids, its formulations and
+their schedules) and realizes the formulations the core does not know (``realize``'s hook). fusions.tune does
+both for a fusions spec (``tune_spec``).
 
 A grid bigger than the budget: candidates come in order of promise (the heuristic overrides nearest the
 builder's rule first, one parameter changed before two), the result says how long the rest would need, and
 ``--shard i/n`` splits the grid over processes or GPUs (the baselines run in every shard) for
 ``TuningTable.fastest_of`` to merge. On a machine without a GPU, ``--reference`` validates every candidate's
-formulation on the reference interpreter at the config's tiny twin (no timing).
+formulation on the reference interpreter (no timing).
 """
 
 from __future__ import annotations
@@ -35,27 +36,28 @@ from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
-from segkit.tuning import REUSE, ROWS, TILES, NvTuning, TableEntry, TuningTable, chunked_label
-
-NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")
-
+from segkit.tuning import REUSE, NvTuning, TableEntry, describe_schedule, formulation_label
 
 @dataclass(frozen=True)
 class Candidate:
-    formulation: str = "fused"  # "two_stage" (norm backward), REUSE, or one of the spec's named formulations
+    formulation: str = "fused"  # REUSE, or a formulation the caller's realize hook knows (a workload's own)
     chunk: int | None = None
     tuning: NvTuning | None = None
     bookend: str = "none"
     origin: str = ""  # "nvFuser defaults", "builder rule": the baselines the search must reproduce or beat
+    # a hand-written schedule of the formulation, opaque here (its parameters by name, as the table keeps it)
+    schedule: dict | None = field(default=None, hash=False)
 
     def label(self) -> str:
-        form = chunked_label(self.formulation, self.chunk) or self.formulation
-        how = self.tuning.describe() if self.tuning else "defaults"
+        form = formulation_label(self.formulation, self.chunk)
+        how = self.tuning.describe() if self.tuning else describe_schedule(self.schedule) if self.schedule \
+            else "defaults"
         extra = f" [{self.origin}]" if self.origin else ""
         return f"{form} / {how} / bookend {self.bookend}{extra}"
 
 
-def _t(**kw) -> NvTuning:
+def trial_tuning(**kw) -> NvTuning:
+    """An NvTuning the search tries (``kw``: its scheduler choices)."""
     return NvTuning("segkit tune candidate", **kw)
 
 
@@ -72,76 +74,40 @@ def distance(t: NvTuning, rule: NvTuning | None) -> int:
     return sum(getattr(t, k) != (getattr(rule, k) if rule is not None else None) for k in _OVERRIDES)
 
 
-# The rows schedule (fusions/norm_bwd_rows.py) wins the norm backward at hidden 384 and loses from 1024 up, where
-# its serial loop over a long row is latency-bound (H100, 2026-11-25: the best rows candidate took 1.05-1.12x
-# nvFuser's defaults at hidden 1024, 1.8-24x at 4096-16384; benchmarks/results/h100-2026-11-25-bigshapes-fp8tiles/
-# big_shapes_run1.jsonl).
-# Wider, it goes to the end of the search, where a short budget no longer spends itself on it.
-ROWS_FIRST_HIDDEN = 512
-# The tile schedules a quick search tries (fusions/fp8_amax_tiles.candidates orders them likeliest first: the
-# H100's best at each fp8 shape is its first; its neighbours in rows, unroll, width and chunk follow)
-QUICK_TILES = 24
+@dataclass(frozen=True)
+class SpecCandidates:
+    """What a workload adds to the generic search, by where it goes in the order of promise: ``first`` right
+    after the baselines (its most promising formulations), ``overrides`` (nvFuser heuristic overrides, tried
+    nearest the builder's rule first), ``staged`` (its chunked formulations: those without a bookend beside the
+    named formulations, the bookended ones after the bookend variants) and ``last`` (least promising)."""
+
+    first: Sequence[Candidate] = ()
+    overrides: Sequence[NvTuning] = ()
+    staged: Sequence[Candidate] = ()
+    last: Sequence[Candidate] = ()
 
 
-def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, quick: bool = True,
-          cut_policies: Sequence[str] = ("none",), formulations: Sequence[str] = ()) -> list[Candidate]:
-    """The candidates for ``spec_name`` at ``cfg``: nvFuser's defaults and the builder's rule first, then
-    enable options, heuristic overrides, formulations (the spec's named ones, the two-stage norm backward) and
-    bookend policies (only policies that cut)."""
+def space(rule: NvTuning | None, own: SpecCandidates = SpecCandidates(), cut_policies: Sequence[str] = ("none",),
+          formulations: Sequence[str] = ()) -> list[Candidate]:
+    """The candidates of one search: nvFuser's defaults and the builder's ``rule`` first, then the workload's
+    ``own`` candidates, enable options, the named ``formulations`` and bookend policies (only policies that cut),
+    most promising first, so a search cut short by its budget has tried them."""
     out = [Candidate(origin="nvFuser defaults")]
     if rule is not None:
         out.append(Candidate(tuning=rule, origin="builder rule"))
-    if REUSE in formulations:  # one candidate, and on an H200 the fp8 amax's fastest: before the schedule grids
+    if REUSE in formulations:  # one candidate, and where it pays the fastest: before the schedule grids
         out.append(Candidate(REUSE))
         formulations = [f for f in formulations if f != REUSE]
-    tunings: list[NvTuning] = [_t(enable_options=("ws_normalization",))]
-    if spec_name in NORM_BWD:
-        grid = [(4, 40, 16, None), (4, None, 16, None), (2, 40, 16, None), (4, None, 16, 2)] if quick else \
-            [(v, r, b, p) for v in (2, 4, 8) for r in (None, 40, 64) for b in (None, 8, 16) for p in (None, 2)]
-        tunings += [_t(scheduler="inner_outer_persistent", vectorize=v, maxrregcount=r, blocks_per_sm=b,
-                       persistent_batch=p) for v, r, b, p in grid]
-    elif spec_name.endswith("norm_fwd"):
-        tunings += [_t(scheduler="inner_persistent", rows_per_block=n) for n in ((2, 4) if quick else (2, 4, 8))]
-    two_stage: list[Candidate] = []
-    late_rows: list[Candidate] = []  # the rows schedule where it is least promising
-    bits = spec_name == "fp8_amax" and cfg.dtype == torch.bfloat16  # tiles on x's bits: also the tensorwise from rows
-    if spec_name == "fp8_amax" and ("col" in cfg.amaxes or bits and "all" in cfg.amaxes):
-        from fusions.fp8_amax_tiles import AmaxBitTiles, candidates as tile_candidates
-
-        tiles = tile_candidates(cfg, sm_count)
-        # x read once in tiles: first, it beat reading x twice. bf16: the tiles on x's bits, faster than the same
-        # tile in floats at each of 60 schedules x shapes measured (H100, benchmarks/results/h100-2026-11-26/bits.log)
-        form = AmaxBitTiles.formulation if bits else TILES
-        if bits and "col" not in cfg.amaxes:  # the rows on bits in nvFuser's schedule, then one CTA: one candidate
-            out.append(Candidate("bits"))
-        out += [Candidate(form, t.chunk, t.tuning()) for t in (tiles[:QUICK_TILES] if quick else tiles)]
-    if spec_name == "qkv_split_rope_bwd" and cfg.q_per_kv > 1:  # two fusions: the sums, then one last-axis cat
-        out.append(Candidate("sums_then_cat"))
-    if spec_name in NORM_BWD:
-        from fusions.norm_bwd_two_stage import chunk_for
-
-        rows = cfg.rows
-        chunks = sorted({chunk_for(rows, p * sm_count) for p in ((1, 4) if quick else (1, 2, 4, 8))}
-                        | ({c for c in (64,) if rows % c == 0 and rows // c > 4 * sm_count}))
-        two_stage = [Candidate("two_stage", c, None, policy) for policy in ("none", "inputs+outputs") for c in chunks]
-        from fusions.norm_bwd_rows import candidates as rows_candidates
-
-        by_hand = [Candidate(ROWS, r.chunk, r.tuning()) for r in rows_candidates(cfg, sm_count, quick)]
-        if cfg.hidden <= ROWS_FIRST_HIDDEN:
-            out += by_hand
-        else:
-            late_rows = by_hand
-    # Most promising first, so a search cut short by its budget has tried them: the hand-written rows schedule
-    # (norm backward at a narrow hidden), enable options, the named formulations and the two-stage one, then the
-    # heuristic overrides, then bookend variants (then the rows schedule at a wide hidden).
-    out += [Candidate(tuning=tunings[0])]
-    out += [Candidate(name) for name in formulations] + [c for c in two_stage if c.bookend == "none"]
+    out += own.first
+    ws = trial_tuning(enable_options=("ws_normalization",))
+    out += [Candidate(tuning=ws)]
+    out += [Candidate(name) for name in formulations] + [c for c in own.staged if c.bookend == "none"]
     # the overrides nearest the rule first (a coordinate search around it), then the rest of the grid
-    out += [Candidate(tuning=t) for t in sorted(tunings[1:], key=lambda t: distance(t, rule)) if not _same(t, rule)]
+    out += [Candidate(tuning=t) for t in sorted(own.overrides, key=lambda t: distance(t, rule)) if not _same(t, rule)]
     for policy in (p for p in cut_policies if p != "none"):  # bookend: the baselines and enable options only
-        out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, tunings[0]])]
+        out += [Candidate(tuning=t, bookend=policy) for t in dict.fromkeys([None, rule, ws])]
         out += [Candidate(name, bookend=policy) for name in formulations]
-    return out + [c for c in two_stage if c.bookend != "none"] + late_rows
+    return out + [c for c in own.staged if c.bookend != "none"] + list(own.last)
 
 
 def shard(candidates: Sequence[Candidate], index: int, count: int) -> list[Candidate]:
@@ -176,25 +142,32 @@ class _Single:
         return run_on(self.fd, inputs, backend)
 
 
-def realize(fd: Any, cand: Candidate, spec_name: str | None = None, cfg: Any = None):
-    """The candidate as something with ``run(inputs, backend)``; ``fd`` is the builder's (or script's) fusion."""
-    import fusions
-
-    if cand.formulation in fusions.STAGED:
-        return fusions.staged(spec_name, cfg, cand.formulation, cand.chunk, cand.tuning, cand.bookend)
+def single(fd: Any, cand: Candidate) -> _Single:
+    """The recorded fusion ``fd`` run the way ``cand`` says: its tuning, bookended by its policy."""
     from segkit.frontend import FusionDefinition
 
-    if cand.formulation == REUSE:
-        from segkit.reuse import reuse_reductions
-
-        fd = reuse_reductions(fd).apply()
-    elif cand.formulation != "fused":
-        if spec_name is None or cand.formulation not in fusions.get(spec_name).formulations:
-            raise SegkitError(f"unknown formulation {cand.formulation!r}" + (f" of {spec_name}" if spec_name else ""))
-        fd = fusions.get(spec_name).build(cfg, formulation=cand.formulation)
     tuned = FusionDefinition.from_fusion(fd.fusion.copy()[0])
     tuned.nv_tuning = cand.tuning
     return _Single(bookended(tuned, cand.bookend))
+
+
+#: how a caller realizes the formulations the core does not know (a workload's own): the candidate -> something
+#: with ``run(inputs, backend)`` (a segkit.runnable.Runnable)
+Realize = Callable[[Candidate], Any]
+
+
+def realize(fd: Any, cand: Candidate, other: Realize | None = None):
+    """The candidate as something with ``run(inputs, backend)``; ``fd`` is the builder's (or script's) fusion.
+    The core knows the fused fusion and REUSE; ``other`` realizes the rest."""
+    if cand.formulation == "fused":
+        return single(fd, cand)
+    if cand.formulation == REUSE:
+        from segkit.reuse import reuse_reductions
+
+        return single(reuse_reductions(fd).apply(), cand)
+    if other is None:
+        raise SegkitError(f"unknown formulation {cand.formulation!r}")
+    return other(cand)
 
 
 @dataclass
@@ -277,7 +250,7 @@ class TuneResult:
                           round(win.us, 2), default_us and round(default_us, 2),
                           rule.us and round(rule.us, 2) if rule is not None else None,
                           f"{datetime.date.today().isoformat()}, {versions}", "kernel",
-                          win.call_us and round(win.call_us, 2))
+                          win.call_us and round(win.call_us, 2), c.schedule)
 
     def rows(self) -> list[list]:
         return [[t.candidate.label(), "ok" if t.ok else "rejected", t.note,
@@ -297,11 +270,11 @@ def _nvfuser_version() -> str:
 
 
 def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candidates: Sequence[Candidate],
-           backend: str, spec_name: str | None = None, cfg: Any = None,
-           timer: Callable[[Callable[[], Any]], Timing] | None = None,
+           backend: str, other: Realize | None = None, timer: Callable[[Callable[[], Any]], Timing] | None = None,
            log: Callable[[str], None] = lambda _: None, budget_s: float | None = None) -> list[Trial]:
-    """Validate each candidate on ``backend``; time the ones that pass with ``timer`` (none: validate only;
-    on a GPU, ``measure``). Past ``budget_s`` seconds the remaining candidates are listed as not tried."""
+    """Validate each candidate on ``backend`` (``other`` realizes the formulations the core does not know, see
+    ``realize``); time the ones that pass with ``timer`` (none: validate only; on a GPU, ``measure``). Past
+    ``budget_s`` seconds the remaining candidates are listed as not tried."""
     trials = []
     t0 = time.perf_counter()
     for cand in candidates:
@@ -310,7 +283,7 @@ def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candida
             continue
         started = time.perf_counter()
         try:
-            runner = realize(fd, cand, spec_name, cfg)
+            runner = realize(fd, cand, other)
         except SegkitError as e:
             trials.append(Trial(cand, False, f"does not record: {e}", seconds=time.perf_counter() - started))
             continue
@@ -324,48 +297,11 @@ def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candida
 
 
 def rewrites(fd: Any) -> list[str]:
-    """The formulations a segkit pass makes of ``fd`` that the search tries beside the spec's own: REUSE where
-    segkit.reuse_reductions changes it (on an H200 the fp8 amax with it beat every tile schedule of x read once,
-    benchmarks/results/h200-2026-11-25-perf/)."""
+    """The formulations a segkit pass makes of ``fd`` that the search tries beside the workload's own: REUSE where
+    segkit.reuse_reductions changes it (benchmarks/results/fp8_amax.md: where it won)."""
     from segkit.reuse import reuse_reductions
 
     return [REUSE] if reuse_reductions(fd).changed else []
-
-
-def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, reference: bool = False,
-              quick: bool = True, log: Callable[[str], None] = print, budget_s: float | None = None,
-              shard_of: tuple[int, int] = (0, 1), amaxes: tuple[str, ...] | None = None) -> TuneResult:
-    """Search one fusions spec and config: on nvFuser with timing, or (``reference``) on the interpreter at
-    the config's tiny twin, validation only. ``amaxes`` (fp8_amax only) replaces the config's amaxes."""
-    import fusions
-
-    spec = fusions.get(spec_name)
-    cfg = spec.config(config, dtype)
-    run_cfg = spec.config(config + "_tiny", dtype) if reference and not config.endswith("_tiny") else cfg
-    if amaxes is not None:
-        if spec_name != "fp8_amax":
-            raise SegkitError(f"--amaxes picks fp8_amax's outputs; {spec_name} has none")
-        try:
-            cfg, run_cfg = replace(cfg, amaxes=amaxes), replace(run_cfg, amaxes=amaxes)
-        except ValueError as e:
-            raise SegkitError(f"--amaxes: {e}") from None
-    device, backend = ("cpu", "reference") if reference else ("cuda", "nvfuser")
-    sms = torch.cuda.get_device_properties(0).multi_processor_count if not reference else 132
-    # the builder as written, not what the table chose on this GPU: the baselines and every rewrite start from it
-    fd = spec.build(run_cfg, table=TuningTable([]))
-    inputs = spec.make_inputs(run_cfg, device=device)
-    refs = spec.reference(inputs, run_cfg)
-    cuts = [p for p in POLICIES if p == "none" or bookend(fd, p).cuts]
-    rule = spec.tuning(cfg) if spec.tuning else None
-    cands = shard(space(spec_name, run_cfg, rule, sms, quick, cuts, [*spec.formulations, *rewrites(fd)]),
-                  *shard_of)
-    log(f"segkit tune {spec_name}:{run_cfg.name} {str(cfg.dtype).removeprefix('torch.')}: {len(cands)} candidates "
-        f"on {backend}")
-    trials = search(fd, list(inputs.values()), refs, cands, backend, spec_name, run_cfg,
-                    None if reference else measure, log, budget_s)
-    from fusions.spec import signature
-
-    return TuneResult(spec_name, cfg.name, signature(cfg), trials)
 
 
 def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print,
@@ -381,8 +317,7 @@ def tune_script(path: str, reference: bool = False, log: Callable[[str], None] =
     inputs = repro.make_inputs(device)
     refs = run_reference(repro.fd, inputs)
     cuts = [p for p in POLICIES if p == "none" or bookend(repro.fd, p).cuts]
-    cands = shard(space(Path(path).stem, None, None, quick=True, cut_policies=cuts,
-                        formulations=rewrites(repro.fd)), *shard_of)
+    cands = shard(space(None, cut_policies=cuts, formulations=rewrites(repro.fd)), *shard_of)
     trials = search(repro.fd, inputs, refs, cands, backend, timer=None if reference else measure, log=log,
                     budget_s=budget_s)
     return TuneResult(Path(path).stem, "script", f"script {Path(path).name}", trials)

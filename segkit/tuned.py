@@ -11,7 +11,7 @@ import torch
 
 from segkit.interp import as_fusion
 from segkit.nvf_replay import executor_cache, nvfuser_module, signature, to_nvfuser
-from segkit.tuning import HAND_WRITTEN, NvTuning
+from segkit.tuning import NvTuning
 
 
 def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
@@ -45,10 +45,6 @@ class TunedFusion:
     """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says (a ``segkit.runnable.NvProgram``)."""
 
     def __init__(self, fd: Any, tuning: NvTuning) -> None:
-        if tuning.scheduler in HAND_WRITTEN:
-            raise ValueError(f"the {tuning.scheduler!r} schedule is a formulation of its own two fusions "
-                             "(fusions/norm_bwd_rows.py, fusions/fp8_amax_tiles.py), not a schedule for one recorded "
-                             "fusion")
         self.recorded, self.tuning = fd, tuning
         self._plain = None
         self._manual: dict[tuple, tuple[Any, Any]] = {}

@@ -1,32 +1,30 @@
-"""Scheduler choices a fusion builder keeps for nvFuser where the default heuristics fall short.
+"""Scheduler choices a fusion builder keeps for nvFuser where the default heuristics fall short, and the tuning
+table that keeps ``segkit tune``'s winners per GPU model.
 
-A builder returns an ``NvTuning`` for the configs it was measured on (its
-``why`` says what it bought); ``segkit.nvf.compiled`` then runs the fusion
-through ``TunedFusion`` instead of a plain ``fd.execute``. Three kinds:
+A builder returns an ``NvTuning`` for the configs it was measured on (its ``why`` says what it bought);
+``segkit.nvf.compiled`` then runs the fusion through ``TunedFusion`` (segkit.tuned) instead of a plain
+``fd.execute``. Three kinds:
 
-* ``enable_options``: nvFuser options passed to ``fd.execute`` (e.g.
-  ``ws_normalization``, nvFuser's warp-specialized TMA normalization scheduler);
-* ``scheduler`` with overrides: the whole fusion is scheduled by that scheduler
-  with nvFuser's own heuristics, a few parameters replaced, and run through a
-  KernelExecutor (``manual_execute``), compiled once per input signature. A
-  manual schedule skips what nvFuser's segmenter does first (e.g. turning a
-  Welford ``var_mean`` into two passes), so a tuned builder writes that itself.
-  It also costs 21-64 us more host time per call than ``fd.execute`` (H200,
-  benchmarks/results/h200-2026-11-23-final/manual_host.log: nvFuser's run
-  without FusionExecutorCache's input-signature cache), so it pays only where
-  the kernel gains more;
-* ``split``: the outputs in groups, each group its own nvFuser fusion (the ops
-  it needs, the same inputs) with default heuristics, run back to back. The
-  later parts read the inputs again: it pays where those reads hit L2 and the
-  fused schedule is poor (norm backward at hidden 256).
+* ``enable_options``: nvFuser options passed to ``fd.execute`` (e.g. ``ws_normalization``, nvFuser's
+  warp-specialized TMA normalization scheduler);
+* ``scheduler`` with overrides: the whole fusion is scheduled by that scheduler with nvFuser's own heuristics,
+  a few parameters replaced, and run through a KernelExecutor (``manual_execute``), compiled once per input
+  signature. A manual schedule skips what nvFuser's segmenter does first (e.g. turning a Welford ``var_mean``
+  into two passes), so a tuned builder writes that itself. It also costs host time per call that
+  ``fd.execute``'s input-signature cache saves (benchmarks/results/norm.md), so it pays only where the kernel
+  gains more;
+* ``split``: the outputs in groups, each group its own nvFuser fusion (the ops it needs, the same inputs) with
+  default heuristics, run back to back. The later parts read the inputs again: it pays where those reads hit L2
+  and the fused schedule is poor (norm backward at hidden 256).
 
-Only overrides nvFuser's scheduler supports without extra constraints are
-offered: vectorization of the inner reduction, register-persistent batch (same
-elements per block row), register cap, blocks per SM (the inner-outer kernel is
-cooperative, so gdimy must fit on the device at once) and rows per block for the
-inner persistent scheduler. Several rows per
-block are refused for the inner-outer scheduler: there they race on shared
-memory (the reason nvFuser's own heuristic pins bdimy to 1, its PR 3423).
+Only overrides nvFuser's scheduler supports without extra constraints are offered: vectorization of the inner
+reduction, register-persistent batch (same elements per block row), register cap, blocks per SM (the
+inner-outer kernel is cooperative, so gdimy must fit on the device at once) and rows per block for the inner
+persistent scheduler. Several rows per block are refused for the inner-outer scheduler: there they race on
+shared memory (the reason nvFuser's own heuristic pins bdimy to 1, its PR 3423).
+
+A workload's hand-written schedule of its own formulation is no NvTuning: a table entry keeps it in its
+``schedule`` field, parameters by name, which the workload reads back.
 """
 
 from __future__ import annotations
@@ -38,10 +36,7 @@ import torch
 
 
 
-ROWS = "rows"  # not an nvFuser scheduler: segkit's hand-written norm backward schedule (fusions/norm_bwd_rows.py)
-TILES = "tiles"  # not an nvFuser scheduler either: the hand-written one-read fp8 amax (fusions/fp8_amax_tiles.py)
 REUSE = "reuse"  # the builder's fusion as segkit.reuse_reductions rewrites it (wider reductions read narrower ones)
-HAND_WRITTEN = (ROWS, TILES)  # formulations of their own two fusions, not schedules of one recorded fusion
 
 
 @dataclass(frozen=True)
@@ -55,24 +50,15 @@ class NvTuning:
     rows_per_block: int | None = None
     split: tuple[tuple[int, ...], ...] = ()
     persistent_batch: int | None = None  # register-persistent batch per thread (same elements per block row)
-    threads_per_row: int | None = None  # the hand-written "rows" schedule only (fusions/norm_bwd_rows.py)
-    tile_width: int | None = None  # the hand-written "tiles" schedule only (fusions/fp8_amax_tiles.py): columns per CTA
-    unroll: int | None = None  # "tiles" only: loop steps whose loads each thread issues at once
 
     def __post_init__(self) -> None:
-        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch,
-                     self.threads_per_row, self.tile_width, self.unroll)
+        overrides = (self.vectorize, self.maxrregcount, self.blocks_per_sm, self.rows_per_block, self.persistent_batch)
         if self.scheduler is None and any(o is not None for o in overrides):
             raise ValueError("NvTuning: vectorize / maxrregcount / blocks_per_sm / rows_per_block / persistent_batch "
-                             "/ threads_per_row / tile_width / unroll need a scheduler to override")
-        if self.rows_per_block is not None and self.scheduler not in ("inner_persistent", *HAND_WRITTEN):
+                             "need a scheduler to override")
+        if self.rows_per_block is not None and self.scheduler != "inner_persistent":
             raise ValueError(f"NvTuning: rows_per_block applies to the inner_persistent scheduler, not "
                              f"{self.scheduler} (several rows per inner-outer block race on shared memory)")
-        if self.threads_per_row is not None and self.scheduler != ROWS:
-            raise ValueError(f"NvTuning: threads_per_row applies to the {ROWS!r} schedule, not {self.scheduler}")
-        for name in ("tile_width", "unroll"):
-            if getattr(self, name) is not None and self.scheduler != TILES:
-                raise ValueError(f"NvTuning: {name} applies to the {TILES!r} schedule, not {self.scheduler}")
         if sum(map(bool, (self.scheduler, self.enable_options, self.split))) > 1:
             raise ValueError("NvTuning: choose one of enable_options, a manual scheduler or a split")
 
@@ -95,8 +81,8 @@ class NvTuning:
             return "split into fusions with outputs " + " | ".join(",".join(map(str, g)) for g in self.split)
         if self.scheduler is None:
             return f"fd.execute with {', '.join(self.enable_options)}"
-        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch",
-                                      "threads_per_row", "tile_width", "unroll") if (v := getattr(self, k)) is not None]
+        parts = [f"{k}={v}" for k in ("vectorize", "maxrregcount", "blocks_per_sm", "rows_per_block", "persistent_batch")
+                 if (v := getattr(self, k)) is not None]
         return f"manual {self.scheduler} ({', '.join(parts)})"
 
 
@@ -120,10 +106,15 @@ def tuning_from_dict(d: dict | None) -> NvTuning | None:
                        for k, v in d.items()})
 
 
-def chunked_label(formulation: str, chunk: int | None) -> str | None:
-    """"two-stage chunk N" / "rows chunk N" / "(bit) tiles chunk N" for the per-chunk formulations, else None."""
-    names = {"two_stage": "two-stage", ROWS: "rows", TILES: "tiles", "bit_tiles": "bit tiles"}
-    return f"{names[formulation]} chunk {chunk}" if formulation in names else None
+def formulation_label(formulation: str, chunk: int | None) -> str:
+    """"NAME chunk N" for a formulation in chunks (a workload's: partials per chunk of rows, then their reduction),
+    else its name."""
+    return f"{formulation} chunk {chunk}" if chunk is not None else formulation
+
+
+def describe_schedule(schedule: dict) -> str:
+    """A workload's hand-written schedule, as the table keeps it (its parameters by name)."""
+    return "schedule " + ", ".join(f"{k}={v}" for k, v in schedule.items())
 
 
 @dataclass(frozen=True)
@@ -135,10 +126,9 @@ class TableEntry:
     spec: str
     config: str  # the config's name, for people
     signature: str  # what a config is matched by: its sizes and dtype (fusions.spec.signature), not its name
-    formulation: str = "fused"  # or "two_stage" / "rows" (norm backward) / "tiles", "bit_tiles" (fp8 amax): partials,
-    #                             then a reduction
+    formulation: str = "fused"  # REUSE, or a workload's own (fusions.formulations: e.g. partials, then a reduction)
     chunk: int | None = None
-    tuning: NvTuning | None = None
+    tuning: NvTuning | None = None  # nvFuser's heuristic knobs, for a fusion nvFuser schedules
     bookend: str = "none"
     us: float | None = None  # the winner's time, cold L2, in ``metric``
     default_us: float | None = None  # nvFuser's defaults, same timer, same run
@@ -147,13 +137,15 @@ class TableEntry:
     metric: str = "kernel"  # "kernel": summed kernel time (CUPTI), what the benchmarks report and tune ranks by;
     #                          "events": CUDA events around one call (host gaps included; entries before kernel ranking)
     call_us: float | None = None  # the winner's time between CUDA events around one call (launch and host gaps in)
+    schedule: dict | None = None  # a hand-written schedule of the formulation, opaque here: its parameters by name
 
     def key(self) -> tuple[str, str, str]:
         return self.gpu, self.spec, self.signature
 
     def describe(self) -> str:
-        how = self.tuning.describe() if self.tuning else "nvFuser defaults"
-        label = chunked_label(self.formulation, self.chunk) or (self.formulation if self.formulation != "fused" else "")
+        how = self.tuning.describe() if self.tuning else describe_schedule(self.schedule) if self.schedule \
+            else "nvFuser defaults"
+        label = formulation_label(self.formulation, self.chunk) if self.formulation != "fused" else ""
         form = f"{label}, " if label else ""
         bought = (f": {self.default_us:.1f} -> {self.us:.1f} us ({self.default_us / self.us:.2f}x)"
                   if self.us and self.default_us else "")
@@ -166,6 +158,8 @@ class TableEntry:
         d = {k: getattr(self, k) for k in ("gpu", "spec", "config", "signature", "formulation", "chunk", "bookend",
                                            "us", "default_us", "rule_us", "measured", "metric", "call_us")}
         d["tuning"] = tuning_to_dict(self.tuning)
+        if self.schedule is not None:
+            d["schedule"] = dict(self.schedule)
         return d
 
     @classmethod

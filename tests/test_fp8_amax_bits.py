@@ -56,10 +56,11 @@ def test_bits_refuse_what_they_cannot_take():
 
 
 def test_the_tune_offers_bits_without_a_column_amax_and_the_table_runs_them():
-    from fusions import staged
-    from segkit.tune import space
+    from fusions import formulations
+    from fusions.tune import space
+    from segkit.tune import Candidate
     from segkit.tuning import TableEntry, TuningTable
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     cfg = replace(SPEC.config("16384x8192"), amaxes=("row", "all"))
     assert "bits" in {c.formulation for c in space("fp8_amax", cfg, None, 132)}
@@ -71,4 +72,4 @@ def test_the_tune_offers_bits_without_a_column_amax_and_the_table_runs_them():
     inputs = SPEC.make_inputs(tiny)
     assert all(torch.equal(o.double(), r) for o, r in zip(run.run(list(inputs.values())), SPEC.reference(inputs, tiny)))
     with pytest.raises(SegkitError, match="bits formulation is for fp8_amax, not rmsnorm_bwd"):
-        staged("rmsnorm_bwd", tiny, "bits", None)
+        formulations.realize("rmsnorm_bwd", tiny, Candidate("bits"))

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import fusions
-from fusions.fp8_amax_tiles import AmaxBitTiles, AmaxTiles, TileSchedule, candidates
+from fusions.fp8_amax_bit_tiles import AmaxBitTiles
+from fusions.fp8_amax_tiles import AmaxTiles, TileSchedule, candidates
 from segkit.compare import compare
 from segkit.errors import SegkitError
 
@@ -134,33 +135,35 @@ def test_candidates_fit_and_lead_with_wide_loads_rows_and_unrolled_steps(config)
 
 def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
     """What `segkit tune fp8_amax:...` stores and segkit's runners read back: the same schedule, run right."""
-    from fusions import staged
-    from segkit.tuned import TunedFusion
+    from fusions import formulations
+    from fusions.runner import staged_for
+    from segkit.tune import Candidate
     from segkit.tuning import TableEntry, TuningTable
-    from thunder_exec.runtime import staged_for
 
     cfg = SPEC.config("4096x4096_tiny")
     sched = TileSchedule(16, 80, rows=4, vec=8, unroll=2)
-    entry = TableEntry.from_dict(SPEC.entry(cfg, "GPU X", formulation="tiles", chunk=16, tuning=sched.tuning()).to_dict())
-    assert TileSchedule.from_tuning(entry.chunk, entry.tuning) == sched
+    entry = TableEntry.from_dict(SPEC.entry(cfg, "GPU X", formulation="tiles", chunk=16,
+                                            schedule=sched.to_dict()).to_dict())
+    assert entry.tuning is None and TileSchedule.from_dict(entry.chunk, entry.schedule) == sched
     run = staged_for("fp8_amax", cfg, "GPU X", TuningTable([entry]))
     assert isinstance(run, AmaxTiles) and run.schedule == sched
     assert staged_for("fp8_amax", cfg, "GPU Y", TuningTable([entry])) is None  # another GPU: nvFuser's own
     inputs = SPEC.make_inputs(cfg)
     assert all(d.ok for d in compare(SPEC.reference(inputs, cfg), run.run(list(inputs.values()))))
     with pytest.raises(SegkitError, match="tiles formulation is for fp8_amax, not rmsnorm_bwd"):
-        staged("rmsnorm_bwd", cfg, "tiles", 16, sched.tuning())
-    with pytest.raises(SegkitError, match="needs a 'tiles' tuning with a tile_width"):
-        TileSchedule.from_tuning(16, None)
-    with pytest.raises(ValueError, match="its own two fusions"):
-        TunedFusion(SPEC.build(cfg), sched.tuning())
+        formulations.realize("rmsnorm_bwd", cfg, Candidate("tiles", 16, schedule=sched.to_dict()))
+    with pytest.raises(SegkitError, match="TileSchedule needs a schedule"):
+        TileSchedule.from_dict(16, None)
+    with pytest.raises(SegkitError, match="missing 1 required positional argument: 'width'"):
+        TileSchedule.from_dict(16, {"rows": 4})
 
 
 def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
-    from fusions import staged
-    from segkit.tune import space
+    from fusions import formulations
+    from fusions.runner import staged_for
+    from fusions.tune import space
+    from segkit.tune import Candidate
     from segkit.tuning import TableEntry, TuningTable
-    from thunder_exec.runtime import staged_for
 
     forms = {dtype: {c.formulation for c in space("fp8_amax", replace(SPEC.config("4096x4096"), dtype=dtype), None)}
              for dtype in (torch.bfloat16, torch.float16)}
@@ -169,31 +172,35 @@ def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
     cfg = SPEC.config("4096x4096_tiny")
     sched = TileSchedule(16, 80, rows=4, vec=8, unroll=2)
     entry = TableEntry.from_dict(SPEC.entry(cfg, "GPU X", formulation="bit_tiles", chunk=16,
-                                            tuning=sched.tuning()).to_dict())
+                                            schedule=sched.to_dict()).to_dict())
     run = staged_for("fp8_amax", cfg, "GPU X", TuningTable([entry]))
-    assert isinstance(run, AmaxBitTiles) and run.schedule == sched and "bit tiles chunk 16" in entry.describe()
+    assert isinstance(run, AmaxBitTiles) and run.schedule == sched and "bit_tiles chunk 16" in entry.describe()
     inputs = SPEC.make_inputs(cfg)
     assert all(d.ok for d in compare(SPEC.reference(inputs, cfg), run.run(list(inputs.values()))))
     with pytest.raises(SegkitError, match="bit_tiles formulation is for fp8_amax, not rmsnorm_bwd"):
-        staged("rmsnorm_bwd", cfg, "bit_tiles", 16, sched.tuning())
+        formulations.realize("rmsnorm_bwd", cfg, Candidate("bit_tiles", 16, schedule=sched.to_dict()))
 
 
-def test_tuning_fields_of_the_tiles_schedule_need_it():
-    from segkit.tuning import NvTuning
+def test_the_tiles_schedule_is_no_nvfuser_tuning():
+    from segkit.tuning import NvTuning, tuning_from_dict
 
-    with pytest.raises(ValueError, match="tile_width applies to the 'tiles' schedule, not rows"):
-        NvTuning("x", scheduler="rows", tile_width=256)
-    with pytest.raises(ValueError, match="unroll applies to the 'tiles' schedule"):
+    with pytest.raises(TypeError, match="tile_width"):  # nvFuser's knobs only: a hand schedule is no NvTuning
+        NvTuning("x", scheduler="tiles", tile_width=256)
+    with pytest.raises(TypeError, match="unroll"):
         NvTuning("x", scheduler="inner_persistent", unroll=2)
+    with pytest.raises(ValueError, match="unknown NvTuning fields"):
+        tuning_from_dict({"why": "x", "scheduler": "tiles", "tile_width": 256, "unroll": 4})
 
 
 def test_tune_offers_tiles_first_where_there_is_a_column_amax():
-    from segkit.tune import QUICK_TILES, space
+    from fusions.fp8_amax import QUICK_TILES
+    from fusions.tune import space
 
     cfg = SPEC.config("16384x8192")  # bf16: the tiles on its bits
     cands = space("fp8_amax", cfg, None, 132)
     assert [c.formulation for c in cands[1:1 + QUICK_TILES]] == ["bit_tiles"] * QUICK_TILES  # after nvFuser's defaults
-    assert cands[1].tuning == candidates(cfg, 132)[0].tuning()
+    first = candidates(cfg, 132)[0]
+    assert (cands[1].chunk, cands[1].schedule, cands[1].tuning) == (first.chunk, first.to_dict(), None)
     assert len([c for c in space("fp8_amax", cfg, None, 132, quick=False) if c.formulation == "bit_tiles"]) == \
         len(candidates(cfg, 132))
     no_col = replace(cfg, amaxes=("row", "all"))  # bf16: the tensorwise amax from the rows' bits
@@ -204,7 +211,7 @@ def test_tune_offers_tiles_first_where_there_is_a_column_amax():
 
 
 def test_tune_takes_the_amaxes_asked_for():
-    from segkit.tune import tune_spec
+    from fusions.tune import tune_spec
 
     result = tune_spec("fp8_amax", "4096x4096", reference=True, log=lambda _: None, amaxes=("row", "all"))
     assert "amaxes=('row', 'all')" in result.signature

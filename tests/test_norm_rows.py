@@ -8,13 +8,15 @@ import pytest
 import torch
 
 import fusions
-from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled, candidates, rows_scheduled
+from fusions import formulations
+from fusions.norm_bwd_rows import ROWS, RowsScheduled, candidates
+from fusions.rows_schedule import RowsSchedule
 from segkit.compare import compare
 from segkit.errors import SegkitError
-from segkit.tune import Candidate, realize, space
-from segkit.tuned import TunedFusion
-from segkit.tuning import ROWS, NvTuning, TableEntry, TuningTable
-from thunder_exec.runtime import staged_for
+from fusions.tune import realize, space
+from segkit.tune import Candidate
+from segkit.tuning import NvTuning, TableEntry, TuningTable, tuning_from_dict
+from fusions.runner import staged_for
 
 GPU = "NVIDIA Test GPU"
 
@@ -60,27 +62,29 @@ def test_the_tuning_table_keeps_a_rows_schedule_and_segkit_runs_it(tmp_path):
     spec = fusions.get("layernorm_bwd")
     cfg = spec.config("nanogpt_tiny", torch.bfloat16)
     sched = RowsSchedule(16, rows=2, vec=4, tidx=8)
-    entry = spec.entry(cfg, GPU, formulation=ROWS, chunk=16, tuning=sched.tuning("measured"), us=1.0)
+    entry = spec.entry(cfg, GPU, formulation=ROWS, chunk=16, schedule=sched.to_dict(), us=1.0)
     table = TuningTable([entry])
     table.save(tmp_path / "t.json")
     back = TuningTable.load(tmp_path / "t.json").lookup(GPU, "layernorm_bwd", entry.signature)
-    assert back == entry and "rows chunk 16" in back.describe() and "threads_per_row=8" in back.describe()
+    assert back == entry and "rows chunk 16" in back.describe() and "tidx=8" in back.describe()
     staged = staged_for("layernorm_bwd", cfg, GPU, TuningTable.load(tmp_path / "t.json"))
     assert staged.schedule == sched
     inputs = spec.make_inputs(cfg)
     assert all(d.ok for d in compare(spec.reference(inputs, cfg), staged.run(list(inputs.values()))))
 
 
-def test_rows_tuning_is_refused_where_it_means_nothing():
-    with pytest.raises(ValueError, match="threads_per_row applies to the 'rows' schedule"):
+def test_a_rows_schedule_is_refused_where_it_means_nothing():
+    with pytest.raises(TypeError, match="threads_per_row"):  # nvFuser's knobs only: a hand schedule is no NvTuning
         NvTuning("x", scheduler="inner_outer_persistent", threads_per_row=32)
-    fd = fusions.get("rmsnorm_bwd").build("nanogpt_tiny")
-    with pytest.raises(ValueError, match="formulation of its own two fusions"):
-        TunedFusion(fd, RowsSchedule(16).tuning())
-    with pytest.raises(SegkitError, match="needs a 'rows' tuning"):
-        rows_scheduled("rmsnorm_bwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, None)
+    with pytest.raises(ValueError, match="unknown NvTuning fields"):
+        tuning_from_dict({"why": "x", "scheduler": "rows", "threads_per_row": 32})
+    with pytest.raises(SegkitError, match="RowsSchedule needs a schedule"):
+        formulations.realize("rmsnorm_bwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), Candidate(ROWS, 16))
+    with pytest.raises(SegkitError, match=r"unknown parameters \['threads_per_row'\]"):
+        RowsSchedule.from_dict(16, {"threads_per_row": 32})
     with pytest.raises(SegkitError, match="not rmsnorm_fwd"):
-        rows_scheduled("rmsnorm_fwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"), 16, RowsSchedule(16).tuning())
+        formulations.realize("rmsnorm_fwd", fusions.get("rmsnorm_bwd").config("nanogpt_tiny"),
+                             Candidate(ROWS, 16, schedule=RowsSchedule(16).to_dict()))
 
 
 def test_tune_offers_rows_first_at_a_narrow_hidden_last_at_a_wide_one_and_realizes_them():
@@ -95,11 +99,13 @@ def test_tune_offers_rows_first_at_a_narrow_hidden_last_at_a_wide_one_and_realiz
     first_rows = next(i for i, c in enumerate(cands) if c.formulation == ROWS)
     assert first_rows > 0 and all(c.formulation == ROWS for c in cands[first_rows:])
     small = spec.config("sweep_4096x256", torch.float32)
-    runner = realize(None, Candidate(ROWS, 64, RowsSchedule(64, rows=2, vec=8).tuning()), "rmsnorm_bwd", small)
+    sched = RowsSchedule(64, rows=2, vec=8)
+    runner = realize(None, Candidate(ROWS, 64, schedule=sched.to_dict()), "rmsnorm_bwd", small)
     inputs = spec.make_inputs(small)
     assert all(d.ok for d in compare(spec.reference(inputs, small), runner.run(list(inputs.values()), "reference")))
-    assert isinstance(TableEntry.from_dict(spec.entry(small, GPU, formulation=ROWS, chunk=64,
-                                                      tuning=RowsSchedule(64).tuning()).to_dict()).tuning, NvTuning)
+    back = TableEntry.from_dict(spec.entry(small, GPU, formulation=ROWS, chunk=64,
+                                           schedule=RowsSchedule(64).to_dict()).to_dict())
+    assert back.tuning is None and RowsSchedule.from_dict(back.chunk, back.schedule) == RowsSchedule(64)
 
 
 @pytest.mark.parametrize("config, amaxes, chunk", [("4096x4096_tiny", ("row", "col", "all"), 12),
@@ -145,4 +151,4 @@ def test_segkit_ex_run_time_config_of_a_model_finds_the_committed_rows_schedule(
     entry = fusions.get(name).table_entry(cfg, gpu)
     staged = staged_for(name, cfg, gpu)
     assert entry is not None and entry.formulation == ROWS
-    assert isinstance(staged, RowsScheduled) and staged.schedule == RowsSchedule.from_tuning(entry.chunk, entry.tuning)
+    assert isinstance(staged, RowsScheduled) and staged.schedule == RowsSchedule.from_dict(entry.chunk, entry.schedule)

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import fusions
-from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled
+from fusions.norm_bwd_rows import RowsScheduled
+from fusions.rows_schedule import RowsSchedule
 from fusions.norm_bwd_two_stage import chunk_for, two_stage
 from segkit.compare import compare
 from segkit.errors import SegkitError

@@ -7,11 +7,13 @@ from dataclasses import replace
 import pytest
 
 import fusions
+from fusions import formulations
 from fusions.rope_bwd_sums_then_cat import SumsThenCat
+from fusions.tune import space
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
-from segkit.tune import space
+from segkit.tune import Candidate
 from segkit.tuning import TableEntry, TuningTable
 
 SPEC = fusions.get("qkv_split_rope_bwd")
@@ -72,11 +74,11 @@ def test_it_is_for_grouped_query_configs_and_the_rope_backward():
     with pytest.raises(SegkitError, match="one query per kv head"):
         SumsThenCat(SPEC.config("Llama-2-13b-hf_bs2_tiny"))
     with pytest.raises(SegkitError, match="sums_then_cat formulation is for qkv_split_rope_bwd, not rmsnorm_bwd"):
-        fusions.staged("rmsnorm_bwd", SPEC.config("Llama-3-70B_bs2_tiny"), "sums_then_cat", None)
+        formulations.realize("rmsnorm_bwd", SPEC.config("Llama-3-70B_bs2_tiny"), Candidate("sums_then_cat"))
 
 
 def test_tune_offers_it_and_the_table_makes_segkit_ex_run_it():
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     gqa, mha = SPEC.config("Llama-3-70B_bs2"), SPEC.config("Llama-2-13b-hf_bs2")
     assert any(c.formulation == "sums_then_cat" for c in space("qkv_split_rope_bwd", gqa, None, 132))

@@ -168,7 +168,7 @@ def test_inference_runs_the_y_only_fusion(module):
 
 def test_y_only_fusion_keeps_only_y():
     from fusions.configs import NormConfig
-    from thunder_exec.runtime import runner
+    from fusions.runner import runner
 
     cfg = NormConfig("t", (4, 32), torch.float32, 1e-5, True)
     full, y_only = runner("layernorm_fwd", cfg, "none"), runner("layernorm_fwd", cfg, "none", outputs=(0,))

@@ -19,7 +19,7 @@ import thunder_exec
 from segkit.errors import SegkitError
 from tests import model_zoo
 from thunder_exec.executor import warn_if_shadowed
-from thunder_exec.runtime import RUNNERS, LRUCache, clear_caches, runner
+from fusions.runner import RUNNERS, LRUCache, clear_caches, runner
 
 NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm"}
 NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd"}
@@ -271,7 +271,7 @@ def test_segkit_check_checks_on_cpu_too():
         warnings.simplefilter("error", thunder_exec.WrongResultWarning)
         good(inputs)
     # through thunder.jit: the compile option reaches the runner, which records a verdict per signature
-    from thunder_exec.runtime import _VERDICTS
+    from fusions.runner import _VERDICTS
 
     ln, x = torch.nn.LayerNorm(24), torch.randn(5, 24, requires_grad=True)
     with warnings.catch_warnings():

@@ -10,7 +10,8 @@ import fusions
 from fusions.norm_bwd_two_stage import two_stage
 from segkit import FusionDefinition
 from segkit_cli.main import main as cli_main
-from segkit.tune import Candidate, Timing, Trial, TuneResult, distance, search, shard, space, tune_spec, validate
+from fusions.tune import realizer, space, tune_spec
+from segkit.tune import Candidate, Timing, Trial, TuneResult, distance, search, shard, validate
 from segkit.tuning import NvTuning, TableEntry, TuningTable
 
 
@@ -83,7 +84,8 @@ def test_a_candidate_that_does_not_record_is_rejected_untimed():
     cfg = spec.config("mixorder_576000x384_tiny")
     inputs = spec.make_inputs(cfg)
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg),
-                    [Candidate("two_stage", 5)], "reference", "rmsnorm_bwd", cfg, timer=lambda call: Timing(1.0, 1.0))
+                    [Candidate("two_stage", 5)], "reference", realizer("rmsnorm_bwd", cfg),
+                    timer=lambda call: Timing(1.0, 1.0))
     assert not trials[0].ok and "does not divide" in trials[0].note and trials[0].us is None
 
 
@@ -131,7 +133,7 @@ def test_table_round_trip_and_lookup_by_gpu_model(tmp_path):
 
 
 def test_executor_runs_the_two_stage_formulation_the_table_chose():
-    from thunder_exec.runtime import staged_for
+    from fusions.runner import staged_for
 
     spec = fusions.get("layernorm_bwd")
     table = TuningTable([spec.entry("mixorder_576000x384_tiny", "GPU A", formulation="two_stage", chunk=8)])
@@ -217,7 +219,8 @@ def test_a_search_past_its_budget_lists_the_rest_as_not_tried():
     cfg = spec.config("mixorder_576000x384_tiny")
     inputs = spec.make_inputs(cfg)
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg),
-                    [Candidate(), Candidate("two_stage", 4)], "reference", "rmsnorm_bwd", cfg, budget_s=-1.0)
+                    [Candidate(), Candidate("two_stage", 4)], "reference", realizer("rmsnorm_bwd", cfg),
+                    budget_s=-1.0)
     assert trials[0].ok and not trials[1].ok and "budget" in trials[1].note
 
 
@@ -260,7 +263,8 @@ def test_kernel_time_ranks_and_event_time_is_kept_beside_it():
     ws = NvTuning("t", enable_options=("ws_normalization",))
     cands = [Candidate(origin="nvFuser defaults"), Candidate(tuning=rule, origin="builder rule"), Candidate(tuning=ws)]
     times = iter([Timing(890.0, 891.0), Timing(636.0, 848.5), Timing(750.5, 756.6)])
-    trials = search(spec.build(cfg), inputs, refs, cands, "reference", "rmsnorm_bwd", cfg, timer=lambda call: next(times))
+    trials = search(spec.build(cfg), inputs, refs, cands, "reference", realizer("rmsnorm_bwd", cfg),
+                    timer=lambda call: next(times))
     assert all(t.ok and t.seconds is not None and t.seconds >= 0 for t in trials)
     result = TuneResult("rmsnorm_bwd", "mixorder_576000x384", "576000x384 bfloat16", trials)
     assert result.winner.candidate.origin == "builder rule"
@@ -324,7 +328,7 @@ def test_a_cut_search_says_what_the_rest_would_need():
     spec, cfg, inputs, refs = _norm_bwd_tiny()
     cands = [Candidate(origin="nvFuser defaults")] + [Candidate(tuning=NvTuning("t", enable_options=(o,)))
                                                       for o in ("ws_normalization", "a", "b")]
-    trials = search(spec.build(cfg), inputs, refs, cands, "reference", "rmsnorm_bwd", cfg, budget_s=0.0)
+    trials = search(spec.build(cfg), inputs, refs, cands, "reference", realizer("rmsnorm_bwd", cfg), budget_s=0.0)
     result = TuneResult("rmsnorm_bwd", "c", "s", trials)
     assert [t.seconds is None for t in trials] == [False, True, True, True]
     hint = result.budget_hint()

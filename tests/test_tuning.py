@@ -52,7 +52,7 @@ def test_forward_keeps_the_default_elsewhere(name, cfg):
 
 
 def test_inference_keeps_the_forward_tuning():
-    from thunder_exec.runtime import fusion_for
+    from fusions.runner import fusion_for
 
     cfg = fusions.get("rmsnorm_fwd").config("mixorder_576000x384")
     y_only = fusion_for("rmsnorm_fwd", cfg, "none", outputs=(0,))

@@ -101,7 +101,7 @@ def test_minimizer_drops_a_split_group_with_its_outputs():
 
 @pytest.mark.parametrize("policy", ["outputs", "inputs+outputs"])
 def test_executor_fusions_keep_the_builders_tuning(policy):
-    from thunder_exec.runtime import fusion_for
+    from fusions.runner import fusion_for
 
     spec = fusions.get("rmsnorm_bwd")
     cfg = spec.config("mixorder_576000x384")

@@ -10,12 +10,13 @@ from thunder_exec.compat import install_nvfuser_direct_compat
 
 install_nvfuser_direct_compat()
 
-from thunder_exec.check_hook import CheckNvFusions, UncheckedFusionWarning, WrongResultWarning  # noqa: E402
+from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning  # noqa: E402
+from thunder_exec.check_hook import CheckNvFusions  # noqa: E402
 from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning  # noqa: E402
 from thunder_exec.executor import qkv_split_rope, rms_norm, segkit_ex  # noqa: E402
 from thunder_exec.recognize import install_import_hook, install_known  # noqa: E402
 from thunder_exec.routes import RouteMismatchError, route  # noqa: E402
-from thunder_exec.runtime import clear_caches  # noqa: E402
+from fusions.runner import clear_caches  # noqa: E402
 
 install_known()
 install_import_hook()

@@ -48,7 +48,7 @@ import thunder.torch as ltorch
 
 from fusions import torch_models
 from fusions.configs import NormConfig, RopeConfig
-from thunder_exec.runtime import RUNNERS, SpecRunner, runner, unit_weight
+from fusions.runner import RUNNERS, SpecRunner, runner, unit_weight
 
 segkit_ex = OperatorExecutor("segkit", version="0.2")
 register_executor(segkit_ex)

@@ -19,7 +19,7 @@ import thunder.torch as ltorch
 
 from fusions.configs import ApplyRopeConfig
 from thunder_exec.executor import _DTYPES, _options, dtype_name, segkit_ex, torch_dtype, verify_route
-from thunder_exec.runtime import RUNNERS, SpecRunner, runner
+from fusions.runner import RUNNERS, SpecRunner, runner
 
 
 def rope_refusal(x, cos, sin) -> str | None:

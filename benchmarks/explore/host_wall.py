@@ -6,7 +6,7 @@ import torch.nn.functional as F
 import fusions
 from segkit.timing import wall_us
 from segkit.nvf import compiled
-from thunder_exec import runtime
+from fusions import runner as runtime
 from thunder_exec.executor import _ln_fwd_impl
 
 spec = fusions.get("layernorm_fwd")

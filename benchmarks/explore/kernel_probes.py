@@ -13,7 +13,7 @@ behind benchmarks/results/h100-2026-11-26/ and h200-2026-11-26/.
 ``tiles`` and ``rope_stage2`` run their fusion twice and time nothing (ncu and CUPTI do not share a process);
 ``tiles_grid`` checks each schedule against the float64 reference before timing it. ``--bf16`` adds the stage-1
 reductions written in bf16 (abs and max are exact there; each partial cast to fp32 once); ``--bits`` the tiles
-on bf16 bits (``fp8_amax_tiles.AmaxBitTiles``); ``--lohi`` the bit tiles as they were before their column
+on bf16 bits (``fp8_amax_bit_tiles.AmaxBitTiles``); ``--lohi`` the bit tiles as they were before their column
 partials were packed (stage 2 reassembling even and odd columns).
 """
 import sys
@@ -23,6 +23,8 @@ import torch
 
 import fusions
 from benchmarks.workloads import case_data
+from fusions import amax_staged as AS
+from fusions import fp8_amax_bit_tiles as FBT
 from fusions import fp8_amax_tiles as FT
 from fusions.fp8_amax_bits import AmaxBits
 from fusions.rope_bwd_sums_then_cat import SumsThenCat
@@ -52,7 +54,7 @@ def lohi_stage1(fd, cfg, s: FT.TileSchedule) -> None:
     odd columns' partials as two int32 outputs."""
     P, Q, W2 = cfg.lead // s.chunk, cfg.cols // s.width, s.width // 2
     v = fd.define_tensor(shape=[P, s.chunk, Q, W2], contiguity=[True] * 4, dtype=dt(fd, "Int32"))
-    lo, hi = FT.abs_bits(fd, v)
+    lo, hi = AS.abs_bits(fd, v)
     fd.add_output(fd.ops.max(fd.ops.maximum(lo, hi), dims=[3]))
     fd.add_output(fd.ops.max(lo, dims=[1]))
     fd.add_output(fd.ops.max(hi, dims=[1]))
@@ -61,18 +63,18 @@ def lohi_stage1(fd, cfg, s: FT.TileSchedule) -> None:
 def lohi_stage2(fd, cfg, s: FT.TileSchedule) -> None:
     """...and its stage 2: the columns reassembled (cols / 2, 2) by an iota select, everything shifted there."""
     P, Q, C2 = cfg.lead // s.chunk, cfg.cols // s.width, cfg.cols // 2
-    i32, c16 = dt(fd, "Int32"), FT.i32(fd, 16)
+    i32, c16 = dt(fd, "Int32"), AS.i32(fd, 16)
     part = fd.define_tensor(shape=[cfg.lead, Q], contiguity=[True, True], dtype=i32)
     fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(part, dims=[1]), c16))
     lo, hi = (fd.ops.max(fd.define_tensor(shape=[P, C2], contiguity=[True, True], dtype=i32), dims=[0]) for _ in "lh")
     odd = fd.ops.broadcast_in_dim(fd.ops.iota(2, dtype=i32), shape=[C2, 2], broadcast_dims=[1])
-    both = fd.ops.where(fd.ops.eq(odd, FT.i32(fd, 0)), fd.ops.broadcast_in_dim(lo, shape=[C2, 2], broadcast_dims=[0]),
+    both = fd.ops.where(fd.ops.eq(odd, AS.i32(fd, 0)), fd.ops.broadcast_in_dim(lo, shape=[C2, 2], broadcast_dims=[0]),
                         fd.ops.broadcast_in_dim(hi, shape=[C2, 2], broadcast_dims=[0]))
     fd.add_output(fd.ops.bitwise_left_shift(both, c16))
     fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(fd.ops.maximum(lo, hi), dims=[0]), c16))
 
 
-class LoHiBitTiles(FT.AmaxBitTiles):
+class LoHiBitTiles(FBT.AmaxBitTiles):
     """Rowwise + columnwise + tensorwise only."""
 
     defines = (lohi_stage1, lohi_stage2)
@@ -91,7 +93,7 @@ def stage2(shape: str, chunk: str) -> None:
     schedule, each kernel by name and time, and NVFUSER_DUMP's segmented fusion when set."""
     cfg = AMAX.config(shape)
     x = AMAX.make_inputs(cfg, device="cuda")["x"]
-    run = FT.AmaxBitTiles(cfg, FT.TileSchedule(int(chunk), 256, rows=4, vec=8, unroll=4))
+    run = FBT.AmaxBitTiles(cfg, FT.TileSchedule(int(chunk), 256, rows=4, vec=8, unroll=4))
     run.execute([x])
     args = [t.contiguous() for t in run.stage2_args(run._stages[0].manual_execute(run.stage1_args([x])))]
     for k in kernel_breakdown(lambda: run._stages[1].execute(args), 15):
@@ -111,8 +113,8 @@ def row_all(*shapes: str) -> None:
         refs = AMAX.reference({"x": x}, cfg)
         with FusionDefinition() as fd:
             v = fd.define_tensor(shape=[cfg.lead, cfg.cols // 2], contiguity=[True, True], dtype=dt(fd, "Int32"))
-            c16 = FT.i32(fd, 16)
-            m = fd.ops.max(fd.ops.maximum(*FT.abs_bits(fd, v)), dims=[1])
+            c16 = AS.i32(fd, 16)
+            m = fd.ops.max(fd.ops.maximum(*AS.abs_bits(fd, v)), dims=[1])
             fd.add_output(fd.ops.bitwise_left_shift(m, c16))
             fd.add_output(fd.ops.bitwise_left_shift(fd.ops.max(m, dims=[0]), c16))
         bits, reuse = compiled(fd), compiled(reuse_reductions(AMAX.build(cfg)).apply())
@@ -169,7 +171,7 @@ def rope_stage2(config: str) -> None:
 
 def tiles_grid(*argv: str) -> None:
     kinds = (() if "--no-floats" in argv else (FT.AmaxTiles,)) + ((Bf16Tiles,) if "--bf16" in argv else ()) + \
-        ((LoHiBitTiles,) if "--lohi" in argv else ()) + ((FT.AmaxBitTiles,) if "--bits" in argv else ())
+        ((LoHiBitTiles,) if "--lohi" in argv else ()) + ((FBT.AmaxBitTiles,) if "--bits" in argv else ())
     steps = ((4, 4), (4, 2), (8, 2), (2, 4)) if "--few-steps" not in argv else ((4, 4), (2, 4), (8, 2))
     option = {a.split("=")[0]: a.split("=")[1].split(",") for a in argv if a.startswith("--") and "=" in a}
     widths = tuple(int(w) for w in option.get("--widths", ["256"]))

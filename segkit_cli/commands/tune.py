@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from segkit.errors import SegkitError
+    from fusions.tune import tune_spec
     from segkit.tune import tune_script
     from segkit.tuning import TuningTable, gpu_model
 

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import fusions
-from fusions.norm_bwd_rows import RowsSchedule, RowsScheduled
+from fusions.norm_bwd_rows import RowsScheduled
+from fusions.rows_schedule import RowsSchedule
 from fusions.norm_bwd_two_stage import chunk_for, two_stage
 from segkit.compare import compare
 from segkit.nvf import compiled
@@ -60,7 +61,7 @@ def test_rows_schedule_on_nvfuser_is_right_and_deterministic(name, config, sched
 
 @pytest.mark.parametrize("policy", ["outputs", "inputs+outputs"])
 def test_tuned_backward_stays_tuned_under_bookend(policy, record):
-    from thunder_exec.runtime import fusion_for
+    from fusions.runner import fusion_for
 
     spec = fusions.get("layernorm_bwd")
     cfg = spec.config("mixorder_576000x384")
@@ -79,6 +80,7 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
 
 
 def test_tune_search_validates_and_times_on_nvfuser():
+    from fusions.tune import realizer
     from segkit.tune import Candidate, measure, search
     from segkit.tuning import NvTuning
 
@@ -86,9 +88,9 @@ def test_tune_search_validates_and_times_on_nvfuser():
     cfg = spec.config("sweep_65536x1024")
     inputs = spec.make_inputs(cfg, device="cuda")
     cands = [Candidate(), Candidate(tuning=NvTuning("t", enable_options=("ws_normalization",))),
-             Candidate("two_stage", chunk_for(cfg.rows, 132)), Candidate("rows", 128, RowsSchedule(128).tuning())]
+             Candidate("two_stage", chunk_for(cfg.rows, 132)), Candidate("rows", 128, schedule=RowsSchedule(128).to_dict())]
     trials = search(spec.build(cfg), list(inputs.values()), spec.reference(inputs, cfg), cands, "nvfuser",
-                    "rmsnorm_bwd", cfg, measure)
+                    realizer("rmsnorm_bwd", cfg), measure)
     bad = [(t.candidate.label(), t.note, t.us) for t in trials if not (t.ok and t.us and t.us > 0)]
     assert not bad, bad
     # events around the call hold the kernels and the gaps between them

@@ -63,7 +63,8 @@ def test_fp8_variants_are_exact_on_nvfuser(record, shape, variant):
 def test_fp8_tiles_are_exact_and_deterministic_on_nvfuser(shape, amaxes, chunk, width, rows, vec, unroll, bits):
     """The hand-scheduled one-read amax (fusions/fp8_amax_tiles.py), in floats and on bf16 bits: max is exact, so
     bit-equal to float64."""
-    from fusions.fp8_amax_tiles import AmaxBitTiles, AmaxTiles, TileSchedule
+    from fusions.fp8_amax_bit_tiles import AmaxBitTiles
+    from fusions.fp8_amax_tiles import AmaxTiles, TileSchedule
 
     cfg = replace(SPEC.config(shape), amaxes=amaxes)
     sched = TileSchedule(chunk, width, rows=rows, vec=vec, unroll=unroll)
@@ -80,7 +81,8 @@ def test_fp8_tiles_are_exact_and_deterministic_on_nvfuser(shape, amaxes, chunk, 
     ("seed_12x34x56", ("all", "row"), 12, 56),  # whole rows: stage 2 only the tensorwise amax
 ])
 def test_fp8_bit_tiles_without_a_column_amax_are_exact_on_nvfuser(shape, amaxes, chunk, width):
-    from fusions.fp8_amax_tiles import AmaxBitTiles, TileSchedule
+    from fusions.fp8_amax_bit_tiles import AmaxBitTiles
+    from fusions.fp8_amax_tiles import TileSchedule
 
     cfg = replace(SPEC.config(shape), amaxes=amaxes)
     inp = SPEC.make_inputs(cfg, device="cuda")

@@ -107,7 +107,7 @@ def test_litgpt_block_at_a_tuned_shape_runs_the_tuned_rows_schedule(record):
     import fusions
     from benchmarks.model_step import import_litgpt
     from fusions.norm_bwd_rows import RowsScheduled
-    from thunder_exec.runtime import RUNNERS
+    from fusions.runner import RUNNERS
 
     spec = fusions.get("layernorm_bwd")
     entry = spec.table_entry(spec.config("mixorder_576000x384"))

@@ -3,9 +3,10 @@
 On CUDA tensors with nvfuser_direct present the fusion runs on nvFuser (its
 FusionDefinition is built once and kept); otherwise the reference interpreter
 runs it, so the executor's routing can be tested on a CPU machine. With ``check``
-(compile option ``segkit_check``) each signature's result is validated once and refused
-if wrong (thunder_exec.check_hook): nvFuser's against the reference interpreter, the
-reference interpreter's (CPU) against the spec's independent float64 reference.
+(thunder_exec's compile option ``segkit_check``) each signature's result is validated once and refused
+if wrong (segkit.verdicts): nvFuser's against the reference interpreter, the
+reference interpreter's (CPU) against the spec's independent float64 reference. The
+executor (thunder_exec) and the benchmarks run specs through it.
 
 All runners live in one bounded LRU cache (``RUNNERS``, ``clear_caches()``).
 """
@@ -21,14 +22,14 @@ from typing import Any
 import torch
 
 import fusions
+from fusions import formulations
 from segkit.bookend import POLICIES, bookended
 from segkit.check import CheckReport
 from segkit.compare import compare
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.nvf import compiled, nvfuser_available
-from thunder_exec.check_hook import Verdicts
-
+from segkit.verdicts import Verdicts
 
 
 @dataclass
@@ -149,9 +150,9 @@ def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = No
     """The two-stage or rows formulation when the tuning table chose it for this spec and config on this GPU,
     else None."""
     entry = fusions.get(spec_name).table_entry(cfg, gpu, table)
-    if entry is None or entry.formulation not in fusions.STAGED:
+    if entry is None or entry.formulation not in formulations.names():
         return None
-    return fusions.staged(spec_name, cfg, entry.formulation, entry.chunk, entry.tuning, entry.bookend)
+    return formulations.realize(spec_name, cfg, entry)
 
 
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
