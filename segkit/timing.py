@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-L2_FLUSH_BYTES = 512 * 1024 * 1024  # larger than any current GPU's L2 (H100/H200: 50 MiB)
+L2_FLUSH_BYTES = 512 * 1024 * 1024  # larger than any current GPU's L2
 _flush_buffer: list[torch.Tensor] = []
 
 
@@ -27,9 +27,7 @@ def flush_l2() -> None:
     """Write a buffer larger than L2, then read it back: L2 ends holding clean lines of that buffer.
 
     The write alone leaves L2 full of dirty lines, and the timed kernel then pays their write-back to DRAM,
-    traffic its bytes floor does not count (H200, benchmarks/results/h200-2026-11-23-final/timer_bias.log:
-    RMSNorm forward 4096 x 4096 18.6 us after the write alone, 16.2 us after write + read, floor 16.0 us;
-    a host wait after the write does not help, so L2 does not clean itself)."""
+    traffic its bytes floor does not count (measured: benchmarks/results/h200-2026-11-23-final/README.md)."""
     if not _flush_buffer:  # one buffer, kept (clear_flush_buffer frees it)
         _flush_buffer.append(torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda"))
     _flush_buffer[0].zero_()
