@@ -23,6 +23,7 @@ from thunder_exec.base import DTYPES, compile_options, dtype_name, segkit_ex, to
 from thunder_exec.route_verify import verify_route
 from thunder_exec.runtime import RUNNERS, SpecRunner, runner, unit_weight
 
+
 def _norm_runner(spec_name: str, a: torch.Tensor, param_dtype: torch.dtype, eps: float, bias: bool, policy: str,
                  check: bool, outputs: tuple[int, ...] | None = None) -> SpecRunner:
     """Runners looked up by plain values (shape, dtype, ...): no config dataclass is built on the per-call path."""
