@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import summarize
-from benchmarks.sweep import SweepError, balance, main, resolve_devices
+from benchmarks.sweep import SweepError, balance, collect, main, resolve_devices
 from tests.conftest import ROOT
 
 
@@ -24,11 +24,35 @@ def suite(tmp_path_factory) -> str:
     return str(path)
 
 
+# Margins of the time-limit runs, which must hold on a loaded machine (2 cores shared by several pytest sessions):
+# the shard's start-up and the quick case fit before the limit (about a second when loaded), and pytest ends its
+# session within the grace after SIGINT (about a second idle, a few when loaded).
+LIMIT_S = 6
+SIGINT_GRACE_S = 8
+
+
 @pytest.fixture(scope="module")
 def limit_suite(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("limit") / "bench_limit.py"
     path.write_text((ROOT / "tests" / "data" / "sweep_suite" / "bench_limit.py").read_text())
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def limit_cases(limit_suite) -> list[str]:
+    return collect([limit_suite])
+
+
+@pytest.fixture
+def collected_before_launch(monkeypatch, limit_suite, limit_cases) -> None:
+    """The launcher's collection answered from one made before the run: the time limit counts from launch, and
+    the collecting pytest process alone takes up to ~10 s on a loaded machine, which would leave the limit run
+    out before the quick case starts (what these tests check happens after collection)."""
+    def collect_once(pytest_args: list[str]) -> list[str]:
+        assert pytest_args == [limit_suite]
+        return list(limit_cases)
+
+    monkeypatch.setattr("benchmarks.sweep.collect", collect_once)
 
 
 def _unsharded(tmp_path, suite) -> set[str]:
@@ -138,15 +162,17 @@ def _by_name(mapping: dict) -> dict:
     return {k.rsplit("::", 1)[1]: v for k, v in mapping.items()}
 
 
-def test_cases_past_the_time_limit_are_skipped_and_named_and_the_rest_merged(limit_suite, tmp_path, capsys):
+def test_cases_past_the_time_limit_are_skipped_and_named_and_the_rest_merged(limit_suite, collected_before_launch,
+                                                                             tmp_path, capsys):
     out = tmp_path / "limit.json"
     # test_b_overrun sleeps until just past the deadline; c and d would start after it
-    assert main(["--devices", "0", "--time-limit", "3", "--grace", "20", "-o", str(out), "--", limit_suite]) == 3
+    assert main(["--devices", "0", "--time-limit", str(LIMIT_S), "--grace", "20", "-o", str(out), "--",
+                 limit_suite]) == 3
     sweep = json.loads(out.read_text())["sweep"]
     assert sweep["complete"] is False and sweep["counts"] == {"passed": 2, "not run": 2}
     not_run = _by_name(sweep["not_run"]["0"])
     assert set(not_run) == {"test_c_late", "test_d_late"}
-    assert all("time limit (3 s)" in why for why in not_run.values())
+    assert all(f"time limit ({LIMIT_S} s)" in why for why in not_run.values())
     assert set(_by_name(sweep["durations"])) == {"test_a_quick", "test_b_overrun"}
     assert _by_name(sweep["durations"])["test_b_overrun"] >= 0.3
     # pytest ended on its own: no signal, and pytest-benchmark wrote its JSON (the quick case's record merged)
@@ -156,14 +182,15 @@ def test_cases_past_the_time_limit_are_skipped_and_named_and_the_rest_merged(lim
     assert "sweep incomplete" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("overrun, grace, killed", [("sleep_long", "2", False), ("hang", "0.5", True)])
-def test_a_shard_stopped_mid_case_still_reports_the_cases_it_finished(limit_suite, tmp_path, monkeypatch,
-                                                                      overrun, grace, killed):
-    """sleep_long honours SIGINT (pytest ends its session, which takes about a second here: pytest-benchmark's
-    JSON survives); hang ignores it and is killed (only the plugin's per-case report survives)."""
+@pytest.mark.parametrize("overrun, grace, killed", [("sleep_long", SIGINT_GRACE_S, False), ("hang", 0.5, True)])
+def test_a_shard_stopped_mid_case_still_reports_the_cases_it_finished(limit_suite, collected_before_launch, tmp_path,
+                                                                      monkeypatch, overrun, grace, killed):
+    """sleep_long honours SIGINT (pytest ends its session within the grace: pytest-benchmark's JSON survives);
+    hang ignores it and is killed after the grace (only the plugin's per-case report survives)."""
     monkeypatch.setenv("SWEEP_TINY_OVERRUN", overrun)
     out = tmp_path / "stopped.json"
-    assert main(["--devices", "0", "--time-limit", "3", "--grace", grace, "-o", str(out), "--", limit_suite]) == 3
+    assert main(["--devices", "0", "--time-limit", str(LIMIT_S), "--grace", str(grace), "-o", str(out), "--",
+                 limit_suite]) == 3
     doc = json.loads(out.read_text())
     sweep = doc["sweep"]
     shard = sweep["shards"][0]

@@ -18,7 +18,7 @@ import thunder
 import thunder_exec
 from segkit.errors import SegkitError
 from tests import model_zoo
-from thunder_exec.executor import warn_if_shadowed
+from thunder_exec.base import warn_if_shadowed
 from fusions.runner import RUNNERS, LRUCache, clear_caches, runner
 
 NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm"}

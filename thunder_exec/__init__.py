@@ -1,4 +1,17 @@
-"""Thunder executor routing norm and RoPE regions to segkit's fused nvFuser kernels (see executor.py).
+"""segkit_ex: a Thunder executor that runs layer norm, RMSNorm, RoPE and qkv split + RoPE on segkit's fusions.
+
+Use it first in the executor list, ``thunder.jit(model, executors=thunder_exec.executors())``: for each symbol
+Thunder asks the executors in order and the first one that can execute *or fuse* it owns its grad rule. nvFuser
+can fuse the decomposition of layer_norm / rms_norm, so with segkit_ex after nvFuser segkit's fused backward is
+never consulted (and segkit_ex cannot notice from inside Thunder, hence ``executors()``).
+
+What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
+compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.executor), RoPE on q or k
+(thunder_exec.rope) and qkv split + RoPE (thunder_exec.qkv_rope). The libraries' own norm / RoPE functions reach
+those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through ``route()``
+(thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
+``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
+(thunder_exec.reuse).
 
 Importing this package also applies the narrow Thunder 0.2.6 / nvfuser_direct compatibility fix
 (thunder_exec.compat) when it is needed.
@@ -10,12 +23,15 @@ from thunder_exec.compat import install_nvfuser_direct_compat
 
 install_nvfuser_direct_compat()
 
+from thunder_exec.base import segkit_ex  # noqa: E402
 from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning  # noqa: E402
 from thunder_exec.check_hook import CheckNvFusions  # noqa: E402
-from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning  # noqa: E402
-from thunder_exec.executor import qkv_split_rope, rms_norm, segkit_ex  # noqa: E402
+from thunder_exec.executor import rms_norm  # noqa: E402
+from thunder_exec.qkv_rope import qkv_split_rope  # noqa: E402
 from thunder_exec.recognize import install_import_hook, install_known  # noqa: E402
-from thunder_exec.routes import RouteMismatchError, route  # noqa: E402
+from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning  # noqa: E402
+from thunder_exec.route_verify import RouteMismatchError  # noqa: E402
+from thunder_exec.routes import route  # noqa: E402
 from fusions.runner import clear_caches  # noqa: E402
 
 install_known()

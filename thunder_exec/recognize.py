@@ -34,7 +34,9 @@ from thunder.core.interpreter import _interpret_call
 from thunder.core.jit_ext import register_general_jit_lookaside
 
 from fusions import torch_models
-from thunder_exec import executor as ex
+from thunder_exec.base import dtype_name, segkit_ex, torch_dtype, warn_if_shadowed
+from thunder_exec.executor import norm_refusal, rms_norm, rms_norm_entry
+from thunder_exec.qkv_rope import qkv_refusal, qkv_split_rope, qkv_split_rope_entry
 from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
 
 
@@ -52,9 +54,9 @@ RECOGNIZED: dict[Callable, Recognized] = {}
 
 def _active() -> bool:
     cd = get_compile_data()
-    if cd is None or ex.segkit_ex not in (cd.executors_list or ()):
+    if cd is None or segkit_ex not in (cd.executors_list or ()):
         return False
-    ex.warn_if_shadowed(cd.executors_list)
+    warn_if_shadowed(cd.executors_list)
     return True
 
 
@@ -71,8 +73,8 @@ def _note_printer(bsym, out_printables, arg_printables, kwarg_printables) -> str
 
 
 # A comment that survives dead-code elimination, so the note reaches the execution trace.
-note = ex.segkit_ex.register_operator("segkit_note", meta=lambda text: None, fn=lambda text: None,
-                                      tags=[prims.OpTags.DONT_DCE], python_printer=_note_printer)
+note = segkit_ex.register_operator("segkit_note", meta=lambda text: None, fn=lambda text: None,
+                                   tags=[prims.OpTags.DONT_DCE], python_printer=_note_printer)
 
 
 def left_to_thunder(label: str, why: str, original: Callable, *args):
@@ -100,10 +102,10 @@ def rms_norm_function(label: str, route: str | None = None):
     """fn(x, weight, eps) computing litgpt's RMSNorm."""
     def make(original):
         def replacement(x, weight, eps=1e-6):
-            why = ex.norm_refusal(x, weight, same_dtype=False)
+            why = norm_refusal(x, weight, same_dtype=False)
             if why:
                 return left_to_thunder(label, why, original, x, weight, eps)
-            return ex.rms_norm_entry(x, weight, eps, False, route)
+            return rms_norm_entry(x, weight, eps, False, route)
         return replacement
     return make
 
@@ -124,22 +126,22 @@ def qkv_split_rope_function(label: str, route: str | None = None):
     def make(original):
         def replacement(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem):
             args = (qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem)
-            why = ex.qkv_refusal(*args)
+            why = qkv_refusal(*args)
             if why:
                 return left_to_thunder(label, why, original, *args)
-            return ex.qkv_split_rope_entry(*args, route)
+            return qkv_split_rope_entry(*args, route)
         return replacement
     return make
 
 
 def _litgpt_rms_norm(original):
     def forward(self, x):
-        why = ex.norm_refusal(x, self.weight, same_dtype=False)
+        why = norm_refusal(x, self.weight, same_dtype=False)
         if self.dim not in (-1, x.ndim - 1):
             why = f"normalizes dim {self.dim}"
         if why:
             return left_to_thunder("litgpt RMSNorm", why, original, self, x)
-        return ex.rms_norm_entry(x, self.weight, self.eps, self.add_unit_offset)
+        return rms_norm_entry(x, self.weight, self.eps, self.add_unit_offset)
     return forward
 
 
@@ -160,10 +162,10 @@ def _litgpt_apply_rope(original):
 
 def _hf_rms_norm(original):
     def forward(self, hidden_states):
-        why = ex.norm_refusal(hidden_states, self.weight)  # HF multiplies in the weight's dtype: same dtypes only
+        why = norm_refusal(hidden_states, self.weight)  # HF multiplies in the weight's dtype: same dtypes only
         if why:
             return left_to_thunder("Hugging Face RMSNorm", why, original, self, hidden_states)
-        return ex.rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
+        return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
     return forward
 
 
@@ -176,10 +178,10 @@ def _hf_cast_after_rms_norm(original):
 
     litgpt's math: the weight multiplies in float32 (a 16-bit weight promotes exactly), then one cast."""
     def forward(self, hidden_states):
-        why = ex.norm_refusal(hidden_states, self.weight, same_dtype=False)
+        why = norm_refusal(hidden_states, self.weight, same_dtype=False)
         if why:
             return left_to_thunder("Hugging Face RMSNorm (OLMo2's)", why, original, self, hidden_states)
-        return ex.rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
+        return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
     return forward
 
 
@@ -193,12 +195,12 @@ def _hf_unit_offset_rms_norm(original):
     segkit's unit-offset norm (litgpt's) adds 1 in the weight's dtype: the same only for a float32 weight (a bf16
     weight would round 1 + w to bf16 where Gemma does not), so other weights stay with Thunder."""
     def forward(self, x):
-        why = ex.norm_refusal(x, self.weight, same_dtype=False)
-        if why is None and ex.torch_dtype(self.weight.dtype) != torch.float32:
-            why = f"Gemma adds 1 to the weight in float32, segkit in the weight's {ex.dtype_name(self.weight.dtype)}"
+        why = norm_refusal(x, self.weight, same_dtype=False)
+        if why is None and torch_dtype(self.weight.dtype) != torch.float32:
+            why = f"Gemma adds 1 to the weight in float32, segkit in the weight's {dtype_name(self.weight.dtype)}"
         if why:
             return left_to_thunder("Hugging Face RMSNorm (Gemma's)", why, original, self, x)
-        return ex.rms_norm_entry(x, self.weight, self.eps, True)
+        return rms_norm_entry(x, self.weight, self.eps, True)
     return forward
 
 
@@ -258,8 +260,8 @@ def install_known(importing: str | None = None) -> list[str]:
     """Recognize the known functions of every library imported so far (thunder_exec.executors() calls this, so a
     library imported after thunder_exec is covered too); the labels of what is recognized. ``importing``: the
     module whose import just ran (the import hook's call), while the import system may be inside another one."""
-    recognize("thunder_exec.rms_norm", ex.rms_norm, rms_norm_function("thunder_exec.rms_norm"))
-    recognize("thunder_exec.qkv_split_rope", ex.qkv_split_rope, qkv_split_rope_function("thunder_exec.qkv_split_rope"))
+    recognize("thunder_exec.rms_norm", rms_norm, rms_norm_function("thunder_exec.rms_norm"))
+    recognize("thunder_exec.qkv_split_rope", qkv_split_rope, qkv_split_rope_function("thunder_exec.qkv_split_rope"))
     recognize("fusions.torch_models.qkv_split_rope", torch_models.qkv_split_rope,
               qkv_split_rope_function("fusions.torch_models.qkv_split_rope"))
     litgpt = sys.modules.get("litgpt.model")

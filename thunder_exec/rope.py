@@ -18,15 +18,16 @@ from thunder.core.transforms import get_grad, put_grad, sum_to
 import thunder.torch as ltorch
 
 from fusions.configs import ApplyRopeConfig
-from thunder_exec.executor import _DTYPES, _options, dtype_name, segkit_ex, torch_dtype, verify_route
+from thunder_exec.base import DTYPES, compile_options, dtype_name, segkit_ex, torch_dtype
+from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner
 
 
 def rope_refusal(x, cos, sin) -> str | None:
     """Why segkit's RoPE fusions cannot take these arguments (None when they can)."""
-    if x.ndim < 3 or x.dtype not in _DTYPES or x.shape[-1] % 2:
+    if x.ndim < 3 or x.dtype not in DTYPES or x.shape[-1] % 2:
         return f"x {tuple(x.shape)} {dtype_name(x.dtype)} (want (B, ..., T, even n), 16/32-bit float)"
-    if cos.dtype not in _DTYPES or cos.dtype != sin.dtype or tuple(cos.shape) != tuple(sin.shape):
+    if cos.dtype not in DTYPES or cos.dtype != sin.dtype or tuple(cos.shape) != tuple(sin.shape):
         return f"cos {tuple(cos.shape)} {dtype_name(cos.dtype)} and sin {tuple(sin.shape)} {dtype_name(sin.dtype)} differ"
     if cos.ndim > x.ndim:
         return f"cos {tuple(cos.shape)} has more dims than x {tuple(x.shape)}"
@@ -91,7 +92,7 @@ def _rope_decomposition(x, cos, sin, route=None, out_dtype=None):
 
 
 def _execution(x, cos, sin, route=None, out_dtype=None):
-    y = rope_fwd(x, cos, sin, _out(x, out_dtype), *_options())
+    y = rope_fwd(x, cos, sin, _out(x, out_dtype), *compile_options())
     return y if route is None else verify_route(route, (y,), (x, cos, sin))[0]
 
 
@@ -103,7 +104,7 @@ def _table_grad(g, t, table):
 
 
 def _grad(x, cos, sin, route=None, out_dtype=None):
-    options = _options()
+    options = compile_options()
     y = rope_fwd(x, cos, sin, _out(x, out_dtype), *options)
     if route is not None:
         (y,) = verify_route(route, (y,), (x, cos, sin))

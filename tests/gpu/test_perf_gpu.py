@@ -72,7 +72,12 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
     segment_sets = sum(op.name == "segment_set" for op in fd.fusion.ops)
     try:
         outs = nvfd.execute(list(inputs.values()))
-    except RuntimeError as e:  # a manual schedule over a fusion that segment_set cuts: a clear error, recorded
+    except RuntimeError as e:
+        # Only TunedFusion's documented refusal is expected (segkit.tuned: a manual schedule over a fusion that
+        # segment_set cuts "does not apply to this fusion"); any other error, or a refusal without a segment_set
+        # to explain it, fails the test.
+        if "does not apply to this fusion" not in str(e) or not segment_sets:
+            raise
         record({"test": "tuned_under_bookend", "policy": policy, "segment_sets": segment_sets, "error": str(e)[:300]})
         pytest.xfail(f"{nvfd.tuning.describe()} with {segment_sets} segment_set: {e}")
     record({"test": "tuned_under_bookend", "policy": policy, "segment_sets": segment_sets, "error": None})

@@ -1,0 +1,61 @@
+"""segkit_ex itself and what every file of its symbols shares: the dtypes the fusions take, the compile options,
+the executor-order warning and Thunder / torch dtype helpers.
+
+The bottom of thunder_exec: the symbol files (executor's norms, qkv_rope, rope, route_verify) register on
+``segkit_ex`` from here, and recognize / routes sit above them, so the imports run one way.
+
+Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs", default "outputs") runs the fusions
+through segkit's bookend pass; ``segkit_check=True`` validates each new input signature of segkit's fusions once
+against the reference interpreter and refuses a wrong nvFuser result (warning, reference result instead).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from thunder.core import dtypes
+from thunder.core.compile_data import get_compile_data, get_compile_option
+from thunder.extend import FusionExecutor, OperatorExecutor, register_executor
+
+segkit_ex = OperatorExecutor("segkit", version="0.2")
+register_executor(segkit_ex)
+
+DTYPES = (dtypes.bfloat16, dtypes.float16, dtypes.float32)  # what segkit's norm and RoPE fusions take
+
+_WARNED: set[tuple[str, ...]] = set()
+
+
+def warn_if_shadowed(executors) -> None:
+    """Warn (once per executor list) when a fusion executor comes before segkit_ex: the first executor that can
+    run or fuse a symbol owns its grad rule, so segkit's fused backward would never run."""
+    executors = list(executors or ())
+    if segkit_ex not in executors:
+        return
+    before = [e for e in executors[:executors.index(segkit_ex)] if isinstance(e, FusionExecutor)]
+    names = tuple(str(e.name) for e in executors)
+    if before and names not in _WARNED:
+        _WARNED.add(names)
+        warnings.warn(f"segkit_ex comes after {', '.join(str(e.name) for e in before)} in the executors list "
+                      f"{list(names)}: they take the norms first and segkit's fused backward is never used; "
+                      "put segkit_ex first (thunder_exec.executors())", stacklevel=3)
+
+
+def compile_options() -> tuple[str, bool]:
+    """(bookend policy, check) from the compile options; both travel as the last arguments of segkit's symbols."""
+    cd = get_compile_data()
+    if cd is not None:
+        warn_if_shadowed(cd.executors_list)
+    policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
+    check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
+    return ("outputs" if policy is None else policy), bool(check)
+
+
+def torch_dtype(d) -> torch.dtype:
+    """``d`` as a torch dtype (Thunder's proxies carry Thunder dtypes, real tensors torch's)."""
+    return d if isinstance(d, torch.dtype) else dtypes.to_torch_dtype(d)
+
+
+def dtype_name(d) -> str:
+    """``d``'s short name ("bfloat16"), for refusal messages."""
+    return str(torch_dtype(d)).removeprefix("torch.")
