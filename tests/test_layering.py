@@ -3,10 +3,8 @@ nothing from thunder_exec or benchmarks, thunder_exec/ no benchmarks; no import 
 library module (segkit, fusions, segkit_cli, thunder_exec) over 700 lines.
 
 Imports are read with ``ast`` from every file, module level and function-local, relative ones resolved, and an
-``importlib.import_module("name")`` call with a literal name counts too. ``from pkg import name`` reaches the
-submodule ``pkg.name`` when there is one, else ``pkg/__init__``. A check the tree still fails is marked
-xfail(strict=True) while other changes of the restructure land: once it passes, strict makes that an error, so
-the mark is dropped then.
+``importlib.import_module("name")`` call with a literal name counts too. ``from pkg import name`` reaches
+``pkg/__init__`` and, when ``name`` is a submodule, ``pkg.name`` as well (the stricter reading: it runs both).
 """
 
 from __future__ import annotations
@@ -178,8 +176,9 @@ def _imported_names(node: ast.AST, module: str, is_package: bool, files: dict[st
             base = ".".join(package[:len(package) - (node.level - 1)] + ([node.module] if node.module else []))
         else:
             base = node.module or ""
-        return [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names] if base else \
-            [a.name for a in node.names]
+        if not base:
+            return [a.name for a in node.names]
+        return [base] + [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in files]
     if isinstance(node, ast.Call):
         name = _literal_import_module(node)
         return [name] if name else []
@@ -207,52 +206,29 @@ def scan(root: Path, packages=PACKAGES) -> ImportGraph:
 @pytest.fixture(scope="module")
 def graph() -> ImportGraph:
     found = scan(ROOT)
-    missing = {"segkit", "fusions", "thunder_exec", "benchmarks"} - found.packages
+    missing = set(PACKAGES) - found.packages
     assert not missing, f"the scanner found no module of {sorted(missing)} under {ROOT}"
     return found
 
 
-def _unless_present(graph: ImportGraph, package: str) -> None:
-    if package not in graph.packages:
-        pytest.skip(f"{package}/ is not in this tree yet")
-
-
-def _xfail(package: str, reason: str):
-    return pytest.param(package, marks=pytest.mark.xfail(strict=True, reason=reason))
-
-
-@pytest.mark.parametrize("package", [
-    _xfail("segkit", "segkit.cli, demo, experiment, tune and tune_cli still import fusions (being moved to "
-                     "segkit_cli / fusions)"),
-    "fusions", "segkit_cli", "thunder_exec",
-])
+@pytest.mark.parametrize("package", LIBRARIES)
 def test_each_package_imports_only_the_layers_below_it(graph, package):
-    _unless_present(graph, package)
     bad = [i for i in graph.violations() if _package(i.source) == package]
     allowed = ", ".join(sorted(MAY_IMPORT[package]))
     assert not bad, f"{package} may import only {allowed} among the project packages:\n" + "\n".join(
         f"  {graph.files[i.source].relative_to(ROOT)}:{i.line} imports {i.target}" for i in bad)
 
 
-@pytest.mark.parametrize("package", [
-    _xfail("segkit", "cycles among segkit.ops*/views, segkit.bookend/check/frontend/nvf/repro/tuned, "
-                     "segkit.cli/html_report/segments_cmd and segkit.fuzz.campaign/triage (being broken up)"),
-    "fusions", "segkit_cli", "thunder_exec", "benchmarks",
-])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_cycle(graph, package):
-    _unless_present(graph, package)
     cycles = [(group, path) for group, path in graph.cycles() if any(_package(m) == package for m in group)]
     assert not cycles, f"import cycles through {package}:\n" + "\n".join(
         f"  {' -> '.join([path[0].source] + [f'{i.target} (line {i.line} of {i.source})' for i in path])}; "
         f"all of {', '.join(group)} reach each other" for group, path in cycles)
 
 
-@pytest.mark.parametrize("package", [
-    _xfail("segkit", "segkit/ops.py is still one 1300-line module (being split)"),
-    "fusions", "segkit_cli", "thunder_exec",
-])
+@pytest.mark.parametrize("package", LIBRARIES)
 def test_no_library_module_over_the_line_limit(graph, package):
-    _unless_present(graph, package)
     assert not graph.too_long((package,)), f"modules over {MAX_LINES} lines: {graph.too_long((package,))}"
 
 
@@ -268,7 +244,7 @@ def test_the_scanner_finds_a_planted_violation_cycle_and_long_module(tmp_path):
         "segkit/__init__.py": "",
         # function-local relative import of a sibling, and a core module importing a workload package
         "segkit/a.py": "def f():\n    from .b import g\n    return g\n\n\ndef h():\n    import fusions.spec\n",
-        # `from pkg import submodule` reaches the submodule: closes a <-> b
+        # `from pkg import submodule` reaches the submodule (and pkg/__init__): closes a <-> b
         "segkit/b.py": "from segkit import a\n\n\ndef g():\n    return a\n",
         "segkit/long.py": "x = 1\n" * (MAX_LINES + 1),
         "segkit/sub/__init__.py": "",
