@@ -31,9 +31,10 @@ pytestmark = pytest.mark.gpu
 TALLY: Counter = Counter()
 FAILED: dict[str, list[str]] = {}
 KNOWN_BUGS: dict[str, str] = {}
-#: Wall-clock budget for the whole module (nvFuser compiles every fusion); ops past it are skipped, counted.
+#: Wall-clock budget for the module's op tests from the first of them (nvFuser compiles every fusion); ops past
+#: it are skipped, counted. From the first, not from import: a shard collects every file, then runs others first.
 BUDGET_S = float(os.environ.get("SEGKIT_OPS_BUDGET_S", "300"))
-_START = time.monotonic()
+_STARTED: list[float] = []
 
 
 class KnownNvFuserBug(Exception):
@@ -58,7 +59,8 @@ def _units(spec):
 
 @pytest.mark.parametrize("op", sorted(SAMPLES))
 def test_op_agrees_with_reference_on_nvfuser(op):
-    if time.monotonic() - _START > BUDGET_S:
+    _STARTED[:] = _STARTED or [time.monotonic()]
+    if time.monotonic() - _STARTED[0] > BUDGET_S:
         TALLY["skipped_ops_over_budget"] += 1
         pytest.skip(f"over the module's {BUDGET_S:.0f} s budget (SEGKIT_OPS_BUDGET_S)")
     spec = SAMPLES[op]
