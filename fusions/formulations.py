@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from segkit.errors import SegkitError
+from segkit.registry import Registry
 from segkit.runnable import Runnable
 
 
@@ -27,28 +28,22 @@ class Formulation:
     make: Callable[[str, Any, Any], Runnable]
 
 
-_REGISTERED: dict[str, Formulation] = {}
+_REGISTERED: Registry[Formulation] = Registry("multi-fusion formulation")
 
 
 def register(formulation: Formulation) -> Formulation:
     """Make ``formulation`` known by its name; another under a taken name is an error."""
-    held = _REGISTERED.get(formulation.name)
-    if held is not None and held is not formulation:
-        raise ValueError(f"a formulation named {formulation.name!r} is already registered")
-    _REGISTERED[formulation.name] = formulation
-    return formulation
+    return _REGISTERED.register(formulation.name, formulation)
 
 
 def names() -> list[str]:
-    return list(_REGISTERED)
+    return _REGISTERED.names()
 
 
 def realize(spec_name: str, cfg: Any, how: Any) -> Runnable:
     """The formulation ``how.formulation`` of ``spec_name`` at ``cfg``, as ``how`` (a tuning table entry or a
     tune candidate) chooses it."""
     found = _REGISTERED.get(how.formulation)
-    if found is None:
-        raise ValueError(f"{how.formulation!r} is not a multi-fusion formulation; known: {', '.join(_REGISTERED)}")
     if spec_name not in found.specs:
         raise SegkitError(f"the {found.name} formulation is for {' and '.join(found.specs)}, not {spec_name}")
     return found.make(spec_name, cfg, how)

@@ -26,6 +26,7 @@ from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
+from segkit.runnable import RunsOnBoth
 
 
 def define_rows(fd, cfg: AmaxConfig) -> None:
@@ -90,7 +91,7 @@ class OneCta:
 
 
 @dataclass
-class AmaxBits:
+class AmaxBits(RunsOnBoth):
     """Tensorwise (with or without rowwise) amax of bf16 x: the rows' bits on nvFuser's schedule, then one CTA."""
 
     cfg: AmaxConfig
@@ -128,11 +129,7 @@ class AmaxBits:
         out = {"row": rows.view(torch.float32).reshape(x.shape[:-1]), "all": every.view(torch.float32)}
         return [out[n] for n in self.cfg.amaxes]
 
-    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
-        if backend == "nvfuser":
-            return self.execute(inputs)
-        if backend != "reference":
-            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+    def on_reference(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         from segkit.interp import run_reference
 
         first, second = self.recorded()

@@ -12,6 +12,7 @@ import torch
 
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
+from segkit.runnable import RunsOnBoth
 
 
 class HandSchedule:
@@ -35,7 +36,7 @@ class HandSchedule:
             raise SegkitError(f"{cls.__name__} from {params}: {e}") from None
 
 
-class HandStaged:
+class HandStaged(RunsOnBoth):
     """Two recorded fusions, the first hand-scheduled on nvFuser (``manual_execute``) by ``schedule_first``, the
     second on nvFuser's own schedule. A subclass says how stage 1 is scheduled (``schedule_first``), what it takes
     (``stage1_args``), what of its outputs stage 2 takes (``stage2_args``), and how the outputs of both make the
@@ -63,12 +64,8 @@ class HandStaged:
         """Schedule the translated stage 1 by hand."""
         raise NotImplementedError
 
-    def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
-        """The formulation's outputs on the reference interpreter or nvFuser."""
-        if backend == "nvfuser":
-            return self.execute(inputs)
-        if backend != "reference":
-            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+    def on_reference(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The formulation's outputs on the reference interpreter."""
         s1, s2 = self.recorded()
         first = run_reference(s1, self.stage1_args(inputs))
         return self.assemble(inputs, first, run_reference(s2, [t.contiguous() for t in self.stage2_args(first)]))

@@ -47,3 +47,20 @@ class NvProgram(Protocol):
         ...
 
     def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]: ...
+
+
+class RunsOnBoth:
+    """Base of a Runnable with a reference path of its own (``on_reference``): ``run`` picks the path by name."""
+
+    def run(self, inputs: Sequence[Any], backend: str = "reference") -> list[torch.Tensor]:
+        if backend == "nvfuser":
+            return self.execute(inputs)
+        if backend != "reference":
+            raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
+        return self.on_reference(inputs)
+
+    def on_reference(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
+        raise NotImplementedError
+
+    def execute(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
+        raise NotImplementedError

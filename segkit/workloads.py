@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import torch
 
-from segkit.errors import UnknownNameError
+from segkit.registry import Registry
 
 
 class Workload(Protocol):
@@ -30,25 +30,17 @@ class Workload(Protocol):
                     seed: int = 0) -> dict[str, torch.Tensor]: ...
 
 
-_REGISTERED: dict[str, Workload] = {}
+_REGISTERED: Registry[Workload] = Registry("fusion spec", "none registered (import a workload package, e.g. fusions)")
 
 
 def register(workload: Workload) -> Workload:
-    """Make ``workload`` resolvable by name; registering another under a taken name is an error."""
-    held = _REGISTERED.get(workload.name)
-    if held is not None and held is not workload:
-        raise ValueError(f"a workload named {workload.name!r} is already registered")
-    _REGISTERED[workload.name] = workload
-    return workload
+    """Make ``workload`` resolvable by its name; registering another under a taken name is an error."""
+    return _REGISTERED.register(workload.name, workload)
 
 
 def get(name: str) -> Workload:
-    try:
-        return _REGISTERED[name]
-    except KeyError:
-        known = ", ".join(_REGISTERED) or "none registered (import a workload package, e.g. fusions)"
-        raise UnknownNameError(f"no fusion spec {name!r}; known: {known}") from None
+    return _REGISTERED.get(name)
 
 
 def names() -> list[str]:
-    return list(_REGISTERED)
+    return _REGISTERED.names()
