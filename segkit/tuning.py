@@ -34,8 +34,6 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
-
-
 REUSE = "reuse"  # the builder's fusion as segkit.reuse_reductions rewrites it (wider reductions read narrower ones)
 
 
