@@ -38,6 +38,7 @@ from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
 from segkit.tuning import REUSE, NvTuning, TableEntry, describe_schedule, formulation_label
 
+
 @dataclass(frozen=True)
 class Candidate:
     formulation: str = "fused"  # REUSE, or a formulation the caller's realize hook knows (a workload's own)
