@@ -112,11 +112,12 @@ class ReusePlan:
         for m in self.merges:
             lines.append(f"  merge {m.duplicate.name} into {m.kept.name}: same {m.kept.definition.name} of the same value")
         for r in self.reuses:
-            note = " (sum reassociated: partial sums kept in " + r.wide.dtype.name + ")" if r.kind == "sum" else ""
+            note = (" (sum reassociated: partial sums kept in " + r.wide.dtype.name + ")"
+                    if catalogue.get(r.kind).reduction_kind == "sum" else "")
             lines.append(f"  {r.wide.name} = {r.kind} over dims {list(r.dims)} now reads {r.narrow.name} "
                          f"({r.kind} over dims {list(r.narrow_dims)}){note}")
         for p in self.pairs:
-            op = ">" if p.kind == "max" else "<"
+            op = {"gt": ">", "lt": "<"}[catalogue.get(p.kind).extremum_beats]
             reader, row = (p.outer, p.inner.name) if p.side == "outer" else (p.inner, f"a second {p.kind}")
             lines.append(f"  {reader.name} reads where(src {op} row, row, src) = src, row = {row} over dims "
                          f"{list(p.inner_dims)}; with {p.outer.name} over the other dims: one inner-outer pattern")
@@ -280,7 +281,7 @@ def _reduce_from(fusion: Fusion, old: Op, r: Reuse, narrow: Value) -> list[Op]:
     if not keep_narrow:  # the narrow output lost its reduced dims: shift the rest down
         rest = [d - sum(n < d for n in r.narrow_dims) for d in rest]
     args = {"arg": narrow, "dims": rest, "keepdim": keep_narrow}
-    if r.kind == "sum":
+    if catalogue.get(r.kind).reduction_kind == "sum":  # a sum keeps its accumulation dtype
         args["dtype"] = old.args.get("dtype")
     wide = old.output
     if keep_wide == keep_narrow:
@@ -324,7 +325,8 @@ def _clip_to_row(fusion: Fusion, p: Pair, row: Value, reader: Op, keepdim: bool 
     if not (p.inner.definition.args.get("keepdim") if keepdim is None else keepdim):
         flags = [d in p.inner_dims for d in range(src.ndim)]
         row = _add_before(fusion, reader, _make_op(fusion, "broadcast", {"arg": row, "is_broadcast_dim": flags}))
-    cmp = _add_before(fusion, reader, _make_op(fusion, "gt" if p.kind == "max" else "lt", {"lhs": src, "rhs": row}))
+    beats = catalogue.get(p.kind).extremum_beats
+    cmp = _add_before(fusion, reader, _make_op(fusion, beats, {"lhs": src, "rhs": row}))
     clipped = _add_before(fusion, reader, _make_op(fusion, "where", {"condition": cmp, "x": row, "y": src}))
     reader.args = {**reader.args, "arg": clipped}
 

@@ -119,3 +119,20 @@ def test_passes_read_reductions_and_segment_boundaries_from_the_entry(monkeypatc
         return [(c.tensor.name, [u.name for u in c.users]) for c in segkit.bookend(fd, "outputs").cuts]
 
     assert cuts("set") == [("tv2", ["set"])] and cuts("segment_set") == cuts("fence") == []
+
+
+def test_inner_outer_reuse_clips_with_the_entrys_own_comparison(monkeypatch):
+    """The row/column pairing of segkit.reuse clips with the comparison the entry names (``extremum_beats``), not
+    one chosen by op name: a copy of max under a new name clips with ``gt`` and still computes the same values."""
+    monkeypatch.setitem(ops.CATALOGUE, "greatest", dataclasses.replace(ops.CATALOGUE["max"], name="greatest"))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[6, 10], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.greatest(x, dims=[1]))
+        fd.add_output(fd.ops.greatest(x, dims=[0]))
+    plan = segkit.reuse_reductions(fd, inner_outer="outer")
+    assert [p.kind for p in plan.pairs] == ["greatest"] and "where(src > row, row, src)" in plan.describe()
+    new = plan.apply()
+    assert [op.name for op in new.fusion.ops].count("gt") == 1 and "lt" not in [op.name for op in new.fusion.ops]
+    inputs = segkit.random_inputs(fd)
+    for want, got in zip(segkit.run_reference(fd, inputs), segkit.run_reference(new, inputs)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)

@@ -101,6 +101,9 @@ class OpDef:
     #: result is one of the elements, so any grouping of the reduction gives the same value). segkit.reuse
     #: regroups reductions by it.
     reduction_kind: str | None = None
+    #: For an extremum reduction, the comparison op that holds where an element beats the running result ("gt"
+    #: for max, "lt" for min): segkit.reuse clips a reduction's input to a narrower one's result with it.
+    extremum_beats: str | None = None
     #: The op marks a segment boundary (segment_set): nvFuser never fuses across it, so bookend does not cut
     #: again where one already is.
     segment_boundary: bool = False

@@ -71,7 +71,7 @@ def _reduction_overloads(name: str):
 _NO_REDUCED_REDUCTION = {"sum": "operator +", "prod": "operator *", "min": "min"}
 
 
-def _reduction(name: str, reduce: Callable, with_dtype: bool, kind: str) -> OpDef:
+def _reduction(name: str, reduce: Callable, with_dtype: bool, kind: str, beats: str | None = None) -> OpDef:
     def infer(a: dict) -> list[Out]:
         x = tensor_arg(a["arg"], f"{name}'s arg")
         dims = norm_dims(a["dims"], x.ndim) if a["dims"] is not None else list(range(x.ndim))
@@ -100,7 +100,7 @@ def _reduction(name: str, reduce: Callable, with_dtype: bool, kind: str) -> OpDe
 
     attrs = (("dims", None), ("keepdim", False), ("dtype", DataType.Null))
     return register(OpDef(name, ("arg",), attrs, infer, run, overloads=_reduction_overloads(name),
-                          reduction_kind=kind))
+                          reduction_kind=kind, extremum_beats=beats))
 
 
 def _prod(x, dims, keepdim):
@@ -115,8 +115,8 @@ def _prod(x, dims, keepdim):
 
 _reduction("sum", lambda x, d, k: torch.sum(x, d, keepdim=k), True, "sum")
 _reduction("prod", _prod, True, "product")
-_reduction("max", lambda x, d, k: torch.amax(x, d, keepdim=k), False, "extremum")
-_reduction("min", lambda x, d, k: torch.amin(x, d, keepdim=k), False, "extremum")
+_reduction("max", lambda x, d, k: torch.amax(x, d, keepdim=k), False, "extremum", "gt")
+_reduction("min", lambda x, d, k: torch.amin(x, d, keepdim=k), False, "extremum", "lt")
 
 
 def _var_infer(n_out: int, keepdim_attr: bool):
