@@ -111,7 +111,7 @@ def bwd_tuning(cfg: NormConfig, layer_norm: bool) -> NvTuning | None:
     * otherwise the default: overriding its parameters gained less than a manual schedule's host time per call.
 
     Where the tuning table has an entry for the GPU, its winner replaces this rule (at 576000 x 384 a
-    hand-written schedule, fusions/norm_bwd_rows.py). benchmarks/results/norm.md has the runs.
+    hand-written schedule, fusions/norm_bwd_rows.py).
     """
     rows, hidden = math.prod(cfg.shape[:-1]), cfg.hidden
     if cfg.dtype not in (torch.bfloat16, torch.float16):

@@ -53,7 +53,7 @@ class OneCta:
     @classmethod
     def for_size(cls, n: int) -> OneCta:
         """The fewest threads (128-1024) that cover ``n`` in one step of 8 vectors of 4: the fastest shape, or
-        within 0.1 us of it, at each size measured (benchmarks/results/fp8_amax.md)."""
+        within 0.1 us of it, at each size measured."""
         threads = 128
         while threads < 1024 and threads * 32 < n:
             threads *= 2

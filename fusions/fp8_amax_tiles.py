@@ -173,7 +173,7 @@ def candidates(cfg: AmaxConfig, sm_count: int) -> list[TileSchedule]:
     """Tiles of 256-1024 columns (vec 8 or 4: 32-256 threads per row segment; whole rows where x is narrower),
     1-8 rows per step (at most 512 threads), 1, 2 or 4 steps unrolled, chunks giving about 16, 8, 32, 64, 4 and 2
     CTAs per SM (not one CTA down all rows of a small x). Likeliest first, so a search cut short has tried them:
-    the fastest measured at each fp8 shape comes first (benchmarks/results/fp8_amax.md)."""
+    the fastest measured at each fp8 shape comes first."""
     out = []
     for vec in (8, 4):
         widths = [w for w in (256, 512, 1024) if cfg.cols % w == 0 and 32 <= w // vec <= 256]

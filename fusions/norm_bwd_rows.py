@@ -96,8 +96,7 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[RowsS
     """The schedules ``segkit tune`` tries: chunks giving about 4, 6, 8 and 16 CTAs per SM (3 to 16 without
     ``quick``), rows in flight, one vector per thread per row or one warp per row. The quick set holds the winners
     measured at 576000 x 384; one warp per row comes first, at every chunk, since it won both norms on both GPUs
-    measured there and a short search that tried the other shapes first reached few of its chunks
-    (benchmarks/results/norm.md)."""
+    measured there and a short search that tried the other shapes first reached few of its chunks."""
     per_sm = (4, 6, 8, 16) if quick else (3, 4, 6, 8, 12, 16)
     shapes = ((4, 8, None), (2, 8, None), (2, 4, None), (4, 4, 32), (8, 4, 32)) if quick else \
         tuple((r, v, t) for r in (2, 4, 8, 16) for v, t in ((8, None), (4, None), (4, 32), (8, 16), (4, 16)))

@@ -10,7 +10,7 @@ from fusions.norm_bwd_two_stage import chunk_for
 from segkit.tune import Candidate, SpecCandidates, trial_tuning
 
 #: the widest hidden at which the rows schedule leads the search; wider, its serial loop over a long row is
-#: latency-bound and it goes to the end (benchmarks/results/norm.md)
+#: latency-bound and it goes to the end
 ROWS_FIRST_HIDDEN = 512
 
 

@@ -29,7 +29,7 @@ class RowsSchedule(HandSchedule):
     """The hand-written schedule's parameters: ``chunk`` rows per CTA (one partial each), ``rows`` of them in
     flight per loop step (TIDy), ``vec`` hidden elements per vectorized load / store, ``tidx`` threads per row
     (None: hidden / vec, one vector per thread; fewer, e.g. one warp, loop over the rest of the row). Unrolling
-    two loop steps was measured and dropped (benchmarks/results/norm.md)."""
+    two loop steps was measured and dropped."""
 
     chunk: int
     rows: int = 4

@@ -27,7 +27,7 @@ def flush_l2() -> None:
     """Write a buffer larger than L2, then read it back: L2 ends holding clean lines of that buffer.
 
     The write alone leaves L2 full of dirty lines, and the timed kernel then pays their write-back to DRAM,
-    traffic its bytes floor does not count (measured: benchmarks/results/h200-2026-11-23-final/README.md)."""
+    traffic its bytes floor does not count."""
     if not _flush_buffer:  # one buffer, kept (clear_flush_buffer frees it)
         _flush_buffer.append(torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda"))
     _flush_buffer[0].zero_()

@@ -5,8 +5,8 @@ for a repro script); a wrong or failing candidate is reported and never timed. T
 nvFuser's defaults and the builder's hand-picked rule in the same process, L2 flushed before each call, median,
 two ways: the summed kernel time (CUPTI), which ranks them, and the time between CUDA events around one call,
 which adds launch and host gaps and is shown beside it. Kernel time ranks because it is what the benchmarks
-report: event time let host time (a manual schedule's, or whatever else the CPUs were doing) pick a slower kernel
-(benchmarks/results/norm.md). Host time is its own question, measured under CUDA-graph replay
+report: event time let host time (a manual schedule's, or whatever else the CPUs were doing) pick a slower
+kernel. Host time is its own question, measured under CUDA-graph replay
 (``segkit.experiment``). The fastest is the winner: a ``TableEntry`` for this GPU model.
 
 The core knows the generic candidates (nvFuser's defaults, the builder's rule, enable options, bookend policies,
@@ -299,7 +299,7 @@ def search(fd: Any, inputs: Sequence[Any], refs: Sequence[torch.Tensor], candida
 
 def rewrites(fd: Any) -> list[str]:
     """The formulations a segkit pass makes of ``fd`` that the search tries beside the workload's own: REUSE where
-    segkit.reuse_reductions changes it (benchmarks/results/fp8_amax.md: where it won)."""
+    segkit.reuse_reductions changes it."""
     from segkit.reuse import reuse_reductions
 
     return [REUSE] if reuse_reductions(fd).changed else []

@@ -11,8 +11,7 @@ A builder returns an ``NvTuning`` for the configs it was measured on (its ``why`
   a few parameters replaced, and run through a KernelExecutor (``manual_execute``), compiled once per input
   signature. A manual schedule skips what nvFuser's segmenter does first (e.g. turning a Welford ``var_mean``
   into two passes), so a tuned builder writes that itself. It also costs host time per call that
-  ``fd.execute``'s input-signature cache saves (benchmarks/results/norm.md), so it pays only where the kernel
-  gains more;
+  ``fd.execute``'s input-signature cache saves, so it pays only where the kernel gains more;
 * ``split``: the outputs in groups, each group its own nvFuser fusion (the ops it needs, the same inputs) with
   default heuristics, run back to back. The later parts read the inputs again: it pays where those reads hit L2
   and the fused schedule is poor (norm backward at hidden 256).

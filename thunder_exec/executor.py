@@ -93,8 +93,7 @@ def _ln_bwd_impl(g, a, mean, rstd, weight, eps, policy, check):
 
 ln_fwd = segkit_ex.register_operator("segkit_layer_norm_fwd", meta=_ln_fwd_meta, fn=_ln_fwd_impl)
 ln_bwd = segkit_ex.register_operator("segkit_layer_norm_bwd", meta=_ln_bwd_meta, fn=_ln_bwd_impl)
-# Without autograd only y is needed: the fp32 statistics are not written (measured in
-# benchmarks/results/h200-2026-11-21-rerun/README.md).
+# Without autograd only y is needed: the fp32 statistics are not written.
 ln_y = segkit_ex.register_operator("segkit_layer_norm", meta=lambda a, weight, bias, eps, policy, check:
                                    TensorProxy(like=a), fn=_ln_y_impl)
 

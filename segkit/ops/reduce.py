@@ -149,8 +149,7 @@ def _var_mean_rounded(x: torch.Tensor, dims, correction: int, keepdim: bool) -> 
     correctly rounded answer, the same on every device. torch's own float32 kernels round differently on
     CPU and CUDA (a mean or variance that is exactly 0 may come out a tiny nonzero), and a later ``x / mean``
     or ``x / var`` turns that rounding into a different Inf or a huge error, where nvFuser's Welford
-    (csrc/ops/normalization.cpp, variance_mean) is exact. The case that showed it:
-    benchmarks/results/fuzz-h100-2026-11-23/TRIAGE-mismatch.md (f008)."""
+    (csrc/ops/normalization.cpp, variance_mean) is exact (fuzz finding f008)."""
     var, mean = torch.var_mean(x.to(torch.float64), dims, correction=correction, keepdim=keepdim)
     return var.to(x.dtype), mean.to(x.dtype)
 

@@ -31,17 +31,16 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     import torch
     from tabulate import tabulate
 
     from segkit.errors import SegkitError
-    from fusions.tune import tune_spec
     from segkit.tune import tune_script
     from segkit.tuning import TuningTable, gpu_model
 
     if args.merge:
-        from pathlib import Path
-
         from fusions.spec import TABLE_PATH
 
         dest = Path(args.out) if args.out else TABLE_PATH
@@ -61,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.reference and not targets.nvfuser_available():
         raise SegkitError("segkit tune times candidates on nvFuser: it needs a CUDA device and nvfuser_direct "
                           "(or --reference to validate them on the reference interpreter)")
-    from pathlib import Path
-
     shard_of = parse_shard(args.shard) if args.shard else (0, 1)
     log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
     if Path(args.target).exists():
