@@ -46,6 +46,22 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex))
 
 
+def _one_of(fn: str, name: str, value: Any, old_name: str, old_value: Any, site: str) -> Any:
+    """The argument given as ``name=`` or by its legacy name ``old_name=`` (an error when both are)."""
+    if old_value is None:
+        return value
+    if value is not None:
+        raise FusionDefinitionError(f"{fn} got {old_name}= (nvFuser's older name of {name}=) and {name}=; give one "
+                                    f"(at {site})")
+    return old_value
+
+
+def _is_int_list(x: Any) -> bool:
+    """A non-empty list of ints (not bools): the sizes or strides of nvFuser's legacy define_tensor overload."""
+    return (isinstance(x, (list, tuple)) and len(x) > 0
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in x))
+
+
 class _Ops:
     """``fd.ops``: each attribute is a catalogue op that records into ``fd``."""
 
@@ -122,9 +138,22 @@ class FusionDefinition:
         sizes: Sequence[int] | None = None,
         strides: Sequence[int] | None = None,
         static_sizes: bool = False,
+        symbolic_sizes: Sequence[int] | None = None,
+        contiguous: Sequence[bool | None] | bool | None = None,
     ) -> Value:
-        """A tensor input: symbolic shape (-1 dynamic, 1 broadcast), contiguity, dtype, stride_order."""
+        """A tensor input: symbolic shape (-1 dynamic, 1 broadcast), contiguity, dtype, stride_order.
+
+        Legacy spellings: ``symbolic_sizes=`` for ``shape=`` (before nvFuser 0.0.17, PR #701), ``contiguous=`` for
+        ``contiguity=`` (before 0.0.9, PR #191), and the ``(sizes, strides, dtype, static_sizes)`` overload
+        given positionally (``define_tensor([2, 3], [3, 1])``: two lists of ints are sizes and strides, as
+        pybind's overload resolution picks)."""
         site = call_site()
+        shape = _one_of("define_tensor", "shape", shape, "symbolic_sizes", symbolic_sizes, site)
+        contiguity = _one_of("define_tensor", "contiguity", contiguity, "contiguous", contiguous, site)
+        if sizes is None and strides is None and _is_int_list(shape) and _is_int_list(contiguity):
+            sizes, strides, contiguity = shape, contiguity, None
+            static_sizes, is_cpu = bool(is_cpu) or static_sizes, bool(stride_order)  # that overload's 4th, 5th
+            stride_order = None
         if sizes is not None or strides is not None:
             if sizes is None or strides is None or len(sizes) != len(strides):
                 raise FusionDefinitionError(f"define_tensor(sizes=, strides=) needs both, of equal rank (at {site})")
@@ -186,7 +215,13 @@ class FusionDefinition:
             raise FusionDefinitionError(f"define_scalar({value!r}, dtype={dt!r}): a complex value needs a complex dtype (at {site})")
         return self.fusion.new_value(dt, value=python_value(value, dt))
 
-    define_constant = define_scalar  # the oldest frontend spelling
+    def define_constant(self, value: Any = None, dtype: DataType | None = None, *, val: Any = None) -> Value:
+        """The legacy frontend's name for a constant ``define_scalar`` (``val=`` until nvFuser 0.0.14, PR #208)."""
+        value = _one_of("define_constant", "value", value, "val", val, call_site())
+        if value is None:
+            raise FusionDefinitionError(f"define_constant needs a value; a scalar input is define_scalar(dtype=...) "
+                                        f"(at {call_site()})")
+        return self.define_scalar(value, dtype)
 
     def define_vector(self, values: int | Sequence[Any], dtype: DataType = DataType.Int) -> list:
         """``define_vector(n)`` (nvfuser_direct): n symbolic Int scalar inputs, e.g. a shape given at run time.
@@ -216,8 +251,15 @@ class FusionDefinition:
     def add_output(self, value: Value, alias_input: Value | None = None, stride_order: Sequence[int] | None = None) -> None:
         """Mark an output. ``alias_input``: the output is written into that input's buffer and is not returned
         (unless also added plainly), as nvFuser's ``add_output(output, alias_input)``. ``stride_order``
-        (legacy spelling): the output gets that memory layout (recorded as the ``stride_order`` op)."""
+        (legacy spelling): the output gets that memory layout (recorded as the ``stride_order`` op); the legacy
+        binding's ``add_output(output, stride_order)`` overload took it positionally, so a list or tuple in the
+        second place is a stride order, not an alias."""
         site = call_site()
+        if isinstance(alias_input, (list, tuple)):
+            if stride_order is not None:
+                raise FusionDefinitionError(f"add_output got a stride order positionally and stride_order=; give one "
+                                            f"(at {site})")
+            alias_input, stride_order = None, alias_input
         if not isinstance(value, Value) or not value.is_tensor:
             raise FusionDefinitionError(f"add_output takes a tensor of this fusion, got {value!r} (at {site})")
         self._check_owned([value], "add_output", site)
@@ -289,7 +331,10 @@ class FusionDefinition:
                 raise FusionDefinitionError(f"fd.ops.{opdef.name}: argument {name}={arg!r} is not a value, number or list (at {site})")
         self._check_owned([v for a in bound.values() for v in iter_values(a)], opdef.name, site)
         if opdef.decompose is not None:
-            return opdef.decompose(self, bound)
+            try:
+                return opdef.decompose(self, bound)
+            except catalogue.InferError as e:
+                raise FusionDefinitionError(f"fd.ops.{opdef.name} at {site}: {e}") from None
         try:
             outs = opdef.infer(bound)
         except catalogue.InferError as e:

@@ -9,7 +9,8 @@ Modules, each importing only those above it in this list:
 * the families, each registering its entries when imported: ``pointwise`` (and cast), ``reduce`` (reductions and
   the ``mean`` composite), ``shape`` (view ops, pad, cat, select, size queries), ``creation`` (full, iota),
   ``indexing`` (gather / scatter / embedding, scans, sort, topk, triu), ``matmul`` (matmul, linear,
-  grouped_mm, attention), ``random`` (uniform, normal, rand_like, randn_like).
+  grouped_mm, attention), ``random`` (uniform, normal, rand_like, randn_like), ``legacy`` (the legacy frontend's
+  ops nvfuser_direct dropped, recorded as catalogue ops: tensor_sizes, at, add_alpha, sub_alpha).
 
 Importing this package imports every family, so ``CATALOGUE`` is complete; the names below are the ones
 callers use. ``REFUSED`` lists the nvFuser ops segkit deliberately does not record, with the reason.
@@ -17,7 +18,7 @@ callers use. ``REFUSED`` lists the nvFuser ops segkit deliberately does not reco
 
 from __future__ import annotations
 
-from segkit.ops import creation, indexing, matmul, pointwise, random, reduce, shape  # noqa: F401  (registers)
+from segkit.ops import creation, indexing, legacy, matmul, pointwise, random, reduce, shape  # noqa: F401  (registers)
 from segkit.ops.catalogue import (CATALOGUE, COMPOSITES, HINTS, REFUSED, REQUIRED, InferError, OpDef, Out,
                                   RunContext, get, is_segment_boundary, norm_dim, norm_dims, reductions,
                                   register, static, static_shape)

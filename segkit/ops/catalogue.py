@@ -153,6 +153,28 @@ class OpDef:
         return {p: bound[p] for p in params}
 
 
+def legacy_spellings(renamed: dict[str, str] | None = None,
+                     then: Callable[[tuple, dict], tuple[tuple, dict]] | None = None,
+                     positional: Callable[[tuple, dict], tuple[tuple, dict]] | None = None):
+    """An ``overloads`` function for an op's older spellings in nvFuser's legacy Python frontend: ``positional``
+    rewrites a call in an older positional form first, then each older keyword in ``renamed`` (old -> current)
+    becomes the current one (a TypeError when both are given), then ``then`` (the op's own overloads) runs.
+    tests/test_legacy_spellings.py lists every spelling with the nvFuser source that accepted it."""
+    renamed = renamed or {}
+
+    def normalize(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if positional is not None:
+            args, kwargs = positional(args, kwargs)
+        for old, new in renamed.items():
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"got {old}= (nvFuser's older name of {new}=) and {new}=; give one")
+                kwargs[new] = kwargs.pop(old)
+        return then(args, kwargs) if then is not None else (args, kwargs)
+
+    return normalize
+
+
 @dataclass
 class RunContext:
     """Run-time facts an op may need: the device constants go on, the Op being run,

@@ -8,8 +8,8 @@ import math
 import torch
 
 from segkit.dtypes import DataType
-from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, register, runtime_ints, scalar_kind, static, \
-    static_shape
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, legacy_spellings, register, runtime_ints, \
+    scalar_kind, static, static_shape
 
 
 def _full_infer(a: dict) -> list[Out]:
@@ -54,6 +54,7 @@ def _iota_run(a, ctx):
 
 
 register(OpDef("full", (), (("shape", REQUIRED), ("fill_value", REQUIRED), ("dtype", REQUIRED)),
-               _full_infer, _full_run, literal_operands=False, size_attrs=("shape",)))
+               _full_infer, _full_run, literal_operands=False, size_attrs=("shape",),
+               overloads=legacy_spellings({"size": "shape", "arg": "fill_value"})))  # until PR #593 (0.0.16, 2023-08)
 register(OpDef("iota", ("length",), (("start", None), ("step", None), ("dtype", DataType.Int)),
                _iota_infer, _iota_run))

@@ -14,8 +14,8 @@ import torch.nn.functional as F
 
 from segkit.dtypes import DataType
 from segkit.ir import Value
-from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, RunContext, norm_dim, out_like, register, static, \
-    tensor_arg
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, RunContext, legacy_spellings, norm_dim, out_like, \
+    register, static, tensor_arg
 
 
 def _index(v: Any, op: str, what: str = "index") -> Value:
@@ -105,10 +105,12 @@ def _scatter_run(a: dict, ctx: RunContext):
 
 
 register(OpDef("index_select", ("arg", "index"), (("dim", REQUIRED),), _index_select_infer, _index_select_run))
+#: the legacy frontend named gather's and take_along_axis's operand arg1= (every version, 2023-03 to 2026-02)
+_ARG1 = legacy_spellings({"arg1": "arg"})
 register(OpDef("gather", ("arg", "index"), (("dim", REQUIRED),), _gather_infer,
-               lambda a, ctx: torch.gather(a["arg"], a["dim"] % a["arg"].ndim, a["index"].long())))
+               lambda a, ctx: torch.gather(a["arg"], a["dim"] % a["arg"].ndim, a["index"].long()), overloads=_ARG1))
 register(OpDef("take_along_axis", ("arg", "index"), (("dim", REQUIRED),), _take_along_axis_infer,
-               _take_along_axis_run))
+               _take_along_axis_run, overloads=_ARG1))
 register(OpDef("scatter", ("arg", "index", "src"), (("dim", REQUIRED),), _scatter_infer, _scatter_run,
                literal_operands=False, doc="torch.scatter without accumulation (src a tensor or a fusion scalar)"))
 

@@ -52,6 +52,12 @@ def _draw(kind: str, shape: list[int], a: dict, ctx: RunContext, lo: Any, hi: An
 
 def _keyword_only(name: str):
     def check(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if 3 < len(args) <= 6 and isinstance(args[3], DataType):
+            # the legacy frontend's positional order until PR #1283 (0.1.2, 2023-11): shape, dtype, rng_seed, rng_offset
+            extra = dict(zip(("dtype", "rng_seed", "rng_offset"), args[3:]))
+            if set(extra) & set(kwargs):
+                raise TypeError(f"{name}: got {', '.join(sorted(set(extra) & set(kwargs)))} positionally and by keyword")
+            args, kwargs = args[:3], {**kwargs, **extra}
         if len(args) > 3:
             raise TypeError(f"{name} takes 3 positional arguments; rng_seed, rng_offset and dtype are keyword-only")
         return args, kwargs

@@ -15,8 +15,8 @@ import torch
 
 from segkit.dtypes import DataType
 from segkit.ir import Value
-from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, RunContext, norm_dims, register, tensor_arg, \
-    uncompilable
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, RunContext, legacy_spellings, norm_dims, register, \
+    tensor_arg, uncompilable
 from segkit.ops.promotion import REDUCED_FLOATS
 
 
@@ -63,7 +63,8 @@ def _reduction_overloads(name: str):
             raise TypeError(f"{name}: keepdim needs dim= or dims= (nvFuser's every-dim overload takes only dtype=)")
         return args, kwargs
 
-    return normalize
+    # the legacy frontend's names before nvFuser 0.1.6 (PR #1741, 2024-02): axis= for one dim, axes= for a list
+    return legacy_spellings({"axis": "dim", "axes": "dims"}, then=normalize)
 
 
 #: The reductions nvFuser cannot compile in a 16-bit float, and what their kernel lacks: nvFuser's runtime
@@ -170,8 +171,10 @@ def _welford_run(a, ctx):
 
 
 _VAR_ATTRS = (("dims", REQUIRED), ("correction", 1), ("keepdim", False))
-register(OpDef("var", ("arg",), _VAR_ATTRS, _var_infer(1, True), _var_run))
-register(OpDef("var_mean", ("arg",), _VAR_ATTRS, _var_infer(2, True), _var_mean_run,
+#: var and var_mean took axes= in the legacy frontend until PR #1741 (2024-02)
+_VAR_SPELLINGS = legacy_spellings({"axes": "dims"})
+register(OpDef("var", ("arg",), _VAR_ATTRS, _var_infer(1, True), _var_run, overloads=_VAR_SPELLINGS))
+register(OpDef("var_mean", ("arg",), _VAR_ATTRS, _var_infer(2, True), _var_mean_run, overloads=_VAR_SPELLINGS,
                doc="returns (var, mean)"))
 register(OpDef("welford", ("arg",), (("dims", REQUIRED),), _var_infer(3, False), _welford_run,
                doc="returns (avg, var_sum, n)"))

@@ -17,8 +17,8 @@ import torch.nn.functional as F
 import segkit.ops.view_layouts as view_layouts
 from segkit.dtypes import DataType
 from segkit.ir import Value
-from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, norm_dim, norm_dims, out_like, register, \
-    runtime_ints, scalar_kind, static, static_shape, tensor_arg
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, legacy_spellings, norm_dim, norm_dims, out_like, \
+    register, runtime_ints, scalar_kind, static, static_shape, tensor_arg
 from segkit.ops.view_layouts import broadcast_dims, normalize_slice, reshape_groups
 
 
@@ -233,21 +233,48 @@ def _stride_order_run(a, ctx):
     return x.permute(order).contiguous().permute([order.index(d) for d in range(x.ndim)])
 
 
+def _drop_original_shape(name: str):
+    """The legacy ``(arg, original_shape, new_shape | dims)`` form of reshape / squeeze (until nvFuser 0.0.22 / 0.1.5:
+    PRs #1043, #1325): ``original_shape`` restated the operand's sizes; it is checked against them and dropped."""
+
+    def rewrite(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if "original_shape" in kwargs:
+            original = kwargs.pop("original_shape")
+        elif len(args) == 3 and isinstance(args[1], (list, tuple)) and isinstance(args[2], (list, tuple)):
+            original, args = args[1], (args[0], args[2])
+        else:
+            return args, kwargs
+        x = args[0] if args else kwargs.get("arg")
+        if not isinstance(original, (list, tuple)) or any(isinstance(s, bool) or not isinstance(s, int)
+                                                          for s in original):
+            raise TypeError(f"{name}: original_shape must be a list of ints, got {original!r}")
+        if isinstance(x, Value) and x.is_tensor:
+            if len(original) != x.ndim or any(k not in (-1, o) and o != -1 for k, o in zip(x.shape, original)):
+                raise TypeError(f"{name}: original_shape {list(original)} (the legacy spelling) does not match "
+                                f"{x.describe()}")
+        return args, kwargs
+
+    return rewrite
+
+
 register(OpDef("broadcast", ("arg",), (("is_broadcast_dim", REQUIRED),), _broadcast_infer, _broadcast_run, meta=True,
                view_layout=view_layouts.broadcast))
 register(OpDef("broadcast_in_dim", ("arg",), (("shape", REQUIRED), ("broadcast_dims", REQUIRED)),
                _broadcast_in_dim_infer, _broadcast_in_dim_run, meta=True,
-               view_layout=view_layouts.broadcast_in_dim, size_attrs=("shape",)))
+               view_layout=view_layouts.broadcast_in_dim, size_attrs=("shape",),
+               overloads=legacy_spellings({"output_shape": "shape"})))  # output_shape= until PR #721 (0.0.18, 2023-08)
 register(OpDef("expand", ("arg",), (("shape", REQUIRED),), _expand_infer,
                lambda a, ctx: a["arg"].expand(runtime_ints(a["shape"])), meta=True,
                view_layout=view_layouts.identity, size_attrs=("shape",)))
 register(OpDef("reshape", ("arg",), (("new_shape", REQUIRED),), _reshape_infer,
                lambda a, ctx: a["arg"].reshape(runtime_ints(a["new_shape"])), meta=True,
-               view_layout=view_layouts.reshape, size_attrs=("new_shape",)))
+               view_layout=view_layouts.reshape, size_attrs=("new_shape",),
+               overloads=legacy_spellings(positional=_drop_original_shape("reshape"))))
 register(OpDef("permute", ("arg",), (("dims", REQUIRED),), _permute_infer,
                lambda a, ctx: a["arg"].permute(a["dims"]), meta=True, view_layout=view_layouts.permute))
 register(OpDef("squeeze", ("arg",), (("dims", REQUIRED), ("squeeze_expanded", False)),
-               _squeeze_infer, _squeeze_run, meta=True, view_layout=view_layouts.squeeze))
+               _squeeze_infer, _squeeze_run, meta=True, view_layout=view_layouts.squeeze,
+               overloads=legacy_spellings(positional=_drop_original_shape("squeeze"))))
 register(OpDef("slice", ("arg",), (("start_indices", REQUIRED), ("end_indices", REQUIRED), ("strides", None),
                                    ("manual_normalization", False)), _slice_infer, _slice_run, meta=True,
                view_layout=view_layouts.slice_, size_attrs=("start_indices", "end_indices"), bookend_forks=True))
