@@ -7,16 +7,17 @@ The verdict rules (tolerance per output, Index outputs as int64, random outputs 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 
 from segkit import ops as catalogue
 from segkit.bookend import bookend, run_plan
-from segkit.compare import CheckReport, compare_random, diff, tolerance
+from segkit.compare import CheckReport, OutputDiff, compare_random, diff, tolerance
 from segkit.dtypes import DataType
 from segkit.errors import error_summary
-from segkit.interp import as_fusion, run_reference
+from segkit.interp import as_fusion, copy_inputs, flat_inputs, run_reference
 from segkit.nvf import run_nvfuser
 
 
@@ -27,24 +28,50 @@ def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realizat
     With ``profile`` (plain fusion only) the report keeps nvFuser's run: ``details["run"]`` (segments, kernels).
     """
     label = "nvFuser" if policy is None else f"nvFuser, bookend {policy} / {realization}"
-    refs = run_reference(fd, inputs)  # first: nvFuser must not see inputs a backend may have touched
+    # a fusion that writes into its inputs (add_output(out, alias_input=inp)) gets one copy of them per side, so
+    # neither reads what the other wrote and the caller's tensors stay as they were; the written inputs are
+    # compared too
+    writes = bool(as_fusion(fd).aliases)
+    ref_inputs, nv_inputs = (copy_inputs(inputs), copy_inputs(inputs)) if writes else (inputs, inputs)
+    refs = run_reference(fd, ref_inputs)
     try:
         details = {}
         if policy is None:
-            run = run_nvfuser(fd, inputs, profile=profile)
+            run = run_nvfuser(fd, nv_inputs, profile=profile)
             outs, details = run.outputs, ({"run": run} if profile else {})
         else:
-            outs = run_plan(bookend(fd, policy), inputs, backend="nvfuser", realization=realization)
+            outs = run_plan(bookend(fd, policy), nv_inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
         return CheckReport([], label, error_summary(e))
     report = judge(fd, refs, outs, label, tol)
+    if writes and report.error is None:
+        report.diffs += written_inputs(fd, ref_inputs, nv_inputs, label, tol)
     report.details.update(details)
     return report
 
 
+def written_inputs(fd: Any, ref_inputs: Sequence[Any], inputs: Sequence[Any], label: str,
+                   tol: dict[torch.dtype, float] | None = None) -> list[OutputDiff]:
+    """Verdicts on the inputs a fusion writes into (``add_output(out, alias_input=inp)``): ``inputs`` after a
+    backend's run against ``ref_inputs`` after the reference's, each at the tolerance of the output written."""
+    fusion = as_fusion(fd)
+    ref_flat, got_flat = flat_inputs(fusion, ref_inputs), flat_inputs(fusion, inputs)
+    tols = value_tolerances(fusion, [out for out, _ in fusion.aliases], tol)
+    position = {id(v): i for i, v in enumerate(fusion.inputs)}
+    diffs = []
+    for (_, inp), t in zip(fusion.aliases, tols):
+        i = position[id(inp)]
+        diffs.append(replace(diff(i, ref_flat[i], got_flat[i], t, label.split(',')[0]), what="input"))
+    return diffs
+
+
 def check_outputs(fd: Any, inputs: Sequence[Any], outputs: Sequence[torch.Tensor], *, label: str = "nvFuser",
                   tol: dict[torch.dtype, float] | None = None) -> CheckReport:
-    """Compare outputs some backend already computed for ``fd`` on ``inputs`` with the reference interpreter's."""
+    """Compare outputs some backend already computed for ``fd`` on ``inputs`` with the reference interpreter's.
+    The reference runs on a copy of ``inputs`` when the fusion writes into its inputs, so it never writes into
+    the caller's tensors (give the inputs as they were before the backend ran)."""
+    if as_fusion(fd).aliases:
+        inputs = copy_inputs(inputs)
     return judge(fd, run_reference(fd, inputs), outputs, label, tol)
 
 
@@ -77,7 +104,11 @@ def output_tolerances(fd: Any, tol: dict[torch.dtype, float] | None = None) -> l
     Non-view ops that only move values (pad, cat, where, gather, ...) count as rounding too, as the catalogue
     does not mark them: that errs loose only where such an op's narrower output is later cast wider.
     ``tol`` (dtype -> tolerance) overrides the rule for the output dtypes it names."""
-    fusion = as_fusion(fd)
+    return value_tolerances(as_fusion(fd), as_fusion(fd).outputs, tol)
+
+
+def value_tolerances(fusion: Any, values: Sequence[Any], tol: dict[torch.dtype, float] | None = None) -> list[float]:
+    """The tolerance of each of ``values`` (tensors of ``fusion``) by :func:`output_tolerances`' rule."""
     loosest: dict[int, float] = {}  # id(value) -> loosest tolerance of the roundings it went through
     for op in fusion.ops:
         upstream = max((loosest.get(id(v), 0.0) for v in op.inputs), default=0.0)
@@ -85,7 +116,7 @@ def output_tolerances(fd: Any, tol: dict[torch.dtype, float] | None = None) -> l
         for out in op.outputs:
             loosest[id(out)] = max(upstream, 0.0 if meta else _tolerance_of(out.dtype))
     tols = []
-    for v in fusion.outputs:
+    for v in values:
         explicit = tol.get(_torch_dtype(v.dtype)) if tol else None
         tols.append(explicit if explicit is not None else max(_tolerance_of(v.dtype), loosest.get(id(v), 0.0)))
     return tols

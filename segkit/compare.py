@@ -63,6 +63,7 @@ class OutputDiff:
     #: The checked output's dtype when it is not the reference's (then the values are not compared).
     got_dtype: torch.dtype | None = None
     label: str = ""  # who computed the checked output, for the dtype verdict
+    what: str = "output"  # "input" for an input the fusion writes into (add_output(out, alias_input=inp))
 
     @property
     def ok(self) -> bool:
@@ -71,13 +72,13 @@ class OutputDiff:
 
     def __str__(self) -> str:
         if not self.shape_ok:
-            return (f"output {self.index}: shape mismatch, reference {list(self.shapes[0])}, "
+            return (f"{self.what} {self.index}: shape mismatch, reference {list(self.shapes[0])}, "
                     f"output {list(self.shapes[1])}: MISMATCH")
         if self.got_dtype is not None:
-            return (f"output {self.index}: dtype differs: {self.label} {_dtype_name(self.got_dtype)} vs reference "
+            return (f"{self.what} {self.index}: dtype differs: {self.label} {_dtype_name(self.got_dtype)} vs reference "
                     f"{_dtype_name(self.dtype)}: MISMATCH")
         verdict = "ok" if self.ok else "MISMATCH"
-        head = f"output {self.index} ({str(self.dtype).removeprefix('torch.')}): "
+        head = f"{self.what} {self.index} ({str(self.dtype).removeprefix('torch.')}): "
         if self.nonfinite_mismatches:
             return (head + f"NaN/Inf differ at {self.nonfinite_mismatches} position(s), first {list(self.worst)}: "
                     f"reference {self.ref_at_worst}, output {self.got_at_worst}; {self._nonfinite()}: {verdict}")

@@ -228,13 +228,41 @@ class Interpreter:
         return [written.get(id(v), x) for v, x in zip(self.fusion.outputs, outputs)]  # nvFuser returns the buffer
 
 
+def flat_inputs(fusion: Fusion, inputs: Sequence[Any]) -> list[Any]:
+    """The run-time inputs, one per fusion input: a list/tuple inside ``inputs`` fills consecutive scalar inputs
+    (nvFuser's define_vector), as nvFuser's execute does. Anything but a list or tuple of inputs (a lone tensor,
+    a number) is an InputMismatchError saying how to pass it."""
+    if not isinstance(inputs, (list, tuple)):
+        names = ", ".join(v.describe() for v in fusion.inputs)
+        what = (f"a {str(inputs.dtype).removeprefix('torch.')} tensor of shape {list(inputs.shape)}"
+                if isinstance(inputs, torch.Tensor) else f"{type(inputs).__name__} {inputs!r}"[:120])
+        raise InputMismatchError(f"inputs must be a list with one entry per fusion input ({len(fusion.inputs)}: "
+                                 f"{names}), got {what}; pass [x] for a single input")
+    return [y for x in inputs for y in (x if isinstance(x, (list, tuple)) else [x])]
+
+
+def copy_inputs(inputs: Sequence[Any]) -> list[Any]:
+    """A copy of every tensor among ``inputs`` with the same sizes, strides and storage offset (an expanded or
+    overlapping input stays so), so a run that writes into its inputs (``add_output(out, alias_input=inp)``)
+    leaves the caller's tensors alone; other inputs are passed as they are."""
+    def copy(x: Any) -> Any:
+        if isinstance(x, (list, tuple)):
+            return type(x)(copy(y) for y in x)
+        if not isinstance(x, torch.Tensor):
+            return x
+        out = torch.empty(0, dtype=x.dtype, device=x.device)
+        return out.set_(x.untyped_storage().clone(), x.storage_offset(), x.size(), x.stride())
+    return [copy(x) for x in inputs]
+
+
 def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True,
                   max_tensor_bytes: int | None = None) -> list[torch.Tensor]:
-    """Execute a recorded fusion with torch; outputs in add_output order. A result beyond
-    ``max_tensor_bytes`` (default: $SEGKIT_MAX_TENSOR_BYTES, else 16 GiB) is refused before it is allocated."""
+    """Execute a recorded fusion with torch; outputs in add_output order. As on nvFuser, an output added with
+    ``alias_input=inp`` is written into ``inp``'s tensor (after every output is computed, from the inputs as
+    given) and is not returned unless also added plainly. A result beyond ``max_tensor_bytes`` (default:
+    $SEGKIT_MAX_TENSOR_BYTES, else 16 GiB) is refused before it is allocated."""
     fusion = as_fusion(fd)
-    # a list/tuple input fills consecutive scalar inputs (nvFuser's define_vector), as nvFuser's execute does
-    inputs = [y for x in inputs for y in (x if isinstance(x, (list, tuple)) else [x])]
+    inputs = flat_inputs(fusion, inputs)
     if check:
         check_inputs(fusion, inputs)
     return Interpreter(fusion, inputs, max_tensor_bytes).run()

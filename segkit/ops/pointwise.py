@@ -107,6 +107,38 @@ def _tensor_fn(fn: Callable) -> Callable:
     return call
 
 
+def _by_zero_on_cuda(dividend: torch.Tensor) -> torch.Tensor:
+    """What an nvFuser kernel gives for an integer ``a / 0`` or ``a % 0``. nvFuser emits C's ``/`` and ``%`` for
+    integer div, mod, fmod and remainder (csrc/codegen.cpp genBinaryOp; runtime/helpers.cu fmod, remainder),
+    which CUDA leaves undefined and NVIDIA GPUs answer with all ones: -1 for 32-bit and narrower integers, and
+    for int64 2**32 - 1 where the dividend is >= 0 and -1 where it is negative (the 64-bit division is
+    emulated; as documented in pytorch's test_binary_ufuncs.py test_fmod_remainder_by_zero_integral, and
+    https://github.com/pytorch/pytorch/issues/135330 for int64 division)."""
+    ones = torch.full_like(dividend, -1)
+    if dividend.dtype == torch.int64:
+        return torch.where(dividend >= 0, torch.full_like(dividend, 2**32 - 1), ones)
+    return ones
+
+
+def _int_by_zero(fn: Callable) -> Callable:
+    """``fn`` (an integer division or modulo) with nvFuser's answers where the divisor is 0: a kernel's
+    (:func:`_by_zero_on_cuda`) for tensors, and nvFuser's host error for scalar arithmetic, which its
+    expression evaluator refuses (csrc/ir/internal_nodes.cpp BinaryOp::evaluate)."""
+    def call(a, b):
+        a, b = _as_t(a, b), _as_t(b, a)
+        if (not (_is_int(a) and _is_int(b)) or a.dtype == torch.bool or b.device.type == "meta"
+                or not bool((b == 0).any())):  # on meta tensors the dtype rule runs: no values to look at
+            return fn(a, b)
+        if a.ndim == 0 and b.ndim == 0:
+            raise ZeroDivisionError("Integer division by zero detected (nvFuser refuses it in scalar arithmetic)")
+        zero = b == 0
+        result = fn(a, torch.where(zero, torch.ones_like(b), b))
+        dividend = a.expand(result.shape).to(result.dtype)
+        return torch.where(zero, _by_zero_on_cuda(dividend), result)
+
+    return call
+
+
 def _div(a, b):
     if _is_int(a) and _is_int(b):
         return torch.div(_as_t(a, b), b, rounding_mode="trunc")
@@ -191,8 +223,8 @@ UNARY = {
 #: The binary ops of operands ``lhs`` and ``rhs``, by name: the torch function each one's reference applies.
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": _div, "truediv": _tensor_fn(torch.true_divide), "pow": _tensor_fn(torch.pow),
-    "fmod": _tensor_fn(torch.fmod), "mod": _tensor_fn(torch.fmod), "remainder": _tensor_fn(torch.remainder),
+    "div": _int_by_zero(_div), "truediv": _tensor_fn(torch.true_divide), "pow": _tensor_fn(torch.pow),
+    "fmod": _int_by_zero(torch.fmod), "mod": _int_by_zero(torch.fmod), "remainder": _int_by_zero(torch.remainder),
     "maximum": _tensor_fn(torch.maximum), "minimum": _tensor_fn(torch.minimum),
     "atan2": _tensor_fn(torch.atan2), "nextafter": _tensor_fn(torch.nextafter),
     "eq": lambda a, b: _as_t(a, b) == b, "ne": lambda a, b: _as_t(a, b) != b,
