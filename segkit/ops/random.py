@@ -56,7 +56,8 @@ def _keyword_only(name: str):
             # the legacy frontend's positional order until PR #1283 (0.1.2, 2023-11): shape, dtype, rng_seed, rng_offset
             extra = dict(zip(("dtype", "rng_seed", "rng_offset"), args[3:]))
             if set(extra) & set(kwargs):
-                raise TypeError(f"{name}: got {', '.join(sorted(set(extra) & set(kwargs)))} positionally and by keyword")
+                twice = ", ".join(sorted(set(extra) & set(kwargs)))
+                raise TypeError(f"{name}: got {twice} positionally and by keyword")
             args, kwargs = args[:3], {**kwargs, **extra}
         if len(args) > 3:
             raise TypeError(f"{name} takes 3 positional arguments; rng_seed, rng_offset and dtype are keyword-only")
