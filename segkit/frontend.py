@@ -97,6 +97,8 @@ class FusionDefinition:
         self._fusion.rebind(self)
         self._pending_definition = fusion is None and callable(getattr(self, "definition", None))
         self.ops = _Ops(self)
+        #: how many inputs ``add_input`` (the 2022 frontend's) has placed first, in its call order
+        self._added_inputs = 0
         #: this definition on nvFuser, made once by segkit.nvf.compiled (nvFuser caches kernels per definition)
         self.nvfuser: NvProgram | None = None
 
@@ -120,6 +122,24 @@ class FusionDefinition:
     def nv_tuning(self, tuning) -> None:
         self.fusion.tuning = tuning
 
+    @property
+    def Ops(self) -> _Ops:  # noqa: N802  (the 2022 torch._C._nvfuser spelling: fd.Ops.add(...))
+        """``fd.ops`` as the first Python frontend (torch._C._nvfuser, 2022) spelled it."""
+        return self.ops
+
+    def add_input(self, value: Value) -> None:
+        """The 2022 frontend's ``fd.add_input(t)``: there, defining a tensor or scalar did not make it an input;
+        the add_input calls did, in their order. segkit's definitions already are inputs, so this puts ``value``
+        next in the input order."""
+        site = call_site()
+        inputs = self.fusion.inputs
+        at = next((i for i, v in enumerate(inputs) if v is value), None)
+        if at is None or at < self._added_inputs:
+            raise FusionDefinitionError(f"add_input({getattr(value, 'name', value)!r}): only a tensor or symbolic scalar "
+                                        f"defined by this FusionDefinition, once (at {site})")
+        inputs.insert(self._added_inputs, inputs.pop(at))
+        self._added_inputs += 1
+
     def __enter__(self) -> FusionDefinition:
         return self
 
@@ -140,16 +160,25 @@ class FusionDefinition:
         static_sizes: bool = False,
         symbolic_sizes: Sequence[int] | None = None,
         contiguous: Sequence[bool | None] | bool | None = None,
+        ndims: int | None = None,
     ) -> Value:
         """A tensor input: symbolic shape (-1 dynamic, 1 broadcast), contiguity, dtype, stride_order.
 
-        Legacy spellings: ``symbolic_sizes=`` for ``shape=`` (before nvFuser 0.0.17, PR #701), ``contiguous=`` for
+        Legacy spellings: ``define_tensor(ndims[, contiguity], dtype)`` (torch._C._nvfuser, 2022: every dim
+        dynamic, contiguous unless told), ``symbolic_sizes=`` for ``shape=`` (before nvFuser 0.0.17, PR #701), ``contiguous=`` for
         ``contiguity=`` (before 0.0.9, PR #191), and the ``(sizes, strides, dtype, static_sizes)`` overload
         given positionally (``define_tensor([2, 3], [3, 1])``: two lists of ints are sizes and strides, as
         pybind's overload resolution picks)."""
         site = call_site()
         shape = _one_of("define_tensor", "shape", shape, "symbolic_sizes", symbolic_sizes, site)
+        shape = _one_of("define_tensor", "shape", shape, "ndims", ndims, site)
         contiguity = _one_of("define_tensor", "contiguity", contiguity, "contiguous", contiguous, site)
+        if isinstance(shape, int) and not isinstance(shape, bool):  # the 2022 frontend: (ndims[, contiguity], dtype)
+            if shape < 0:
+                raise FusionDefinitionError(f"define_tensor({shape}): a rank must be >= 0 (at {site})")
+            if isinstance(contiguity, DataType):
+                contiguity, dtype = None, contiguity
+            shape, contiguity = [-1] * shape, True if contiguity is None else contiguity
         if sizes is None and strides is None and _is_int_list(shape) and _is_int_list(contiguity):
             sizes, strides, contiguity = shape, contiguity, None
             static_sizes, is_cpu = bool(is_cpu) or static_sizes, bool(stride_order)  # that overload's 4th, 5th

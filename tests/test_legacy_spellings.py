@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from segkit import DataType, FusionDefinition, FusionDefinitionError
+from segkit import DataType, FusionDefinition, FusionDefinitionError, SegkitError
 
 X = torch.arange(12, dtype=torch.float32).reshape(3, 4) / 7 - 0.5
 
@@ -170,3 +170,43 @@ def test_conflicting_or_wrong_legacy_spellings_say_what_is_wrong_at_the_users_li
         with FusionDefinition() as fd:
             build(fd)
     assert "test_legacy_spellings.py" in str(err.value)
+
+
+def test_the_2022_frontend_spellings_ndims_add_input_and_Ops():
+    # torch._C._nvfuser as first added to PyTorch: https://github.com/pytorch/pytorch/pull/76353 (its example):
+    # define_tensor(ndims), fd.add_input(...) in its call order, fd.Ops.<op>
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(3)
+        s0 = fd.define_scalar()
+        t1 = fd.define_tensor(1, DataType.Float)
+        fd.add_input(t0)
+        fd.add_input(t1)
+        fd.add_input(s0)
+        t2 = fd.Ops.add(t0, t1)
+        t5 = fd.Ops.relu(fd.Ops.mul(fd.Ops.mul(t2, fd.define_constant(3.0)), s0))
+        fd.add_output(fd.Ops.sum(t5, [-1], False))
+    assert fd.fusion.inputs == [t0, t1, s0]
+    a, b = torch.randn(2, 4, 8), torch.randn(8)
+    (out,) = fd.execute([a, b, 2.0])
+    torch.testing.assert_close(out, ((a + b) * 3.0 * 2.0).relu().sum(-1))
+
+
+def test_add_input_of_a_value_twice_is_refused():
+    with pytest.raises(FusionDefinitionError, match="add_input.*once"):
+        with FusionDefinition() as fd:
+            t0 = fd.define_tensor(ndims=2)
+            fd.add_input(t0)
+            fd.add_input(t0)
+
+
+def test_a_symbolic_dim_of_size_1_is_not_silently_broadcast():
+    # https://github.com/csarofeen/pytorch/issues/2359: nvFuser refuses this ("Attempting to bind T0.size[1] to 2
+    # but it's already set to 1"): nv_a's dims are symbolic, not broadcasts, so its size-1 dim cannot expand
+    with FusionDefinition() as fd:
+        nv_a = fd.define_tensor(ndims=2, dtype=DataType.Float)
+        nv_b = fd.define_tensor(ndims=2, dtype=DataType.Float)
+        fd.add_output(fd.ops.add(nv_b, fd.ops.broadcast_in_dim(nv_a, (2, 2), (0, 1))))
+    with pytest.raises(SegkitError, match=r"broadcast_in_dim: dim 1 of tv0 .*not a broadcast dim.* size 1 at run time"):
+        fd.execute([torch.ones(2, 1), torch.ones(2, 2)])
+    a, b = torch.randn(2, 2), torch.randn(2, 2)
+    torch.testing.assert_close(fd.execute([a, b])[0], a + b)

@@ -84,12 +84,35 @@ def _broadcast_in_dim_infer(a: dict) -> list[Out]:
     return [o]
 
 
+def _only_broadcast_dims_grow(name: str, ctx, x: torch.Tensor, target: list[int], dims: Sequence[int]) -> None:
+    """nvFuser binds a dim recorded as symbolic (-1, not a broadcast) to its run-time size, so an operand dim that
+    is 1 at run time cannot be expanded to a larger output size there (nvFuser: "Attempting to bind ... but it's
+    already set to 1", https://github.com/csarofeen/pytorch/issues/2359); torch would silently broadcast it. A dim
+    recorded with the static size 1 does expand (Thunder's GQA traces expand a 1-wide slice). ``dims[i]`` is the
+    output dim of operand dim ``i``."""
+    recorded = ctx.op.args.get("arg") if ctx.op is not None and ctx.op.name == name else None
+    if not isinstance(recorded, Value):
+        return
+    for i, d in enumerate(dims):
+        if x.shape[i] != target[d] and target[d] != -1 and recorded.shape[i] == -1 and not recorded.broadcast[i]:
+            raise ValueError(f"{name}: dim {i} of {recorded.name} (defined {recorded.describe()}, not a broadcast "
+                             f"dim) has size {x.shape[i]} at run time and cannot become size {target[d]}; nvFuser "
+                             f"refuses it too: define that dim with size 1 (a broadcast) to expand it")
+
+
 def _broadcast_in_dim_run(a, ctx):
     x, target, bdims = a["arg"], runtime_ints(a["shape"]), sorted(d % len(a["shape"]) for d in a["broadcast_dims"])
+    _only_broadcast_dims_grow("broadcast_in_dim", ctx, x, target, bdims)
     view = [1] * len(target)
     for i, d in enumerate(bdims):
         view[d] = x.shape[i]
     return x.reshape(view).expand(target)
+
+
+def _expand_run(a, ctx):
+    x, target = a["arg"], runtime_ints(a["shape"])
+    _only_broadcast_dims_grow("expand", ctx, x, target, range(x.ndim))
+    return x.expand(target)
 
 
 def _reshape_target(x: Value, raw: Sequence[Any]) -> list[int]:
@@ -264,7 +287,7 @@ register(OpDef("broadcast_in_dim", ("arg",), (("shape", REQUIRED), ("broadcast_d
                view_layout=view_layouts.broadcast_in_dim, size_attrs=("shape",),
                overloads=legacy_spellings({"output_shape": "shape"})))  # output_shape= until PR #721 (0.0.18, 2023-08)
 register(OpDef("expand", ("arg",), (("shape", REQUIRED),), _expand_infer,
-               lambda a, ctx: a["arg"].expand(runtime_ints(a["shape"])), meta=True,
+               _expand_run, meta=True,
                view_layout=view_layouts.identity, size_attrs=("shape",)))
 register(OpDef("reshape", ("arg",), (("new_shape", REQUIRED),), _reshape_infer,
                lambda a, ctx: a["arg"].reshape(runtime_ints(a["new_shape"])), meta=True,
