@@ -305,6 +305,11 @@ HINTS = {
     "view": "use fd.ops.reshape(x, new_shape=...)",
     "transpose": "use fd.ops.permute(x, dims=...)",
     "unsqueeze": "use fd.ops.broadcast(x, is_broadcast_dim=...)",
+    # legacy frontend ops nvfuser_direct dropped and segkit does not decompose
+    "batch_norm": "the legacy frontend's batch_norm (which also writes running_mean / running_var in place) is not "
+                  "recorded: write it with var_mean, sub, mul and add_output(..., alias_input=) for the running stats",
+    "index_put_accumulate": "the legacy frontend's index_put_accumulate (2025) is not recorded: nvfuser_direct has no "
+                            "such op (its scatter overwrites repeated indices, it does not accumulate)",
 }
 #: nvfuser_direct ops segkit deliberately does not record, and why (tests/test_op_surface.py holds every
 #: nvFuser op to being in the catalogue or here).
