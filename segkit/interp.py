@@ -230,9 +230,9 @@ class Interpreter:
 
 def flat_inputs(fusion: Fusion, inputs: Sequence[Any]) -> list[Any]:
     """The run-time inputs, one per fusion input: a list/tuple inside ``inputs`` fills consecutive scalar inputs
-    (nvFuser's define_vector), as nvFuser's execute does. Anything but a list or tuple of inputs (a lone tensor,
-    a number) is an InputMismatchError saying how to pass it."""
-    if not isinstance(inputs, (list, tuple)):
+    (nvFuser's define_vector), as nvFuser's execute does. A lone tensor or number instead of a list of inputs is
+    an InputMismatchError saying how to pass it."""
+    if isinstance(inputs, (torch.Tensor, bool, int, float, complex, str)) or not hasattr(inputs, "__iter__"):
         names = ", ".join(v.describe() for v in fusion.inputs)
         what = (f"a {str(inputs.dtype).removeprefix('torch.')} tensor of shape {list(inputs.shape)}"
                 if isinstance(inputs, torch.Tensor) else f"{type(inputs).__name__} {inputs!r}"[:120])

@@ -38,6 +38,23 @@ def test_alias_output_to_input_writes_the_input_and_hides_the_output():
     torch.testing.assert_close(x, torch.full((4, 4), 2.0))
 
 
+def test_alias_output_to_input_as_the_2023_legacy_test_wrote_it():
+    # NVIDIA/Fuser python_tests/test_python_frontend.py at its first commit (2023-03): the aliased output is not
+    # returned then either
+    x = torch.ones(4, 4)
+
+    def define(fd):
+        t0 = fd.from_pytorch(x)
+        t2 = fd.ops.add(t0, fd.define_constant(2.0))
+        fd.add_output(fd.ops.add(t0, fd.define_constant(1.0)))
+        fd.add_output(t2, alias_input=t0)
+        fd.add_output(fd.ops.add(t2, fd.define_constant(3.0)))
+
+    out = _fd(define).execute([x])
+    assert [o[0, 0].item() for o in out] == [2.0, 6.0]
+    torch.testing.assert_close(x, torch.full((4, 4), 3.0))
+
+
 def test_returning_aliased_outputs_returns_the_written_input():
     x = torch.randn(1, 2, 3, 4)
     before = x.clone()

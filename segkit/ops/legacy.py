@@ -36,6 +36,8 @@ def _tensor_sizes_infer(a: dict) -> list[Out]:
 
 def _at(fd: Any, a: dict) -> Any:
     vec, index = a["arg"], a["index"]
+    if isinstance(vec, Value) and not vec.is_tensor:  # the shape of a rank-1 tensor comes back as one scalar
+        vec = [vec]
     if not isinstance(vec, (list, tuple)):
         raise InferError(f"at takes a vector (a list from define_vector or shape), got {vec!r}")
     if isinstance(index, bool) or not isinstance(index, int) or not -len(vec) <= index < len(vec):
