@@ -1,8 +1,11 @@
 """Recording FusionDefinition: nvfuser_direct's Python API, recorded into segkit's IR.
 
 ``segkit.FusionDefinition`` is a drop-in stand-in for
-``nvfuser_direct.FusionDefinition`` (and the legacy ``nvfuser`` spelling:
-``define_vector``, ``define_constant``, ``broadcast_in_dim``). Builders and
+``nvfuser_direct.FusionDefinition`` and for the legacy ``nvfuser`` package's
+spellings since torch._C._nvfuser (2022): older keyword names, positional
+overloads and dropped ops, listed with their sources in
+tests/test_legacy_spellings.py (op spellings live in each op's catalogue
+entry, ``OpDef.overloads``). Builders and
 repro scripts run against it unchanged; every op is checked and its output
 shape and dtype inferred as it is recorded, so a bad definition fails at the
 line that wrote it.
@@ -135,8 +138,9 @@ class FusionDefinition:
         inputs = self.fusion.inputs
         at = next((i for i, v in enumerate(inputs) if v is value), None)
         if at is None or at < self._added_inputs:
-            raise FusionDefinitionError(f"add_input({getattr(value, 'name', value)!r}): only a tensor or symbolic scalar "
-                                        f"defined by this FusionDefinition, once (at {site})")
+            name = getattr(value, "name", value)
+            raise FusionDefinitionError(f"add_input({name!r}): only a tensor or symbolic scalar defined by this "
+                                        f"FusionDefinition, once (at {site})")
         inputs.insert(self._added_inputs, inputs.pop(at))
         self._added_inputs += 1
 
@@ -165,10 +169,10 @@ class FusionDefinition:
         """A tensor input: symbolic shape (-1 dynamic, 1 broadcast), contiguity, dtype, stride_order.
 
         Legacy spellings: ``define_tensor(ndims[, contiguity], dtype)`` (torch._C._nvfuser, 2022: every dim
-        dynamic, contiguous unless told), ``symbolic_sizes=`` for ``shape=`` (before nvFuser 0.0.17, PR #701), ``contiguous=`` for
-        ``contiguity=`` (before 0.0.9, PR #191), and the ``(sizes, strides, dtype, static_sizes)`` overload
-        given positionally (``define_tensor([2, 3], [3, 1])``: two lists of ints are sizes and strides, as
-        pybind's overload resolution picks)."""
+        dynamic, contiguous unless told), ``symbolic_sizes=`` for ``shape=`` (before nvFuser 0.0.17, PR #701),
+        ``contiguous=`` for ``contiguity=`` (before 0.0.9, PR #191), and the ``(sizes, strides, dtype,
+        static_sizes, is_cpu)`` overload given positionally (``define_tensor([2, 3], [3, 1])``: two lists of ints
+        are sizes and strides, as pybind's overload resolution picks)."""
         site = call_site()
         shape = _one_of("define_tensor", "shape", shape, "symbolic_sizes", symbolic_sizes, site)
         shape = _one_of("define_tensor", "shape", shape, "ndims", ndims, site)
@@ -181,7 +185,8 @@ class FusionDefinition:
             shape, contiguity = [-1] * shape, True if contiguity is None else contiguity
         if sizes is None and strides is None and _is_int_list(shape) and _is_int_list(contiguity):
             sizes, strides, contiguity = shape, contiguity, None
-            static_sizes, is_cpu = bool(is_cpu) or static_sizes, bool(stride_order)  # that overload's 4th, 5th
+            # that overload's 4th and 5th positional arguments are static_sizes and is_cpu
+            static_sizes, is_cpu = bool(is_cpu) or static_sizes, bool(stride_order)
             stride_order = None
         if sizes is not None or strides is not None:
             if sizes is None or strides is None or len(sizes) != len(strides):
