@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from segkit.dtypes import DataType
 from segkit.ir import Value
-from segkit.ops.catalogue import REQUIRED, InferError, OpDef, Out, register, tensor_arg
+from segkit.ops.catalogue import REQUIRED, InferError, OpDef, register, tensor_arg
 from segkit.ops.promotion import common_dtype
 
 
-def _never_run(a: dict, ctx: Any) -> None:
-    raise AssertionError("a composite is recorded as other ops and never run itself")
+def _decomposed(*_: Any) -> None:
+    """A composite's shape rule and reference: never called, since it is recorded as the ops it stands for."""
+    raise AssertionError("a composite is recorded as other ops, never inferred or run itself")
 
 
 def _tensor_sizes(fd: Any, a: dict) -> list[Value]:
@@ -28,10 +28,6 @@ def _tensor_sizes(fd: Any, a: dict) -> list[Value]:
         return []
     sizes = fd.ops.shape(x)
     return list(sizes) if isinstance(sizes, tuple) else [sizes]
-
-
-def _tensor_sizes_infer(a: dict) -> list[Out]:
-    return [Out(DataType.Int) for _ in range(tensor_arg(a["arg"], "tensor_sizes's arg").ndim)]
 
 
 def _at(fd: Any, a: dict) -> Any:
@@ -43,10 +39,6 @@ def _at(fd: Any, a: dict) -> Any:
     if isinstance(index, bool) or not isinstance(index, int) or not -len(vec) <= index < len(vec):
         raise InferError(f"at: index {index!r} is out of range for a vector of size {len(vec)}")
     return vec[index]
-
-
-def _at_infer(a: dict) -> list[Out]:
-    return [Out(DataType.Int)]
 
 
 def _with_alpha(combine: str):
@@ -67,15 +59,11 @@ def _with_alpha(combine: str):
     return decompose
 
 
-def _with_alpha_infer(a: dict) -> list[Out]:
-    raise InferError("recorded through its decomposition")
-
-
-register(OpDef("tensor_sizes", ("arg",), (), _tensor_sizes_infer, _never_run, decompose=_tensor_sizes,
+register(OpDef("tensor_sizes", ("arg",), (), _decomposed, _decomposed, decompose=_tensor_sizes,
                doc="legacy: the sizes of arg as Int scalars (recorded as shape)"))
-register(OpDef("at", ("arg",), (("index", REQUIRED),), _at_infer, _never_run, decompose=_at, literal_operands=False,
+register(OpDef("at", ("arg",), (("index", REQUIRED),), _decomposed, _decomposed, decompose=_at, literal_operands=False,
                doc="legacy: one entry of a vector"))
 for _combine in ("add", "sub"):
-    register(OpDef(f"{_combine}_alpha", ("arg1", "arg2", "alpha"), (), _with_alpha_infer, _never_run,
+    register(OpDef(f"{_combine}_alpha", ("arg1", "arg2", "alpha"), (), _decomposed, _decomposed,
                    decompose=_with_alpha(_combine), literal_operands=False,
                    doc=f"legacy: arg1 {'+' if _combine == 'add' else '-'} arg2 * alpha"))
