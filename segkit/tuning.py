@@ -173,18 +173,28 @@ class TuningTable:
         self._entries = {e.key(): e for e in entries}
 
     @classmethod
-    def load(cls, path) -> TuningTable:
+    def load(cls, path, must_exist: bool = False) -> TuningTable:
+        """The table saved at ``path``; a missing file is an empty table unless ``must_exist`` (a table to merge
+        from). An empty, unreadable or malformed file is a ValueError naming it."""
         import json
         from pathlib import Path
 
         path = Path(path)
         if not path.exists():
+            if must_exist:
+                raise ValueError(f"tuning table {path}: no such file")
             return cls()
         try:
-            data = json.loads(path.read_text())
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"tuning table {path} cannot be read: {e}") from None
+        if not text.strip():
+            raise ValueError(f"tuning table {path} is empty (not even {{\"entries\": []}})")
+        try:
+            data = json.loads(text)
             return cls([TableEntry.from_dict(d) for d in data["entries"]])
         except (ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"tuning table {path} is malformed: {e}") from None
+            raise ValueError(f"tuning table {path} is malformed: {type(e).__name__}: {e}") from None
 
     def save(self, path) -> None:
         import json

@@ -36,7 +36,8 @@ def existing_file(value: str) -> Path:
     if not value.strip():
         raise argparse.ArgumentTypeError("an empty path")
     if not path.exists():
-        raise argparse.ArgumentTypeError(f"no such file: {value}{_did_you_mean(path)}")
+        glob = " (a shell pattern that matched no file?)" if any(c in value for c in "*?[") else ""
+        raise argparse.ArgumentTypeError(f"no such file: {value}{glob or _did_you_mean(path)}")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{value} is a directory; give a file")
     if not os.access(path, os.R_OK):
@@ -173,3 +174,14 @@ def meta_ops(value: str) -> frozenset[str]:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise argparse.ArgumentTypeError(f"{n!r} is not a meta op{hint}; meta ops: {', '.join(sorted(known))}")
     return frozenset(names)
+
+
+def shard(value: str) -> tuple[int, int]:
+    """I/N: shard I of N of a search, 0 <= I < N."""
+    try:
+        index, count = (int(p) for p in value.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected I/N, e.g. 0/2") from None
+    if count <= 0 or not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected I/N with N > 0 and I in 0..N-1, e.g. 0/2")
+    return index, count
