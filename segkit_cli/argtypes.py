@@ -45,6 +45,18 @@ def existing_file(value: str) -> Path:
     return path
 
 
+def existing_dir(value: str) -> Path:
+    """A directory that exists."""
+    path = Path(value)
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"no such directory: {value}{_did_you_mean(path)}")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a file; give a directory")
+    return path
+
+
 def script(value: str) -> str:
     """A repro script: an existing, readable UTF-8 Python file (any name; ``.py`` is not required)."""
     from segkit.errors import ReproError
@@ -120,18 +132,28 @@ def plot_file(value: str) -> Path:
     return path
 
 
-def _positive(value: str, kind: type, what: str):
+def _positive(value: str, kind: type, what: str, allow_zero: bool = False):
     try:
         x = kind(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"{value!r} is not {what}") from None
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"{value!r}: give {what} > 0")
+    if not (math.isfinite(x) and (x >= 0 if allow_zero else x > 0)):
+        raise argparse.ArgumentTypeError(f"{value!r}: give {what} {'>= 0' if allow_zero else '> 0'}")
     return x
 
 
 def positive_float(value: str) -> float:
     return _positive(value, float, "a finite number")
+
+
+def nonnegative_float(value: str) -> float:
+    """A finite number >= 0 (0: none of it)."""
+    return _positive(value, float, "a finite number", allow_zero=True)
+
+
+def count(value: str) -> int:
+    """A whole number >= 0 (e.g. workers, where 0 means: in this process)."""
+    return _positive(value, int, "a whole number", allow_zero=True)
 
 
 def positive_int(value: str) -> int:
