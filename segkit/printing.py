@@ -152,6 +152,8 @@ def emit_repro(fd: Any, inputs: Sequence[Any] | None = None, style: str = "direc
     the definition (count, kind, rank, dtype, sizes, layout): one that does not is an InputMismatchError naming it."""
     if style not in ("direct", "legacy"):
         raise ValueError(f"style must be 'direct' or 'legacy', got {style!r}")
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a device name such as 'cuda:0', got {type(device).__name__} {device!r}")
     fusion = as_fusion(fd)
     module = "nvfuser_direct" if style == "direct" else "nvfuser"
     if inputs is None:

@@ -33,6 +33,8 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
+from segkit.errors import TuningTableError
+
 REUSE = "reuse"  # the builder's fusion as segkit.reuse_reductions rewrites it (wider reductions read narrower ones)
 
 
@@ -175,26 +177,27 @@ class TuningTable:
     @classmethod
     def load(cls, path, must_exist: bool = False) -> TuningTable:
         """The table saved at ``path``; a missing file is an empty table unless ``must_exist`` (a table to merge
-        from). An empty, unreadable or malformed file is a ValueError naming it."""
+        from, or one a user named). An empty, unreadable or malformed file is a TuningTableError (a ValueError)
+        naming it."""
         import json
         from pathlib import Path
 
         path = Path(path)
         if not path.exists():
             if must_exist:
-                raise ValueError(f"tuning table {path}: no such file")
+                raise TuningTableError(f"tuning table {path}: no such file")
             return cls()
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as e:
-            raise ValueError(f"tuning table {path} cannot be read: {e}") from None
+            raise TuningTableError(f"tuning table {path} cannot be read: {getattr(e, 'strerror', None) or e}") from None
         if not text.strip():
-            raise ValueError(f"tuning table {path} is empty (not even {{\"entries\": []}})")
+            raise TuningTableError(f"tuning table {path} is empty (not even {{\"entries\": []}})")
         try:
             data = json.loads(text)
             return cls([TableEntry.from_dict(d) for d in data["entries"]])
         except (ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"tuning table {path} is malformed: {type(e).__name__}: {e}") from None
+            raise TuningTableError(f"tuning table {path} is malformed: {type(e).__name__}: {e}") from None
 
     def save(self, path) -> None:
         import json

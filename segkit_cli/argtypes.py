@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import math
 import os
 import re
@@ -30,6 +31,21 @@ def _did_you_mean(path: Path) -> str:
     return f" (did you mean {str(parent / close[0])!r}?)" if close else ""
 
 
+def _fs_checked(check):
+    """A path check whose file-system errors (a name too long, a loop of links, a lost mount) are refused like
+    any other bad path: one line naming the path and the reason."""
+    @functools.wraps(check)
+    def wrapper(value: str):
+        try:
+            return check(value)
+        except OSError as e:
+            shown = value if len(value) <= 80 else value[:77] + "..."
+            raise argparse.ArgumentTypeError(f"{shown}: {e.strerror or e}") from None
+
+    return wrapper
+
+
+@_fs_checked
 def existing_file(value: str) -> Path:
     """A file that exists and is not a directory."""
     path = Path(value)
@@ -45,6 +61,7 @@ def existing_file(value: str) -> Path:
     return path
 
 
+@_fs_checked
 def existing_dir(value: str) -> Path:
     """A directory that exists."""
     path = Path(value)
@@ -94,6 +111,7 @@ def _writable_dir(d: Path, what: str) -> None:
         raise argparse.ArgumentTypeError(f"{what}: directory {str(d)!r} is not writable")
 
 
+@_fs_checked
 def output_file(value: str) -> Path:
     """A file segkit may write: not a directory, in an existing writable directory; overwritten if present."""
     path = Path(value)
@@ -107,6 +125,7 @@ def output_file(value: str) -> Path:
     return path
 
 
+@_fs_checked
 def output_dir(value: str) -> Path:
     """A directory segkit may create or write into: not an existing file; its nearest existing parent writable."""
     path = Path(value)

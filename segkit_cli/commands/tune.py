@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
     if Path(args.target).exists():
         for flag, value in (("--amaxes", args.amaxes), ("--dtype", args.dtype), ("--full", args.full)):
-            if value:
+            if value is not None and value is not False:
                 raise UsageError(f"{flag} applies to a fusions spec NAME:CONFIG; {args.target} is a script")
         result = tune_script(args.target, args.reference, log, args.budget, shard_of)
     elif ":" in args.target:
@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
 
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
         name, config = args.target.split(":", 1)
-        amaxes = tuple(a.strip() for a in args.amaxes.split(",")) if args.amaxes else None
+        amaxes = tuple(a.strip() for a in args.amaxes.split(",")) if args.amaxes is not None else None
+        if amaxes is not None and not all(amaxes):
+            raise UsageError(f"--amaxes {args.amaxes!r}: give output names separated by commas, e.g. row,all")
         result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget,
                            shard_of=shard_of, amaxes=amaxes)
     else:
@@ -102,7 +104,7 @@ def merge(args: argparse.Namespace) -> int:
     from segkit.tuning import TuningTable
 
     search = [f for f in ("target", "reference", "full", "budget", "shard", "dtype", "amaxes", "write")
-              if getattr(args, f)]
+              if getattr(args, f) not in (None, False)]
     if search:
         flags = ", ".join(f if f == "target" else "--" + f for f in search)
         raise UsageError(f"--merge only merges tables (into the committed table, or --out): leave out {flags}")
