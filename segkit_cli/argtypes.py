@@ -226,3 +226,14 @@ def shard(value: str) -> tuple[int, int]:
     if count <= 0 or not 0 <= index < count:
         raise argparse.ArgumentTypeError(f"{value!r}: expected I/N with N > 0 and I in 0..N-1, e.g. 0/2")
     return index, count
+
+
+def not_an_input(output: Path, *inputs: str | Path, flag: str = "-o") -> None:
+    """Refuse (UsageError) an output path that names one of the command's own input files: writing it would
+    destroy the input."""
+    from segkit.errors import UsageError
+
+    for given in inputs:
+        if given is not None and Path(given).exists() and Path(output).exists() and Path(output).samefile(given):
+            raise UsageError(f"{flag} {output} is the input {given} itself: writing it would destroy the input; "
+                             "give another file name")

@@ -383,6 +383,8 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
     check_limits(minutes=minutes, max_cases=max_cases, workers=workers, case_timeout=case_timeout,
                  minimize_seconds=minimize_seconds, minimize_share=minimize_share, max_ops=max_ops,
                  max_elements=max_elements)
+    if not str(out).strip():  # Path("") would be the working directory
+        raise UsageError("fuzz: an empty findings directory name")
     out = Path(out)
     lock = claim(out)  # before any long run: a directory that cannot take the findings is refused now
     try:

@@ -50,8 +50,6 @@ def _holder(fd: int) -> int | None:
 
 def check_writable(out: Path) -> None:
     """Refuse (UsageError, one line) a findings directory a campaign could not write its results into."""
-    if not str(out).strip():
-        raise UsageError("fuzz: an empty findings directory name")
     if out.exists() and not out.is_dir():
         raise UsageError(f"fuzz: findings directory {out} exists and is a file; give a directory")
     try:
