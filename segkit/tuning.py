@@ -203,8 +203,13 @@ class TuningTable:
         import json
         from pathlib import Path
 
+        import os
+
         entries = [self._entries[k].to_dict() for k in sorted(self._entries)]
-        Path(path).write_text(json.dumps({"entries": entries}, indent=1) + "\n")
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # whole or not at all: never half a table
+        tmp.write_text(json.dumps({"entries": entries}, indent=1) + "\n")
+        os.replace(tmp, path)
 
     def put(self, entry: TableEntry) -> None:
         self._entries[entry.key()] = entry

@@ -136,6 +136,7 @@ CASES = [
     (["fuzz", "-o", "{camp}", *REF_FUZZ], 2, "holds a campaign already"),
     (["fuzz", "-o", "{badidx}", *REF_FUZZ, "--resume"], 1, "cannot be read (JSONDecodeError"),
     (["fuzz", "-o", "{camp}", *REF_FUZZ, "--resume"], 1, "cannot be read (KeyError"),
+    (["fuzz", "-o", "{tmp}/typo", *REF_FUZZ, "--resume"], 2, "holds no campaign to resume"),
     # trace, profile, paths the file system refuses
     (["trace", "show", "{empty.json}"], 1, "not readable JSON"),
     (["trace", "compare", "{empty.json}"], 2, "required: b"),

@@ -33,7 +33,7 @@ from segkit.errors import SegkitError, UsageError
 from segkit.frontend import FusionDefinition
 from segkit.fuzz.findings import INDEX, Finding
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
-from segkit.fuzz.outdir import claim
+from segkit.fuzz.outdir import claim, write_text_atomic
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
 from segkit.fuzz.triage import emit_standalone
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
@@ -353,8 +353,8 @@ class Campaign:
     def save(self) -> None:
         """Write the index and summary, and drop repro files no finding names (the directory is what the index says)."""
         self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / INDEX).write_text(json.dumps(self.summary.to_json(), indent=1, default=str))
-        (self.out / "summary.md").write_text(self.summary.markdown())
+        write_text_atomic(self.out / INDEX, json.dumps(self.summary.to_json(), indent=1, default=str))
+        write_text_atomic(self.out / "summary.md", self.summary.markdown())
         named = {n for f in self.summary.findings for n in (f.file, f.file.replace(".py", "_upstream.py"))}
         for stale in self.out.glob("f[0-9][0-9][0-9]_*.py"):
             if stale.name not in named:
@@ -391,6 +391,8 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
         if (out / INDEX).exists() and not resume:
             raise UsageError(f"fuzz: {out} holds a campaign already ({INDEX}): continue it with --resume, or give "
                              "another -o")
+        if resume and not (out / INDEX).exists():  # a mistyped -o would start a new campaign elsewhere
+            raise UsageError(f"fuzz --resume: {out} holds no campaign to resume (no {INDEX})")
         if lock.taken_over:
             log(f"fuzz: took over the lock of campaign pid {lock.taken_over} (no longer running) in {out}")
         return _fuzz(target, out, minutes, max_cases, seed, workers, case_timeout, minimize_seconds, minimize_share,
@@ -426,7 +428,7 @@ def _fuzz(target, out: Path, minutes, max_cases, seed, workers, case_timeout, mi
     deadline = start + (minutes * 60 if minutes is not None else float("inf"))
     reserve = minutes * 60 * minimize_share if minutes is not None else 0.0
     camp = Campaign(ex, out, seed, realizations or list(REALIZATIONS), minimize_seconds, log)
-    if resume and (out / INDEX).exists():
+    if resume:
         try:
             camp.summary = load_summary(out, camp.summary.env)
         except (OSError, ValueError, KeyError, TypeError) as e:
