@@ -163,6 +163,13 @@ class TableEntry:
 
     @classmethod
     def from_dict(cls, d: dict) -> TableEntry:
+        if not isinstance(d, dict):
+            raise TypeError(f"an entry must be an object, got {type(d).__name__}")
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        missing = sorted({"gpu", "spec", "config", "signature"} - set(d))
+        if unknown or missing:
+            what = [f"unknown fields {unknown}"] * bool(unknown) + [f"missing {missing}"] * bool(missing)
+            raise TypeError(f"entry {d.get('spec', '?')}/{d.get('config', '?')}: {', '.join(what)}")
         # an entry written before tune ranked by kernel time says nothing of its metric: it was event time
         return cls(**{"metric": "events", **d, "tuning": tuning_from_dict(d.get("tuning"))})
 

@@ -37,6 +37,7 @@ def files(tmp_path_factory):
     put("bin.py", bytes(range(256)) * 4)
     put("none.json", '{"entries": []}')
     put("list.json", "[1, 2]")
+    put("bad_entry.json", '{"entries": [{"x": 1}]}')
     TuningTable([TableEntry("G", "rmsnorm_bwd", "nanogpt", "sig", us=1.0)]).save(d / "good.json")
     f["good.json"] = str(d / "good.json")
     os.symlink(d / "loop.py", d / "loop.py")  # a link to itself
@@ -94,6 +95,7 @@ CASES = [
     # tune
     (["tune"], 2, "needs a target"),
     (["tune", "--merge", "{list.json}", "--out", "{tmp}/o.json"], 1, "is malformed"),
+    (["tune", "--merge", "{bad_entry.json}", "--out", "{tmp}/o.json"], 1, "entry ?/?: unknown fields ['x'], missing"),
     (["tune", "--merge", "{good.json}", "--out", "{list.json}"], 1, "list.json is malformed"),
     (["tune", "--merge", "{good.json}", "--out", "{adir}"], 2, "is a directory"),
     (["tune", "--merge", "{good.json}", "--out", UNWRITABLE], 2, "does not exist"),
