@@ -23,7 +23,8 @@ TABLE_PATH = Path(__file__).with_name("tunings.json")
 def tuning_table() -> TuningTable:
     """The tuning table the builders read, once (``tuning_table.cache_clear()`` after editing it): the committed
     one, or the file named by $SEGKIT_TUNING_TABLE (e.g. a fresh ``segkit tune --out`` before it is merged)."""
-    return TuningTable.load(os.environ.get("SEGKIT_TUNING_TABLE") or TABLE_PATH)
+    named = os.environ.get("SEGKIT_TUNING_TABLE")
+    return TuningTable.load(named or TABLE_PATH, must_exist=bool(named))  # a table named must be there
 
 
 @dataclass(frozen=True)

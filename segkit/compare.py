@@ -108,17 +108,27 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
     return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape)) if len(shape) else ()
 
 
+def _float64_reference(ref: torch.dtype, got: torch.dtype) -> bool:
+    """A float64 reference for a narrower floating output: how segkit's references are computed (beside the
+    checked dtype, in float64), and the one dtype difference a comparison accepts."""
+    return ref == torch.float64 and got.is_floating_point and got.itemsize < 8
+
+
 def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = None,
          label: str | None = None) -> OutputDiff:
-    """How far ``got`` is from ``ref``, relative to the reference's largest finite magnitude. With a ``label``
-    (who computed ``got``: a backend that must give the reference's dtype) a dtype that differs is a verdict of
-    its own, never a tolerance mismatch; without one ``ref`` may be a wider-precision reference."""
+    """How far ``got`` is from ``ref``, relative to the reference's largest finite magnitude. A shape or dtype
+    that differs is a failed comparison of its own, named (``label``: who computed ``got``), never a tolerance
+    mismatch; the one exception is a float64 reference for a narrower floating output."""
+    if not isinstance(ref, torch.Tensor) or not isinstance(got, torch.Tensor):
+        bad, x = ("reference", ref) if not isinstance(ref, torch.Tensor) else ("output", got)
+        raise TypeError(f"output {index}: the {bad} is a {type(x).__name__}, not a tensor")
     tol = tolerance(got.dtype) if tol is None else tol
     shapes = (tuple(ref.shape), tuple(got.shape))
     if shapes[0] != shapes[1]:
         return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, shape_ok=False, shapes=shapes)
-    if label is not None and ref.dtype != got.dtype:
-        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, got_dtype=got.dtype, label=label)
+    if ref.dtype != got.dtype and not _float64_reference(ref.dtype, got.dtype):
+        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, got_dtype=got.dtype,
+                          label=label or "output")
     r = ref.detach().to("cpu", torch.float64)
     g = got.detach().to("cpu", torch.float64)
     counts = dict(ref_nonfinite=NonFinite.of(r), got_nonfinite=NonFinite.of(g), shapes=shapes)
@@ -145,10 +155,12 @@ def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = N
 def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],
             tol: dict[torch.dtype, float] | None = None, label: str | None = None) -> list[OutputDiff]:
     """One diff per output; ``tol`` overrides the tolerance of the dtypes it names; ``label`` as in diff."""
+    if isinstance(refs, torch.Tensor) or isinstance(gots, torch.Tensor):
+        raise TypeError("compare takes lists of tensors (one per output); wrap a single tensor in a list")
     if len(refs) != len(gots):
         raise ValueError(f"{len(refs)} reference outputs but {len(gots)} outputs to check")
     tols = tol or {}
-    return [diff(i, r, g, tols.get(g.dtype), label) for i, (r, g) in enumerate(zip(refs, gots))]
+    return [diff(i, r, g, tols.get(getattr(g, "dtype", None)), label) for i, (r, g) in enumerate(zip(refs, gots))]
 
 
 @dataclass

@@ -45,6 +45,11 @@ class UnknownNameError(UsageError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class TuningTableError(SegkitError, ValueError):
+    """A tuning table file that is missing where one must be, empty, unreadable or malformed (a ValueError, as
+    before)."""
+
+
 class ResourceLimitError(SegkitError):
     """A tensor or a script run beyond segkit's configured limits (memory budget, time limit)."""
 

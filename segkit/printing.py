@@ -16,7 +16,7 @@ import torch
 
 from segkit.dtypes import DataType
 from segkit.errors import InputMismatchError, ReproError
-from segkit.interp import as_fusion, random_inputs
+from segkit.interp import as_fusion, check_inputs, random_inputs
 from segkit.ir import Fusion, Op, Value
 from segkit.replay import replay
 
@@ -148,9 +148,12 @@ def _input_expr(x: Any, device: str) -> str:
 
 
 def emit_repro(fd: Any, inputs: Sequence[Any] | None = None, style: str = "direct", device: str = "cuda:0") -> str:
-    """A runnable repro script for a recorded fusion (``style``: "direct" or "legacy" imports)."""
+    """A runnable repro script for a recorded fusion (``style``: "direct" or "legacy" imports). ``inputs`` must fit
+    the definition (count, kind, rank, dtype, sizes, layout): one that does not is an InputMismatchError naming it."""
     if style not in ("direct", "legacy"):
         raise ValueError(f"style must be 'direct' or 'legacy', got {style!r}")
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a device name such as 'cuda:0', got {type(device).__name__} {device!r}")
     fusion = as_fusion(fd)
     module = "nvfuser_direct" if style == "direct" else "nvfuser"
     if inputs is None:
@@ -158,7 +161,14 @@ def emit_repro(fd: Any, inputs: Sequence[Any] | None = None, style: str = "direc
             inputs = random_inputs(fusion, "meta")
         except InputMismatchError as e:
             raise ReproError(f"emit_repro needs inputs=: {e}") from None
+    if isinstance(inputs, (torch.Tensor, str, bytes)) or not isinstance(inputs, Sequence):
+        raise InputMismatchError(f"emit_repro: inputs= must be a list of the fusion's inputs, got "
+                                 f"{type(inputs).__name__}")
     xs = list(inputs)
+    try:
+        check_inputs(fusion, xs)  # a script that would fail where it is run is refused where it is written
+    except InputMismatchError as e:
+        raise InputMismatchError(f"emit_repro: {e}") from None
     body = "\n".join("    " + line for line in fusion_lines(fusion) or ["pass"])
     ins = "\n".join(f"    {_input_expr(x, device)}," for x in xs)
     return (

@@ -33,6 +33,8 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
+from segkit.errors import TuningTableError
+
 REUSE = "reuse"  # the builder's fusion as segkit.reuse_reductions rewrites it (wider reductions read narrower ones)
 
 
@@ -161,6 +163,13 @@ class TableEntry:
 
     @classmethod
     def from_dict(cls, d: dict) -> TableEntry:
+        if not isinstance(d, dict):
+            raise TypeError(f"an entry must be an object, got {type(d).__name__}")
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        missing = sorted({"gpu", "spec", "config", "signature"} - set(d))
+        if unknown or missing:
+            what = [f"unknown fields {unknown}"] * bool(unknown) + [f"missing {missing}"] * bool(missing)
+            raise TypeError(f"entry {d.get('spec', '?')}/{d.get('config', '?')}: {', '.join(what)}")
         # an entry written before tune ranked by kernel time says nothing of its metric: it was event time
         return cls(**{"metric": "events", **d, "tuning": tuning_from_dict(d.get("tuning"))})
 
@@ -173,25 +182,41 @@ class TuningTable:
         self._entries = {e.key(): e for e in entries}
 
     @classmethod
-    def load(cls, path) -> TuningTable:
+    def load(cls, path, must_exist: bool = False) -> TuningTable:
+        """The table saved at ``path``; a missing file is an empty table unless ``must_exist`` (a table to merge
+        from, or one a user named). An empty, unreadable or malformed file is a TuningTableError (a ValueError)
+        naming it."""
         import json
         from pathlib import Path
 
         path = Path(path)
         if not path.exists():
+            if must_exist:
+                raise TuningTableError(f"tuning table {path}: no such file")
             return cls()
         try:
-            data = json.loads(path.read_text())
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise TuningTableError(f"tuning table {path} cannot be read: {getattr(e, 'strerror', None) or e}") from None
+        if not text.strip():
+            raise TuningTableError(f"tuning table {path} is empty (not even {{\"entries\": []}})")
+        try:
+            data = json.loads(text)
             return cls([TableEntry.from_dict(d) for d in data["entries"]])
         except (ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"tuning table {path} is malformed: {e}") from None
+            raise TuningTableError(f"tuning table {path} is malformed: {type(e).__name__}: {e}") from None
 
     def save(self, path) -> None:
         import json
         from pathlib import Path
 
+        import os
+
         entries = [self._entries[k].to_dict() for k in sorted(self._entries)]
-        Path(path).write_text(json.dumps({"entries": entries}, indent=1) + "\n")
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # whole or not at all: never half a table
+        tmp.write_text(json.dumps({"entries": entries}, indent=1) + "\n")
+        os.replace(tmp, path)
 
     def put(self, entry: TableEntry) -> None:
         self._entries[entry.key()] = entry

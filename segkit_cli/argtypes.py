@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import math
 import os
 import re
@@ -30,17 +31,46 @@ def _did_you_mean(path: Path) -> str:
     return f" (did you mean {str(parent / close[0])!r}?)" if close else ""
 
 
+def _fs_checked(check):
+    """A path check whose file-system errors (a name too long, a loop of links, a lost mount) are refused like
+    any other bad path: one line naming the path and the reason."""
+    @functools.wraps(check)
+    def wrapper(value: str):
+        try:
+            return check(value)
+        except OSError as e:
+            shown = value if len(value) <= 80 else value[:77] + "..."
+            raise argparse.ArgumentTypeError(f"{shown}: {e.strerror or e}") from None
+
+    return wrapper
+
+
+@_fs_checked
 def existing_file(value: str) -> Path:
     """A file that exists and is not a directory."""
     path = Path(value)
     if not value.strip():
         raise argparse.ArgumentTypeError("an empty path")
     if not path.exists():
-        raise argparse.ArgumentTypeError(f"no such file: {value}{_did_you_mean(path)}")
+        glob = " (a shell pattern that matched no file?)" if any(c in value for c in "*?[") else ""
+        raise argparse.ArgumentTypeError(f"no such file: {value}{glob or _did_you_mean(path)}")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{value} is a directory; give a file")
     if not os.access(path, os.R_OK):
         raise argparse.ArgumentTypeError(f"{value} is not readable (permissions)")
+    return path
+
+
+@_fs_checked
+def existing_dir(value: str) -> Path:
+    """A directory that exists."""
+    path = Path(value)
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"no such directory: {value}{_did_you_mean(path)}")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a file; give a directory")
     return path
 
 
@@ -81,6 +111,7 @@ def _writable_dir(d: Path, what: str) -> None:
         raise argparse.ArgumentTypeError(f"{what}: directory {str(d)!r} is not writable")
 
 
+@_fs_checked
 def output_file(value: str) -> Path:
     """A file segkit may write: not a directory, in an existing writable directory; overwritten if present."""
     path = Path(value)
@@ -94,6 +125,7 @@ def output_file(value: str) -> Path:
     return path
 
 
+@_fs_checked
 def output_dir(value: str) -> Path:
     """A directory segkit may create or write into: not an existing file; its nearest existing parent writable."""
     path = Path(value)
@@ -119,18 +151,28 @@ def plot_file(value: str) -> Path:
     return path
 
 
-def _positive(value: str, kind: type, what: str):
+def _positive(value: str, kind: type, what: str, allow_zero: bool = False):
     try:
         x = kind(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"{value!r} is not {what}") from None
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"{value!r}: give {what} > 0")
+    if not (math.isfinite(x) and (x >= 0 if allow_zero else x > 0)):
+        raise argparse.ArgumentTypeError(f"{value!r}: give {what} {'>= 0' if allow_zero else '> 0'}")
     return x
 
 
 def positive_float(value: str) -> float:
     return _positive(value, float, "a finite number")
+
+
+def nonnegative_float(value: str) -> float:
+    """A finite number >= 0 (0: none of it)."""
+    return _positive(value, float, "a finite number", allow_zero=True)
+
+
+def count(value: str) -> int:
+    """A whole number >= 0 (e.g. workers, where 0 means: in this process)."""
+    return _positive(value, int, "a whole number", allow_zero=True)
 
 
 def positive_int(value: str) -> int:
@@ -173,3 +215,25 @@ def meta_ops(value: str) -> frozenset[str]:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise argparse.ArgumentTypeError(f"{n!r} is not a meta op{hint}; meta ops: {', '.join(sorted(known))}")
     return frozenset(names)
+
+
+def shard(value: str) -> tuple[int, int]:
+    """I/N: shard I of N of a search, 0 <= I < N."""
+    try:
+        index, count = (int(p) for p in value.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected I/N, e.g. 0/2") from None
+    if count <= 0 or not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected I/N with N > 0 and I in 0..N-1, e.g. 0/2")
+    return index, count
+
+
+def not_an_input(output: Path, *inputs: str | Path, flag: str = "-o") -> None:
+    """Refuse (UsageError) an output path that names one of the command's own input files: writing it would
+    destroy the input."""
+    from segkit.errors import UsageError
+
+    for given in inputs:
+        if given is not None and Path(given).exists() and Path(output).exists() and Path(output).samefile(given):
+            raise UsageError(f"{flag} {output} is the input {given} itself: writing it would destroy the input; "
+                             "give another file name")

@@ -65,21 +65,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("segkit: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:  # the file system refused a path (a directory that cannot be made, a full disk): not a bug
+        where = f"{e.filename}: {e.strerror or e}" if e.filename is not None else None
+        return _report(e, debug, where)
     except Exception as e:
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        code = EXIT_USAGE if isinstance(e, UsageError) else EXIT_FAILURE
-        if isinstance(e, SegkitError):
-            print(f"segkit: error: {_one_line(e)}", file=sys.stderr)
-        else:
-            print(f"segkit: error: {type(e).__name__}: {_one_line(e)} (an unexpected error in segkit: please "
-                  "report it; --debug shows the traceback)", file=sys.stderr)
-        return code
+        return _report(e, debug)
 
 
-def _one_line(e: BaseException) -> str:
+def _report(e: BaseException, debug: bool, line: str | None = None) -> int:
+    """Print ``e`` as one line (``line`` if given; the traceback too with --debug); the exit status for it."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    if line is None and not isinstance(e, SegkitError):
+        line = (f"{type(e).__name__}: {_one_line(e)} (an unexpected error in segkit: please report it; --debug "
+                "shows the traceback)")
+    print(f"segkit: error: {_one_line(line or e)}", file=sys.stderr)
+    return EXIT_USAGE if isinstance(e, UsageError) else EXIT_FAILURE
+
+
+def _one_line(e: BaseException | str) -> str:
     text = " ".join(str(e).split()) or type(e).__name__
     return text if len(text) <= 1000 else text[:997] + "..."
 

@@ -356,8 +356,8 @@ def test_merging_shards_keeps_the_least_kernel_time_and_names_its_file(tmp_path,
 
 @pytest.mark.parametrize("bad", ["2/2", "x/2", "1"])
 def test_a_bad_shard_is_named(bad, capsys):
-    assert cli_main(["tune", "rmsnorm_bwd:mixorder_576000x384", "--reference", "--shard", bad]) == 1
-    assert f"--shard {bad!r}" in capsys.readouterr().err
+    assert cli_main(["tune", "rmsnorm_bwd:mixorder_576000x384", "--reference", "--shard", bad]) == 2
+    assert f"argument --shard: {bad!r}: expected I/N" in capsys.readouterr().err
 
 
 def test_the_reuse_pass_is_a_candidate_where_it_rewrites_and_passes_the_reference():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sys
 import threading
 import time
@@ -28,10 +29,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from segkit.errors import SegkitError
+from segkit.errors import SegkitError, UsageError
 from segkit.frontend import FusionDefinition
 from segkit.fuzz.findings import INDEX, Finding
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
+from segkit.fuzz.outdir import claim, write_text_atomic
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
 from segkit.fuzz.triage import emit_standalone
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor
@@ -351,8 +353,8 @@ class Campaign:
     def save(self) -> None:
         """Write the index and summary, and drop repro files no finding names (the directory is what the index says)."""
         self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / INDEX).write_text(json.dumps(self.summary.to_json(), indent=1, default=str))
-        (self.out / "summary.md").write_text(self.summary.markdown())
+        write_text_atomic(self.out / INDEX, json.dumps(self.summary.to_json(), indent=1, default=str))
+        write_text_atomic(self.out / "summary.md", self.summary.markdown())
         named = {n for f in self.summary.findings for n in (f.file, f.file.replace(".py", "_upstream.py"))}
         for stale in self.out.glob("f[0-9][0-9][0-9]_*.py"):
             if stale.name not in named:
@@ -372,16 +374,67 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
     ``minimize_share`` of the campaign; each minimization at most ``minimize_seconds``; a failure that
     repeats a finding is counted, not minimized). ``resume``: continue the campaign saved in ``out``
     (same seed): its counts, coverage and findings carry over and generation goes on where it stopped.
+    At least one case runs, whatever the budget (the clock starts once the workers are up).
+
+    Before anything runs, ``out`` is checked (a directory this process can write, its index and summary
+    writable) and locked for the campaign (:mod:`segkit.fuzz.outdir`); a directory that holds a campaign
+    already is refused unless ``resume``. Bad limits are refused (UsageError) by name.
     """
-    if minutes is None and max_cases is None:
-        raise ValueError("give minutes or max_cases")
-    start = time.perf_counter()
+    check_limits(minutes=minutes, max_cases=max_cases, workers=workers, case_timeout=case_timeout,
+                 minimize_seconds=minimize_seconds, minimize_share=minimize_share, max_ops=max_ops,
+                 max_elements=max_elements)
+    if not str(out).strip():  # Path("") would be the working directory
+        raise UsageError("fuzz: an empty findings directory name")
+    out = Path(out)
+    lock = claim(out)  # before any long run: a directory that cannot take the findings is refused now
+    try:
+        if (out / INDEX).exists() and not resume:
+            raise UsageError(f"fuzz: {out} holds a campaign already ({INDEX}): continue it with --resume, or give "
+                             "another -o")
+        if resume and not (out / INDEX).exists():  # a mistyped -o would start a new campaign elsewhere
+            raise UsageError(f"fuzz --resume: {out} holds no campaign to resume (no {INDEX})")
+        if lock.taken_over:
+            log(f"fuzz: took over the lock of campaign pid {lock.taken_over} (no longer running) in {out}")
+        return _fuzz(target, out, minutes, max_cases, seed, workers, case_timeout, minimize_seconds, minimize_share,
+                     realizations, max_ops, max_elements, resume, progress, log)
+    finally:
+        lock.release()
+
+
+def check_limits(**limits: float | None) -> None:
+    """Refuse (UsageError naming the argument) a campaign limit that cannot work: a budget that is not a positive
+    finite number, a count below one, a negative worker count. ``minutes`` or ``max_cases`` must be given."""
+    if limits.get("minutes") is None and limits.get("max_cases") is None:
+        raise UsageError("fuzz: give minutes or max_cases")
+    floor = {"workers": 0, "minimize_seconds": 0}  # 0 workers: in this process; 0 s: no minimizing
+    for name, value in limits.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise UsageError(f"fuzz: {name}={value!r}: give a finite number")
+        low = floor.get(name)
+        if (low is not None and value < low) or (low is None and value <= 0):
+            raise UsageError(f"fuzz: {name}={value!r}: give a number {'>= 0' if low is not None else '> 0'}")
+        if name in ("max_cases", "workers", "max_ops", "max_elements") and value != int(value):
+            raise UsageError(f"fuzz: {name}={value!r}: give a whole number")
+    if limits.get("minimize_share", 0) >= 1:
+        raise UsageError(f"fuzz: minimize_share={limits['minimize_share']!r}: give a fraction below 1")
+
+
+def _fuzz(target, out: Path, minutes, max_cases, seed, workers, case_timeout, minimize_seconds, minimize_share,
+          realizations, max_ops, max_elements, resume, progress, log) -> Summary:
+    ex = executor(target, workers, case_timeout)
+    start = time.perf_counter()  # the budget counts from here: starting the workers is not fuzzing
     deadline = start + (minutes * 60 if minutes is not None else float("inf"))
     reserve = minutes * 60 * minimize_share if minutes is not None else 0.0
-    ex = executor(target, workers, case_timeout)
-    camp = Campaign(ex, Path(out), seed, realizations or list(REALIZATIONS), minimize_seconds, log)
-    if resume and (Path(out) / INDEX).exists():
-        camp.summary = load_summary(Path(out), camp.summary.env)
+    camp = Campaign(ex, out, seed, realizations or list(REALIZATIONS), minimize_seconds, log)
+    if resume:
+        try:
+            camp.summary = load_summary(out, camp.summary.env)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ex.close()
+            raise SegkitError(f"fuzz --resume: {out / INDEX} cannot be read ({type(e).__name__}: {e}); "
+                              "give another -o") from None
         if camp.summary.seed != seed or camp.summary.target != ex.name:
             ex.close()
             raise SegkitError(f"{out} holds a campaign of target {camp.summary.target} with seed "
@@ -395,21 +448,21 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
 
     def tasks() -> Iterator[Task]:
         for i, (cid, case) in enumerate(stream):
-            # stop early enough to minimize what failed so far (at most minimize_share of the campaign)
-            if time.perf_counter() >= deadline - min(reserve, len(failures) * minimize_seconds) \
-                    or (max_cases is not None and i >= max_cases) or STOP.is_set():
+            # stop early enough to minimize what failed so far (at most minimize_share of the campaign); the
+            # first case runs whatever the budget (a campaign that ran nothing would say nothing)
+            out_of_time = i > 0 and time.perf_counter() >= deadline - min(reserve, len(failures) * minimize_seconds)
+            if out_of_time or (max_cases is not None and i >= max_cases) or STOP.is_set():
                 return
             todo[cid] = case
             s.next_batch = int(cid.split(".")[0]) + 1
             yield Task(case.script, camp.realizations_for(i), tag=cid)
 
-    ex.deadline = deadline
+    ex.deadline = float("inf")  # the first case is never cancelled by the clock (see tasks)
     saved = time.perf_counter()
     try:
         for task, res in ex.map(tasks()):
             case = todo.pop(task.tag)
-            if STOP.is_set():
-                ex.deadline = 0.0  # cancel what still runs
+            ex.deadline = 0.0 if STOP.is_set() else deadline  # then: cancel what still runs
             if res.status == "cancelled":
                 continue
             if time.perf_counter() - saved > 30:  # what a killed campaign leaves behind

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
-from segkit.errors import SegkitError
+from segkit.errors import SegkitError, error_summary
 from segkit.fuzz.targets import CaseResult, Target, run_script, target
 
 
@@ -64,13 +64,21 @@ def _worker_main(conn, target_name: str) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM):  # the campaign stops its workers itself, after saving
         signal.signal(sig, signal.SIG_IGN)
-    t = target(target_name)
+    try:  # errors go back to the campaign as one line, never as a traceback on the user's terminal
+        t = target(target_name)
+    except Exception as e:
+        conn.send(("error", str(e) if isinstance(e, SegkitError) else error_summary(e)))
+        return
     conn.send(("ready", t.describe()))
     while True:
         task = conn.recv()
         if task is None:
             return
-        conn.send(("done", _run(t, task)))
+        try:
+            res = _run(t, task)
+        except Exception as e:  # a bug outside the target's own run: reported as this case's crash
+            res = CaseResult(status="crash", detail=f"in the worker: {error_summary(e)}")
+        conn.send(("done", res))
 
 
 class _Worker:
@@ -91,10 +99,15 @@ class _Worker:
             self.kill()
             raise SegkitError(f"fuzz worker for target {self.target_name!r} did not start in {self.start_timeout:.0f} s")
         try:
-            _, self.env = self.conn.recv()
+            kind, payload = self.conn.recv()
         except EOFError:
+            self.proc.join(5)
             raise SegkitError(f"fuzz worker for target {self.target_name!r} died while starting "
-                              f"(exit code {self.proc.exitcode}); see its error above") from None
+                              f"(exit code {self.proc.exitcode})") from None
+        if kind == "error":
+            self.kill()
+            raise SegkitError(payload)
+        self.env = payload
         return self
 
     def send(self, task: Task) -> None:
@@ -125,7 +138,12 @@ class WorkerPool:
         self.name = target_name
         self.deadline = float("inf")  # tasks still running then are cancelled (killed, not judged)
         started = [_Worker(target_name, start_timeout) for _ in range(max(1, workers))]
-        self.workers: list[_Worker | None] = [w.ready() for w in started]
+        try:
+            self.workers: list[_Worker | None] = [w.ready() for w in started]
+        except SegkitError:  # one error for the campaign, and no worker left behind
+            for w in started:
+                w.kill()
+            raise
         self.env = self.workers[0].env
 
     def map(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, CaseResult]]:

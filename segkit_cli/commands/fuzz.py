@@ -5,25 +5,30 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from segkit_cli import argtypes
+
 
 def register(sub) -> None:
     p = sub.add_parser("fuzz", help="differential fuzzing of nvFuser against the reference interpreter",
                        description="Generate random fusions, run them on nvFuser (as written and bookended) and on "
                                    "the reference interpreter; minimize, deduplicate and write what differs.")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--replay", metavar="DIR", help="re-check every finding stored in DIR and print a table")
-    mode.add_argument("--emit", metavar="FINDING", help="print a finding as a standalone nvfuser_direct script")
-    p.add_argument("-o", "--output", default="findings", help="findings directory (repros, index.json, summary.md)")
-    p.add_argument("--minutes", type=float, help="campaign length (generation, runs and minimization)")
-    p.add_argument("--max-cases", type=int, help="stop after this many cases")
+    mode.add_argument("--replay", metavar="DIR", type=argtypes.existing_dir, help="re-check every finding stored in DIR and print a table")
+    mode.add_argument("--emit", metavar="FINDING", type=argtypes.existing_file, help="print a finding as a standalone nvfuser_direct script")
+    p.add_argument("-o", "--output", type=argtypes.output_dir,
+                   help="findings directory (repros, index.json, summary.md; default: findings); locked while the "
+                   "campaign runs")
+    p.add_argument("--minutes", type=argtypes.positive_float,
+                   help="campaign length (generation, runs and minimization; at least one case runs)")
+    p.add_argument("--max-cases", type=argtypes.positive_int, help="stop after this many cases")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target", default="nvfuser", choices=["nvfuser", "reference"],
                    help="backend under test ('reference' checks the generator: it must find nothing)")
-    p.add_argument("--workers", type=int, default=4, help="worker processes (0: run in this process, no timeouts)")
-    p.add_argument("--case-timeout", type=float, default=60.0, help="seconds one case may take before it is killed")
-    p.add_argument("--minimize-seconds", type=float, default=90.0, help="time limit of each minimization")
-    p.add_argument("--max-ops", type=int, default=10, help="generator steps per case")
-    p.add_argument("--max-elements", type=int, default=1 << 16, help="largest tensor the generator makes")
+    p.add_argument("--workers", type=argtypes.count, default=4, help="worker processes (0: run in this process, no timeouts)")
+    p.add_argument("--case-timeout", type=argtypes.positive_float, default=60.0, help="seconds one case may take before it is killed")
+    p.add_argument("--minimize-seconds", type=argtypes.nonnegative_float, default=90.0, help="time limit of each minimization")
+    p.add_argument("--max-ops", type=argtypes.positive_int, default=10, help="generator steps per case")
+    p.add_argument("--max-elements", type=argtypes.positive_int, default=1 << 16, help="largest tensor the generator makes")
     p.add_argument("--resume", action="store_true", help="continue the campaign saved in -o (same --seed)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run)
@@ -61,9 +66,10 @@ def run(args: argparse.Namespace) -> int:
 
     STOP.clear()
     signal.signal(signal.SIGTERM, lambda *_: STOP.set())  # a stopped campaign still saves what it found
-    s = fuzz(args.target, args.output, minutes=args.minutes, max_cases=args.max_cases, seed=args.seed,
+    out = args.output or Path("findings")
+    s = fuzz(args.target, out, minutes=args.minutes, max_cases=args.max_cases, seed=args.seed,
              workers=args.workers, case_timeout=args.case_timeout, minimize_seconds=args.minimize_seconds,
              max_ops=args.max_ops, max_elements=args.max_elements, resume=args.resume, progress=not args.quiet)
     print(s.markdown())
-    print(f"findings, index.json and summary.md in {args.output}")
+    print(f"findings, index.json and summary.md in {out}")
     return 0

@@ -39,6 +39,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
+    argtypes.not_an_input(out, args.target)
     out.write_text(build(args.target))
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
     return 0

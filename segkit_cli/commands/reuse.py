@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import argparse
 
-from segkit_cli import targets
+from segkit_cli import argtypes, targets
 from segkit_cli.parser import EXIT_FAILURE
 
 
 def register(sub) -> None:
     p = sub.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
-    p.add_argument("target", help="a repro script, or a fusions spec NAME:CONFIG")
+    p.add_argument("target", type=argtypes.script_or_spec, help="a repro script, or a fusions spec NAME:CONFIG")
     p.add_argument("--inner-outer", choices=["outer", "inner"],
                    help="also pair a max/min over the trailing dims with one over the leading dims (nvFuser's "
                         "inner-outer pattern); the side that reads the clipped value")
-    p.add_argument("--reps", type=int, default=50, help="host wall-time repetitions per variant on the GPU")
+    p.add_argument("--reps", type=argtypes.positive_int, default=50, help="host wall-time repetitions per variant on the GPU")
     p.set_defaults(func=run)
 
 

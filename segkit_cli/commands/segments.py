@@ -23,6 +23,12 @@ def run(args: argparse.Namespace) -> int:
     from segkit.segments import analyze, check_repro_script, describe_cpu, format_report, gpu_picture, plan_picture
 
     if not targets.nvfuser_available():
+        if args.emit_dir:  # refused before anything runs, never silently skipped
+            from segkit.errors import NvFuserUnavailableError
+
+            raise NvFuserUnavailableError("segkit segments --emit-dir writes one repro per segment nvFuser made: it "
+                                          "needs a CUDA device and nvfuser_direct (leave --emit-dir out to see what "
+                                          "is known without a GPU)")
         fd, _ = targets.load_target(args.target, "cpu")
         print("no CUDA device or nvfuser_direct here: nvFuser's segments cannot be known; what can be:\n")
         print(describe_cpu(fd))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from segkit_cli import targets
+from segkit_cli import argtypes, targets
 
 
 def register(sub) -> None:
@@ -18,13 +18,13 @@ def register(sub) -> None:
     p.add_argument("--reference", action="store_true",
                    help="no GPU: validate every candidate on the reference interpreter at the tiny config, no timing")
     p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
-    p.add_argument("--budget", type=float, metavar="SECONDS", help="stop trying new candidates after this long")
-    p.add_argument("--shard", metavar="I/N", help="only shard I of N of the candidates (the baselines run in every "
+    p.add_argument("--budget", type=argtypes.positive_float, metavar="SECONDS", help="stop trying new candidates after this long")
+    p.add_argument("--shard", metavar="I/N", type=argtypes.shard, help="only shard I of N of the candidates (the baselines run in every "
                    "shard): one process per GPU, e.g. through python -m benchmarks.sweep --each; merge with --merge")
-    p.add_argument("--out", help="merge the winner into this tuning table JSON (with --merge: write there instead "
+    p.add_argument("--out", type=argtypes.output_file, help="merge the winner into this tuning table JSON (with --merge: write there instead "
                    "of the committed table)")
     p.add_argument("--write", action="store_true", help="merge the winner into the committed table (fusions/tunings.json)")
-    p.add_argument("--merge", nargs="+", metavar="TABLE",
+    p.add_argument("--merge", nargs="+", metavar="TABLE", type=argtypes.existing_file,
                    help="merge these tables (per GPU and config the least kernel time among them: shards of one "
                    "search) into the committed table, or into --out, and exit")
     p.set_defaults(func=run)
@@ -36,42 +36,36 @@ def run(args: argparse.Namespace) -> int:
     import torch
     from tabulate import tabulate
 
-    from segkit.errors import SegkitError
+    from segkit.errors import SegkitError, UsageError
     from segkit.tune import tune_script
     from segkit.tuning import TuningTable, gpu_model
 
     if args.merge:
-        from fusions.spec import TABLE_PATH
-
-        dest = Path(args.out) if args.out else TABLE_PATH
-        try:
-            new, source = TuningTable.fastest_of([(path, TuningTable.load(path)) for path in args.merge])
-        except ValueError as e:
-            raise SegkitError(f"segkit tune --merge: {e}") from None
-        for e in new.entries():
-            print(f"{e.gpu} {e.spec} {e.signature}: {e.describe()}  [from {source[e.key()]}]")
-        table = TuningTable.load(dest)
-        table.merge(new)
-        table.save(dest)
-        print(f"{dest.name}: {len(table.entries())} entries for {', '.join(table.gpus())}")
-        return 0
+        return merge(args)
     if not args.target:
-        raise SegkitError("segkit tune needs a target (NAME:CONFIG or a repro script), or --merge")
+        raise UsageError("segkit tune needs a target (NAME:CONFIG or a repro script), or --merge")
+    if args.write and args.reference:
+        raise UsageError("--write keeps a timed winner; --reference times nothing (leave one out)")
+    if args.out and args.reference:
+        raise UsageError("--out keeps a timed winner (or, with --merge, merged tables); --reference times nothing")
     if not args.reference and not targets.nvfuser_available():
         raise SegkitError("segkit tune times candidates on nvFuser: it needs a CUDA device and nvfuser_direct "
                           "(or --reference to validate them on the reference interpreter)")
-    shard_of = parse_shard(args.shard) if args.shard else (0, 1)
+    shard_of = args.shard or (0, 1)
     log = (lambda _: None) if args.reference else (lambda line: print(line, flush=True))  # GPU runs: progress
     if Path(args.target).exists():
-        if args.amaxes:
-            raise SegkitError(f"--amaxes picks fp8_amax's outputs; {args.target} is a script")
+        for flag, value in (("--amaxes", args.amaxes), ("--dtype", args.dtype), ("--full", args.full)):
+            if value is not None and value is not False:
+                raise UsageError(f"{flag} applies to a fusions spec NAME:CONFIG; {args.target} is a script")
         result = tune_script(args.target, args.reference, log, args.budget, shard_of)
     elif ":" in args.target:
         from fusions.tune import tune_spec
 
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
         name, config = args.target.split(":", 1)
-        amaxes = tuple(a.strip() for a in args.amaxes.split(",")) if args.amaxes else None
+        amaxes = tuple(a.strip() for a in args.amaxes.split(",")) if args.amaxes is not None else None
+        if amaxes is not None and not all(amaxes):
+            raise UsageError(f"--amaxes {args.amaxes!r}: give output names separated by commas, e.g. row,all")
         result = tune_spec(name, config, dtype, args.reference, quick=not args.full, log=log, budget_s=args.budget,
                            shard_of=shard_of, amaxes=amaxes)
     else:
@@ -101,12 +95,42 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def merge(args: argparse.Namespace) -> int:
+    """``--merge``: the fastest entry per GPU and config among the given tables, merged into the committed table
+    (or ``--out``). Nothing is written unless every input reads and holds entries: a shell glob that matched
+    nothing, or an empty or truncated file, never rewrites the table."""
+    from fusions.spec import TABLE_PATH
+    from segkit.errors import SegkitError, UsageError
+    from segkit.tuning import TuningTable
+
+    search = [f for f in ("target", "reference", "full", "budget", "shard", "dtype", "amaxes", "write")
+              if getattr(args, f) not in (None, False)]
+    if search:
+        flags = ", ".join(f if f == "target" else "--" + f for f in search)
+        raise UsageError(f"--merge only merges tables (into the committed table, or --out): leave out {flags}")
+    dest = args.out or TABLE_PATH
+    try:
+        tables = [(str(path), TuningTable.load(path, must_exist=True)) for path in args.merge]
+        empty = [path for path, t in tables if not t.entries()]
+        if empty:
+            raise ValueError(f"{empty[0]} holds no entries: nothing to merge (the table is left as it is)")
+        new, source = TuningTable.fastest_of(tables)
+        table = TuningTable.load(dest)
+    except ValueError as e:
+        raise SegkitError(f"segkit tune --merge: {e}") from None
+    for e in new.entries():
+        print(f"{e.gpu} {e.spec} {e.signature}: {e.describe()}  [from {source[e.key()]}]")
+    table.merge(new)
+    table.save(dest)
+    print(f"{dest}: {len(table.entries())} entries for {', '.join(table.gpus())}")
+    return 0
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """--shard I/N as (I, N); benchmarks/big_shapes.py parses its --shard with it too."""
     from segkit.errors import SegkitError
 
     try:
-        index, count = (int(p) for p in text.split("/"))
-    except ValueError:
-        raise SegkitError(f"--shard {text!r}: expected I/N, e.g. 0/2") from None
-    return index, count  # segkit.tune.shard says when I is not in 0..N-1
+        return argtypes.shard(text)
+    except argparse.ArgumentTypeError as e:
+        raise SegkitError(f"--shard {e}") from None
