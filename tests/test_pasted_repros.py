@@ -1,0 +1,137 @@
+"""Pasted nvFuser repro scripts (tests/data/pasted_repros, see its README): each script either runs on the
+reference interpreter or is refused with one line naming its real reason; never an unexpected error.
+
+The manifest says what a correct tool does with each script (``expects``) and what segkit did when the
+script was collected (``today``: "ok", or the category of cause that stops it); scripts that do not behave as expected yet are strict xfails named by
+the category of cause, to be flipped as the loader and legacy-spelling fixes land.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+
+import segkit
+from segkit.errors import SegkitError
+
+DATA = Path(__file__).parent / "data" / "pasted_repros"
+HELD_OUT = DATA / "held_out"
+
+#: Fraction of the main set's runnable scripts (expects "runs") that run today; raise it as fixes land.
+RUNS_FLOOR = 0.04
+
+
+@dataclass(frozen=True)
+class Script:
+    """One manifest entry."""
+
+    name: str
+    path: Path
+    expects: str
+    today: str
+    finite: bool
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What segkit did with a script: every fusion in it ran, or one was refused with ``message``."""
+
+    ran: bool
+    message: str = ""
+    all_finite: bool = True
+
+
+def _scripts(folder: Path) -> list[Script]:
+    manifest = folder / "MANIFEST.json"
+    if not manifest.exists():
+        return []
+    entries = json.loads(manifest.read_text())["scripts"]
+    return [Script(name, folder / e["file"], e["expects"], e["today"], e["finite"]) for name, e in sorted(entries.items())]
+
+
+def _fusion_names(path: Path) -> list[str | None]:
+    """The fusions a script defines, where the loader can list them; otherwise one (the loader's choice)."""
+    from segkit import repro as loader
+
+    lister = getattr(loader, "fusion_names", None) or getattr(loader, "list_fusions", None)
+    names = list(lister(path)) if lister is not None else []
+    return names or [None]
+
+
+@functools.lru_cache(maxsize=128)
+def _outcome(path: Path) -> Outcome:
+    """Load every fusion of the script, rebuild its inputs on the CPU and run it on the reference.
+    Only segkit's own errors are caught: anything else fails the calling test."""
+    finite = True
+    for name in _fusion_names(path):
+        try:
+            repro = segkit.load_repro(path, fusion=name) if name is not None else segkit.load_repro(path)
+            outputs = segkit.run_reference(repro.fd, repro.make_inputs("cpu"))
+        except SegkitError as e:
+            return Outcome(False, str(e).replace(str(path), "<script>"))
+        finite = finite and all(bool(torch.isfinite(t).all()) for t in outputs
+                                if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()))
+    return Outcome(True, all_finite=finite)
+
+
+def _params(folder: Path) -> list:
+    params = []
+    for s in _scripts(folder):
+        marks = () if s.today == "ok" else pytest.mark.xfail(strict=True, raises=AssertionError, reason=s.today)
+        params.append(pytest.param(s, id=s.name, marks=marks))
+    return params
+
+
+def _check_one_line(s: Script) -> Outcome:
+    outcome = _outcome(s.path)
+    if not outcome.ran:
+        assert "\n" not in outcome.message, f"{s.name}: refusal is not one line: {outcome.message!r}"
+        assert "unexpected error" not in outcome.message, f"{s.name}: {outcome.message}"
+    return outcome
+
+
+def _check_expected(s: Script) -> None:
+    outcome = _check_one_line(s)
+    if s.expects == "runs":
+        assert outcome.ran, f"{s.name}: refused although nvFuser accepts it: {outcome.message}"
+        if s.finite:
+            assert outcome.all_finite, f"{s.name}: non-finite outputs from finite math"
+    else:
+        reason = s.expects.removeprefix("refuses: ")
+        assert not outcome.ran, f"{s.name}: ran although it is invalid ({reason})"
+        assert reason.lower() in outcome.message.lower(), f"{s.name}: refusal does not name {reason!r}: {outcome.message}"
+
+
+@pytest.mark.parametrize("script", [pytest.param(s, id=s.name) for s in _scripts(DATA)])
+def test_never_an_unexpected_error(script):
+    """Every script runs or gets one segkit line (a raw exception fails this test)."""
+    _check_one_line(script)
+
+
+@pytest.mark.parametrize("script", _params(DATA))
+def test_script_behaves_as_expected(script):
+    _check_expected(script)
+
+
+def test_fraction_of_accepted_scripts_that_run():
+    runnable = [s for s in _scripts(DATA) if s.expects == "runs"]
+    ran = [s.name for s in runnable if _outcome(s.path).ran]
+    fraction = len(ran) / len(runnable)
+    print(f"pasted repros: {len(ran)}/{len(runnable)} runnable scripts run ({fraction:.0%})")
+    assert len(runnable) >= 40
+    assert fraction >= RUNS_FLOOR
+
+
+@pytest.mark.parametrize("script", [pytest.param(s, id=s.name) for s in _scripts(HELD_OUT)])
+def test_held_out_never_an_unexpected_error(script):
+    _check_one_line(script)
+
+
+@pytest.mark.parametrize("script", _params(HELD_OUT))
+def test_held_out_script_behaves_as_expected(script):
+    _check_expected(script)
