@@ -23,7 +23,7 @@ DATA = Path(__file__).parent / "data" / "pasted_repros"
 HELD_OUT = DATA / "held_out"
 
 #: Fraction of the main set's runnable scripts (expects "runs") that run today; raise it as fixes land.
-RUNS_FLOOR = 0.04
+RUNS_FLOOR = 0.05
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def test_fraction_of_accepted_scripts_that_run():
     ran = [s.name for s in runnable if _outcome(s.path).ran]
     fraction = len(ran) / len(runnable)
     print(f"pasted repros: {len(ran)}/{len(runnable)} runnable scripts run ({fraction:.0%})")
-    assert len(runnable) >= 40
+    assert len(runnable) >= 35
     assert fraction >= RUNS_FLOOR
 
 
