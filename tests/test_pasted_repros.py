@@ -23,7 +23,7 @@ DATA = Path(__file__).parent / "data" / "pasted_repros"
 HELD_OUT = DATA / "held_out"
 
 #: Fraction of the main set's runnable scripts (expects "runs") that run today; raise it as fixes land.
-RUNS_FLOOR = 0.05
+RUNS_FLOOR = 0.16
 
 
 @dataclass(frozen=True)
@@ -102,9 +102,10 @@ def _check_expected(s: Script) -> None:
         if s.finite:
             assert outcome.all_finite, f"{s.name}: non-finite outputs from finite math"
     else:
-        reason = s.expects.removeprefix("refuses: ")
-        assert not outcome.ran, f"{s.name}: ran although it is invalid ({reason})"
-        assert reason.lower() in outcome.message.lower(), f"{s.name}: refusal does not name {reason!r}: {outcome.message}"
+        reasons = s.expects.removeprefix("refuses: ").split(" | ")
+        assert not outcome.ran, f"{s.name}: ran although it is invalid ({s.expects})"
+        assert any(r.lower() in outcome.message.lower() for r in reasons), \
+            f"{s.name}: refusal does not name {' or '.join(map(repr, reasons))}: {outcome.message}"
 
 
 @pytest.mark.parametrize("script", [pytest.param(s, id=s.name) for s in _scripts(DATA)])
@@ -123,7 +124,7 @@ def test_fraction_of_accepted_scripts_that_run():
     ran = [s.name for s in runnable if _outcome(s.path).ran]
     fraction = len(ran) / len(runnable)
     print(f"pasted repros: {len(ran)}/{len(runnable)} runnable scripts run ({fraction:.0%})")
-    assert len(runnable) >= 35
+    assert len(runnable) >= 45
     assert fraction >= RUNS_FLOOR
 
 

@@ -4,6 +4,7 @@
 # Extracted as a developer pastes it: the test function moved out of its class, dedented one level;
 # the module's import lines for the names it uses are kept above it; nothing else changed.
 import torch
+import torch.nn.functional as F
 import torch._refs as refs
 import torch._prims as prims
 
