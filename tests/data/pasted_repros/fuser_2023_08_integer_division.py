@@ -1,0 +1,44 @@
+# Source: https://github.com/NVIDIA/Fuser/blob/b5ac58363c529d8ea65f3c4270051878585c124d/python_tests/test_python_frontend.py#L2177-L2195
+# Committed by nvFuser developers: test_integer_division in python_tests/test_python_frontend.py (commit b5ac58363, 2023-08-09).
+# Targets: nvfuser 0.0.x (August 2023).
+# Extracted as a developer pastes it: the test function moved out of its class, dedented one level;
+# the module's import lines for the names it uses are kept above it; nothing else changed.
+import torch
+import torch.nn.functional as F
+import torch._refs as refs
+import torch._prims as prims
+
+# Will only create the nvfuser module if CUDA is available
+try:
+    from nvfuser import (
+        FusionCache,
+        FusionDefinition,
+        DataType,
+        Tensor,
+        version,
+        compute_contiguity,
+    )
+    from nvfuser.pytorch_utils import torch_dtype_to_nvfuser_dtype
+except ImportError:
+    pass
+
+
+def test_integer_division(self):
+    inputs = [
+        torch.testing.make_tensor(1024, device="cuda", dtype=torch.long),
+        torch.testing.make_tensor(1024, device="cuda", dtype=torch.long),
+    ]
+
+    def fusion_func(fd: FusionDefinition):
+        t0 = fd.from_pytorch(inputs[0])
+        t1 = fd.from_pytorch(inputs[1])
+        t2 = fd.ops.div(t0, t1)
+        t3 = fd.ops.truediv(t0, t1)
+        fd.add_output(t2)
+        fd.add_output(t3)
+
+    nvf_out, _ = self.exec_nvfuser(fusion_func, inputs)
+    self.assertEqual(
+        nvf_out[0], torch.div(inputs[0], inputs[1], rounding_mode="trunc")
+    )
+    self.assertEqual(nvf_out[1], torch.true_divide(inputs[0], inputs[1]))
