@@ -31,8 +31,8 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
 from segkit.repro_inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, inputs_node, module_names,
                                  same_layout)
-from segkit.repro_script import (RecordedFusion, ScriptRun, fusion_functions, name_fusions, new_run, no_cuda,
-                                 script_process, stubbed, test_functions)
+from segkit.repro_script import (RecordedFusion, ScriptRun, TestHarness, fusion_functions, name_fusions, new_run,
+                                 no_cuda, pasted_names, script_process, stubbed, test_calls)
 
 __all__ = ["InputRecipe", "Repro", "SCRIPT_TIMEOUT_ENV", "load_repro", "read_script"]
 
@@ -202,19 +202,23 @@ def _line_of(e: BaseException, path: str, default: int) -> int:
 _PASSED_THROUGH = (FusionDefinitionError, ResourceLimitError, ReproError, UnsupportedOpError)  # they name their call site already
 
 
-def _run_script(run: ScriptRun, fd_class: type, source: str, limit: float) -> tuple[dict[str, Any], str]:
+def _run_script(run: ScriptRun, fd_class: type, source: str, limit: float) -> tuple[dict[str, Any], list[str]]:
     """Run the script (then its test functions, then its fusion functions, while it has built no fusion);
-    returns its namespace and a note when it stopped with an error after a fusion ran."""
+    returns its namespace and notes: names segkit supplied, the script stopping with an error after a fusion
+    ran."""
     path, tree = run.path, run.tree
-    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
+    supplied = pasted_names(tree, fd_class)
+    notes = [f"{path}: the script uses {', '.join(supplied)} without importing it; segkit supplied the standard "
+             "import(s)"] if supplied else []
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, **supplied}
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     stage = "module"
     with stubbed(fd_class, run), no_cuda(), script_process(path), _time_limit(limit, path):
         try:
             exec(compile(tree, path, "exec"), namespace)
             stage = "tests"
-            for name in test_functions(tree) if not run.fusions else []:
-                namespace[name]()
+            for call in test_calls(tree, namespace, TestHarness(fd_class)) if not run.fusions else []:
+                call()
             stage = "fusion functions"
             for func in fusion_functions(tree) if not run.fusions else []:
                 namespace[func.name](fd_class())
@@ -224,17 +228,20 @@ def _run_script(run: ScriptRun, fd_class: type, source: str, limit: float) -> tu
             raise
         except ImportError as e:
             raise ReproError(f"{path}:{_line_of(e, path, 0)}: import failed: {e}") from None
-        except (Exception, SystemExit) as e:
+        except BaseException as e:  # pytest's outcomes (pytest.raises: "DID NOT RAISE") are BaseExceptions
+            if isinstance(e, (KeyboardInterrupt, GeneratorExit, _Expired)):
+                raise
             line = _line_of(e, path, 0)
             if isinstance(e, SystemExit) and e.code in (None, 0):
-                return namespace, ""
+                return namespace, notes
             if run.executed and stage != "fusion functions":  # the script's own checks on results: the fusions stand
                 what = f"exited with {e.code}" if isinstance(e, SystemExit) else error_summary(e)
-                return namespace, (f"{path}:{line}: the script stopped after running its fusion(s) ({what}); "
-                                   "segkit keeps the fusions built before that line")
+                notes.append(f"{path}:{line}: the script stopped after running its fusion(s) ({what}); "
+                             "segkit keeps the fusions built before that line")
+                return namespace, notes
             what = f"inputs do not match the definition: {e}" if isinstance(e, InputMismatchError) else error_summary(e)
             raise ReproError(f"{path}:{line}: {what}" if line else f"{path}: {what}") from None
-    return namespace, ""
+    return namespace, notes
 
 
 def _built(run: ScriptRun) -> list[RecordedFusion]:
@@ -242,7 +249,7 @@ def _built(run: ScriptRun) -> list[RecordedFusion]:
     return [r for r in run.fusions if r.fd.fusion.values or r.inputs is not None] or list(run.fusions)
 
 
-def _choose(run: ScriptRun, wanted: str | None, stopped: str) -> RecordedFusion:
+def _choose(run: ScriptRun, wanted: str | None, notes: list[str]) -> RecordedFusion:
     built = _built(run)
     listing = ", ".join(f"{r.name} (line {r.created_line})" if r.created_line else r.name for r in built)
     if wanted is not None:
@@ -250,7 +257,7 @@ def _choose(run: ScriptRun, wanted: str | None, stopped: str) -> RecordedFusion:
         if len(exact) == 1:
             return exact[0]
         raise ReproError(f"{run.path}: no fusion named {wanted!r}; the script builds "
-                         + (listing or "none") + (f" ({stopped})" if stopped else ""))
+                         + (listing or "none") + "".join(f"; {n}" for n in notes if "stopped" in n))
     if not built:
         raise ReproError(f"{run.path}: the script builds no fusion: no fusion function `def f(fd)`, "
                          "`with FusionDefinition() as fd:` block or FusionDefinition subclass recorded anything")
@@ -312,11 +319,11 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion:
     tree = _parse(path, source)
     limit = _script_time_limit(timeout)
     run, fd_class = new_run(path, tree)
-    namespace, stopped = _run_script(run, fd_class, source, limit)
-    name_fusions(run.fusions)
-    rec = _choose(run, fusion, stopped)
+    namespace, notes = _run_script(run, fd_class, source, limit)
+    name_fusions(run.fusions, tree)
+    rec = _choose(run, fusion, notes)
     recipes, line = _recipes(run, rec, namespace)
     if line:
         check_recipes(as_fusion(rec.fd), recipes, f"{path}:{line}")
     names = tuple(r.name for r in _built(run))
-    return Repro(rec.fd, recipes, source, path, rec.name, names, (stopped,) if stopped else ())
+    return Repro(rec.fd, recipes, source, path, rec.name, names, tuple(notes))

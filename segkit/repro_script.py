@@ -6,10 +6,12 @@ subclasses, ``if __name__ == "__main__":``), with:
 * ``nvfuser``, ``nvfuser_direct`` and the pytorch fork's ``torch._C._nvfuser`` importing as stubs whose
   ``FusionDefinition`` records into segkit's IR and registers every definition the script makes, in order;
 * tensors the script makes for a CUDA device made on the CPU instead (real values: an index tensor stays in
-  range), or on the meta device when one is beyond ``REAL_TENSOR_BYTES`` (its layout kept, nothing allocated);
-  ``torch.cuda``'s device queries answer as for one device and its synchronization calls do nothing;
-* ``fd.execute(inputs)`` recording its inputs and answering with the reference interpreter's outputs, so the
-  code after it runs as it would on a GPU; the torch random state forked (loading leaves the caller's alone).
+  range), or on the meta device beyond ``REAL_TENSOR_BYTES`` each or ``REAL_TOTAL_BYTES`` in all (layout
+  kept, nothing allocated: loading a repro of a large model costs no memory); ``torch.cuda``'s device queries
+  answer as for one device and its synchronization calls do nothing;
+* ``fd.execute(inputs)`` recording its inputs and answering with the reference interpreter's outputs (on the
+  meta device, shapes only, for inputs beyond ``REAL_TENSOR_BYTES``), so the code after it runs as it would
+  on a GPU; the torch random state forked (loading leaves the caller's alone).
 
 When the module itself defines no fusion, its top-level ``test*()`` functions run, then (the oldest script
 style: a fusion function and an ``inputs`` list) each fusion function ``def f(fd)`` no other one calls.
@@ -19,9 +21,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import io
 import sys
 import types
+import unittest
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -35,8 +39,10 @@ from segkit.interp import run_reference
 from segkit.ir import Value
 from segkit.layout import compute_tensor_descriptor
 
-#: A tensor the script makes for a CUDA device beyond this many bytes is made on the meta device.
-REAL_TENSOR_BYTES = 256 * 2**20
+#: A tensor the script makes for a CUDA device beyond this many bytes, or beyond this total for the whole
+#: script, is made on the meta device; an execute whose inputs are beyond the first runs on meta too.
+REAL_TENSOR_BYTES = 64 * 2**20
+REAL_TOTAL_BYTES = 512 * 2**20
 #: What ``nvfuser.version()`` answers in a loaded script.
 STUB_VERSION = "0.2.99+segkit"
 
@@ -55,10 +61,10 @@ class RecordedFusion:
     execute_line: int = 0
     execute_at_module: bool = False
 
-    def base_name(self) -> str:
+    def base_name(self, top_level: set[str]) -> str:
         if type(self.fd).__name__ != "FusionDefinition":  # a subclass with definition(self)
             return type(self.fd).__name__
-        if self.defined_in and self.defined_in not in ("<module>", self.created_in):
+        if self.defined_in in top_level and self.defined_in != self.created_in:  # with ... as fd: f(fd)
             return self.defined_in
         if self.created_in and self.created_in != "<module>":
             return self.created_in
@@ -108,9 +114,19 @@ class ScriptRun:
             rec.execute_at_module = f is not None and f.f_code.co_name == "<module>"
         key = (id(fd), *(id(x) for x in inputs))  # a benchmark loop on the same inputs runs the reference once
         if key not in self._outputs:
-            self._outputs[key] = (list(inputs), run_reference(fd, inputs))
+            self._outputs[key] = (list(inputs), self._reference(fd, list(inputs)))
         self.executed = True
         return list(self._outputs[key][1])
+
+    @staticmethod
+    def _reference(fd: FusionDefinition, inputs: list[Any]) -> list[Any]:
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if all(x.device.type == "cpu" for x in tensors) \
+                and sum(x.untyped_storage().nbytes() for x in tensors) <= REAL_TENSOR_BYTES:
+            return run_reference(fd, inputs)
+        meta = [torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+                if isinstance(x, torch.Tensor) else x for x in inputs]
+        return run_reference(fd, meta)  # shapes and dtypes only: too large to compute while loading
 
 
 def _target_at(tree: ast.Module, line: int) -> str:
@@ -170,6 +186,10 @@ class ScriptFusionDefinition(FusionDefinition):
     def debug_output(self) -> None:
         return None
 
+    def validate_with_auto_inferred_outputs(self, outputs: Any, inputs: Any, *args: Any, **kwargs: Any) -> None:
+        """nvFuser checks its outputs against torch's run of the definition: segkit's outputs are that run."""
+        return None
+
 
 class LegacyFusion:
     """``torch._C._nvfuser.Fusion``: the pytorch fork's holder of a definition (``fs = Fusion(); with
@@ -185,6 +205,11 @@ class LegacyFusion:
 
     def __repr__(self) -> str:
         return repr(self.fd) if self.fd is not None else "Fusion()"
+
+    def print_ir(self) -> None:
+        print(repr(self))
+
+    print_kernel = print_ir
 
 
 class _AnyName(type):
@@ -275,8 +300,12 @@ def _is_cuda(device: Any) -> bool:
 
 
 class _CpuForCuda(TorchFunctionMode):
-    """Tensors asked of a CUDA device are made on the CPU (or on meta, beyond ``REAL_TENSOR_BYTES``);
-    ``.cuda()`` and ``.to('cuda')`` leave a tensor where it is."""
+    """Tensors asked of a CUDA device are made on the CPU (or on meta, beyond ``REAL_TENSOR_BYTES`` each or
+    ``REAL_TOTAL_BYTES`` in all); ``.cuda()`` and ``.to('cuda')`` leave a tensor where it is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.real_bytes = 0  # made on the CPU so far
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -294,9 +323,11 @@ class _CpuForCuda(TorchFunctionMode):
                 made = func(*args, **kwargs)
             except Exception:  # torch's CPU error for bad arguments says more than the meta one
                 made = None
-            if not isinstance(made, torch.Tensor) or made.untyped_storage().nbytes() <= REAL_TENSOR_BYTES:
+            size = made.untyped_storage().nbytes() if isinstance(made, torch.Tensor) else 0
+            if made is None or size <= min(REAL_TENSOR_BYTES, REAL_TOTAL_BYTES - self.real_bytes):
                 kwargs["device"] = "cpu"
                 made = func(*args, **kwargs)
+                self.real_bytes += size
             return made
         return func(*args, **kwargs)
 
@@ -362,10 +393,59 @@ def new_run(path: str, tree: ast.Module) -> tuple[ScriptRun, type]:
     return run, type("FusionDefinition", (ScriptFusionDefinition,), {"run": run, "__module__": "nvfuser"})
 
 
-def test_functions(tree: ast.Module) -> list[str]:
-    """Top-level ``test*`` functions that take no required argument (pytest style), in source order."""
-    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
-            and len(n.args.args) == len(n.args.defaults) and not n.args.kwonlyargs]
+class TestHarness:
+    """What nvFuser's test functions get as ``self`` (``NVFuserTest``) or as the ``nvfuser_direct_test``
+    fixture: ``exec_nvfuser`` builds the fusion in a ``with`` block and executes it, as nvFuser's does; the
+    assertions are unittest's, with tensors compared by ``torch.testing.assert_close``."""
+
+    # nvFuser's test_repro.py draws make_tensor inputs in this range ("smaller range ... for validate")
+    LOW_VAL: ClassVar[int] = -2
+    HIGH_VAL: ClassVar[int] = 2
+
+    def __init__(self, fd_class: type) -> None:
+        self.fd_class = fd_class
+        self.checks = unittest.TestCase()
+
+    def exec_nvfuser(self, fusion_func: Callable[[Any], None], inputs: list[Any], *args: Any, **kwargs: Any):
+        with self.fd_class() as fd:
+            fusion_func(fd)
+        return fd.execute(inputs), fd
+
+    def assertEqual(self, a: Any, b: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            torch.testing.assert_close(a, b, equal_nan=True, check_dtype=False)
+        else:
+            self.checks.assertEqual(a, b)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("assert"):
+            return getattr(self.checks, name)
+        raise AttributeError(f"segkit's stand-in for nvFuser's test class has no {name!r} (it offers exec_nvfuser "
+                             "and the assert methods)")
+
+
+def test_calls(tree: ast.Module, namespace: dict[str, Any], harness: TestHarness) -> list[Callable[[], Any]]:
+    """Top-level ``test*`` functions, in source order, ready to call: a first parameter that is not
+    parametrized (``self``, a fixture such as ``nvfuser_direct_test``) gets ``harness``; parametrized ones
+    their first value (``@pytest.mark.parametrize``); functions needing anything else are left out."""
+    calls = []
+    for node in tree.body:
+        fn = namespace.get(node.name) if isinstance(node, ast.FunctionDef) and node.name.startswith("test") else None
+        if not callable(fn):
+            continue
+        params = {}
+        for mark in getattr(fn, "pytestmark", []):
+            if getattr(mark, "name", "") == "parametrize" and len(mark.args) >= 2 and len(mark.args[1]):
+                names = [s.strip() for s in mark.args[0].split(",")] if isinstance(mark.args[0], str) else mark.args[0]
+                first = mark.args[1][0]
+                first = getattr(first, "values", first)  # pytest.param(...)
+                params.update(zip(names, first if len(names) > 1 else [first]))
+        required = [a.arg for a in node.args.args[:len(node.args.args) - len(node.args.defaults)]]
+        if required and required[0] not in params:
+            params[required[0]] = harness
+        if all(a in params for a in required):
+            calls.append(functools.partial(fn, **{a: params[a] for a in required}))
+    return calls
 
 
 def fusion_functions(tree: ast.Module) -> list[ast.FunctionDef]:
@@ -384,12 +464,33 @@ def fusion_functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return [n for n in found if n.name not in called]
 
 
-def name_fusions(fusions: list[RecordedFusion]) -> None:
-    """Give each fusion a unique name: its own, then ``NAME@LINE`` where two share one, then ``#k``."""
-    bases = [r.base_name() for r in fusions]
+def name_fusions(fusions: list[RecordedFusion], tree: ast.Module) -> None:
+    """Give each fusion a unique name: the top-level function that defines it, the FusionDefinition subclass,
+    the function that builds it, or the variable it is bound to; then ``NAME@LINE`` where two share one, then
+    ``#k``."""
+    top_level = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    bases = [r.base_name(top_level) for r in fusions]
     for r, base in zip(fusions, bases):
         r.name = base if bases.count(base) == 1 else f"{base}@{r.created_line}"
     names = [r.name for r in fusions]
     for i, r in enumerate(fusions):
         if names.count(names[i]) > 1:
             r.name = f"{names[i]}#{names[:i + 1].count(names[i])}"
+
+
+def pasted_names(tree: ast.Module, fd_class: type) -> dict[str, Any]:
+    """The standard names a pasted script uses but never imports or binds (threads often leave the import
+    lines out): ``torch``, ``FusionDefinition``, ``DataType``, ``Fusion`` and ``make_tensor``."""
+    standard = {"torch": torch, "FusionDefinition": fd_class, "DataType": DataType, "Fusion": LegacyFusion,
+                "make_tensor": torch.testing.make_tensor}
+    bound, used = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return {n: v for n, v in standard.items() if n in used and n not in bound}
