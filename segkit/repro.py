@@ -282,19 +282,25 @@ def _recipes(run: ScriptRun, rec: RecordedFusion, namespace: dict[str, Any]) -> 
         if node is None and not isinstance(objects, (list, tuple)):
             return [], 0
     where = f"{run.path}:{line}"
-    read = None
-    if node is not None:
-        try:
-            read = [parser.checked(e) for e in node.elts]
-        except ReproError:
-            if objects is None:
-                raise
     if objects is not None and not isinstance(objects, (list, tuple)):
         raise ReproError(f"{where}: the inputs are a {type(objects).__name__}, not a list")
-    if read is not None and (objects is None or (len(read) == len(objects)
-                                                 and all(same_layout(r, x) for r, x in zip(read, objects)))):
-        return read, line
-    return [captured_recipe(x, where) for x in objects], line
+    if node is None:
+        return [captured_recipe(x, where) for x in objects], line
+    if objects is None:  # never run (a fusion function the loader called): the tree is all there is
+        return [parser.checked(e) for e in node.elts], line
+    if len(node.elts) != len(objects) or any(isinstance(e, ast.Starred) for e in node.elts):
+        return [captured_recipe(x, where) for x in objects], line
+    return [_entry(parser, e, x, where) for e, x in zip(node.elts, objects)], line
+
+
+def _entry(parser: InputParser, node: ast.AST, obj: Any, where: str) -> InputRecipe:
+    """One input: as written in the tree (random values by seed) where segkit reads it and the run agrees,
+    else the object the script built."""
+    try:
+        recipe = parser.checked(node)
+    except ReproError:
+        return captured_recipe(obj, where)
+    return recipe if same_layout(recipe, obj) else captured_recipe(obj, where)
 
 
 def _execute_arg(tree: ast.Module, line: int, parser: InputParser) -> ast.List | ast.Tuple | None:

@@ -28,6 +28,9 @@ class InputRecipe:
     storage: int = 0
     value: Any = None
     factory: str = ""
+    #: make_tensor's ``low`` / ``high`` (values drawn in [low, high)); None: the defaults below
+    low: float | None = None
+    high: float | None = None
 
     def make(self, device: str, gen: torch.Generator) -> Any:
         if self.kind == "scalar":
@@ -43,10 +46,17 @@ class InputRecipe:
             if self.factory == "full":
                 return torch.full(self.shape, self.value, dtype=self.dtype, device=device)
         n = self.storage if self.kind == "randn_strided" else math.prod(self.shape)
-        if self.dtype.is_floating_point:
+        ranged = self.low is not None or self.high is not None
+        low = self.low if self.low is not None else -9
+        high = self.high if self.high is not None else 10
+        if self.dtype.is_floating_point and ranged:
+            base = (torch.rand(n, generator=gen, dtype=torch.float64) * (high - low) + low).to(self.dtype)
+        elif self.dtype.is_floating_point:
             base = torch.randn(n, generator=gen, dtype=torch.float32).to(self.dtype)
         elif self.dtype == torch.bool:
             base = torch.randint(0, 2, (n,), generator=gen).bool()
+        elif ranged:
+            base = torch.randint(math.ceil(low), math.ceil(high), (n,), generator=gen).to(self.dtype)
         else:
             base = torch.randint(-8, 9, (n,), generator=gen).to(self.dtype)
         base = base.to(device)
@@ -168,7 +178,8 @@ class InputParser:
             shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
             if fn in ("torch.zeros", "torch.ones"):
                 return InputRecipe("factory", shape, dtype=kw.get("dtype", torch.float32), factory=fn.split(".")[-1])
-            return InputRecipe("make_tensor", shape, dtype=kw.get("dtype", torch.float32))
+            return InputRecipe("make_tensor", shape, dtype=kw.get("dtype", torch.float32), low=kw.get("low"),
+                                high=kw.get("high"))
         if fn == "torch.tensor":
             kw = self.kwargs(node)
             return InputRecipe("factory", (), dtype=kw.get("dtype", torch.float32), value=self.literal(node.args[0]), factory="full")
