@@ -10,8 +10,8 @@ subclasses, ``if __name__ == "__main__":``), with:
   kept, nothing allocated: loading a repro of a large model costs no memory); ``torch.cuda``'s device queries
   answer as for one device and its synchronization calls do nothing;
 * ``fd.execute(inputs)`` recording its inputs and answering with the reference interpreter's outputs (on the
-  meta device, shapes only, for inputs beyond ``REAL_TENSOR_BYTES``), so the code after it runs as it would
-  on a GPU; the torch random state forked (loading leaves the caller's alone).
+  meta device, shapes only, for inputs beyond ``EXECUTE_BYTES``: loading stays cheap), so the code after it
+  runs as it would on a GPU; the torch random state forked (loading leaves the caller's alone).
 
 When the module itself defines no fusion, its top-level ``test*()`` functions run, then (the oldest script
 style: a fusion function and an ``inputs`` list) each fusion function ``def f(fd)`` no other one calls.
@@ -40,9 +40,11 @@ from segkit.ir import Value
 from segkit.layout import compute_tensor_descriptor
 
 #: A tensor the script makes for a CUDA device beyond this many bytes, or beyond this total for the whole
-#: script, is made on the meta device; an execute whose inputs are beyond the first runs on meta too.
+#: script, is made on the meta device.
 REAL_TENSOR_BYTES = 64 * 2**20
 REAL_TOTAL_BYTES = 512 * 2**20
+#: The script's execute runs the reference for real on inputs up to this many bytes, on meta beyond.
+EXECUTE_BYTES = 8 * 2**20
 #: What ``nvfuser.version()`` answers in a loaded script.
 STUB_VERSION = "0.2.99+segkit"
 
@@ -122,7 +124,7 @@ class ScriptRun:
     def _reference(fd: FusionDefinition, inputs: list[Any]) -> list[Any]:
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         if all(x.device.type == "cpu" for x in tensors) \
-                and sum(x.untyped_storage().nbytes() for x in tensors) <= REAL_TENSOR_BYTES:
+                and sum(x.untyped_storage().nbytes() for x in tensors) <= EXECUTE_BYTES:
             return run_reference(fd, inputs)
         meta = [torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
                 if isinstance(x, torch.Tensor) else x for x in inputs]

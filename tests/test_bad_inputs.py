@@ -280,7 +280,7 @@ def test_debug_prints_the_traceback(files, capsys):
 def test_an_unexpected_error_is_one_line_that_says_so(files, capsys, monkeypatch):
     import segkit_cli.targets as targets
 
-    monkeypatch.setattr(targets, "load_script", lambda path: {}["boom"])
+    monkeypatch.setattr(targets, "load_script", lambda path, fusion=None: {}["boom"])
     got, _, err = _cli(capsys, ["repro", files["softmax.py"]])
     assert got == 1 and "KeyError" in _one_line(err) and "--debug" in err
 

@@ -358,3 +358,19 @@ def test_timeout_argument_must_be_positive(timeout):
 def test_a_script_that_builds_nothing_says_so():
     with pytest.raises(SegkitError, match="builds no fusion"):
         segkit.load_repro("import torch\nx = torch.randn(2, device='cuda')\n")
+
+
+def test_cli_fusion_option(tmp_path, capsys):
+    from segkit_cli.main import main
+
+    script = tmp_path / "two.py"
+    script.write_text(SEVERAL)
+    assert main(["repro", str(script)]) != 0
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "add_fusion (line 14), mul_fusion (line 16)" in err
+    assert main(["repro", str(script), "--fusion", "mul_fusion"]) == 0
+    out = capsys.readouterr().out
+    assert "mul(" in out and "reference interpreter (cpu): (2, 3) torch.float32" in out
+    assert main(["segments", str(script), "--fusion", "add_fusion"]) == 0
+    assert main(["segments", "layernorm:bogus", "--fusion", "x"]) == 2
+    assert "--fusion x: picks a fusion of a repro script" in capsys.readouterr().err
