@@ -213,7 +213,7 @@ def _run_script(run: ScriptRun, fd_class: type, source: str, limit: float) -> tu
     namespace: dict[str, Any] = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, **supplied}
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     stage = "module"
-    with stubbed(fd_class, run), no_cuda(), script_process(path), _time_limit(limit, path):
+    with stubbed(fd_class, run), no_cuda(run.devices), script_process(path), _time_limit(limit, path):
         try:
             exec(compile(tree, path, "exec"), namespace)
             stage = "tests"
@@ -328,6 +328,9 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion:
     namespace, notes = _run_script(run, fd_class, source, limit)
     name_fusions(run.fusions, tree)
     rec = _choose(run, fusion, notes)
+    if rec.refused and rec.inputs is None:
+        raise ReproError(f"{rec.refused} (fusion {rec.name}; the script catches this error itself: it expects "
+                         "nvFuser to refuse the fusion)")
     recipes, line = _recipes(run, rec, namespace)
     if line:
         check_recipes(as_fusion(rec.fd), recipes, f"{path}:{line}")

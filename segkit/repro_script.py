@@ -32,8 +32,11 @@ from typing import Any, ClassVar
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.weak import WeakIdKeyDictionary
 
 from segkit.dtypes import DataType, from_torch
+from segkit.errors import error_summary
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.ir import Value
@@ -62,6 +65,7 @@ class RecordedFusion:
     inputs: list[Any] | None = None  # the objects passed to its first execute
     execute_line: int = 0
     execute_at_module: bool = False
+    refused: str = ""  # where and why its execute failed (a script may catch it: nvFuser refusing is its point)
 
     def base_name(self, top_level: set[str]) -> str:
         if type(self.fd).__name__ != "FusionDefinition":  # a subclass with definition(self)
@@ -79,6 +83,7 @@ class ScriptRun:
 
     path: str
     tree: ast.Module
+    devices: CpuForCuda = field(default_factory=lambda: CpuForCuda())
     fusions: list[RecordedFusion] = field(default_factory=list)
     executed: bool = False  # some fusion ran: code after that point only looks at its results
     _outputs: dict[tuple[int, ...], tuple[list[Any], list[Any]]] = field(default_factory=dict)
@@ -109,14 +114,26 @@ class ScriptRun:
 
     def execute(self, fd: FusionDefinition, inputs: Any) -> list[Any]:
         rec = self.find(fd)
+        f = self.script_frame()
+        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        try:
+            if isinstance(fd, ScriptFusionDefinition):
+                fd.run_schedules()
+            for i, x in enumerate(inputs):
+                if isinstance(x, torch.Tensor) and x.ndim > 0 and not self.devices.is_device(x):
+                    raise RuntimeError(f"fd.execute: input {i} is a CPU tensor of shape {list(x.shape)}: nvFuser "
+                                       "takes CPU tensors only as 0-dim scalars (make it on 'cuda' or call .cuda())")
+            key = (id(fd), *(id(x) for x in inputs))  # a benchmark loop on the same inputs runs the reference once
+            if key not in self._outputs:
+                self._outputs[key] = (inputs, self.devices.mark(self._reference(fd, inputs)))
+        except Exception as e:
+            if rec is not None and not rec.refused:
+                rec.refused = f"{self.path}:{f.f_lineno if f is not None else 0}: {error_summary(e)}"
+            raise
         if rec is not None and rec.inputs is None:
-            f = self.script_frame()
-            rec.inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+            rec.inputs = inputs
             rec.execute_line = f.f_lineno if f is not None else 0
             rec.execute_at_module = f is not None and f.f_code.co_name == "<module>"
-        key = (id(fd), *(id(x) for x in inputs))  # a benchmark loop on the same inputs runs the reference once
-        if key not in self._outputs:
-            self._outputs[key] = (list(inputs), self._reference(fd, list(inputs)))
         self.executed = True
         return list(self._outputs[key][1])
 
@@ -163,8 +180,71 @@ class ScriptFusionDefinition(FusionDefinition):
         self.run.defined(self)
         return super().fusion
 
+    def from_pytorch(self, tensor: torch.Tensor, static_sizes: bool = False) -> Value:
+        """As nvFuser: a CPU tensor of rank > 0 is refused, a 0-dim one is a CPU scalar input."""
+        if isinstance(tensor, torch.Tensor) and not self.run.devices.is_device(tensor):
+            if tensor.ndim:
+                raise ValueError("CPU non-scalar tensor is not supported!")  # nvFuser's words
+            return self.define_tensor(sizes=[], strides=[], dtype=from_torch(tensor.dtype), is_cpu=True)
+        if isinstance(tensor, torch.Tensor):  # a device tensor: its layout, without the CPU it lives on here
+            tensor = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
+        return super().from_pytorch(tensor, static_sizes)
+
     def execute(self, inputs: Any, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         return self.run.execute(self, inputs)  # an empty fusion gives no outputs (nvFuser refuses it; segkit loads it)
+
+    # -- a subclass's schedule(): run as nvFuser runs it, after the definition, its scheduling calls ignored
+    _scheduling: str = ""  # the schedule method running: the definition is complete
+    _scheduled: bool = False
+
+    @property
+    def sched(self) -> _Ignored:
+        return _Ignored()
+
+    def run_schedules(self) -> None:
+        """Call ``multidevice_schedule()`` / ``schedule()`` once, as nvFuser's execute does, so that one defining
+        an op fails as it does there; their scheduling calls change no value, and errors from nvFuser's
+        scheduling API, which segkit does not model, are not the fusion's."""
+        if self._scheduled:
+            return
+        self._scheduled = True
+        self.fusion  # the definition first
+        for name in ("multidevice_schedule", "schedule"):
+            method = getattr(self, name, None)
+            if not callable(method):
+                continue
+            self._scheduling = name
+            try:
+                method()
+            except CompletedDefinitionError:
+                raise
+            except Exception:
+                pass
+            finally:
+                self._scheduling = ""
+
+    def _completed(self) -> None:
+        if self._scheduling:
+            raise CompletedDefinitionError(f"{self._scheduling}() defines an op: Attempting to add to a completed "
+                                           "definition!")  # nvFuser's words, after which method did it
+
+    def _record(self, opdef, args, kwargs):
+        self._completed()
+        return super()._record(opdef, args, kwargs)
+
+    def define_tensor(self, *args: Any, **kwargs: Any) -> Value:
+        self._completed()
+        return super().define_tensor(*args, **kwargs)
+
+    def define_scalar(self, *args: Any, **kwargs: Any) -> Value:
+        self._completed()
+        return super().define_scalar(*args, **kwargs)
+
+    define_constant = define_scalar
+
+    def add_output(self, *args: Any, **kwargs: Any) -> None:
+        self._completed()
+        return super().add_output(*args, **kwargs)
 
     # what the legacy frontend offers besides definitions: answered without a GPU
     def last_repro_script(self) -> str:
@@ -191,6 +271,25 @@ class ScriptFusionDefinition(FusionDefinition):
     def validate_with_auto_inferred_outputs(self, outputs: Any, inputs: Any, *args: Any, **kwargs: Any) -> None:
         """nvFuser checks its outputs against torch's run of the definition: segkit's outputs are that run."""
         return None
+
+
+class CompletedDefinitionError(RuntimeError):
+    """An op defined in ``schedule()``, after the definition is complete (nvFuser refuses it the same way)."""
+
+
+class _Ignored:
+    """``fd.sched`` and the like: every attribute and call accepted and ignored (an empty iterable)."""
+
+    def __getattr__(self, name: str) -> _Ignored:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Ignored()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _Ignored:
+        return _Ignored()
+
+    def __iter__(self):
+        return iter(())
 
 
 class LegacyFusion:
@@ -257,7 +356,7 @@ def stub_module(name: str, fd_class: type = FusionDefinition, run: ScriptRun | N
     mod.__dict__.update(
         FusionDefinition=fd_class, DataType=DataType, Fusion=LegacyFusion, FusionCache=cache,
         Tensor=Value, Scalar=Value, Vector=list, ParallelType=_names("ParallelType"),
-        SchedulerType=_names("SchedulerType"), MemoryType=_names("MemoryType"),
+        SchedulerType=_names("SchedulerType"), MemoryType=_names("MemoryType"), DeviceMesh=_Ignored,
         LoadStoreOpType=_names("LoadStoreOpType"), CommunicatorBackend=_names("CommunicatorBackend"),
         compute_contiguity=_compute_contiguity, compute_tensor_descriptor=compute_tensor_descriptor,
         version=lambda: STUB_VERSION, __version__=STUB_VERSION,
@@ -301,37 +400,52 @@ def _is_cuda(device: Any) -> bool:
     return isinstance(device, (str, torch.device)) and str(device).startswith("cuda")
 
 
-class _CpuForCuda(TorchFunctionMode):
+class CpuForCuda(TorchFunctionMode):
     """Tensors asked of a CUDA device are made on the CPU (or on meta, beyond ``REAL_TENSOR_BYTES`` each or
-    ``REAL_TOTAL_BYTES`` in all); ``.cuda()`` and ``.to('cuda')`` leave a tensor where it is."""
+    ``REAL_TOTAL_BYTES`` in all) and remembered as device tensors, as is what ``.cuda()`` / ``.to('cuda')``
+    copy and what any op computes from one: the script's CPU tensors stay CPU tensors (nvFuser refuses them)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.real_bytes = 0  # made on the CPU so far
+        self.on_device = WeakIdKeyDictionary()  # the tensors that are CUDA tensors in the script's eyes
+
+    def is_device(self, x: Any) -> bool:
+        return isinstance(x, torch.Tensor) and x in self.on_device
+
+    def mark(self, result: Any) -> Any:
+        for t in tree_flatten(result)[0]:
+            if isinstance(t, torch.Tensor):
+                self.on_device[t] = True
+        return result
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         name = getattr(func, "__name__", "")
-        if name in ("cuda", "pin_memory"):
+        if name == "cuda" or (name == "to" and (any(_is_cuda(a) for a in args[1:]) or _is_cuda(kwargs.get("device")))):
+            kwargs.pop("device", None)
+            kwargs.pop("non_blocking", None)
+            rest = [a for a in args[1:] if not _is_cuda(a) and not isinstance(a, bool)] if name == "to" else []
+            moved = args[0].to(*rest, **kwargs) if rest or kwargs else args[0]
+            return self.mark(moved.clone() if moved is args[0] else moved)
+        if name == "pin_memory":
             return args[0]
-        if name == "to":
-            args = tuple(a for a in args if not _is_cuda(a))
-            if _is_cuda(kwargs.get("device")):
-                del kwargs["device"]
-            return func(*args, **kwargs)
-        if _is_cuda(kwargs.get("device")):
-            kwargs["device"] = "meta"
-            try:
-                made = func(*args, **kwargs)
-            except Exception:  # torch's CPU error for bad arguments says more than the meta one
-                made = None
-            size = made.untyped_storage().nbytes() if isinstance(made, torch.Tensor) else 0
-            if made is None or size <= min(REAL_TENSOR_BYTES, REAL_TOTAL_BYTES - self.real_bytes):
-                kwargs["device"] = "cpu"
-                made = func(*args, **kwargs)
-                self.real_bytes += size
-            return made
-        return func(*args, **kwargs)
+        if not _is_cuda(kwargs.get("device")):
+            result = func(*args, **kwargs)
+            if any(self.is_device(t) for t in tree_flatten((args, kwargs))[0]):
+                self.mark(result)
+            return result
+        kwargs["device"] = "meta"
+        try:
+            made = func(*args, **kwargs)
+        except Exception:  # torch's CPU error for bad arguments says more than the meta one
+            made = None
+        size = made.untyped_storage().nbytes() if isinstance(made, torch.Tensor) else 0
+        if made is None or size <= min(REAL_TENSOR_BYTES, REAL_TOTAL_BYTES - self.real_bytes):
+            kwargs["device"] = "cpu"
+            made = func(*args, **kwargs)
+            self.real_bytes += size
+        return self.mark(made)
 
 
 class _Event:
@@ -363,13 +477,14 @@ _CUDA_ANSWERS: dict[str, Callable[..., Any]] = {
 
 
 @contextlib.contextmanager
-def no_cuda() -> Iterator[None]:
-    """The block's CUDA requests served on the CPU; torch.cuda and the torch random state restored after."""
+def no_cuda(devices: CpuForCuda) -> Iterator[None]:
+    """The block's CUDA requests served on the CPU by ``devices``; torch.cuda and the torch random state
+    restored after."""
     saved = {n: getattr(torch.cuda, n) for n in _CUDA_ANSWERS}
     try:
         for n, answer in _CUDA_ANSWERS.items():
             setattr(torch.cuda, n, answer)
-        with torch.random.fork_rng(devices=[]), _CpuForCuda():
+        with torch.random.fork_rng(devices=[]), devices:
             torch.manual_seed(0)
             yield
     finally:

@@ -374,3 +374,54 @@ def test_cli_fusion_option(tmp_path, capsys):
     assert main(["segments", str(script), "--fusion", "add_fusion"]) == 0
     assert main(["segments", "layernorm:bogus", "--fusion", "x"]) == 2
     assert "--fusion x: picks a fusion of a repro script" in capsys.readouterr().err
+
+
+# nvFuser's test_def_op_in_schedule (tests/python/test_python_frontend.py): defining an op in schedule() is
+# refused by nvFuser's execute; the test catches the error, so the script itself runs to its end.
+DEF_OP_IN_SCHEDULE = """
+import torch
+from nvfuser import FusionDefinition, DataType
+
+inputs = [torch.randn(4, 4, device="cuda")]
+
+class SchedError(FusionDefinition):
+    def definition(self):
+        self.t0 = self.from_pytorch(inputs[0])
+        self.t1 = self.ops.tanh(self.t0)
+        self.add_output(self.t1)
+
+    def schedule(self):
+        self.t2 = self.ops.relu(self.t1)
+
+try:
+    fd = SchedError()
+    _ = fd.execute(inputs)
+except RuntimeError as e:
+    assert "Attempting to add to a completed definition!" in str(e)
+"""
+
+
+def test_schedule_that_defines_an_op_is_refused_as_nvfuser_does():
+    with pytest.raises(ReproError, match=r"^<repro>:18: CompletedDefinitionError: schedule\(\) defines an op: "
+                                         r"Attempting to add to a completed definition! \(fusion SchedError; the "
+                                         r"script catches this error itself"):
+        segkit.load_repro(DEF_OP_IN_SCHEDULE)
+    fixed = segkit.load_repro(DEF_OP_IN_SCHEDULE.replace("self.t2 = self.ops.relu(self.t1)", "self.sched.split(0, 2)"))
+    (x,), (out,) = _run(fixed)
+    torch.testing.assert_close(out, torch.tanh(x))
+
+
+def test_cpu_tensors_are_refused_as_nvfuser_does():
+    cpu = README.replace("input2 = torch.randn(2, 4, 8, device='cuda')", "input2 = torch.randn(2, 4, 8)")
+    with pytest.raises(ReproError, match=r"^<repro>:16: RuntimeError: fd.execute: input 1 is a CPU tensor of shape "
+                                         r"\[2, 4, 8\]: nvFuser takes CPU tensors only as 0-dim scalars"):
+        segkit.load_repro(cpu)
+    moved = segkit.load_repro(cpu.replace("[input1, input2]", "[input1, input2.cuda()]"))
+    (a, b), (out,) = _run(moved)
+    torch.testing.assert_close(out, ((a + b) * 3.0).sum(-1))
+    scalar = segkit.load_repro(README.replace("c0 = fd.define_scalar(3.0)", "c0 = fd.from_pytorch(torch.tensor(3.0))")
+                               .replace("[input1, input2]", "[input1, input2, torch.tensor(3.0)]"))
+    assert scalar.fd.fusion.inputs[2].is_cpu  # a 0-dim CPU tensor is nvFuser's CPU scalar input
+    cuda_scalar = segkit.load_repro(README.replace("c0 = fd.define_scalar(3.0)", "c0 = fd.from_pytorch(torch.tensor(3.0, device='cuda'))")
+                                    .replace("[input1, input2]", "[input1, input2, torch.tensor(3.0, device='cuda')]"))
+    assert not cuda_scalar.fd.fusion.inputs[2].is_cpu  # ... and a 0-dim CUDA tensor is not
