@@ -25,14 +25,16 @@ from typing import Any
 
 import torch
 
-from segkit.errors import (FusionDefinitionError, InputMismatchError, ReproError, ResourceLimitError, UnsupportedOpError,
-                           error_summary)
+from segkit.errors import (FusionDefinitionError, InputMismatchError, ReproError, ResourceLimitError,
+                           UnsupportedOpError, error_summary)
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
 from segkit.repro_inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, inputs_node, module_names,
                                  same_layout)
+from segkit.repro_device import no_cuda
 from segkit.repro_script import (RecordedFusion, ScriptRun, TestHarness, fusion_functions, name_fusions, new_run,
-                                 no_cuda, pasted_names, script_process, stubbed, test_calls)
+                                 script_process, test_calls)
+from segkit.repro_stubs import pasted_names, stubbed
 
 __all__ = ["InputRecipe", "Repro", "SCRIPT_TIMEOUT_ENV", "load_repro", "read_script"]
 
@@ -199,7 +201,8 @@ def _line_of(e: BaseException, path: str, default: int) -> int:
     return frames[-1].lineno if frames else default
 
 
-_PASSED_THROUGH = (FusionDefinitionError, ResourceLimitError, ReproError, UnsupportedOpError)  # they name their call site already
+#: errors that name their call site already
+_PASSED_THROUGH = (FusionDefinitionError, ResourceLimitError, ReproError, UnsupportedOpError)
 
 
 def _run_script(run: ScriptRun, fd_class: type, source: str, limit: float) -> tuple[dict[str, Any], list[str]]:

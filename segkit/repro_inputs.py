@@ -253,7 +253,8 @@ def check_recipes(fusion: Fusion, recipes: list[InputRecipe], where: str) -> Non
     """Refuse (ReproError at ``where``, the script's path and line) inputs that do not fit the fusion's inputs."""
     try:
         meta = [
-            torch.empty_strided(r.shape, r.strides, dtype=r.dtype, device="meta") if r.kind in ("randn_strided", "values")
+            torch.empty_strided(r.shape, r.strides, dtype=r.dtype, device="meta")
+            if r.kind in ("randn_strided", "values")
             else torch.empty(r.shape, dtype=r.dtype, device="meta") if r.kind != "scalar" else r.value
             for r in recipes
         ]

@@ -3,12 +3,10 @@
 The whole module runs (constants, helpers, ``with FusionDefinition() as fd:`` blocks, FusionDefinition
 subclasses, ``if __name__ == "__main__":``), with:
 
-* ``nvfuser``, ``nvfuser_direct`` and the pytorch fork's ``torch._C._nvfuser`` importing as stubs whose
-  ``FusionDefinition`` records into segkit's IR and registers every definition the script makes, in order;
-* tensors the script makes for a CUDA device made on the CPU instead (real values: an index tensor stays in
-  range), or on the meta device beyond ``REAL_TENSOR_BYTES`` each or ``REAL_TOTAL_BYTES`` in all (layout
-  kept, nothing allocated: loading a repro of a large model costs no memory); ``torch.cuda``'s device queries
-  answer as for one device and its synchronization calls do nothing;
+* ``nvfuser``, ``nvfuser_direct`` and the pytorch fork's ``torch._C._nvfuser`` importing as stubs
+  (segkit.repro_stubs) whose ``FusionDefinition`` records into segkit's IR and registers every definition the
+  script makes, in order;
+* CUDA requests served on the CPU (segkit.repro_device);
 * ``fd.execute(inputs)`` recording its inputs and answering with the reference interpreter's outputs (on the
   meta device, shapes only, for inputs beyond ``EXECUTE_BYTES``: loading stays cheap), so the code after it
   runs as it would on a GPU; the torch random state forked (loading leaves the caller's alone).
@@ -31,25 +29,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_flatten
-from torch.utils.weak import WeakIdKeyDictionary
 
-from segkit.dtypes import DataType, from_torch
+from segkit.dtypes import from_torch
 from segkit.errors import error_summary
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.ir import Value
-from segkit.layout import compute_tensor_descriptor
+from segkit.repro_device import CpuForCuda
+from segkit.repro_stubs import Ignored, LegacyFusion
 
-#: A tensor the script makes for a CUDA device beyond this many bytes, or beyond this total for the whole
-#: script, is made on the meta device.
-REAL_TENSOR_BYTES = 64 * 2**20
-REAL_TOTAL_BYTES = 512 * 2**20
 #: The script's execute runs the reference for real on inputs up to this many bytes, on meta beyond.
 EXECUTE_BYTES = 8 * 2**20
-#: What ``nvfuser.version()`` answers in a loaded script.
-STUB_VERSION = "0.2.99+segkit"
 
 
 @dataclass
@@ -198,8 +188,8 @@ class ScriptFusionDefinition(FusionDefinition):
     _scheduled: bool = False
 
     @property
-    def sched(self) -> _Ignored:
-        return _Ignored()
+    def sched(self) -> Ignored:
+        return Ignored()
 
     def run_schedules(self) -> None:
         """Call ``multidevice_schedule()`` / ``schedule()`` once, as nvFuser's execute does, so that one defining
@@ -275,221 +265,6 @@ class ScriptFusionDefinition(FusionDefinition):
 
 class CompletedDefinitionError(RuntimeError):
     """An op defined in ``schedule()``, after the definition is complete (nvFuser refuses it the same way)."""
-
-
-class _Ignored:
-    """``fd.sched`` and the like: every attribute and call accepted and ignored (an empty iterable)."""
-
-    def __getattr__(self, name: str) -> _Ignored:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _Ignored()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> _Ignored:
-        return _Ignored()
-
-    def __iter__(self):
-        return iter(())
-
-
-class LegacyFusion:
-    """``torch._C._nvfuser.Fusion``: the pytorch fork's holder of a definition (``fs = Fusion(); with
-    FusionDefinition(fs) as fd: ...; fs.execute(inputs)``)."""
-
-    def __init__(self) -> None:
-        self.fd: ScriptFusionDefinition | None = None
-
-    def execute(self, inputs: Any, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
-        if self.fd is None:
-            raise RuntimeError("this Fusion holds no definition (define it with `with FusionDefinition(fs) as fd:`)")
-        return self.fd.execute(inputs)
-
-    def __repr__(self) -> str:
-        return repr(self.fd) if self.fd is not None else "Fusion()"
-
-    def print_ir(self) -> None:
-        print(repr(self))
-
-    print_kernel = print_ir
-
-
-class _AnyName(type):
-    """An enum-like namespace of the legacy package (ParallelType, SchedulerType, ...) that a script only
-    names, in schedules segkit does not run: every member exists."""
-
-    def __getattr__(cls, name: str) -> str:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return f"{cls.__name__}.{name}"
-
-
-class _FusionCache:
-    """``FusionCache.get()`` / ``.reset()`` / ``.num_fusions()``: the loader keeps no cache."""
-
-    run: ClassVar[ScriptRun | None] = None
-
-    @classmethod
-    def get(cls, *args: Any, **kwargs: Any) -> _FusionCache:
-        return cls()
-
-    @classmethod
-    def reset(cls, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def num_fusions(self) -> int:
-        return len(self.run.fusions) if self.run is not None else 0
-
-
-def _compute_contiguity(sizes, strides) -> list[bool | None]:
-    return compute_tensor_descriptor(list(sizes), list(strides))[0]
-
-
-def _names(name: str) -> type:
-    return _AnyName(name, (), {})
-
-
-def stub_module(name: str, fd_class: type = FusionDefinition, run: ScriptRun | None = None) -> types.ModuleType:
-    """The module a script gets for ``import nvfuser`` (and ``nvfuser_direct``, ``torch._C._nvfuser``): the
-    names its scripts use from every era of the package."""
-    mod = types.ModuleType(name)
-    cache = type("FusionCache", (_FusionCache,), {"run": run})
-    mod.__dict__.update(
-        FusionDefinition=fd_class, DataType=DataType, Fusion=LegacyFusion, FusionCache=cache,
-        Tensor=Value, Scalar=Value, Vector=list, ParallelType=_names("ParallelType"),
-        SchedulerType=_names("SchedulerType"), MemoryType=_names("MemoryType"), DeviceMesh=_Ignored,
-        LoadStoreOpType=_names("LoadStoreOpType"), CommunicatorBackend=_names("CommunicatorBackend"),
-        compute_contiguity=_compute_contiguity, compute_tensor_descriptor=compute_tensor_descriptor,
-        version=lambda: STUB_VERSION, __version__=STUB_VERSION,
-        enable_automatic_serialization=lambda: None, disable_automatic_serialization=lambda: None,
-    )
-    utils = types.ModuleType(f"{name}.pytorch_utils")
-    utils.torch_dtype_to_nvfuser_dtype = from_torch
-    mod.pytorch_utils = utils
-    return mod
-
-
-_STUBBED = ("nvfuser", "nvfuser_direct", "torch._C._nvfuser")
-
-
-@contextlib.contextmanager
-def stubbed(fd_class: type = FusionDefinition, run: ScriptRun | None = None) -> Iterator[None]:
-    """``nvfuser``, ``nvfuser_direct`` and ``torch._C._nvfuser`` import as stubs for the block; restored after."""
-    saved = {n: sys.modules.get(n) for n in _STUBBED}
-    saved.update({f"{n}.pytorch_utils": sys.modules.get(f"{n}.pytorch_utils") for n in _STUBBED})
-    had_attr = hasattr(torch._C, "_nvfuser")
-    try:
-        for n in _STUBBED:
-            sys.modules[n] = stub_module(n, fd_class, run)
-            sys.modules[f"{n}.pytorch_utils"] = sys.modules[n].pytorch_utils
-        if not had_attr:
-            torch._C._nvfuser = sys.modules["torch._C._nvfuser"]
-        yield
-    finally:
-        if not had_attr and hasattr(torch._C, "_nvfuser"):
-            del torch._C._nvfuser
-        for n, m in saved.items():
-            if m is None:
-                sys.modules.pop(n, None)
-            else:
-                sys.modules[n] = m
-
-
-def _is_cuda(device: Any) -> bool:
-    if isinstance(device, int) and not isinstance(device, bool):
-        return True  # torch reads a bare int as a CUDA ordinal
-    return isinstance(device, (str, torch.device)) and str(device).startswith("cuda")
-
-
-class CpuForCuda(TorchFunctionMode):
-    """Tensors asked of a CUDA device are made on the CPU (or on meta, beyond ``REAL_TENSOR_BYTES`` each or
-    ``REAL_TOTAL_BYTES`` in all) and remembered as device tensors, as is what ``.cuda()`` / ``.to('cuda')``
-    copy and what any op computes from one: the script's CPU tensors stay CPU tensors (nvFuser refuses them)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.real_bytes = 0  # made on the CPU so far
-        self.on_device = WeakIdKeyDictionary()  # the tensors that are CUDA tensors in the script's eyes
-
-    def is_device(self, x: Any) -> bool:
-        return isinstance(x, torch.Tensor) and x in self.on_device
-
-    def mark(self, result: Any) -> Any:
-        for t in tree_flatten(result)[0]:
-            if isinstance(t, torch.Tensor):
-                self.on_device[t] = True
-        return result
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
-        name = getattr(func, "__name__", "")
-        if name == "cuda" or (name == "to" and (any(_is_cuda(a) for a in args[1:]) or _is_cuda(kwargs.get("device")))):
-            kwargs.pop("device", None)
-            kwargs.pop("non_blocking", None)
-            rest = [a for a in args[1:] if not _is_cuda(a) and not isinstance(a, bool)] if name == "to" else []
-            moved = args[0].to(*rest, **kwargs) if rest or kwargs else args[0]
-            return self.mark(moved.clone() if moved is args[0] else moved)
-        if name == "pin_memory":
-            return args[0]
-        if not _is_cuda(kwargs.get("device")):
-            result = func(*args, **kwargs)
-            if any(self.is_device(t) for t in tree_flatten((args, kwargs))[0]):
-                self.mark(result)
-            return result
-        kwargs["device"] = "meta"
-        try:
-            made = func(*args, **kwargs)
-        except Exception:  # torch's CPU error for bad arguments says more than the meta one
-            made = None
-        size = made.untyped_storage().nbytes() if isinstance(made, torch.Tensor) else 0
-        if made is None or size <= min(REAL_TENSOR_BYTES, REAL_TOTAL_BYTES - self.real_bytes):
-            kwargs["device"] = "cpu"
-            made = func(*args, **kwargs)
-            self.real_bytes += size
-        return self.mark(made)
-
-
-class _Event:
-    """``torch.cuda.Event``: timing a loaded script measures nothing."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def record(self, *args: Any) -> None:
-        return None
-
-    synchronize = wait = record
-
-    def elapsed_time(self, other: Any) -> float:
-        return 0.0
-
-
-def _nothing(*args: Any, **kwargs: Any) -> None:
-    return None
-
-
-_CUDA_ANSWERS: dict[str, Callable[..., Any]] = {
-    "is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,
-    "get_device_name": lambda *a: "segkit reference (cpu)", "get_device_capability": lambda *a: (9, 0),
-    "synchronize": _nothing, "empty_cache": _nothing, "set_device": _nothing, "manual_seed": _nothing,
-    "manual_seed_all": _nothing, "reset_peak_memory_stats": _nothing, "max_memory_allocated": lambda *a: 0,
-    "memory_allocated": lambda *a: 0, "Event": _Event,
-}
-
-
-@contextlib.contextmanager
-def no_cuda(devices: CpuForCuda) -> Iterator[None]:
-    """The block's CUDA requests served on the CPU by ``devices``; torch.cuda and the torch random state
-    restored after."""
-    saved = {n: getattr(torch.cuda, n) for n in _CUDA_ANSWERS}
-    try:
-        for n, answer in _CUDA_ANSWERS.items():
-            setattr(torch.cuda, n, answer)
-        with torch.random.fork_rng(devices=[]), devices:
-            torch.manual_seed(0)
-            yield
-    finally:
-        for n, f in saved.items():
-            setattr(torch.cuda, n, f)
 
 
 @contextlib.contextmanager
@@ -595,19 +370,3 @@ def name_fusions(fusions: list[RecordedFusion], tree: ast.Module) -> None:
             r.name = f"{names[i]}#{names[:i + 1].count(names[i])}"
 
 
-def pasted_names(tree: ast.Module, fd_class: type) -> dict[str, Any]:
-    """The standard names a pasted script uses but never imports or binds (threads often leave the import
-    lines out): ``torch``, ``FusionDefinition``, ``DataType``, ``Fusion`` and ``make_tensor``."""
-    standard = {"torch": torch, "FusionDefinition": fd_class, "DataType": DataType, "Fusion": LegacyFusion,
-                "make_tensor": torch.testing.make_tensor}
-    bound, used = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    return {n: v for n, v in standard.items() if n in used and n not in bound}
