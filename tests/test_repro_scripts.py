@@ -425,3 +425,14 @@ def test_cpu_tensors_are_refused_as_nvfuser_does():
     cuda_scalar = segkit.load_repro(README.replace("c0 = fd.define_scalar(3.0)", "c0 = fd.from_pytorch(torch.tensor(3.0, device='cuda'))")
                                     .replace("[input1, input2]", "[input1, input2, torch.tensor(3.0, device='cuda')]"))
     assert not cuda_scalar.fd.fusion.inputs[2].is_cpu  # ... and a 0-dim CUDA tensor is not
+
+
+def test_a_reference_failure_inside_the_scripts_execute_does_not_stop_loading():
+    # integer division by zero: nvFuser returns a value, the reference refuses it when the fusion is run,
+    # not while the script that builds it is loaded
+    script = README.replace("input2 = torch.randn(2, 4, 8, device='cuda')", "input2 = torch.zeros(2, 4, 8, device='cuda')")
+    script = script.replace("t2 = fd.ops.add(t0, t1)", "t2 = fd.ops.div(t0, t1)").replace("dtype=DataType.Float)", "dtype=DataType.Int)")
+    script = script.replace("torch.randn(2, 1, 8, device='cuda')", "torch.ones(2, 1, 8, dtype=torch.int64, device='cuda')")
+    script = script.replace("torch.zeros(2, 4, 8, device='cuda')", "torch.zeros(2, 4, 8, dtype=torch.int64, device='cuda')")
+    repro = segkit.load_repro(script)
+    assert repro.notes == () and [r.dtype for r in repro.recipes] == [torch.int64, torch.int64]
