@@ -436,3 +436,14 @@ def test_a_reference_failure_inside_the_scripts_execute_does_not_stop_loading():
     script = script.replace("torch.zeros(2, 4, 8, device='cuda')", "torch.zeros(2, 4, 8, dtype=torch.int64, device='cuda')")
     repro = segkit.load_repro(script)
     assert repro.notes == () and [r.dtype for r in repro.recipes] == [torch.int64, torch.int64]
+
+
+@pytest.mark.parametrize("check", [
+    "with pytest.raises(RuntimeError):\n    fd.execute([input1, input2])",
+    "import unittest\nwith unittest.TestCase().assertRaises(RuntimeError):\n    fd.execute([input1, input2])",
+])
+def test_a_script_expecting_nvfuser_to_refuse_is_not_loaded_as_if_it_ran(check):
+    script = README.replace("nvf_out = fd.execute([input1, input2])[0]", "import pytest\n" + check)
+    with pytest.raises(ReproError, match=r"the script expects nvFuser to refuse its fusion \(.*(DID NOT RAISE|not "
+                                         r"raised).*segkit's reference runs it"):
+        segkit.load_repro(script)
