@@ -273,7 +273,8 @@ def test_several_fusions_are_listed_and_chosen_by_name():
 
 @pytest.mark.parametrize("imports", [
     "from torch._C._nvfuser import Fusion, FusionDefinition, DataType",
-    "import torch._C._nvfuser as nvf\nFusion, FusionDefinition, DataType = nvf.Fusion, nvf.FusionDefinition, nvf.DataType",
+    "import torch._C._nvfuser as nvf\n"
+    "Fusion, FusionDefinition, DataType = nvf.Fusion, nvf.FusionDefinition, nvf.DataType",
     "",  # pasted without its import lines: segkit supplies the standard names, and says so
 ])
 def test_pytorch_fork_era_fusion_object(imports):
@@ -318,7 +319,8 @@ print(start.elapsed_time(end), torch.cuda.get_device_name(0))
 
 
 def test_a_large_tensor_is_recorded_not_allocated():
-    script = README.replace("input2 = torch.randn(2, 4, 8, device='cuda')", "input2 = torch.randn(2, 10**7, 8, device='cuda')")
+    script = README.replace("input2 = torch.randn(2, 4, 8, device='cuda')",
+                            "input2 = torch.randn(2, 10**7, 8, device='cuda')")
     repro = segkit.load_repro(script)  # 640 MB of float32: made on the meta device, the execute too
     assert [r.kind for r in repro.recipes] == ["make_tensor", "randn_strided"]
     assert repro.recipes[1].shape == (2, 10**7, 8)
@@ -422,7 +424,8 @@ def test_cpu_tensors_are_refused_as_nvfuser_does():
     scalar = segkit.load_repro(README.replace("c0 = fd.define_scalar(3.0)", "c0 = fd.from_pytorch(torch.tensor(3.0))")
                                .replace("[input1, input2]", "[input1, input2, torch.tensor(3.0)]"))
     assert scalar.fd.fusion.inputs[2].is_cpu  # a 0-dim CPU tensor is nvFuser's CPU scalar input
-    cuda_scalar = segkit.load_repro(README.replace("c0 = fd.define_scalar(3.0)", "c0 = fd.from_pytorch(torch.tensor(3.0, device='cuda'))")
+    cuda_scalar = segkit.load_repro(README.replace("c0 = fd.define_scalar(3.0)",
+                                                   "c0 = fd.from_pytorch(torch.tensor(3.0, device='cuda'))")
                                     .replace("[input1, input2]", "[input1, input2, torch.tensor(3.0, device='cuda')]"))
     assert not cuda_scalar.fd.fusion.inputs[2].is_cpu  # ... and a 0-dim CUDA tensor is not
 
@@ -430,10 +433,10 @@ def test_cpu_tensors_are_refused_as_nvfuser_does():
 def test_a_reference_failure_inside_the_scripts_execute_does_not_stop_loading():
     # integer division by zero: nvFuser returns a value, the reference refuses it when the fusion is run,
     # not while the script that builds it is loaded
-    script = README.replace("input2 = torch.randn(2, 4, 8, device='cuda')", "input2 = torch.zeros(2, 4, 8, device='cuda')")
-    script = script.replace("t2 = fd.ops.add(t0, t1)", "t2 = fd.ops.div(t0, t1)").replace("dtype=DataType.Float)", "dtype=DataType.Int)")
-    script = script.replace("torch.randn(2, 1, 8, device='cuda')", "torch.ones(2, 1, 8, dtype=torch.int64, device='cuda')")
-    script = script.replace("torch.zeros(2, 4, 8, device='cuda')", "torch.zeros(2, 4, 8, dtype=torch.int64, device='cuda')")
+    script = (README.replace("t2 = fd.ops.add(t0, t1)", "t2 = fd.ops.div(t0, t1)")
+              .replace("dtype=DataType.Float)", "dtype=DataType.Int)")
+              .replace("torch.randn(2, 1, 8, device='cuda')", "torch.ones(2, 1, 8, dtype=torch.int64, device='cuda')")
+              .replace("torch.randn(2, 4, 8, device='cuda')", "torch.zeros(2, 4, 8, dtype=torch.int64, device='cuda')"))
     repro = segkit.load_repro(script)
     assert repro.notes == () and [r.dtype for r in repro.recipes] == [torch.int64, torch.int64]
 
