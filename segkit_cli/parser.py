@@ -7,7 +7,8 @@ import argparse
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_BROKEN_PIPE = 0, 1, 2, 141
 
 #: Said in the help of every command that runs a repro script.
-SCRIPT_RUNS = "The script's imports and its fusion function run as Python code: only give scripts you trust."
+SCRIPT_RUNS = ("The script, all of its code, is run as Python code (against segkit's recording frontend, CUDA "
+               "served on the CPU): only give scripts you trust.")
 
 
 class Parser(argparse.ArgumentParser):

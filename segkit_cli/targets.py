@@ -27,25 +27,41 @@ def workload(name: str):
     return get(name)
 
 
-def load_script(path: str):
-    """A repro script recorded into segkit's IR; a fusion with no outputs is refused (nothing to run)."""
+def add_fusion_option(parser) -> None:
+    """``--fusion NAME``: which fusion of a script that builds several (the error without it lists them)."""
+    parser.add_argument("--fusion", metavar="NAME", default=None,
+                        help="the fusion to use when the script builds several (its function, class or variable "
+                             "name; without it, a script with several lists them)")
+
+
+def load_script(path: str, fusion: str | None = None):
+    """A repro script recorded into segkit's IR (``fusion``: which one, by name); a fusion with no outputs is
+    refused (nothing to run). What the loader noticed (names it supplied, the script stopping after its fusion
+    ran) goes to stderr, one line each."""
+    import sys
+
     from segkit.repro import load_repro
 
-    repro = load_repro(path)
+    repro = load_repro(path, fusion=fusion)
+    for note in repro.notes:
+        print(f"note: {note}", file=sys.stderr)
     if not repro.fd.fusion.outputs:
-        raise ReproError(f"{path}: the fusion has no outputs (no fd.add_output(...)): nothing to run or check")
+        raise ReproError(f"{path}: the fusion{' ' + repro.name if repro.name else ''} has no outputs "
+                         "(no fd.add_output(...)): nothing to run or check")
     return repro
 
 
-def load_target(target: str, device: str):
-    """A repro script path, or a workload as NAME:CONFIG; returns (fd, inputs)."""
+def load_target(target: str, device: str, fusion: str | None = None):
+    """A repro script path, or a workload as NAME:CONFIG; returns (fd, inputs). ``fusion``: see load_script."""
     from pathlib import Path
 
     if Path(target).exists():
-        repro = load_script(target)
+        repro = load_script(target, fusion)
         return repro.fd, repro.make_inputs(device)
     if ":" not in target:
         raise UsageError(f"no such file: {target} (and not a fusions spec NAME:CONFIG)")
+    if fusion is not None:
+        raise UsageError(f"--fusion {fusion}: picks a fusion of a repro script; {target} is a fusions spec")
     name, cfg = target.split(":", 1)
     try:
         spec = workload(name)

@@ -14,6 +14,7 @@ def register(sub) -> None:
                        description="Plan bookending for a repro script, check the realization against the "
                                    "reference, and measure it on a GPU. " + SCRIPT_RUNS)
     p.add_argument("script", type=argtypes.script)
+    targets.add_fusion_option(p)
     p.add_argument("--policy", default="outputs", choices=["none", "outputs", "inputs+outputs"])
     p.add_argument("--ops", type=argtypes.meta_ops, help="comma-separated meta ops that may be bookended (e.g. slice,squeeze)")
     p.add_argument("--realize", default="segment_set", choices=["segment_set", "host"])
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from segkit.interp import run_reference
     from segkit.printing import format_fusion
 
-    repro = targets.load_script(args.script)
+    repro = targets.load_script(args.script, args.fusion)
     plan = bookend(repro.fd, args.policy, args.ops)
     print(plan.describe())
     realized = plan.apply(args.realize)

@@ -13,6 +13,7 @@ def register(sub) -> None:
                        description="Run a fusion on nvFuser and on the reference interpreter, one verdict per "
                                    "output; exit 1 on mismatch. " + SCRIPT_RUNS)
     p.add_argument("target", type=argtypes.script_or_spec, help="a repro script, or a fusions spec NAME:CONFIG")
+    targets.add_fusion_option(p)
     p.add_argument("--policy", choices=["outputs", "inputs+outputs"], help="also check both realizations of this policy")
     p.add_argument("--dtype-tol", action="append", type=argtypes.dtype_tolerance, metavar="DTYPE=TOL",
                    help="relative tolerance, e.g. bf16=2e-2")
@@ -23,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from segkit.check import check
 
     targets.require_nvfuser("check")
-    fd, inputs = targets.load_target(args.target, "cuda")
+    fd, inputs = targets.load_target(args.target, "cuda", args.fusion)
     tols = dict(args.dtype_tol or [])
     reports = [check(fd, inputs, tol=tols)]
     if args.policy:

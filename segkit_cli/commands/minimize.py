@@ -12,6 +12,7 @@ def register(sub) -> None:
     p = sub.add_parser("minimize", help="delta-debug a mismatching fusion to a small repro script",
                        description="Delta-debug a mismatching fusion to a small repro script. " + SCRIPT_RUNS)
     p.add_argument("script", type=argtypes.script)
+    targets.add_fusion_option(p)
     p.add_argument("-o", "--output", required=True, type=argtypes.output_file)
     p.add_argument("--policy", choices=["outputs", "inputs+outputs"], help="minimize the mismatch of this realization")
     p.add_argument("--max-seconds", type=argtypes.positive_float, default=900)
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     argtypes.not_an_input(args.output, args.script)
     targets.require_nvfuser("minimize")
     t0 = time.perf_counter()
-    repro = targets.load_script(args.script)
+    repro = targets.load_script(args.script, args.fusion)
     inputs = repro.make_inputs("cpu")
 
     def report(c, cand_shapes=None):

@@ -14,13 +14,14 @@ def register(sub) -> None:
                        description="Load a repro script, print its fusion, run it on the reference interpreter "
                                    "and, on a GPU, on nvFuser, and check the two agree. " + SCRIPT_RUNS)
     p.add_argument("script", type=argtypes.script)
+    targets.add_fusion_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from segkit.printing import format_fusion
 
-    repro = targets.load_script(args.script)
+    repro = targets.load_script(args.script, args.fusion)
     print(format_fusion(repro.fd.fusion))
     return 0 if run_and_compare(repro.fd, repro.make_inputs, args.script) else EXIT_FAILURE
 

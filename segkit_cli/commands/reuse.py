@@ -12,6 +12,7 @@ from segkit_cli.parser import EXIT_FAILURE
 def register(sub) -> None:
     p = sub.add_parser("reuse", help="feed wider reductions from narrower ones; check, and measure on a GPU")
     p.add_argument("target", type=argtypes.script_or_spec, help="a repro script, or a fusions spec NAME:CONFIG")
+    targets.add_fusion_option(p)
     p.add_argument("--inner-outer", choices=["outer", "inner"],
                    help="also pair a max/min over the trailing dims with one over the leading dims (nvFuser's "
                         "inner-outer pattern); the side that reads the clipped value")
@@ -25,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from segkit.printing import format_fusion
     from segkit.reuse import reuse_reductions
 
-    fd, cpu = targets.load_target(args.target, "cpu")
+    fd, cpu = targets.load_target(args.target, "cpu", args.fusion)
     plan = reuse_reductions(fd, inner_outer=args.inner_outer)
     print(plan.describe())
     if not plan.changed:
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     from segkit.experiment import HEADERS, measure_variant
 
-    _, gpu = targets.load_target(args.target, "cuda")
+    _, gpu = targets.load_target(args.target, "cuda", args.fusion)
     refs = run_reference(fd, gpu)
     rows = [measure_variant(fd, gpu, "original", None, None, None, refs, args.reps).row(),
             measure_variant(new, gpu, "reductions reused", None, None, None, refs, args.reps).row()]

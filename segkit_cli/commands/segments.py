@@ -13,6 +13,7 @@ TARGET_HELP = "a repro script (nvFuser's, or a region Thunder captured), or a fu
 def register(sub) -> None:
     p = sub.add_parser("segments", help="nvFuser's segments mapped to your ops: cost, reasons, per-segment repros")
     p.add_argument("target", type=argtypes.script_or_spec, help=TARGET_HELP)
+    targets.add_fusion_option(p)
     p.add_argument("--emit-dir", type=argtypes.output_dir, help="write one runnable nvfuser_direct repro per segment here, each checked")
     p.add_argument("--plot", metavar="STEM", type=argtypes.output_file, help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
     p.add_argument("--reps", type=argtypes.positive_int, default=20, help="timed calls per kernel (cold L2)")
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             raise NvFuserUnavailableError("segkit segments --emit-dir writes one repro per segment nvFuser made: it "
                                           "needs a CUDA device and nvfuser_direct (leave --emit-dir out to see what "
                                           "is known without a GPU)")
-        fd, _ = targets.load_target(args.target, "cpu")
+        fd, _ = targets.load_target(args.target, "cpu", args.fusion)
         print("no CUDA device or nvfuser_direct here: nvFuser's segments cannot be known; what can be:\n")
         print(describe_cpu(fd))
         if args.plot:
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             cuts = bookend(fd, "outputs").cuts
             print(f"\npicture: {save(plan_picture(fd, cuts, f'{args.target}: regions of the outputs bookend plan'), args.plot)}")
         return 0
-    fd, inputs = targets.load_target(args.target, "cuda")
+    fd, inputs = targets.load_target(args.target, "cuda", args.fusion)
     report = analyze(fd, inputs, reps=args.reps)
     print(format_report(report))
     ok = True
