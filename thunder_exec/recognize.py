@@ -30,11 +30,12 @@ import torch
 
 from thunder.core import prims
 from thunder.core.compile_data import get_compile_data
-from thunder.core.interpreter import _interpret_call
+from thunder.core.interpreter import _interpret_call, interpreter_needs_wrap, unwrap
 from thunder.core.jit_ext import register_general_jit_lookaside
 
 from fusions import torch_models
-from thunder_exec.base import dtype_name, segkit_ex, torch_dtype, warn_if_shadowed
+from thunder_exec import claim_check
+from thunder_exec.base import CLAIM_MODE, dtype_name, segkit_ex, torch_dtype, warn_if_shadowed
 from thunder_exec.executor import norm_refusal, rms_norm, rms_norm_entry
 from thunder_exec.qkv_rope import qkv_refusal, qkv_split_rope, qkv_split_rope_entry
 from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
@@ -77,21 +78,38 @@ note = segkit_ex.register_operator("segkit_note", meta=lambda text: None, fn=lam
                                    tags=[prims.OpTags.DONT_DCE], python_printer=_note_printer)
 
 
-def left_to_thunder(label: str, why: str, original: Callable, *args):
-    """The trace's note, then the original function (interpreted by Thunder as it would have been)."""
-    note(f"segkit_ex left {label} to Thunder: {why}")
-    return original(*args)
+def left_to_thunder(label: str, why: str, original: Callable, *args, **kwargs):
+    """The trace's note, then the original function (interpreted by Thunder as it would have been); under a
+    claim check (real tensors, no trace) only the original."""
+    if not CLAIM_MODE.real:
+        note(f"segkit_ex left {label} to Thunder: {why}")
+    return original(*args, **kwargs)
 
 
-def recognize(label: str, target: Callable, make: Callable[[Callable], Callable]) -> None:
-    """Divert ``target`` to ``make(copy of target)`` in thunder.jit traces that use segkit_ex."""
+def recognize(label: str, target: Callable, make: Callable[[Callable], Callable], check: bool = True) -> None:
+    """Divert ``target`` to ``make(copy of target)`` in thunder.jit traces that use segkit_ex. With ``check``
+    (the default) the replacement is trusted for a call only once it computed what ``target`` computes, with
+    ``target``'s globals, on real tensors of the call's dtypes and shapes (thunder_exec.claim_check); otherwise
+    ``target`` is left to Thunder with a note naming the difference. A replacement computes through the entry
+    functions of thunder_exec.executor / rope / qkv_rope (``rms_norm_entry``, ``apply_rope_entry``,
+    ``qkv_split_rope_entry``), which the check runs on the reference interpreter."""
     if target in RECOGNIZED:
         return
     original = _copy(target)
     replacement = make(original)
 
     def lookaside(*args, **kwargs):
-        return _interpret_call(replacement if _active() else original, *args, **kwargs)
+        if not _active():
+            return _interpret_call(original, *args, **kwargs)
+        why = claim_check.disagreement(target, original, replacement, tuple(unwrap(a) for a in args),
+                                       {k: unwrap(v) for k, v in kwargs.items()}) if check else None
+        if why is None:
+            return _interpret_call(replacement, *args, **kwargs)
+
+        def refused(*a, **k):
+            return left_to_thunder(label, f"segkit's replacement disagrees with it: {why}", original,
+                                   *a, **k)
+        return _interpret_call(refused, *args, **kwargs)
 
     register_general_jit_lookaside(target)(lookaside)
     RECOGNIZED[target] = Recognized(label, target, make)
@@ -110,14 +128,20 @@ def rms_norm_function(label: str, route: str | None = None):
     return make
 
 
+# Run for real, not traced, where a replacement asks (the dtype a function returns on meta tensors).
+register_general_jit_lookaside(claim_check.output_dtypes)(interpreter_needs_wrap(claim_check.output_dtypes))
+
+
 def apply_rope_function(label: str, route: str | None = None):
-    """fn(x, cos, sin) computing litgpt's apply_rope on tables that already broadcast against x."""
+    """fn(x, cos, sin) computing litgpt's apply_rope on tables that already broadcast against x; the result in
+    the dtype fn returns (x's when it casts back, the promoted one when it does not), found on meta tensors."""
     def make(original):
         def replacement(x, cos, sin):
             why = rope_refusal(x, cos, sin)
             if why:
                 return left_to_thunder(label, why, original, x, cos, sin)
-            return apply_rope_entry(x, cos, sin, route)
+            out = claim_check.output_dtypes(original, (x, cos, sin))
+            return apply_rope_entry(x, cos, sin, route, out[0] if out and out[0] is not None else None)
         return replacement
     return make
 
@@ -161,11 +185,19 @@ def _litgpt_apply_rope(original):
 
 
 def _hf_rms_norm(original):
+    """Llama's RMSNorm::
+
+        hidden_states = hidden_states.to(torch.float32)
+        hidden_states = hidden_states * torch.rsqrt(hidden_states.pow(2).mean(-1, keepdim=True) + eps)
+        return self.weight * hidden_states.to(input_dtype)
+
+    two roundings in bf16 / fp16 (the normalized x, then the product in the weight's dtype): segkit's norm with
+    ``round_normed``. A weight of another dtype than x's promotes the result (fp32 for bf16 x): left to Thunder."""
     def forward(self, hidden_states):
-        why = norm_refusal(hidden_states, self.weight)  # HF multiplies in the weight's dtype: same dtypes only
+        why = norm_refusal(hidden_states, self.weight)
         if why:
             return left_to_thunder("Hugging Face RMSNorm", why, original, self, hidden_states)
-        return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
+        return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon, False, None, True)
     return forward
 
 
@@ -204,7 +236,7 @@ def _hf_unit_offset_rms_norm(original):
     return forward
 
 
-def _hf_rope(cast_back: bool = False, partial: bool = False):
+def _hf_rope(cast_back: bool = False, partial: bool = False, negated_sin: bool = False):
     """Llama's apply_rotary_pos_emb (``q * cos + rotate_half(q) * sin``: the promoted dtype, fp32 for bf16 q with
     fp32 tables under autocast); ``cast_back``: OLMo2's (the same, then ``.to(q.dtype)``); ``partial``: Phi-3's,
     Llama's on the first ``cos.shape[-1]`` columns with the rest passed through::
@@ -217,13 +249,17 @@ def _hf_rope(cast_back: bool = False, partial: bool = False):
         q_embed = (q_rot * cos) + (rotate_half(q_rot) * sin)
         q_embed = torch.cat([q_embed, q_pass], dim=-1)
 
-    ``torch.cat`` promotes the passed columns to the rotated part's (promoted) dtype, exactly."""
+    ``torch.cat`` promotes the passed columns to the rotated part's (promoted) dtype, exactly. ``negated_sin``:
+    nanochat's, Llama's code calling a ``rotate_half`` that flips the sign (``cat(x2, -x1)``): segkit's RoPE
+    with ``-sin``, the same numbers (negation is exact)."""
     label = "Hugging Face apply_rotary_pos_emb" + (" (OLMo2's)" if cast_back else "") + \
-        (" (Phi-3 / GPT-NeoX partial rotary)" if partial else "")
+        (" (Phi-3 / GPT-NeoX partial rotary)" if partial else "") + (" (nanochat's)" if negated_sin else "")
 
     def make(original):
         def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
             c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+            if negated_sin:
+                s = -s
             n = cos.shape[-1]
 
             def rotated_part(t):
@@ -247,13 +283,24 @@ def _hf_rope(cast_back: bool = False, partial: bool = False):
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
              ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
 _HF_ROPES = (("llama", _hf_rope()), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_rope(partial=True)),
-             ("gpt_neox", _hf_rope(partial=True)))
+             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)))
 
 
-def _same_code(a: Callable, b: Callable) -> bool:
+def _same_code(a: Callable, b: Callable, depth: int = 2) -> bool:
+    """``a`` and ``b`` have the same code, instruction for instruction, and so do the functions they call
+    through their module's globals (``rotate_half``: nanochat's flips the sign, BLT's interleaves), ``depth``
+    calls deep."""
     ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
-    return (ca is not None and cb is not None and ca.co_code == cb.co_code and ca.co_names == cb.co_names
-            and ca.co_consts == cb.co_consts and ca.co_varnames == cb.co_varnames)
+    if not (ca is not None and cb is not None and ca.co_code == cb.co_code and ca.co_names == cb.co_names
+            and ca.co_consts == cb.co_consts and ca.co_varnames == cb.co_varnames):
+        return False
+    ga, gb = getattr(a, "__globals__", {}), getattr(b, "__globals__", {})
+    for name in ca.co_names:
+        fa, fb = ga.get(name), gb.get(name)
+        if isinstance(fa, types.FunctionType) or isinstance(fb, types.FunctionType):
+            if fa is not fb and (depth == 0 or not _same_code(fa, fb, depth - 1)):
+                return False
+    return True
 
 
 def install_known(importing: str | None = None) -> list[str]:
@@ -309,7 +356,10 @@ def _reference_modeling(family: str, busy: bool):
     if already loaded, and the outer module's own hook call, or executors(), recognizes the rest."""
     name = f"transformers.models.{family}.modeling_{family}"
     if not busy:
-        return importlib.import_module(name)
+        try:
+            return importlib.import_module(name)
+        except ImportError:  # a transformers release without this family
+            return None
     module = sys.modules.get(name)
     return None if module is None or getattr(module.__spec__, "_initializing", False) else module
 
