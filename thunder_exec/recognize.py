@@ -283,7 +283,7 @@ def _hf_rope(cast_back: bool = False, partial: bool = False, negated_sin: bool =
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
              ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
 _HF_ROPES = (("llama", _hf_rope()), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_rope(partial=True)),
-             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)))
+             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)), ("nemotron", _hf_rope(partial=True)))
 
 
 def _same_code(a: Callable, b: Callable, depth: int = 2) -> bool:
