@@ -43,9 +43,10 @@ HF = {
     # issue 36: families whose claims once changed the numbers, and their neighbours
     "hf-nanochat": ("NanoChatConfig", "NanoChatForCausalLM", {}),  # rotate_half flips the sign; weightless norm
     "hf-mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(head_dim=16, num_local_experts=4,
-                                                               num_experts_per_tok=2)),  # bf16 routing
+                                                               num_experts_per_tok=2, experts_implementation="batched_mm")),
     "hf-qwen3-moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM", dict(head_dim=16, num_experts=4, num_experts_per_tok=2,
-                                                                  moe_intermediate_size=32)),
+                                                                  moe_intermediate_size=32,
+                                                                  experts_implementation="batched_mm")),
     "hf-nemotron": ("NemotronConfig", "NemotronForCausalLM", dict(head_dim=16, partial_rotary_factor=0.5)),
     "hf-gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM", dict(head_dim=16, sliding_window=None)),
 }

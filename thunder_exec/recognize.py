@@ -279,11 +279,50 @@ def _hf_rope(cast_back: bool = False, partial: bool = False, negated_sin: bool =
     return make
 
 
+def _hf_interleaved_rope(original):
+    """BLT's apply_rotary_pos_emb: Llama's code calling a ``rotate_half`` that rotates interleaved pairs
+    (``stack([-x[..., 1::2], x[..., ::2]], -1).flatten(-2)``). With x's columns and the tables' put in
+    even-then-odd order, that is segkit's half rotation, column for column; the result is put back in pair order.
+    Only the order of the columns moves: the same numbers."""
+    label = "Hugging Face apply_rotary_pos_emb (BLT's interleaved)"
+
+    def halves(t):
+        return torch.cat((t[..., ::2], t[..., 1::2]), dim=-1)
+
+    def pairs(t):
+        return t.reshape(*t.shape[:-1], 2, t.shape[-1] // 2).transpose(-1, -2).reshape(t.shape)
+
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+        why = rope_refusal(q, c, s) or rope_refusal(k, c, s)
+        if why:
+            return left_to_thunder(label, why, original, q, k, cos, sin, unsqueeze_dim)
+        c, s = halves(c), halves(s)
+        return tuple(pairs(apply_rope_entry(halves(t), c, s, None, promoted(t.dtype, cos.dtype))) for t in (q, k))
+    return apply_rotary_pos_emb
+
+
+def _hf_weightless_rms_norm(original):
+    """nanochat's RMSNorm, without a weight::
+
+        def _norm(self, x): return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        def forward(self, x): return self._norm(x.float()).type_as(x)
+
+    segkit's norm with a float32 weight of ones (a product by 1 is exact), its gradient dropped."""
+    def forward(self, x):
+        why = norm_refusal(x, None)
+        if why:
+            return left_to_thunder("Hugging Face RMSNorm (nanochat's, no weight)", why, original, self, x)
+        return rms_norm_entry(x, torch.ones(x.shape[-1], dtype=torch.float32, device=x.device), self.eps)
+    return forward
+
+
 # (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
-             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
+             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm), ("nanochat", "NanoChatRMSNorm", _hf_weightless_rms_norm))
 _HF_ROPES = (("llama", _hf_rope()), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_rope(partial=True)),
-             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)), ("nemotron", _hf_rope(partial=True)))
+             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)), ("nemotron", _hf_rope(partial=True)),
+             ("blt", _hf_interleaved_rope))
 
 
 def _same_code(a: Callable, b: Callable, depth: int = 2) -> bool:
