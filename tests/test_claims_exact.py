@@ -200,3 +200,38 @@ def test_family_matrix_no_claim_changes_the_numbers(name, setup):
           f"{segkit.loss_err:.1e} / {stock.loss_err:.1e} | {segkit.grad_err:.1e} / {stock.grad_err:.1e} | "
           f"{'; '.join(segkit.notes)[:300]} |")
     assert_no_worse_than_stock(segkit, stock)
+
+
+@pytest.mark.parametrize("family, norm_class", [("helium", "HeliumRMSNorm"), ("moshi", "MoshiRMSNorm")])
+@pytest.mark.parametrize("dtype", [torch.bfloat16], ids=["bf16"])
+def test_widened_norms_give_the_functions_bits(family, norm_class, dtype):
+    """Norms that cast the weight first (Moshi's ``* self.weight.float()``, Helium's
+    ``self.weight.to(torch.float32) * ...``) and Llama's: claimed, eager's bits forward."""
+    import importlib
+
+    modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+    thunder_exec.executors()
+    norm = getattr(modeling, norm_class)(48).to(dtype)
+    with torch.no_grad():
+        norm.weight.copy_(torch.randn(48, generator=torch.Generator().manual_seed(7)) * 0.3 + 1)
+    x = (torch.randn(3, 7, 48, generator=torch.Generator().manual_seed(8)) * 3).to(dtype)
+    jf = thunder.jit(norm, executors=thunder_exec.executors())
+    y = jf(x)
+    assert torch.equal(y, norm(x)) and _count(jf, NORM_FW) == 1, _notes(jf)
+
+
+@pytest.mark.parametrize("family", ["nemotron", "bamba"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16], ids=["bf16"])
+def test_partial_ropes_give_the_functions_bits(family, dtype):
+    """Nemotron's and Bamba's partial RoPE (Phi-3's math, other bytecode): claimed, eager's bits forward."""
+    import importlib
+
+    modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+    thunder_exec.executors()
+    q, k, _, _ = _qk_tables(dtype, seed=9)
+    angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 8, generator=torch.Generator().manual_seed(10))
+    cos, sin = angle.cos().to(dtype), angle.sin().to(dtype)  # rotary dim 8 of head dim 16
+    jf = thunder.jit(modeling.apply_rotary_pos_emb, executors=thunder_exec.executors())
+    for g, w in zip(jf(q, k, cos, sin), modeling.apply_rotary_pos_emb(q, k, cos, sin)):
+        assert g.dtype == w.dtype and torch.equal(g, w)
+    assert _count(jf, ROPE_FW) == 2, _notes(jf)

@@ -34,7 +34,7 @@ from thunder.core.interpreter import _interpret_call, interpreter_needs_wrap, un
 from thunder.core.jit_ext import register_general_jit_lookaside
 
 from fusions import torch_models
-from thunder_exec import claim_check
+from thunder_exec.claim_check import disagreement, output_dtypes
 from thunder_exec.base import CLAIM_MODE, dtype_name, segkit_ex, torch_dtype, warn_if_shadowed
 from thunder_exec.executor import norm_refusal, rms_norm, rms_norm_entry
 from thunder_exec.qkv_rope import qkv_refusal, qkv_split_rope, qkv_split_rope_entry
@@ -101,7 +101,7 @@ def recognize(label: str, target: Callable, make: Callable[[Callable], Callable]
     def lookaside(*args, **kwargs):
         if not _active():
             return _interpret_call(original, *args, **kwargs)
-        why = claim_check.disagreement(target, original, replacement, tuple(unwrap(a) for a in args),
+        why = disagreement(target, original, replacement, tuple(unwrap(a) for a in args),
                                        {k: unwrap(v) for k, v in kwargs.items()}) if check else None
         if why is None:
             return _interpret_call(replacement, *args, **kwargs)
@@ -129,7 +129,7 @@ def rms_norm_function(label: str, route: str | None = None):
 
 
 # Run for real, not traced, where a replacement asks (the dtype a function returns on meta tensors).
-register_general_jit_lookaside(claim_check.output_dtypes)(interpreter_needs_wrap(claim_check.output_dtypes))
+register_general_jit_lookaside(output_dtypes)(interpreter_needs_wrap(output_dtypes))
 
 
 def apply_rope_function(label: str, route: str | None = None):
@@ -140,7 +140,7 @@ def apply_rope_function(label: str, route: str | None = None):
             why = rope_refusal(x, cos, sin)
             if why:
                 return left_to_thunder(label, why, original, x, cos, sin)
-            out = claim_check.output_dtypes(original, (x, cos, sin))
+            out = output_dtypes(original, (x, cos, sin))
             return apply_rope_entry(x, cos, sin, route, out[0] if out and out[0] is not None else None)
         return replacement
     return make
@@ -214,6 +214,22 @@ def _hf_cast_after_rms_norm(original):
         if why:
             return left_to_thunder("Hugging Face RMSNorm (OLMo2's)", why, original, self, hidden_states)
         return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
+    return forward
+
+
+def _hf_weight_cast_rms_norm(original):
+    """Moshi's RMSNorm, which casts the weight first::
+
+        output = self._norm(x.float())                 # x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        output = output * self.weight.float()
+        return output.type_as(x)
+
+    litgpt's math (Helium's, ``(self.weight.to(torch.float32) * hidden_states).to(input_dtype)``, is OLMo2's)."""
+    def forward(self, x):
+        why = norm_refusal(x, self.weight, same_dtype=False)
+        if why:
+            return left_to_thunder("Hugging Face RMSNorm (Moshi's)", why, original, self, x)
+        return rms_norm_entry(x, self.weight, self.eps)
     return forward
 
 
@@ -319,9 +335,10 @@ def _hf_weightless_rms_norm(original):
 
 # (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
-             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm), ("nanochat", "NanoChatRMSNorm", _hf_weightless_rms_norm))
+             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm), ("nanochat", "NanoChatRMSNorm", _hf_weightless_rms_norm),
+             ("helium", "HeliumRMSNorm", _hf_cast_after_rms_norm), ("moshi", "MoshiRMSNorm", _hf_weight_cast_rms_norm))
 _HF_ROPES = (("llama", _hf_rope()), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_rope(partial=True)),
-             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)), ("nemotron", _hf_rope(partial=True)),
+             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)), ("nemotron", _hf_rope(partial=True)), ("bamba", _hf_rope(partial=True)),
              ("blt", _hf_interleaved_rope))
 
 
