@@ -256,8 +256,8 @@ def claim_report(name: str, setup: str, executors: list, norm_fw: set[str], norm
         return ClaimReport(name, setup, norms, attentions, 0, 0, 0, 0, math.nan, math.nan, f"{type(e).__name__}: {e}"[:300])
     fw, bw = thunder.last_traces(jm)[-1], thunder.last_backward_traces(jm)[-1]
     grad_err = max(((g - w).abs().max() / max(1.0, w.abs().max())).item() for g, w in zip(grads, want_grads))
-    notes = tuple(dict.fromkeys(line.strip().removeprefix("# ") for line in str(thunder.last_traces(jm)[0]).splitlines()
-                                if "segkit_ex left" in line))
+    lines = (line.strip() for line in str(thunder.last_traces(jm)[0]).splitlines())
+    notes = tuple(dict.fromkeys(line.removeprefix("# ") for line in lines if line.startswith("# segkit_ex left")))
     return ClaimReport(name, setup, norms, attentions, count_symbols(fw, norm_fw), count_symbols(bw, norm_bw),
                        count_symbols(fw, rope_fw), count_symbols(bw, rope_bw), (loss - want_loss).abs().item(), grad_err,
                        notes=notes)

@@ -145,29 +145,30 @@ segkit_ex.register_implementation(ltorch.layer_norm, checker=_ln_checker, execut
 
 
 # --------------------------------------------------------------------------- RMSNorm
-# round_normed: Hugging Face's Llama-style rounding (fusions.rmsnorm_fwd), a constant of the trace.
-def _rms_fwd_meta(a, weight, eps, policy, check, round_normed=False):
+# round_normed: Hugging Face's Llama-style rounding (fusions.rmsnorm_fwd), a constant of the trace; the compile
+# options come last, as in every segkit symbol.
+def _rms_fwd_meta(a, weight, eps, round_normed, policy, check):
     return TensorProxy(like=a), _stats_meta(a)
 
 
-def _rms_fwd_impl(a, weight, eps, policy, check, round_normed=False):
+def _rms_fwd_impl(a, weight, eps, round_normed, policy, check):
     run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check, round_normed=round_normed)
     y, rstd = run([_shaped(a, run.cfg.shape), weight])
     return _shaped(y, a.shape), _shaped(rstd, a.shape[:-1])
 
 
-def _rms_y_impl(a, weight, eps, policy, check, round_normed=False):
+def _rms_y_impl(a, weight, eps, round_normed, policy, check):
     run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check, outputs=(0,),
                        round_normed=round_normed)
     (y,) = run([_shaped(a, run.cfg.shape), weight])
     return _shaped(y, a.shape)
 
 
-def _rms_bwd_meta(g, a, rstd, weight, eps, policy, check, round_normed=False):
+def _rms_bwd_meta(g, a, rstd, weight, eps, round_normed, policy, check):
     return TensorProxy(like=a), TensorProxy(like=weight)
 
 
-def _rms_bwd_impl(g, a, rstd, weight, eps, policy, check, round_normed=False):
+def _rms_bwd_impl(g, a, rstd, weight, eps, round_normed, policy, check):
     run = _norm_runner("rmsnorm_bwd", a, weight.dtype, eps, False, policy, check, round_normed=round_normed)
     shape = run.cfg.shape
     dx, dw = run([_shaped(a, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), weight])
@@ -176,7 +177,7 @@ def _rms_bwd_impl(g, a, rstd, weight, eps, policy, check, round_normed=False):
 
 rms_fwd = segkit_ex.register_operator("segkit_rms_norm_fwd", meta=_rms_fwd_meta, fn=_rms_fwd_impl)
 rms_bwd = segkit_ex.register_operator("segkit_rms_norm_bwd", meta=_rms_bwd_meta, fn=_rms_bwd_impl)
-rms_y = segkit_ex.register_operator("segkit_rms_norm", meta=lambda a, weight, eps, policy, check, round_normed=False:
+rms_y = segkit_ex.register_operator("segkit_rms_norm", meta=lambda a, weight, eps, round_normed, policy, check:
                                     TensorProxy(like=a), fn=_rms_y_impl)
 
 
@@ -192,7 +193,7 @@ def _rms_checker(a, normalized_shape, weight=None, eps=None) -> bool:
 
 
 def _rms_execution(a, normalized_shape, weight=None, eps=None):
-    return rms_y(a, weight, _rms_eps(a, eps), *compile_options())
+    return rms_y(a, weight, _rms_eps(a, eps), False, *compile_options())
 
 
 def _rms_grad_core(a, weight, eps, unit_offset=False, route=None, round_normed=False):
@@ -201,10 +202,10 @@ def _rms_grad_core(a, weight, eps, unit_offset=False, route=None, round_normed=F
     one."""
     options = compile_options()
     w = ltorch.add(weight, 1) if unit_offset else weight
-    y, rstd = rms_fwd(a, w, eps, *options, round_normed)
+    y, rstd = rms_fwd(a, w, eps, round_normed, *options)
     if route is not None:
         (y,) = verify_route(route, (y,), (a, weight, eps))
-    dx, dw = rms_bwd(get_grad(y), a, rstd, w, eps, *options, round_normed)
+    dx, dw = rms_bwd(get_grad(y), a, rstd, w, eps, round_normed, *options)
     put_grad(a, dx)
     put_grad(weight, dw)
     return y
@@ -259,7 +260,7 @@ segkit_ex.register_implementation(
 
 
 def _rms_entry_y(x, weight, eps, unit_offset, route, round_normed):
-    y = rms_y(x, ltorch.add(weight, 1) if unit_offset else weight, eps, *compile_options(), round_normed)
+    y = rms_y(x, ltorch.add(weight, 1) if unit_offset else weight, eps, round_normed, *compile_options())
     return y if route is None else verify_route(route, (y,), (x, weight, eps))[0]
 
 
@@ -267,5 +268,5 @@ def rms_norm_entry(x, weight, eps=1e-6, unit_offset=False, route=None, round_nor
     """segkit's RMSNorm for a recognized or routed function: the entry symbol in a trace, or, while a claim is
     checked (thunder_exec.claim_check, real tensors), the forward fusion run on the reference interpreter."""
     if CLAIM_MODE.real:
-        return _rms_y_impl(x, weight + 1 if unit_offset else weight, eps, "none", False, round_normed)
+        return _rms_y_impl(x, weight + 1 if unit_offset else weight, eps, round_normed, "none", False)
     return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
