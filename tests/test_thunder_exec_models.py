@@ -153,8 +153,9 @@ def test_partial_rotary_is_claimed(family):
         torch.testing.assert_close(got, want)
 
 
-def test_gemma_norm_with_a_bf16_weight_stays_with_thunder():
-    """Gemma adds 1 to a bf16 weight in float32; segkit's unit-offset norm would round 1 + w to bf16 first."""
+def test_gemma_norm_with_a_bf16_weight_is_claimed_with_gemmas_rounding():
+    """Gemma adds 1 to a bf16 weight in float32: the replacement computes ``1.0 + weight.float()`` as Gemma does
+    and runs segkit's norm with that float32 weight, eager's bits forward."""
     from transformers.models.gemma2 import modeling_gemma2 as gemma2
 
     thunder_exec.executors()
@@ -162,9 +163,8 @@ def test_gemma_norm_with_a_bf16_weight_stays_with_thunder():
     norm.weight = _param(32, shift=0.0, dtype=torch.bfloat16)
     x = torch.randn(2, 5, 32).bfloat16().requires_grad_(True)
     jf = _step(lambda: norm(x), [x, norm.weight], torch.bfloat16)
-    assert _claims(jf, NORM_FW, NORM_BW) == (0, 0)
-    assert ("segkit_ex left Hugging Face RMSNorm (Gemma's) to Thunder: Gemma adds 1 to the weight in float32, "
-            "segkit in the weight's bfloat16") in str(thunder.last_traces(jf)[0])
+    assert _claims(jf, NORM_FW, NORM_BW) == (1, 1)
+    assert torch.equal(jf(), norm(x))
 
 
 @pytest.mark.parametrize("affine, bias", [(False, False), (True, False)], ids=["no-weight-olmo", "no-bias"])
@@ -337,8 +337,6 @@ def test_a_whole_litgpt_model_is_claimed():
 
 # Norms segkit leaves to Thunder on purpose (their note is in the trace): (model, set-up) -> (norms claimed, why)
 LEFT_TO_THUNDER = {
-    ("hf-gemma2", "bf16"): (0, "Gemma adds 1 to a bf16 weight in float32; segkit's unit-offset norm would round "
-                               "1 + w to bf16 first"),
     ("hf-qwen3", "autocast"): (3, "the q/k norms get bf16 q/k and an fp32 weight: HF's Llama-style norm casts to bf16, "
                                   "then multiplies by the fp32 weight (an fp32 result); segkit's norm casts last"),
 }

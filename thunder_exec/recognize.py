@@ -240,15 +240,13 @@ def _hf_unit_offset_rms_norm(original):
         output = output * (1.0 + self.weight.float())
         return output.type_as(x)
 
-    segkit's unit-offset norm (litgpt's) adds 1 in the weight's dtype: the same only for a float32 weight (a bf16
-    weight would round 1 + w to bf16 where Gemma does not), so other weights stay with Thunder."""
+    ``1.0 + self.weight.float()`` is computed as Gemma computes it (in float32, whatever the weight's dtype; its
+    gradient flows back through Thunder's own ops), then segkit's norm with that float32 weight: the same math."""
     def forward(self, x):
         why = norm_refusal(x, self.weight, same_dtype=False)
-        if why is None and torch_dtype(self.weight.dtype) != torch.float32:
-            why = f"Gemma adds 1 to the weight in float32, segkit in the weight's {dtype_name(self.weight.dtype)}"
         if why:
             return left_to_thunder("Hugging Face RMSNorm (Gemma's)", why, original, self, x)
-        return rms_norm_entry(x, self.weight, self.eps, True)
+        return rms_norm_entry(x, 1.0 + self.weight.float(), self.eps)
     return forward
 
 
