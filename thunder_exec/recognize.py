@@ -34,8 +34,8 @@ from thunder.core.interpreter import _interpret_call, interpreter_needs_wrap, un
 from thunder.core.jit_ext import register_general_jit_lookaside
 
 from fusions import torch_models
+from thunder_exec.base import CLAIM_MODE, segkit_ex, warn_if_shadowed
 from thunder_exec.claim_check import disagreement, output_dtypes
-from thunder_exec.base import CLAIM_MODE, dtype_name, segkit_ex, torch_dtype, warn_if_shadowed
 from thunder_exec.executor import norm_refusal, rms_norm, rms_norm_entry
 from thunder_exec.qkv_rope import qkv_refusal, qkv_split_rope, qkv_split_rope_entry
 from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
@@ -102,13 +102,12 @@ def recognize(label: str, target: Callable, make: Callable[[Callable], Callable]
         if not _active():
             return _interpret_call(original, *args, **kwargs)
         why = disagreement(target, original, replacement, tuple(unwrap(a) for a in args),
-                                       {k: unwrap(v) for k, v in kwargs.items()}) if check else None
+                           {k: unwrap(v) for k, v in kwargs.items()}) if check else None
         if why is None:
             return _interpret_call(replacement, *args, **kwargs)
 
         def refused(*a, **k):
-            return left_to_thunder(label, f"segkit's replacement disagrees with it: {why}", original,
-                                   *a, **k)
+            return left_to_thunder(label, f"segkit's replacement disagrees with it: {why}", original, *a, **k)
         return _interpret_call(refused, *args, **kwargs)
 
     register_general_jit_lookaside(target)(lookaside)
