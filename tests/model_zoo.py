@@ -165,7 +165,8 @@ def _hf_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     h = (inner.embed_tokens if hasattr(inner, "embed_tokens") else inner.embed_in)(idx)
     position_ids = torch.arange(idx.shape[1], device=idx.device)[None]
     for layer in inner.layers:
-        kind = getattr(layer, "attention_type", None)  # Gemma 3: one rotary table per attention type
+        per_type = isinstance(getattr(inner.rotary_emb, "rope_type", None), dict)  # Gemma 3: a table per attention type
+        kind = getattr(layer, "attention_type", None) if per_type else None
         cos_sin = (inner.rotary_emb(h, position_ids=position_ids, layer_type=kind) if kind is not None
                    else inner.rotary_emb(h, position_ids=position_ids))
         h = layer(h, attention_mask=None, position_embeddings=cos_sin, position_ids=position_ids)
