@@ -43,6 +43,11 @@ def _dt(fd, dtype: torch.dtype):
     return dt(fd, nv_dtype(dtype).name)
 
 
+def rounded(fd, t, cfg: NormConfig):
+    """fp32 ``t`` rounded to x's dtype and back (where the source computes a step in x's dtype)."""
+    return fd.ops.cast(fd.ops.cast(t, dtype=io(fd, cfg)), dtype=dt(fd, "Float"))
+
+
 def per_row(fd, t, ndim: int):
     """A per-row statistic broadcast against x (new last dim)."""
     return fd.ops.broadcast(t, is_broadcast_dim=[False] * (ndim - 1) + [True])

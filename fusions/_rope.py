@@ -51,6 +51,27 @@ def adjoint_halves(fd, g_lo, g_hi, tables: tuple) -> list:
             fd.ops.sub(fd.ops.mul(g_hi, c_hi), fd.ops.mul(g_lo, s_lo))]
 
 
+def rope_sum(fd, a, b, round_to=None):
+    """a + b of the two fp32 RoPE products (x cos, rot(x) sin, or their adjoints); with ``round_to`` (a 16-bit
+    DataType: x and the tables share it, so eager PyTorch computes in it) each product and the sum are rounded to
+    it, as eager rounds them, and the result is back in fp32."""
+    if round_to is None:
+        return fd.ops.add(a, b)
+    f32 = dt(fd, "Float")
+
+    def r(t):
+        return fd.ops.cast(fd.ops.cast(t, dtype=round_to), dtype=f32)
+    return r(fd.ops.add(r(a), r(b)))
+
+
+def rounding(fd, x_dtype: torch.dtype, table_dtype: torch.dtype):
+    """The DataType eager PyTorch computes RoPE's products in when it is 16-bit (x and tables share it), else
+    None (fp32: the fusions' own compute dtype)."""
+    if x_dtype == table_dtype and x_dtype in (torch.bfloat16, torch.float16):
+        return dt(fd, nv_dtype(x_dtype).name)
+    return None
+
+
 def rotate(fd, a, b, ndim: int):
     """cat((a, b), last dim): the half-rotation (and its transpose) as one op."""
     return fd.ops.cat([a, b], dim=ndim - 1)

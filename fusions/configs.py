@@ -18,6 +18,7 @@ class NormConfig:
     eps: float = 1e-5
     bias: bool = True
     param_dtype: torch.dtype | None = None  # weight / bias (and dw / db) dtype when it differs from x's (fp32 params)
+    round_normed: bool = False  # RMSNorm as Hugging Face's Llama: x * rstd rounded to x's dtype before the weight
 
     def __post_init__(self) -> None:
         if len(self.shape) not in (2, 3) or any(s < 1 for s in self.shape):

@@ -31,9 +31,13 @@ def define(fd, cfg: NormConfig) -> None:
     rstd_b = N.per_row(fd, rstd, n)
     xhat = fd.ops.mul(xf, rstd_b)
     g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
+    dw_terms = fd.ops.mul(dyf, xhat)
+    if cfg.round_normed:  # eager autograd of ``w * xhat.to(dtype)``: dy * w and dy * xhat in x's dtype
+        g = N.rounded(fd, g, cfg)
+        dw_terms = N.rounded(fd, fd.ops.mul(dyf, N.rounded(fd, xhat, cfg)), cfg)
     mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), 1.0 / cfg.hidden)
     dx = fd.ops.mul(fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, n))), rstd_b)
-    dw = fd.ops.sum(fd.ops.mul(dyf, xhat), dims=N.row_dims(n), dtype=f32)
+    dw = fd.ops.sum(dw_terms, dims=N.row_dims(n), dtype=f32)
     fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
     fd.add_output(fd.ops.cast(dw, dtype=N.param(fd, cfg)))
 

@@ -1,4 +1,8 @@
-"""RMSNorm forward: y = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps), statistics in fp32."""
+"""RMSNorm forward: y = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps), statistics in fp32.
+
+``round_normed`` (Hugging Face's Llama-style norm): ``x * rstd`` is rounded to x's dtype before the weight
+multiplies it, as ``self.weight * hidden_states.to(input_dtype)`` rounds in bf16 / fp16 (two roundings, not one).
+"""
 
 from __future__ import annotations
 
@@ -15,9 +19,12 @@ def define(fd, cfg: NormConfig) -> None:
     x = N.define_x(fd, cfg)
     w = N.define_vec(fd, cfg)
     xf = fd.ops.cast(x, dtype=dt(fd, "Float"))
-    ms = fd.ops.mul(fd.ops.sum(fd.ops.mul(xf, xf), dims=[n - 1], dtype=dt(fd, "Float")), 1.0 / cfg.hidden)
+    ms = fd.ops.div(fd.ops.sum(fd.ops.mul(xf, xf), dims=[n - 1], dtype=dt(fd, "Float")), float(cfg.hidden))
     rstd = fd.ops.rsqrt(fd.ops.add(ms, cfg.eps))
-    y = fd.ops.mul(fd.ops.mul(xf, N.per_row(fd, rstd, n)), N.per_col(fd, fd.ops.cast(w, dtype=dt(fd, "Float")), n))
+    normed = fd.ops.mul(xf, N.per_row(fd, rstd, n))
+    if cfg.round_normed:  # Hugging Face's Llama-style norm rounds here, then multiplies in x's dtype
+        normed = N.rounded(fd, normed, cfg)
+    y = fd.ops.mul(normed, N.per_col(fd, fd.ops.cast(w, dtype=dt(fd, "Float")), n))
     fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
     fd.add_output(rstd)
 

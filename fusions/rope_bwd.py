@@ -1,5 +1,6 @@
 """Gradient of RoPE (fusions.rope_fwd) w.r.t. x: dx = dy cos + rot^T(dy sin), rot^T(g) = cat(g2, -g1), in fp32,
-cast to x's dtype; cos / sin are constants (position tables)."""
+cast to x's dtype; cos / sin are constants (position tables). Where dy and the tables share a 16-bit dtype the
+products and the sum are rounded to it, as eager autograd computes them (fusions._rope.rope_sum)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ def define(fd, cfg: ApplyRopeConfig) -> None:
     g, cos, sin, half = define_inputs(fd, cfg, cfg.out)
     gs1, gs2 = halves(fd, fd.ops.mul(g, table(fd, sin, cfg)), cfg, half)
     rot_t = R.rotate(fd, gs2, fd.ops.neg(gs1), 4)
-    fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(g, table(fd, cos, cfg)), rot_t), dtype=dt(fd, nv_dtype(cfg.dtype).name)))
+    dx = R.rope_sum(fd, fd.ops.mul(g, table(fd, cos, cfg)), rot_t, R.rounding(fd, cfg.out, cfg.tables))
+    fd.add_output(fd.ops.cast(dx, dtype=dt(fd, nv_dtype(cfg.dtype).name)))
 
 
 def inputs(cfg: ApplyRopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

@@ -2,6 +2,9 @@
 y = x cos + cat(-x2, x1) sin on x (B, H, T, n), cos / sin (cos_batch, T, n) broadcast over H, in fp32, cast to
 x's dtype (litgpt) or the promoted one (Hugging Face under autocast: bf16 q, fp32 tables, fp32 y). A partial rotary (pythia, phi-2) passes its first rope_n_elem columns as x.
 
+Where x and the tables share a 16-bit dtype, eager PyTorch computes each product and the sum in it: the fusion
+rounds where it rounds (fusions._rope.rope_sum), so a claimed RoPE gives eager's bits.
+
 The tables keep their own dtype (litgpt keeps them fp32 under a bf16 model): x is cast up, never the tables down,
 which is what eager PyTorch's type promotion computes for x * cos.
 """
@@ -44,7 +47,8 @@ def define(fd, cfg: ApplyRopeConfig) -> None:
     xf, cos, sin, half = define_inputs(fd, cfg, cfg.dtype)
     x1, x2 = halves(fd, xf, cfg, half)
     rotated = R.rotate(fd, fd.ops.neg(x2), x1, 4)
-    y = fd.ops.add(fd.ops.mul(xf, table(fd, cos, cfg)), fd.ops.mul(rotated, table(fd, sin, cfg)))
+    y = R.rope_sum(fd, fd.ops.mul(xf, table(fd, cos, cfg)), fd.ops.mul(rotated, table(fd, sin, cfg)),
+                   R.rounding(fd, cfg.dtype, cfg.tables))
     fd.add_output(fd.ops.cast(y, dtype=dt(fd, nv_dtype(cfg.out).name)))
 
 

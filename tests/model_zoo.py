@@ -1,7 +1,8 @@
 """Real models, built tiny, and a count of the norm / RoPE regions segkit_ex claims in their Thunder traces.
 
 The models are the libraries' own classes (litgpt ``Config.from_name`` + ``GPT``, transformers' Llama, Qwen3,
-Gemma 2, OLMo2, Mistral, Phi-3 and GPT-NeoX ``*ForCausalLM``) and a nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
+Gemma 2 and 3, OLMo2, Mistral, Phi-3, GPT-NeoX, nanochat, Mixtral, Qwen3-MoE and Nemotron ``*ForCausalLM``) and a
+nanoGPT-style block; nothing is edited. ``claim_report`` runs one training step
 under thunder.jit with segkit_ex and under eager, and reports how many norm calls and RoPE'd attention calls
 the model makes (counted on the eager run with module hooks) next to how many segkit symbols the forward and
 backward traces hold, and whether loss and grads match.
@@ -40,14 +41,29 @@ HF = {
     "hf-mistral": ("MistralConfig", "MistralForCausalLM", dict(head_dim=16)),
     "hf-phi3": ("Phi3Config", "Phi3ForCausalLM", dict(pad_token_id=0, partial_rotary_factor=0.5)),  # partial rotary
     "hf-gpt-neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM", dict(rotary_pct=0.25)),  # LayerNorm + partial rotary
+    # issue 36: families whose claims once changed the numbers, and their neighbours
+    "hf-nanochat": ("NanoChatConfig", "NanoChatForCausalLM", {}),  # rotate_half flips the sign; weightless norm
+    "hf-mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(head_dim=16, num_local_experts=4,
+                                                               num_experts_per_tok=2, experts_implementation="batched_mm")),
+    "hf-qwen3-moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM", dict(head_dim=16, num_experts=4, num_experts_per_tok=2,
+                                                                  moe_intermediate_size=32,
+                                                                  experts_implementation="batched_mm")),
+    "hf-nemotron": ("NemotronConfig", "NemotronForCausalLM", dict(head_dim=16, partial_rotary_factor=0.5)),
+    "hf-gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM", dict(head_dim=16, sliding_window=None)),
 }
-MODELS = [*LITGPT, *HF, "nanogpt"]
+# Families added for issue 36, checked against stock Thunder (tests/test_claims_exact.py) rather than counted
+# in the claim matrix (tests/test_thunder_exec_models.py), and that check's whole family list.
+HF_AGAINST_STOCK = ("hf-nanochat", "hf-mixtral", "hf-qwen3-moe", "hf-nemotron", "hf-gemma3")
+HF_ISSUE36 = (*HF_AGAINST_STOCK, "hf-llama", "hf-phi3", "hf-olmo2")
+MODELS = [*LITGPT, *(h for h in HF if h not in HF_AGAINST_STOCK), "nanogpt"]
 SETUPS = ["fp32", "bf16", "autocast"]
 
 NORM_CLASSES = ("RMSNorm", "LayerNorm", "NanoLayerNorm", "LlamaRMSNorm", "Qwen3RMSNorm", "Gemma2RMSNorm",
-                "Olmo2RMSNorm", "MistralRMSNorm", "Phi3RMSNorm")
+                "Olmo2RMSNorm", "MistralRMSNorm", "Phi3RMSNorm", "NanoChatRMSNorm", "MixtralRMSNorm",
+                "Qwen3MoeRMSNorm", "NemotronLayerNorm1P", "Gemma3RMSNorm")
 ATTENTION_CLASSES = ("CausalSelfAttention", "LlamaAttention", "Qwen3Attention", "Gemma2Attention", "Olmo2Attention",
-                     "MistralAttention", "Phi3Attention", "GPTNeoXAttention")
+                     "MistralAttention", "Phi3Attention", "GPTNeoXAttention", "NanoChatAttention", "MixtralAttention",
+                     "Qwen3MoeAttention", "NemotronAttention", "Gemma3Attention")
 
 
 class NanoLayerNorm(nn.Module):
@@ -148,9 +164,13 @@ def _hf_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     inner = _hf_inner(model)
     h = (inner.embed_tokens if hasattr(inner, "embed_tokens") else inner.embed_in)(idx)
     position_ids = torch.arange(idx.shape[1], device=idx.device)[None]
-    cos_sin = inner.rotary_emb(h, position_ids=position_ids)
     for layer in inner.layers:
+        per_type = isinstance(getattr(inner.rotary_emb, "rope_type", None), dict)  # Gemma 3: a table per attention type
+        kind = getattr(layer, "attention_type", None) if per_type else None
+        cos_sin = (inner.rotary_emb(h, position_ids=position_ids, layer_type=kind) if kind is not None
+                   else inner.rotary_emb(h, position_ids=position_ids))
         h = layer(h, attention_mask=None, position_embeddings=cos_sin, position_ids=position_ids)
+        h = h[0] if isinstance(h, tuple) else h  # Nemotron's layer returns a tuple
     norm = inner.norm if hasattr(inner, "norm") else inner.final_layer_norm
     return (model.lm_head if hasattr(model, "lm_head") else model.embed_out)(norm(h))
 
@@ -186,6 +206,7 @@ class ClaimReport:
     loss_err: float       # |loss - eager loss|
     grad_err: float       # max over parameters of max |g - g_eager| / max(1, max |g_eager|)
     error: str = ""       # compile / run failure, if any
+    notes: tuple[str, ...] = ()  # the trace's "segkit_ex left ... to Thunder: why" notes, once each
 
     @property
     def all_claimed(self) -> bool:
@@ -238,8 +259,11 @@ def claim_report(name: str, setup: str, executors: list, norm_fw: set[str], norm
         return ClaimReport(name, setup, norms, attentions, 0, 0, 0, 0, math.nan, math.nan, f"{type(e).__name__}: {e}"[:300])
     fw, bw = thunder.last_traces(jm)[-1], thunder.last_backward_traces(jm)[-1]
     grad_err = max(((g - w).abs().max() / max(1.0, w.abs().max())).item() for g, w in zip(grads, want_grads))
+    lines = (line.strip() for line in str(thunder.last_traces(jm)[0]).splitlines())
+    notes = tuple(dict.fromkeys(line.removeprefix("# ") for line in lines if line.startswith("# segkit_ex left")))
     return ClaimReport(name, setup, norms, attentions, count_symbols(fw, norm_fw), count_symbols(bw, norm_bw),
-                       count_symbols(fw, rope_fw), count_symbols(bw, rope_bw), (loss - want_loss).abs().item(), grad_err)
+                       count_symbols(fw, rope_fw), count_symbols(bw, rope_bw), (loss - want_loss).abs().item(), grad_err,
+                       notes=notes)
 
 
 def markdown(reports: list[ClaimReport]) -> str:

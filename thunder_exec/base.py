@@ -12,6 +12,7 @@ against the reference interpreter and refuses a wrong nvFuser result (warning, r
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import torch
 from thunder.core import dtypes
@@ -21,7 +22,15 @@ from thunder.extend import FusionExecutor, OperatorExecutor, register_executor
 segkit_ex = OperatorExecutor("segkit", version="0.2")
 register_executor(segkit_ex)
 
-DTYPES = (dtypes.bfloat16, dtypes.float16, dtypes.float32)  # what segkit's norm and RoPE fusions take
+@dataclass
+class ClaimMode:
+    """``real``: a claim is being checked (thunder_exec.claim_check) on real CPU tensors, so segkit's entry
+    functions compute with torch on the reference interpreter instead of putting symbols in a trace."""
+
+    real: bool = False
+
+
+CLAIM_MODE = ClaimMode()
 
 _WARNED: set[tuple[str, ...]] = set()
 
@@ -49,6 +58,11 @@ def compile_options() -> tuple[str, bool]:
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
     return ("outputs" if policy is None else policy), bool(check)
+
+
+def supported(d) -> bool:
+    """Whether segkit's norm and RoPE fusions take dtype ``d`` (Thunder's or torch's)."""
+    return torch_dtype(d) in (torch.bfloat16, torch.float16, torch.float32)
 
 
 def torch_dtype(d) -> torch.dtype:

@@ -19,20 +19,22 @@ from thunder.core.transforms import get_grad, put_grad
 import thunder.torch as ltorch
 
 from fusions.configs import NormConfig
-from thunder_exec.base import DTYPES, compile_options, dtype_name, segkit_ex, torch_dtype
+from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner, unit_weight
 
 
 def _norm_runner(spec_name: str, a: torch.Tensor, param_dtype: torch.dtype, eps: float, bias: bool, policy: str,
-                 check: bool, outputs: tuple[int, ...] | None = None) -> SpecRunner:
+                 check: bool, outputs: tuple[int, ...] | None = None, round_normed: bool = False) -> SpecRunner:
     """Runners looked up by plain values (shape, dtype, ...): no config dataclass is built on the per-call path."""
     def make() -> SpecRunner:
         shape = tuple(a.shape) if a.ndim in (2, 3) else (math.prod(a.shape[:-1]), a.shape[-1])
-        cfg = NormConfig("thunder", shape, a.dtype, float(eps), bias, None if param_dtype == a.dtype else param_dtype)
+        cfg = NormConfig("thunder", shape, a.dtype, float(eps), bias, None if param_dtype == a.dtype else param_dtype,
+                         round_normed)
         return runner(spec_name, cfg, policy, check, outputs)
 
-    return RUNNERS.get((spec_name, a.shape, a.dtype, param_dtype, eps, bias, policy, check, outputs), make)
+    return RUNNERS.get((spec_name, a.shape, a.dtype, param_dtype, eps, bias, policy, check, outputs, round_normed),
+                       make)
 
 
 def _shaped(t: torch.Tensor, shape) -> torch.Tensor:
@@ -104,14 +106,14 @@ def norm_refusal(a, weight, *others, same_dtype: bool = True) -> str | None:
     with 16-bit x are fine there."""
     if a.ndim < 2:
         return f"{a.ndim}-D input"
-    if a.dtype not in DTYPES:
+    if not supported(a.dtype):
         return f"input dtype {dtype_name(a.dtype)}"
     for name, t in (("weight", weight), *(("bias", o) for o in others)):
         if t is None:
             continue
         if tuple(t.shape) != (a.shape[-1],):
             return f"{name} of shape {tuple(t.shape)} for hidden {a.shape[-1]}"
-        if t.dtype not in DTYPES or (same_dtype and t.dtype != a.dtype):
+        if not supported(t.dtype) or (same_dtype and t.dtype != a.dtype):
             return f"{name} dtype {dtype_name(t.dtype)} with input dtype {dtype_name(a.dtype)}"
         if weight is not None and t.dtype != weight.dtype:
             return f"{name} dtype {dtype_name(t.dtype)} with weight dtype {dtype_name(weight.dtype)}"
@@ -143,28 +145,31 @@ segkit_ex.register_implementation(ltorch.layer_norm, checker=_ln_checker, execut
 
 
 # --------------------------------------------------------------------------- RMSNorm
-def _rms_fwd_meta(a, weight, eps, policy, check):
+# round_normed: Hugging Face's Llama-style rounding (fusions.rmsnorm_fwd), a constant of the trace; the compile
+# options come last, as in every segkit symbol.
+def _rms_fwd_meta(a, weight, eps, round_normed, policy, check):
     return TensorProxy(like=a), _stats_meta(a)
 
 
-def _rms_fwd_impl(a, weight, eps, policy, check):
-    run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check)
+def _rms_fwd_impl(a, weight, eps, round_normed, policy, check):
+    run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check, round_normed=round_normed)
     y, rstd = run([_shaped(a, run.cfg.shape), weight])
     return _shaped(y, a.shape), _shaped(rstd, a.shape[:-1])
 
 
-def _rms_y_impl(a, weight, eps, policy, check):
-    run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check, outputs=(0,))
+def _rms_y_impl(a, weight, eps, round_normed, policy, check):
+    run = _norm_runner("rmsnorm_fwd", a, weight.dtype, eps, False, policy, check, outputs=(0,),
+                       round_normed=round_normed)
     (y,) = run([_shaped(a, run.cfg.shape), weight])
     return _shaped(y, a.shape)
 
 
-def _rms_bwd_meta(g, a, rstd, weight, eps, policy, check):
+def _rms_bwd_meta(g, a, rstd, weight, eps, round_normed, policy, check):
     return TensorProxy(like=a), TensorProxy(like=weight)
 
 
-def _rms_bwd_impl(g, a, rstd, weight, eps, policy, check):
-    run = _norm_runner("rmsnorm_bwd", a, weight.dtype, eps, False, policy, check)
+def _rms_bwd_impl(g, a, rstd, weight, eps, round_normed, policy, check):
+    run = _norm_runner("rmsnorm_bwd", a, weight.dtype, eps, False, policy, check, round_normed=round_normed)
     shape = run.cfg.shape
     dx, dw = run([_shaped(a, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), weight])
     return _shaped(dx, a.shape), dw
@@ -172,8 +177,8 @@ def _rms_bwd_impl(g, a, rstd, weight, eps, policy, check):
 
 rms_fwd = segkit_ex.register_operator("segkit_rms_norm_fwd", meta=_rms_fwd_meta, fn=_rms_fwd_impl)
 rms_bwd = segkit_ex.register_operator("segkit_rms_norm_bwd", meta=_rms_bwd_meta, fn=_rms_bwd_impl)
-rms_y = segkit_ex.register_operator("segkit_rms_norm", meta=lambda a, weight, eps, policy, check: TensorProxy(like=a),
-                                    fn=_rms_y_impl)
+rms_y = segkit_ex.register_operator("segkit_rms_norm", meta=lambda a, weight, eps, round_normed, policy, check:
+                                    TensorProxy(like=a), fn=_rms_y_impl)
 
 
 def _rms_eps(a, eps):
@@ -188,18 +193,19 @@ def _rms_checker(a, normalized_shape, weight=None, eps=None) -> bool:
 
 
 def _rms_execution(a, normalized_shape, weight=None, eps=None):
-    return rms_y(a, weight, _rms_eps(a, eps), *compile_options())
+    return rms_y(a, weight, _rms_eps(a, eps), False, *compile_options())
 
 
-def _rms_grad_core(a, weight, eps, unit_offset=False, route=None):
-    """Forward + backward of RMSNorm with weight ``(1 + weight)`` when ``unit_offset`` (Gemma's), y verified
-    against a routed function on its first call when ``route`` names one."""
+def _rms_grad_core(a, weight, eps, unit_offset=False, route=None, round_normed=False):
+    """Forward + backward of RMSNorm with weight ``(1 + weight)`` when ``unit_offset`` (Gemma's), Hugging Face's
+    rounding when ``round_normed``, y verified against a routed function on its first call when ``route`` names
+    one."""
     options = compile_options()
     w = ltorch.add(weight, 1) if unit_offset else weight
-    y, rstd = rms_fwd(a, w, eps, *options)
+    y, rstd = rms_fwd(a, w, eps, round_normed, *options)
     if route is not None:
         (y,) = verify_route(route, (y,), (a, weight, eps))
-    dx, dw = rms_bwd(get_grad(y), a, rstd, w, eps, *options)
+    dx, dw = rms_bwd(get_grad(y), a, rstd, w, eps, round_normed, *options)
     put_grad(a, dx)
     put_grad(weight, dw)
     return y
@@ -218,35 +224,49 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     return _rms_decomposition(x, weight, eps)
 
 
-def _rms_decomposition(x, weight, eps=1e-6, unit_offset=False, route=None):
-    """litgpt's RMSNorm math: what Thunder runs when segkit_ex does not claim the call (torch or proxies)."""
+def _rms_decomposition(x, weight, eps=1e-6, unit_offset=False, route=None, round_normed=False):
+    """litgpt's RMSNorm math (Hugging Face's Llama-style rounding with ``round_normed``): what Thunder runs when
+    segkit_ex does not claim the call (torch or proxies)."""
     dtype = x.dtype
     xf = x.float()
     normed = xf * torch.rsqrt(torch.mean(xf * xf, dim=-1, keepdim=True) + eps)
     w = (1 + weight) if unit_offset else weight
+    if round_normed:
+        return (w * normed.to(dtype)).to(dtype)
     return (normed * w.float()).to(dtype)
 
 
-def _rms_entry_decomposition(x, weight, eps=1e-6, unit_offset=False, route=None):
+def _rms_entry_decomposition(x, weight, eps=1e-6, unit_offset=False, route=None, round_normed=False):
     xf = ltorch.to(x, dtypes.float32)
     normed = ltorch.mul(xf, ltorch.rsqrt(ltorch.add(ltorch.mean(ltorch.mul(xf, xf), -1, keepdim=True), eps)))
     w = ltorch.add(weight, 1) if unit_offset else weight
+    if round_normed:
+        return ltorch.to(ltorch.mul(w, ltorch.to(normed, x.dtype)), x.dtype)
     return ltorch.to(ltorch.mul(normed, ltorch.to(w, dtypes.float32)), x.dtype)
 
 
 # One entry symbol for every RMSNorm recognized or routed (litgpt's module, Hugging Face's, a user's function):
 # claimed by segkit_ex, or decomposed back into Thunder's ops when its checker refuses.
-rms_norm_entry = segkit_ex.register_operator("segkit_rms_norm_entry", like=_rms_entry_decomposition,
-                                             fn=_rms_decomposition)
+_rms_entry_symbol = segkit_ex.register_operator("segkit_rms_norm_entry", like=_rms_entry_decomposition,
+                                                fn=_rms_decomposition)
 segkit_ex.register_implementation(
-    rms_norm_entry,
-    checker=lambda x, weight, eps=1e-6, unit_offset=False, route=None: norm_refusal(x, weight, same_dtype=False) is None,
-    execution_transform=lambda x, weight, eps=1e-6, unit_offset=False, route=None: _rms_entry_y(x, weight, eps,
-                                                                                                 unit_offset, route),
+    _rms_entry_symbol,
+    checker=lambda x, weight, eps=1e-6, unit_offset=False, route=None, round_normed=False: norm_refusal(
+        x, weight, same_dtype=False) is None,
+    execution_transform=lambda x, weight, eps=1e-6, unit_offset=False, route=None, round_normed=False: _rms_entry_y(
+        x, weight, eps, unit_offset, route, round_normed),
     grad_transform=_rms_grad_core,
 )
 
 
-def _rms_entry_y(x, weight, eps, unit_offset, route):
-    y = rms_y(x, ltorch.add(weight, 1) if unit_offset else weight, eps, *compile_options())
+def _rms_entry_y(x, weight, eps, unit_offset, route, round_normed):
+    y = rms_y(x, ltorch.add(weight, 1) if unit_offset else weight, eps, round_normed, *compile_options())
     return y if route is None else verify_route(route, (y,), (x, weight, eps))[0]
+
+
+def rms_norm_entry(x, weight, eps=1e-6, unit_offset=False, route=None, round_normed=False):
+    """segkit's RMSNorm for a recognized or routed function: the entry symbol in a trace, or, while a claim is
+    checked (thunder_exec.claim_check, real tensors), the forward fusion run on the reference interpreter."""
+    if CLAIM_MODE.real:
+        return _rms_y_impl(x, weight + 1 if unit_offset else weight, eps, round_normed, "none", False)
+    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)

@@ -12,7 +12,7 @@ from thunder.core.transforms import get_grad, put_grad
 
 from fusions import torch_models
 from fusions.configs import RopeConfig
-from thunder_exec.base import DTYPES, compile_options, dtype_name, segkit_ex, torch_dtype
+from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner
 
@@ -66,7 +66,7 @@ def qkv_refusal(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem) -
         _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem)
     except ValueError as e:
         return str(e)
-    if qkv.ndim != 3 or qkv.dtype not in DTYPES:
+    if qkv.ndim != 3 or not supported(qkv.dtype):
         return f"qkv {qkv.ndim}-D {dtype_name(qkv.dtype)}"
     if not (cos.dtype == qkv.dtype == sin.dtype):
         return f"cos/sin {dtype_name(cos.dtype)} with qkv {dtype_name(qkv.dtype)}"
@@ -103,6 +103,14 @@ def _qkv_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, rou
 
 
 # Called only through thunder_exec.recognize, which checks qkv_refusal first and runs the function itself otherwise.
-qkv_split_rope_entry = segkit_ex.register_operator("segkit_qkv_split_rope", meta=_qkv_meta, fn=qkv_split_rope)
-segkit_ex.register_implementation(qkv_split_rope_entry, checker=_qkv_checker, execution_transform=_qkv_execution,
+_qkv_entry_symbol = segkit_ex.register_operator("segkit_qkv_split_rope", meta=_qkv_meta, fn=qkv_split_rope)
+segkit_ex.register_implementation(_qkv_entry_symbol, checker=_qkv_checker, execution_transform=_qkv_execution,
                                   grad_transform=_qkv_grad)
+
+
+def qkv_split_rope_entry(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route=None):
+    """segkit's qkv split + RoPE for a recognized or routed function: the entry symbol in a trace, or, while a
+    claim is checked (thunder_exec.claim_check, real tensors), the forward fusion on the reference interpreter."""
+    if CLAIM_MODE.real:
+        return _qkv_fwd_impl(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, "none", False)
+    return _qkv_entry_symbol(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route)

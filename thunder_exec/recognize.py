@@ -30,11 +30,12 @@ import torch
 
 from thunder.core import prims
 from thunder.core.compile_data import get_compile_data
-from thunder.core.interpreter import _interpret_call
+from thunder.core.interpreter import _interpret_call, interpreter_needs_wrap, unwrap
 from thunder.core.jit_ext import register_general_jit_lookaside
 
 from fusions import torch_models
-from thunder_exec.base import dtype_name, segkit_ex, torch_dtype, warn_if_shadowed
+from thunder_exec.base import CLAIM_MODE, segkit_ex, warn_if_shadowed
+from thunder_exec.claim_check import disagreement, output_dtypes
 from thunder_exec.executor import norm_refusal, rms_norm, rms_norm_entry
 from thunder_exec.qkv_rope import qkv_refusal, qkv_split_rope, qkv_split_rope_entry
 from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
@@ -77,21 +78,37 @@ note = segkit_ex.register_operator("segkit_note", meta=lambda text: None, fn=lam
                                    tags=[prims.OpTags.DONT_DCE], python_printer=_note_printer)
 
 
-def left_to_thunder(label: str, why: str, original: Callable, *args):
-    """The trace's note, then the original function (interpreted by Thunder as it would have been)."""
-    note(f"segkit_ex left {label} to Thunder: {why}")
-    return original(*args)
+def left_to_thunder(label: str, why: str, original: Callable, *args, **kwargs):
+    """The trace's note, then the original function (interpreted by Thunder as it would have been); under a
+    claim check (real tensors, no trace) only the original."""
+    if not CLAIM_MODE.real:
+        note(f"segkit_ex left {label} to Thunder: {why}")
+    return original(*args, **kwargs)
 
 
-def recognize(label: str, target: Callable, make: Callable[[Callable], Callable]) -> None:
-    """Divert ``target`` to ``make(copy of target)`` in thunder.jit traces that use segkit_ex."""
+def recognize(label: str, target: Callable, make: Callable[[Callable], Callable], check: bool = True) -> None:
+    """Divert ``target`` to ``make(copy of target)`` in thunder.jit traces that use segkit_ex. With ``check``
+    (the default) the replacement is trusted for a call only once it computed what ``target`` computes, with
+    ``target``'s globals, on real tensors of the call's dtypes and shapes (thunder_exec.claim_check); otherwise
+    ``target`` is left to Thunder with a note naming the difference. A replacement computes through the entry
+    functions of thunder_exec.executor / rope / qkv_rope (``rms_norm_entry``, ``apply_rope_entry``,
+    ``qkv_split_rope_entry``), which the check runs on the reference interpreter."""
     if target in RECOGNIZED:
         return
     original = _copy(target)
     replacement = make(original)
 
     def lookaside(*args, **kwargs):
-        return _interpret_call(replacement if _active() else original, *args, **kwargs)
+        if not _active():
+            return _interpret_call(original, *args, **kwargs)
+        why = disagreement(target, original, replacement, tuple(unwrap(a) for a in args),
+                           {k: unwrap(v) for k, v in kwargs.items()}) if check else None
+        if why is None:
+            return _interpret_call(replacement, *args, **kwargs)
+
+        def refused(*a, **k):
+            return left_to_thunder(label, f"segkit's replacement disagrees with it: {why}", original, *a, **k)
+        return _interpret_call(refused, *args, **kwargs)
 
     register_general_jit_lookaside(target)(lookaside)
     RECOGNIZED[target] = Recognized(label, target, make)
@@ -110,14 +127,20 @@ def rms_norm_function(label: str, route: str | None = None):
     return make
 
 
+# Run for real, not traced, where a replacement asks (the dtype a function returns on meta tensors).
+register_general_jit_lookaside(output_dtypes)(interpreter_needs_wrap(output_dtypes))
+
+
 def apply_rope_function(label: str, route: str | None = None):
-    """fn(x, cos, sin) computing litgpt's apply_rope on tables that already broadcast against x."""
+    """fn(x, cos, sin) computing litgpt's apply_rope on tables that already broadcast against x; the result in
+    the dtype fn returns (x's when it casts back, the promoted one when it does not), found on meta tensors."""
     def make(original):
         def replacement(x, cos, sin):
             why = rope_refusal(x, cos, sin)
             if why:
                 return left_to_thunder(label, why, original, x, cos, sin)
-            return apply_rope_entry(x, cos, sin, route)
+            out = output_dtypes(original, (x, cos, sin))
+            return apply_rope_entry(x, cos, sin, route, out[0] if out and out[0] is not None else None)
         return replacement
     return make
 
@@ -161,11 +184,19 @@ def _litgpt_apply_rope(original):
 
 
 def _hf_rms_norm(original):
+    """Llama's RMSNorm::
+
+        hidden_states = hidden_states.to(torch.float32)
+        hidden_states = hidden_states * torch.rsqrt(hidden_states.pow(2).mean(-1, keepdim=True) + eps)
+        return self.weight * hidden_states.to(input_dtype)
+
+    two roundings in bf16 / fp16 (the normalized x, then the product in the weight's dtype): segkit's norm with
+    ``round_normed``. A weight of another dtype than x's promotes the result (fp32 for bf16 x): left to Thunder."""
     def forward(self, hidden_states):
-        why = norm_refusal(hidden_states, self.weight)  # HF multiplies in the weight's dtype: same dtypes only
+        why = norm_refusal(hidden_states, self.weight)
         if why:
             return left_to_thunder("Hugging Face RMSNorm", why, original, self, hidden_states)
-        return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
+        return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon, False, None, True)
     return forward
 
 
@@ -185,6 +216,22 @@ def _hf_cast_after_rms_norm(original):
     return forward
 
 
+def _hf_weight_cast_rms_norm(original):
+    """Moshi's RMSNorm, which casts the weight first::
+
+        output = self._norm(x.float())                 # x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        output = output * self.weight.float()
+        return output.type_as(x)
+
+    litgpt's math (Helium's, ``(self.weight.to(torch.float32) * hidden_states).to(input_dtype)``, is OLMo2's)."""
+    def forward(self, x):
+        why = norm_refusal(x, self.weight, same_dtype=False)
+        if why:
+            return left_to_thunder("Hugging Face RMSNorm (Moshi's)", why, original, self, x)
+        return rms_norm_entry(x, self.weight, self.eps)
+    return forward
+
+
 def _hf_unit_offset_rms_norm(original):
     """Gemma's RMSNorm::
 
@@ -192,19 +239,17 @@ def _hf_unit_offset_rms_norm(original):
         output = output * (1.0 + self.weight.float())
         return output.type_as(x)
 
-    segkit's unit-offset norm (litgpt's) adds 1 in the weight's dtype: the same only for a float32 weight (a bf16
-    weight would round 1 + w to bf16 where Gemma does not), so other weights stay with Thunder."""
+    ``1.0 + self.weight.float()`` is computed as Gemma computes it (in float32, whatever the weight's dtype; its
+    gradient flows back through Thunder's own ops), then segkit's norm with that float32 weight: the same math."""
     def forward(self, x):
         why = norm_refusal(x, self.weight, same_dtype=False)
-        if why is None and torch_dtype(self.weight.dtype) != torch.float32:
-            why = f"Gemma adds 1 to the weight in float32, segkit in the weight's {dtype_name(self.weight.dtype)}"
         if why:
             return left_to_thunder("Hugging Face RMSNorm (Gemma's)", why, original, self, x)
-        return rms_norm_entry(x, self.weight, self.eps, True)
+        return rms_norm_entry(x, 1.0 + self.weight.float(), self.eps)
     return forward
 
 
-def _hf_rope(cast_back: bool = False, partial: bool = False):
+def _hf_rope(cast_back: bool = False, partial: bool = False, negated_sin: bool = False):
     """Llama's apply_rotary_pos_emb (``q * cos + rotate_half(q) * sin``: the promoted dtype, fp32 for bf16 q with
     fp32 tables under autocast); ``cast_back``: OLMo2's (the same, then ``.to(q.dtype)``); ``partial``: Phi-3's,
     Llama's on the first ``cos.shape[-1]`` columns with the rest passed through::
@@ -217,13 +262,17 @@ def _hf_rope(cast_back: bool = False, partial: bool = False):
         q_embed = (q_rot * cos) + (rotate_half(q_rot) * sin)
         q_embed = torch.cat([q_embed, q_pass], dim=-1)
 
-    ``torch.cat`` promotes the passed columns to the rotated part's (promoted) dtype, exactly."""
+    ``torch.cat`` promotes the passed columns to the rotated part's (promoted) dtype, exactly. ``negated_sin``:
+    nanochat's, Llama's code calling a ``rotate_half`` that flips the sign (``cat(x2, -x1)``): segkit's RoPE
+    with ``-sin``, the same numbers (negation is exact)."""
     label = "Hugging Face apply_rotary_pos_emb" + (" (OLMo2's)" if cast_back else "") + \
-        (" (Phi-3 / GPT-NeoX partial rotary)" if partial else "")
+        (" (Phi-3 / GPT-NeoX partial rotary)" if partial else "") + (" (nanochat's)" if negated_sin else "")
 
     def make(original):
         def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
             c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+            if negated_sin:
+                s = -s
             n = cos.shape[-1]
 
             def rotated_part(t):
@@ -243,17 +292,68 @@ def _hf_rope(cast_back: bool = False, partial: bool = False):
     return make
 
 
+def _hf_interleaved_rope(original):
+    """BLT's apply_rotary_pos_emb: Llama's code calling a ``rotate_half`` that rotates interleaved pairs
+    (``stack([-x[..., 1::2], x[..., ::2]], -1).flatten(-2)``). With x's columns and the tables' put in
+    even-then-odd order, that is segkit's half rotation, column for column; the result is put back in pair order.
+    Only the order of the columns moves: the same numbers."""
+    label = "Hugging Face apply_rotary_pos_emb (BLT's interleaved)"
+
+    def halves(t):
+        return torch.cat((t[..., ::2], t[..., 1::2]), dim=-1)
+
+    def pairs(t):
+        return t.reshape(*t.shape[:-1], 2, t.shape[-1] // 2).transpose(-1, -2).reshape(t.shape)
+
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+        why = rope_refusal(q, c, s) or rope_refusal(k, c, s)
+        if why:
+            return left_to_thunder(label, why, original, q, k, cos, sin, unsqueeze_dim)
+        c, s = halves(c), halves(s)
+        return tuple(pairs(apply_rope_entry(halves(t), c, s, None, promoted(t.dtype, cos.dtype))) for t in (q, k))
+    return apply_rotary_pos_emb
+
+
+def _hf_weightless_rms_norm(original):
+    """nanochat's RMSNorm, without a weight::
+
+        def _norm(self, x): return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        def forward(self, x): return self._norm(x.float()).type_as(x)
+
+    segkit's norm with a float32 weight of ones (a product by 1 is exact), its gradient dropped."""
+    def forward(self, x):
+        why = norm_refusal(x, None)
+        if why:
+            return left_to_thunder("Hugging Face RMSNorm (nanochat's, no weight)", why, original, self, x)
+        return rms_norm_entry(x, torch.ones(x.shape[-1], dtype=torch.float32, device=x.device), self.eps)
+    return forward
+
+
 # (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
 _HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
-             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm))
+             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm), ("nanochat", "NanoChatRMSNorm", _hf_weightless_rms_norm),
+             ("helium", "HeliumRMSNorm", _hf_cast_after_rms_norm), ("moshi", "MoshiRMSNorm", _hf_weight_cast_rms_norm))
 _HF_ROPES = (("llama", _hf_rope()), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_rope(partial=True)),
-             ("gpt_neox", _hf_rope(partial=True)))
+             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)), ("nemotron", _hf_rope(partial=True)), ("bamba", _hf_rope(partial=True)),
+             ("blt", _hf_interleaved_rope))
 
 
-def _same_code(a: Callable, b: Callable) -> bool:
+def _same_code(a: Callable, b: Callable, depth: int = 2) -> bool:
+    """``a`` and ``b`` have the same code, instruction for instruction, and so do the functions they call
+    through their module's globals (``rotate_half``: nanochat's flips the sign, BLT's interleaves), ``depth``
+    calls deep."""
     ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
-    return (ca is not None and cb is not None and ca.co_code == cb.co_code and ca.co_names == cb.co_names
-            and ca.co_consts == cb.co_consts and ca.co_varnames == cb.co_varnames)
+    if not (ca is not None and cb is not None and ca.co_code == cb.co_code and ca.co_names == cb.co_names
+            and ca.co_consts == cb.co_consts and ca.co_varnames == cb.co_varnames):
+        return False
+    ga, gb = getattr(a, "__globals__", {}), getattr(b, "__globals__", {})
+    for name in ca.co_names:
+        fa, fb = ga.get(name), gb.get(name)
+        if isinstance(fa, types.FunctionType) or isinstance(fb, types.FunctionType):
+            if fa is not fb and (depth == 0 or not _same_code(fa, fb, depth - 1)):
+                return False
+    return True
 
 
 def install_known(importing: str | None = None) -> list[str]:
@@ -309,7 +409,10 @@ def _reference_modeling(family: str, busy: bool):
     if already loaded, and the outer module's own hook call, or executors(), recognizes the rest."""
     name = f"transformers.models.{family}.modeling_{family}"
     if not busy:
-        return importlib.import_module(name)
+        try:
+            return importlib.import_module(name)
+        except ImportError:  # a transformers release without this family
+            return None
     module = sys.modules.get(name)
     return None if module is None or getattr(module.__spec__, "_initializing", False) else module
 

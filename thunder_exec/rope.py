@@ -18,16 +18,16 @@ from thunder.core.transforms import get_grad, put_grad, sum_to
 import thunder.torch as ltorch
 
 from fusions.configs import ApplyRopeConfig
-from thunder_exec.base import DTYPES, compile_options, dtype_name, segkit_ex, torch_dtype
+from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner
 
 
 def rope_refusal(x, cos, sin) -> str | None:
     """Why segkit's RoPE fusions cannot take these arguments (None when they can)."""
-    if x.ndim < 3 or x.dtype not in DTYPES or x.shape[-1] % 2:
+    if x.ndim < 3 or not supported(x.dtype) or x.shape[-1] % 2:
         return f"x {tuple(x.shape)} {dtype_name(x.dtype)} (want (B, ..., T, even n), 16/32-bit float)"
-    if cos.dtype not in DTYPES or cos.dtype != sin.dtype or tuple(cos.shape) != tuple(sin.shape):
+    if not supported(cos.dtype) or cos.dtype != sin.dtype or tuple(cos.shape) != tuple(sin.shape):
         return f"cos {tuple(cos.shape)} {dtype_name(cos.dtype)} and sin {tuple(sin.shape)} {dtype_name(sin.dtype)} differ"
     if cos.ndim > x.ndim:
         return f"cos {tuple(cos.shape)} has more dims than x {tuple(x.shape)}"
@@ -117,8 +117,16 @@ def _grad(x, cos, sin, route=None, out_dtype=None):
     return y
 
 
-apply_rope_entry = segkit_ex.register_operator("segkit_apply_rope", like=_rope_decomposition)
-segkit_ex.register_implementation(apply_rope_entry,
+_rope_entry_symbol = segkit_ex.register_operator("segkit_apply_rope", like=_rope_decomposition)
+segkit_ex.register_implementation(_rope_entry_symbol,
                                   checker=lambda x, cos, sin, route=None, out_dtype=None: rope_refusal(x, cos, sin) is None,
                                   execution_transform=_execution, grad_transform=_grad)
 
+
+
+def apply_rope_entry(x, cos, sin, route=None, out_dtype=None):
+    """segkit's RoPE for a recognized or routed function: the entry symbol in a trace, or, while a claim is
+    checked (thunder_exec.claim_check, real tensors), the forward fusion run on the reference interpreter."""
+    if CLAIM_MODE.real:
+        return _run("rope_fwd", x, cos, sin, x.dtype, _out(x, out_dtype), "none", False)
+    return _rope_entry_symbol(x, cos, sin, route, out_dtype)

@@ -52,7 +52,7 @@ def verify(key: str, outputs: Sequence[torch.Tensor], inputs: Sequence) -> None:
     if len(want) != len(outputs):
         raise RouteMismatchError(f"route({key}, {to!r}): the function returns {len(want)} outputs, segkit's {to} "
                                  f"{len(outputs)}; refusing the route")
-    bad = [d for d in compare(want, outputs) if not d.ok]
+    bad = [d for d in compare(want, outputs, label=f"segkit's {to}") if not d.ok]  # dtype and shape too
     if bad:
         raise RouteMismatchError(
             f"route({key}, {to!r}): the function and segkit's {to} disagree on inputs ({_describe(inputs)}): "
