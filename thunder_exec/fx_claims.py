@@ -81,6 +81,19 @@ _KINDS = {"norm": ({family: make for family, _, make in _HF_NORMS}, _call_norm),
           "rope": (dict(_HF_ROPES), _call_rope)}
 
 
+def _opaque(fn: Callable) -> Callable:
+    """Run ``fn`` as plain Python inside Thunder's traces, not interpreted op by op (Thunder's interpreted ``zip``
+    alone costs seconds per call): for functions of shapes, dtypes and literals only."""
+    register_general_jit_lookaside(fn)(interpreter_needs_wrap(fn))
+    return fn
+
+
+@_opaque
+def _bind(pattern: Pattern, tensors: tuple, literals: tuple) -> tuple[str | None, dict]:
+    """(why the matched literals are not the library's or None, the literals by name)."""
+    return pattern.mismatch(tensors, literals), dict(zip(pattern.literal_names, literals))
+
+
 def region_maker(pattern: Pattern) -> Callable[[Callable], Callable]:
     """recognize()'s ``make`` for a pattern function: its reference family's replacement when the matched literals
     are the library's, else the pattern function (exactly the matched region) with a note."""
@@ -90,10 +103,10 @@ def region_maker(pattern: Pattern) -> Callable[[Callable], Callable]:
     def make(original):
         def replacement(*args):
             tensors, literals = args[:pattern.n_tensors], args[pattern.n_tensors:]
-            why = pattern.mismatch(tensors, literals)
+            why, values = _bind(pattern, tensors, literals)
             if why:
                 return left_to_thunder(pattern.label, why, original, *args)
-            return call(family_make, original, tensors, literals, dict(zip(pattern.literal_names, literals)))
+            return call(family_make, original, tensors, literals, values)
         return replacement
     return make
 

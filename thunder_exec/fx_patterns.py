@@ -122,6 +122,7 @@ class Pattern:
 
     @cached_property
     def literal_names(self) -> tuple[str, ...]:
+        """``fn``'s parameters after the tensors (computed before tracing: Thunder would interpret inspect)."""
         return tuple(inspect.signature(self.fn).parameters)[self.n_tensors:]
 
     @cached_property
