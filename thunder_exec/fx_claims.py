@@ -4,9 +4,9 @@
 TorchDynamo recorded and thunder.dynamo's splitter cut; by then Hugging Face's RMSNorm and apply_rotary_pos_emb
 are inlined into single ops, so the function lookasides of thunder_exec.recognize never fire, and
 ``F.rms_norm`` / ``nn.RMSNorm`` arrive as ``torch.rms_norm``, which Thunder 0.2.6 does not map (the splitter sends
-it to Inductor). Two fixes, both active only while segkit_ex is among the executors:
+it to Inductor). Two fixes:
 
-* Entering a GraphModule, Thunder's interpreter calls ``torch.fx.graph_module._WrappedCall.__call__`` (every
+* While segkit_ex is among the executors: entering a GraphModule, Thunder's interpreter calls ``torch.fx.graph_module._WrappedCall.__call__`` (every
   GraphModule's ``__call__`` goes through it). A lookaside on it interprets, instead of the module's forward, the
   forward of a copy of its graph in which each region matching one of thunder_exec.fx_patterns is replaced by a
   call of that pattern's function with the bound tensors and literals. Those functions are ``recognize()``d like
@@ -20,12 +20,14 @@ it to Inductor). Two fixes, both active only while segkit_ex is among the execut
 * ``torch.rms_norm`` is mapped to ``thunder.torch.rms_norm`` (what ``F.rms_norm`` already maps to), for the
   splitter (``thunder.torch.register_function``) and for the interpreter (a general-jit lookaside, as Thunder
   registers its own torch functions), so segkit_ex's rms_norm implementation claims it as under thunder.jit.
+  This one holds for every executor list once thunder_exec is imported (the splitter decides before it knows the
+  executors): without segkit_ex, Thunder runs its own rms_norm decomposition where Inductor ran the op.
 
-Tried first: a ``Transform`` on the Thunder trace matching the decomposed ltorch ops (needs an argument beyond
-``executors=``, and HF's casts are already folded into prims there); executor lookasides (``register_operator(...,
-replaces=)``) divert to a symbol without interpreting Python, so they cannot take a GraphModule's call; a
-lookaside on each GraphModule's generated ``forward`` (a new function per graph, unknown before the splitter
-runs). Patterns are matched with ``torch.fx``'s ``SubgraphMatcher`` through ``subgraph_rewriter``: every literal of
+Not taken: a ``Transform`` on Thunder's trace matching the decomposed ltorch ops (it needs an argument beyond
+``executors=``); executor lookasides (``register_operator(..., replaces=)``), which divert a call to a symbol
+without interpreting Python, so they cannot run a rewritten forward; a lookaside on each GraphModule's generated
+``forward`` (a new function per graph, unknown before the splitter runs); patching thunder.dynamo's splitter.
+Patterns are matched with ``torch.fx``'s ``SubgraphMatcher`` through ``subgraph_rewriter``: every literal of
 a pattern is a parameter, so a match binds it and the call reproduces it.
 """
 
@@ -82,8 +84,8 @@ _KINDS = {"norm": ({family: make for family, _, make in _HF_NORMS}, _call_norm),
 
 
 def _opaque(fn: Callable) -> Callable:
-    """Run ``fn`` as plain Python inside Thunder's traces, not interpreted op by op (Thunder's interpreted ``zip``
-    alone costs seconds per call): for functions of shapes, dtypes and literals only."""
+    """Run ``fn`` as plain Python inside Thunder's traces, not interpreted op by op (Thunder's interpreter runs
+    builtins such as ``zip`` as interpreted Python, slowly): for functions of shapes, dtypes and literals only."""
     register_general_jit_lookaside(fn)(interpreter_needs_wrap(fn))
     return fn
 
