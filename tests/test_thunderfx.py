@@ -84,6 +84,37 @@ def _x(*shape, dtype=torch.float32, seed=0):
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed)).to(dtype).requires_grad_(True)
 
 
+def test_pattern_functions_with_the_library_literals_are_the_library_functions():
+    """Each pattern function, called with the literals its ``wants`` names, computes the library's own function
+    bit for bit (bf16, where every cast and rounding shows): what a region falls back to is the library's code."""
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm
+    from transformers.models.llama import modeling_llama as llama
+    from transformers.models.olmo2 import modeling_olmo2 as olmo2
+    from transformers.models.phi3 import modeling_phi3 as phi3
+    from thunder_exec import fx_patterns
+
+    def literals(pattern, *tensors):
+        return [{**pattern.wants(*tensors), "eps": 1e-6, "unsqueeze_dim": 1}[n] for n in pattern.literal_names]
+
+    by_name = {p.fn.__name__: p for p in fx_patterns.PATTERNS}
+    x, w = _x(2, 5, 32, dtype=torch.bfloat16), _param(32, dtype=torch.bfloat16)
+    for name, module in (("llama_rms_norm", llama.LlamaRMSNorm(32)), ("olmo2_rms_norm", olmo2.Olmo2RMSNorm(32)),
+                         ("gemma_rms_norm", Gemma3RMSNorm(32))):
+        module = module.bfloat16()
+        module.weight = w
+        pattern = by_name[name]
+        assert torch.equal(pattern.fn(x, w, *literals(pattern, x, w)), module(x)), name
+    angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 16, generator=torch.Generator().manual_seed(3))
+    cos, sin = angle.cos().bfloat16(), angle.sin().bfloat16()
+    q, k = _x(2, 4, 5, 16, dtype=torch.bfloat16, seed=1), _x(2, 2, 5, 16, dtype=torch.bfloat16, seed=2)
+    for name, fn, c, s in (("llama_rope", llama.apply_rotary_pos_emb, cos, sin),
+                           ("olmo2_rope", olmo2.apply_rotary_pos_emb, cos.float(), sin.float()),
+                           ("partial_rope", phi3.apply_rotary_pos_emb, cos[..., :8], sin[..., :8])):
+        pattern = by_name[name]
+        got, want = pattern.fn(q, k, c, s, *literals(pattern, q, k, c, s)), fn(q, k, c, s)
+        assert all(torch.equal(g, h) and g.dtype == h.dtype for g, h in zip(got, want)), name
+
+
 def test_rms_norm_op_is_claimed():
     """nn.RMSNorm and F.rms_norm reach dynamo's graph as ``torch.rms_norm``, which Thunder 0.2.6 does not map (its
     splitter hands it to Inductor): mapped, segkit_ex claims both, forward and backward."""
