@@ -8,6 +8,8 @@ Pieces compile in a few seconds each; whole Hugging Face models (as shipped, the
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -221,8 +223,9 @@ FX_MODELS = {
     "hf-phi3": ("Phi3Config", "Phi3ForCausalLM", dict(pad_token_id=0, partial_rotary_factor=0.5)),
     "hf-gpt-neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM", dict(rotary_pct=0.25)),
 }
-# Left to Thunder on purpose, as under thunder.jit (the note is in the trace): (model, set-up) -> norms claimed
-FX_LEFT_TO_THUNDER = {("hf-gemma", "bf16"): 0, ("hf-gemma2", "bf16"): 0}
+# Left to Thunder on purpose, as under thunder.jit (the note is in the trace): (model, set-up) -> norms claimed.
+# Gemma's (1 + weight) norm with a bf16 weight; Qwen3's q/k norms under autocast (bf16 q/k, fp32 weight).
+FX_LEFT_TO_THUNDER = {("hf-gemma", "bf16"): 0, ("hf-gemma2", "bf16"): 0, ("hf-qwen3", "autocast"): 3}
 
 
 def build(name: str, setup: str) -> torch.nn.Module:
@@ -255,16 +258,19 @@ def _calls(model, idx) -> tuple[int, int]:
 
 
 def model_step(name: str, setup: str, executors) -> tuple[tuple[int, int, int, int], float, tuple[int, int], str]:
-    """One training step of the model as shipped (``model(idx).logits``) under thunderfx: (claims, max relative
-    error of logits and grads against eager, eager (norm, attention) calls, the forward traces' text)."""
+    """One training step of the model as shipped (``model(idx).logits``, under bf16 autocast for "autocast") under
+    thunderfx: (claims, max relative error of logits and grads against eager, eager (norm, attention) calls, the
+    forward traces' text)."""
     model = build(name, setup)
+    context = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if setup == "autocast" else contextlib.nullcontext
     idx = torch.randint(0, model_zoo.VOCAB, (model_zoo.BATCH, model_zoo.T), generator=torch.Generator().manual_seed(1))
     calls = _calls(model, idx)
     results = []
     cm = thunderfx(model, executors=executors)
     for f in (cm, model):
         model.zero_grad(set_to_none=True)
-        logits = f(idx).logits.float()
+        with context():
+            logits = f(idx).logits.float()
         (logits * logits.detach().sin()).mean().backward()
         results.append([logits.detach(), *(p.grad.float() for p in model.parameters())])
     err = max(((g - w).abs().max() / max(1.0, w.abs().max())).item() for g, w in zip(*results))
@@ -281,7 +287,7 @@ def test_llama_for_causal_lm_as_shipped():
 
 
 @pytest.mark.models
-@pytest.mark.parametrize("setup", ["fp32", "bf16"])
+@pytest.mark.parametrize("setup", model_zoo.SETUPS)
 @pytest.mark.parametrize("name", list(FX_MODELS))
 def test_fx_model_matrix(name, setup):
     """Every norm and RoPE'd attention of the model claimed (but where thunder.jit leaves them to Thunder too), and
