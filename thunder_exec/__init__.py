@@ -27,6 +27,7 @@ from thunder_exec.base import segkit_ex  # noqa: E402
 from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning  # noqa: E402
 from thunder_exec.check_hook import CheckNvFusions  # noqa: E402
 from thunder_exec.executor import rms_norm  # noqa: E402
+from thunder_exec import fx_claims  # noqa: E402,F401  (ThunderFX: claims in the graphs thunderfx hands Thunder)
 from thunder_exec.qkv_rope import qkv_split_rope  # noqa: E402
 from thunder_exec.recognize import install_import_hook, install_known  # noqa: E402
 from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning  # noqa: E402
