@@ -33,7 +33,8 @@ from thunder_exec.recognize import install_import_hook, install_known  # noqa: E
 from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning  # noqa: E402
 from thunder_exec.route_verify import RouteMismatchError  # noqa: E402
 from thunder_exec.routes import route  # noqa: E402
-from fusions.runner import clear_caches  # noqa: E402
+from thunder_exec import claim_check  # noqa: E402
+from fusions import runner  # noqa: E402
 
 install_known()
 install_import_hook()
@@ -46,6 +47,14 @@ def executors() -> list:
 
     install_known()
     return [segkit_ex, *[ex for ex in thunder.get_default_executors() if ex is not segkit_ex]]
+
+
+def clear_caches() -> None:
+    """Forget segkit_ex's state: the runners and their fusions, the first-use verdicts of claims and of the
+    fusions, and the rewritten ThunderFX graphs (e.g. between models, or to free memory)."""
+    runner.clear_caches()
+    claim_check.clear()
+    fx_claims.clear_cache()
 
 
 __all__ = ["CheckNvFusions", "ReuseNvFusions", "ReuseSkippedWarning", "RouteMismatchError", "UncheckedFusionWarning",
