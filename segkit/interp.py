@@ -36,9 +36,28 @@ def tensor_budget() -> int:
     if not value:
         return DEFAULT_MAX_TENSOR_BYTES
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", value, re.IGNORECASE)
-    if m is None:
-        raise ResourceLimitError(f"{MAX_TENSOR_BYTES_ENV}={value!r}: give a size in bytes, e.g. 8G or 500M")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    budget = int(float(m.group(1)) * _UNITS[m.group(2).upper()]) if m is not None else 0
+    if budget <= 0:
+        raise ResourceLimitError(f"{MAX_TENSOR_BYTES_ENV}={value!r}: give a positive size in bytes, e.g. 8G or 500M")
+    return budget
+
+
+def checked_budget(max_tensor_bytes: Any) -> int:
+    """``max_tensor_bytes`` as given to the API (None: the environment's budget), refused unless a positive int."""
+    if max_tensor_bytes is None:
+        return tensor_budget()
+    if isinstance(max_tensor_bytes, bool) or not isinstance(max_tensor_bytes, int) or max_tensor_bytes <= 0:
+        raise ResourceLimitError(f"max_tensor_bytes={max_tensor_bytes!r}: give a positive number of bytes")
+    return max_tensor_bytes
+
+
+def checked_device(device: Any) -> torch.device:
+    """``device`` as a torch.device, or one line naming the bad value (not torch's list of device types)."""
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise InputMismatchError(f"device={device!r} is not a torch device (e.g. 'cpu', 'cuda', 'cuda:1', "
+                                 "'meta')") from None
 
 
 def _human(n: float) -> str:
@@ -120,7 +139,8 @@ def random_inputs(fd: Any, device: str = "cpu", seed: int = 0,
     """Inputs matching a fusion's specs (static shapes, or each input's run-time size from ``shapes``):
     random values in each input's declared layout (expanded dims get stride 0); ``device="meta"`` gives
     shapes and strides only."""
-    gen = None if device == "meta" else torch.Generator(device=device).manual_seed(seed)
+    device = checked_device(device)
+    gen = None if device.type == "meta" else torch.Generator(device=device).manual_seed(seed)
     out = []
     for i, v in enumerate(as_fusion(fd).inputs):
         if not v.is_tensor:
@@ -170,7 +190,7 @@ class Interpreter:
 
     def __init__(self, fusion: Fusion, inputs: Sequence[Any], max_tensor_bytes: int | None = None) -> None:
         self.fusion = fusion
-        self.budget = tensor_budget() if max_tensor_bytes is None else max_tensor_bytes
+        self.budget = checked_budget(max_tensor_bytes)
         self.env: dict[int, Any] = {}
         for v, x in zip(fusion.inputs, inputs):
             self.env[id(v)] = x if v.is_tensor or not isinstance(x, torch.Tensor) else x.item()

@@ -213,7 +213,19 @@ API = [
      "cannot create the findings directory"),
     (lambda fd, x: __import__("segkit.fuzz").fuzz.fuzz("reference", "", max_cases=1), segkit.UsageError,
      "an empty findings directory name"),
+    (lambda fd, x: segkit.run_reference(fd, None), segkit.InputMismatchError, "inputs must be a list"),
+    (lambda fd, x: segkit.run_reference(fd, [x], max_tensor_bytes=-1), segkit.ResourceLimitError,
+     "max_tensor_bytes=-1: give a positive"),
+    (lambda fd, x: __import__("segkit.interp").interp.random_inputs(fd, device="bogus"), segkit.InputMismatchError,
+     "device='bogus' is not a torch device"),
 ]
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "lots"])
+def test_the_tensor_budget_in_the_environment_must_be_a_positive_size(monkeypatch, value):
+    monkeypatch.setenv("SEGKIT_MAX_TENSOR_BYTES", value)
+    with pytest.raises(segkit.ResourceLimitError, match="SEGKIT_MAX_TENSOR_BYTES=.*give a positive size"):
+        segkit.run_reference(_exp(), [torch.randn(2, 3)])
 
 
 @pytest.mark.parametrize("call,exc,words", API, ids=[f"api{i}" for i in range(len(API))])
