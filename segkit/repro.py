@@ -66,7 +66,10 @@ class Repro:
                              f"({', '.join(v.describe() for v in wanted)}): segkit reads a module-level "
                              "`inputs = [...]` or the list passed to `fd.execute(...)`")
         gen = torch.Generator().manual_seed(seed)
-        return [r.make(device, gen) for r in self.recipes]
+        # a CPU scalar input (define_tensor(..., is_cpu=True), from_pytorch of a 0-dim CPU tensor) stays on the CPU
+        devices = [("cpu" if i < len(wanted) and wanted[i].is_tensor and wanted[i].is_cpu else device)
+                   for i in range(len(self.recipes))]
+        return [r.make(d, gen) for r, d in zip(self.recipes, devices)]
 
 
 _BINARY_MAGIC = {b"SQLite format 3\x00": "an SQLite database (an nsys report? read it with `segkit trace show`)",

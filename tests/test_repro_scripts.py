@@ -450,3 +450,13 @@ def test_a_script_expecting_nvfuser_to_refuse_is_not_loaded_as_if_it_ran(check):
     with pytest.raises(ReproError, match=r"the script expects nvFuser to refuse its fusion \(.*(DID NOT RAISE|not "
                                          r"raised).*segkit's reference runs it"):
         segkit.load_repro(script)
+
+
+def test_a_cpu_scalar_input_stays_on_the_cpu_whatever_the_device():
+    """nvFuser's test_cpu_add: a 0-dim CPU tensor beside a CUDA one; the rebuilt inputs keep it a CPU scalar (nvFuser
+    refuses it on the device), the other input goes where asked."""
+    from pathlib import Path
+
+    repro = segkit.load_repro(Path(__file__).parent / "data" / "pasted_repros" / "fuser_2025_08_cpu_add.py")
+    cpu, other = repro.make_inputs("meta")
+    assert (cpu.device.type, cpu.dim()) == ("cpu", 0) and other.device.type == "meta"

@@ -117,28 +117,56 @@ def test_litgpt_apply_rope_in_bf16_claimed_with_eagers_bits_on_cuda():
     assert got.dtype == want.dtype and torch.equal(got, want)
 
 
-@pytest.mark.parametrize("setup", ["fp32", "bf16"])
-def test_thunderfx_llama_claims_and_matches_eager_on_cuda(setup):
-    """The tiny LlamaForCausalLM as shipped, on CUDA under thunderfx: norms and RoPE claimed forward and backward,
-    logits and grads as close to eager as stock thunderfx's."""
+class _NormRopeBlock(torch.nn.Module):
+    """Hugging Face's Llama norm and RoPE as a model calls them (the regions dynamo inlines into its graph)."""
+
+    def __init__(self, hidden: int, heads: int):
+        from transformers.models.llama import modeling_llama
+
+        super().__init__()
+        self.llama, self.heads = modeling_llama, heads
+        self.norm = modeling_llama.LlamaRMSNorm(hidden)
+        self.q = torch.nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        q = self.q(self.norm(x)).view(b, t, self.heads, -1).transpose(1, 2)
+        return self.llama.apply_rotary_pos_emb(q, q * 0.5, cos, sin)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_thunderfx_claims_hf_norm_and_rope_regions_on_cuda(dtype):
+    """Under thunderfx on CUDA, Hugging Face's Llama norm and RoPE regions are claimed forward and backward, and
+    outputs and grads are as close to eager as stock thunderfx's. (A whole tiny LlamaForCausalLM is not used here:
+    with the host's transformers, stock thunderfx itself fails on it on CUDA, in the Inductor part of the split.)"""
     pytest.importorskip("transformers")
-    from tests.test_thunderfx import build, claims
+    from tests.test_thunderfx import claims
     from thunder.dynamo import thunderfx
 
+    torch.manual_seed(0)
+    block = _NormRopeBlock(512, 8).to(device="cuda", dtype=dtype)
+    with torch.no_grad():
+        block.norm.weight.normal_(1.0, 0.2)
+    x = torch.randn(2, 256, 512, device="cuda", dtype=dtype, requires_grad=True)
+    angle = torch.arange(256.0, device="cuda")[None, :, None] * torch.rand(1, 1, 64, device="cuda")
+    cos, sin = angle.cos().to(dtype), angle.sin().to(dtype)
+    leaves = [x, *block.parameters()]
+
+    def step(f):
+        for t in leaves:
+            t.grad = None
+        q, k = f(x, cos, sin)
+        ((q.float() * q.detach().float().sin()).sum() + k.float().sum()).backward()
+        return [q.detach().float(), k.detach().float(), *(t.grad.float() for t in leaves)]
+
+    want = step(block)
     errs, got = [], None
     for executors in (thunder_exec.executors(), thunder.get_default_executors()):
         torch._dynamo.reset()
-        model = build("hf-llama", setup).cuda()
-        idx = torch.randint(0, 96, (2, 16), device="cuda", generator=torch.Generator(device="cuda").manual_seed(1))
-        results = []
-        cm = thunderfx(model, executors=executors)
-        for f in (cm, model):
-            model.zero_grad(set_to_none=True)
-            logits = f(idx).logits.float()
-            (logits * logits.detach().sin()).mean().backward()
-            results.append([logits.detach(), *(p.grad.float() for p in model.parameters())])
-        errs.append(max(((g - w).abs().max() / max(1.0, w.abs().max())).item() for g, w in zip(*results)))
+        cm = thunderfx(block, executors=executors)
+        outs = step(cm)
+        errs.append(max(((g - w).abs().max() / max(1.0, w.abs().max())).item() for g, w in zip(outs, want)))
         got = got or claims(cm)
     torch._dynamo.reset()
-    assert got == (3, 3, 2, 2)
-    assert errs[0] <= max(2 * errs[1], 1e-5 if setup == "fp32" else 1e-2), errs
+    assert got == (1, 1, 2, 2)
+    assert errs[0] <= max(2 * errs[1], 1e-5 if dtype == torch.float32 else 1e-2), errs
