@@ -200,36 +200,32 @@ def _hf_rms_norm(original):
     return forward
 
 
-def _hf_cast_after_rms_norm(original):
-    """OLMo2's RMSNorm::
+def _hf_float_weight_rms_norm(label: str, eps_attr: str):
+    """The RMSNorms that multiply by the weight in float32 and cast once: litgpt's math (a 16-bit weight promotes
+    exactly). OLMo2's (Helium's, ``(self.weight.to(torch.float32) * hidden_states)``, is the same)::
 
         hidden_states = hidden_states.to(torch.float32)
         hidden_states = hidden_states * torch.rsqrt(hidden_states.pow(2).mean(-1, keepdim=True) + eps)
         return (self.weight * hidden_states).to(input_dtype)
 
-    litgpt's math: the weight multiplies in float32 (a 16-bit weight promotes exactly), then one cast."""
-    def forward(self, hidden_states):
-        why = norm_refusal(hidden_states, self.weight, same_dtype=False)
-        if why:
-            return left_to_thunder("Hugging Face RMSNorm (OLMo2's)", why, original, self, hidden_states)
-        return rms_norm_entry(hidden_states, self.weight, self.variance_epsilon)
-    return forward
-
-
-def _hf_weight_cast_rms_norm(original):
-    """Moshi's RMSNorm, which casts the weight first::
+    and Moshi's, which casts the weight first::
 
         output = self._norm(x.float())                 # x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
         output = output * self.weight.float()
         return output.type_as(x)
+    """
+    def make(original):
+        def forward(self, x):
+            why = norm_refusal(x, self.weight, same_dtype=False)
+            if why:
+                return left_to_thunder(label, why, original, self, x)
+            return rms_norm_entry(x, self.weight, getattr(self, eps_attr))
+        return forward
+    return make
 
-    litgpt's math (Helium's, ``(self.weight.to(torch.float32) * hidden_states).to(input_dtype)``, is OLMo2's)."""
-    def forward(self, x):
-        why = norm_refusal(x, self.weight, same_dtype=False)
-        if why:
-            return left_to_thunder("Hugging Face RMSNorm (Moshi's)", why, original, self, x)
-        return rms_norm_entry(x, self.weight, self.eps)
-    return forward
+
+_hf_cast_after_rms_norm = _hf_float_weight_rms_norm("Hugging Face RMSNorm (OLMo2's)", "variance_epsilon")
+_hf_weight_cast_rms_norm = _hf_float_weight_rms_norm("Hugging Face RMSNorm (Moshi's)", "eps")
 
 
 def _hf_unit_offset_rms_norm(original):
@@ -331,12 +327,15 @@ def _hf_weightless_rms_norm(original):
 
 
 # (reference family, its norm class, replacement) and (reference family, replacement of its apply_rotary_pos_emb)
-_HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm), ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
-             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm), ("nanochat", "NanoChatRMSNorm", _hf_weightless_rms_norm),
-             ("helium", "HeliumRMSNorm", _hf_cast_after_rms_norm), ("moshi", "MoshiRMSNorm", _hf_weight_cast_rms_norm))
+_HF_NORMS = (("llama", "LlamaRMSNorm", _hf_rms_norm),
+             ("gemma", "GemmaRMSNorm", _hf_unit_offset_rms_norm),
+             ("olmo2", "Olmo2RMSNorm", _hf_cast_after_rms_norm),
+             ("nanochat", "NanoChatRMSNorm", _hf_weightless_rms_norm),
+             ("helium", "HeliumRMSNorm", _hf_cast_after_rms_norm),
+             ("moshi", "MoshiRMSNorm", _hf_weight_cast_rms_norm))
 _HF_ROPES = (("llama", _hf_rope()), ("olmo2", _hf_rope(cast_back=True)), ("phi3", _hf_rope(partial=True)),
-             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)), ("nemotron", _hf_rope(partial=True)), ("bamba", _hf_rope(partial=True)),
-             ("blt", _hf_interleaved_rope))
+             ("gpt_neox", _hf_rope(partial=True)), ("nanochat", _hf_rope(negated_sin=True)),
+             ("nemotron", _hf_rope(partial=True)), ("bamba", _hf_rope(partial=True)), ("blt", _hf_interleaved_rope))
 
 
 def _same_code(a: Callable, b: Callable, depth: int = 2) -> bool:
