@@ -3,6 +3,8 @@
 #
 #   SUITE_LIMIT_S=480 bash scripts/gpu/suite_sharded.sh [TEST PATHS]     (default: tests, i.e. every gpu test)
 #
+# Shards are balanced by the per-case durations of the last committed whole-suite run (SUITE_DURATIONS).
+#
 # Writes $OUT/gpu_tests.json (the merged sweep record: per-case outcome and device, durations, per-shard timing),
 # $OUT/sweep.log and $OUT/workdir.tgz (each shard's log), then prints the outcome counts, every case that did
 # not pass, and each shard's time. The litgpt tests need litgpt staged: EXTRA_WHEELS="litgpt==0.5.13".
@@ -14,9 +16,13 @@ W="$(mktemp -d)/gpu-suite"
 mkdir -p "$OUT" "$W"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$OUT/gpus.txt"
 LIMIT="${SUITE_LIMIT_S:-480}"
+# balance the shards by the last committed whole-suite run's per-case durations (SUITE_DURATIONS=FILE, or "" for none)
+DURATIONS="${SUITE_DURATIONS-benchmarks/results/h200x4-2026-11-26-issue36-gpu-suite/gpu_tests.json}"
+BALANCE=()
+[ -n "$DURATIONS" ] && [ -f "$DURATIONS" ] && BALANCE=(--durations "$DURATIONS")
 PATHS=("$@")
 [ ${#PATHS[@]} -eq 0 ] && PATHS=(tests)
-timeout -k 10 $((LIMIT + 70)) python -m benchmarks.sweep --gpus all --time-limit "$LIMIT" --grace 20 \
+timeout -k 10 $((LIMIT + 70)) python -m benchmarks.sweep --gpus all --time-limit "$LIMIT" --grace 20 "${BALANCE[@]}" \
   --workdir "$W" -o "$W/gpu_tests.json" -- -m gpu -p no:cacheprovider -rfE "${PATHS[@]}" > "$OUT/sweep.log" 2>&1
 echo "sweep exit $? (0 complete, 3 incomplete, 1 a case failed)"
 cp "$W/gpu_tests.json" "$OUT/" 2>/dev/null
