@@ -30,7 +30,7 @@ class Resume:
     earlier: dict  # the merged document so far
     pytest_args: list[str]  # the earlier runs' pytest arguments (this run uses the same)
     cases: list[str]  # not run yet: this run's cases
-    durations: dict[str, float]  # seconds to balance them by: measured so far, and the first run's --durations
+    durations: dict[str, float]  # seconds to balance them by: measured so far, and the earlier runs' --durations
     run: int  # this run's number (the first run of a sweep is 1)
 
     @property

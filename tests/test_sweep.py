@@ -292,3 +292,19 @@ def test_a_case_that_ran_in_both_runs_keeps_the_latest():
 def test_untimed_cases_of_a_resumed_sweep_weigh_as_its_median_case():
     shards = balance(["p", "q", "r"], {"done1": 2.0, "done2": 4.0, "done3": 9.0}, ["0", "1"])
     assert [len(s.cases) for s in shards] == [2, 1] and shards[0].expected_s == 8.0
+
+
+def test_a_resumed_case_gone_from_the_suite_is_named_not_run(suite, tmp_path):
+    """The sweep's record (as a cut first run leaves it) names a case the suite no longer has: the resumed run runs
+    the rest and says that one was not collected, instead of blaming a crash."""
+    first, second = collect([suite, "-k", "plain"])
+    gone = second.replace("test_plain_second_case", "test_renamed_since")
+    record = {"benchmarks": [], "machine_info": {}, "sweep": {
+        "pytest_args": [suite, "-k", "plain"], "outcomes": {first: {"outcome": "passed", "device": "0"}},
+        "durations": {}, "runs": [{"folder": ".", "cases_run": 1}],
+        "not_run": {"0": {gone: "time limit", second: "time limit"}}}}
+    (tmp_path / "sweep.json").write_text(json.dumps(record))
+    assert main(["--devices", "0", "--resume", str(tmp_path), "-o", str(tmp_path / "out.json")]) == 3
+    sweep = json.loads((tmp_path / "out.json").read_text())["sweep"]
+    assert sweep["counts"] == {"passed": 2, "not run": 1} and sweep["shards"][0]["exit_code"] == 0
+    assert "not collected in this shard" in sweep["not_run"]["0"][gone] and list(sweep["not_run"]["0"]) == [gone]
