@@ -2,6 +2,7 @@
 
     python -m benchmarks.sweep --gpus all -o norm_bwd.json -- benchmarks/test_norm_bwd.py -k bfloat16
     python -m benchmarks.sweep --gpus all --time-limit 500 --workdir $OUT/w -o $OUT/w/norm_bwd.json -- ...
+    python -m benchmarks.sweep --gpus all --time-limit 500 --resume $OUT/w -o $OUT/w/norm_bwd.json
     python -m benchmarks.sweep --gpus 4 -o gpu_tests.json -- -m gpu tests
     python -m benchmarks.sweep --gpus all --each "segkit fuzz --minutes 9 --seed {shard} -o findings/{shard}"
     python -m benchmarks.sweep --gpus 8 --backend submitit --slurm-partition gpu -o run.json -- benchmarks
@@ -23,6 +24,9 @@ to the launcher does the same at once). Each shard rewrites its report after eve
 contributes the durations and outcomes of the cases it finished. The ``sweep`` record lists per device the cases
 not run and why, and where each shard's time went (``timing``); the exit code is 3 when cases did not run.
 
+``--resume WORKDIR`` continues a sweep that did not complete, with exactly the cases it did not run, and merges
+all its runs into one document (benchmarks/sweep_resume.py says how; the README's "Resuming" what it refuses).
+
 ``--backend submitit`` submits one job per shard through submitit (SLURM on a cluster, its local executor
 elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
 """
@@ -41,6 +45,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from benchmarks import sweep_resume
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,8 +130,9 @@ def load_durations(paths: list[Path]) -> dict[str, float]:
 
 
 def balance(cases: list[str], durations: dict[str, float], devices: list[str]) -> list[Shard]:
-    """Longest case first onto the least loaded shard; a case never timed counts as the median known one."""
-    known = [durations[c] for c in cases if c in durations]
+    """Longest case first onto the least loaded shard; a case never timed counts as the median known one (of
+    these cases; where none of them was timed, of all ``durations``: what a resumed sweep ran so far)."""
+    known = [durations[c] for c in cases if c in durations] or list(durations.values())
     default = statistics.median(known) if known else 1.0
     shards = [Shard(i, d) for i, d in enumerate(devices)]
     for case in sorted(cases, key=lambda c: (-durations.get(c, default), c)):
@@ -363,6 +370,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--durations", type=Path, action="append", default=[], help="earlier merged JSON to balance by")
     p.add_argument("--workdir", type=Path, help="where shard case lists, reports, JSON and logs go (default: "
                                                 "OUTPUT.shards/ beside --output); put it in a folder that comes back")
+    p.add_argument("--resume", type=Path, metavar="WORKDIR",
+                   help="continue the sweep in WORKDIR with the cases it did not run (same pytest arguments, or "
+                        "none), merging them into its outcomes; -o is where the merged JSON of all runs goes")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="from launch: no case starts after it (skipped, named in sweep.not_run); a shard still "
                         "running at the limit + --grace gets SIGINT, and SIGKILL --grace later; exit 3 if incomplete")
@@ -401,22 +411,42 @@ def main(argv: list[str] | None = None) -> int:
             raise SweepError("-o/--output is required: where the merged JSON goes")
         if args.time_limit is not None and args.time_limit <= 0 or args.grace < 0:
             raise SweepError("--time-limit must be positive and --grace not negative (seconds)")
+        resume = None
+        if args.resume:
+            if args.each:
+                raise SweepError("--resume continues a pytest sweep's cases; an --each run has none to continue")
+            if args.workdir:
+                raise SweepError("--resume WORKDIR is the sweep's workdir: give --resume or --workdir, not both")
+            resume = sweep_resume.load(args.resume.resolve(), pytest_args)
+            if resume.complete:
+                runs = len(resume.earlier["sweep"].get("runs") or [None])
+                print(f"sweep in {args.resume} is complete ({len(resume.earlier['sweep']['outcomes'])} case(s) "
+                      f"over {runs} run(s)): nothing to resume")
+                return 0
+            pytest_args = resume.pytest_args
         devices = resolve_devices(args.gpus, args.devices)
-        work = args.workdir or (args.output.parent / f"{args.output.stem}.shards" if args.output else Path("sweep.shards"))
+        work = args.resume or args.workdir or (args.output.parent / f"{args.output.stem}.shards" if args.output
+                                               else Path("sweep.shards"))
         work = work.resolve()
-        work.mkdir(parents=True, exist_ok=True)
+        shard_dir = resume.folder(work) if resume else work
+        shard_dir.mkdir(parents=True, exist_ok=True)
         pin = not (args.backend == "submitit" and args.submitit_cluster in (None, "slurm"))
         deadline = None if args.time_limit is None else launched + args.time_limit
         if args.each:
             shards = [Shard(i, d) for i, d in enumerate(devices)]
             jobs = [_each_job(s, args.each, len(devices), work, pin, deadline, args.grace) for s in shards]
         else:
-            cases = collect(pytest_args)
-            shards = [s for s in balance(cases, load_durations(args.durations), devices) if s.cases]
-            jobs = [_pytest_job(s, pytest_args, work, pin, deadline, args.time_limit, args.grace) for s in shards]
+            # a resumed run balances by the seconds its earlier runs measured, and new --durations over those
+            cases = resume.cases if resume else collect(pytest_args)
+            durations = {**(resume.durations if resume else {}), **load_durations(args.durations)}
+            shards = [s for s in balance(cases, durations, devices) if s.cases]
+            jobs = [_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit, args.grace)
+                    for s in shards]
         collected = time.time()
         limit = "" if deadline is None else f"; time limit {args.time_limit:g} s ({deadline - collected:.0f} s left)"
-        print(f"collected in {collected - launched:.1f} s{limit}; shard files and logs in {work}", flush=True)
+        what = (f"run {resume.run} of the sweep in {work}: {len(cases)} case(s) not run before" if resume
+                else f"collected in {collected - launched:.1f} s")
+        print(f"{what}{limit}; shard files and logs in {shard_dir}", flush=True)
         for s in shards:
             print(f"shard {s.index} on device {s.device}: {len(s.cases) or 'one command'} case(s), {s.estimate()}",
                   flush=True)
@@ -433,7 +463,13 @@ def main(argv: list[str] | None = None) -> int:
         launcher = {"collect_s": round(collected - launched, 3), "wall_s": round(time.time() - launched, 3),
                     "time_limit_s": args.time_limit, "grace_s": args.grace if deadline is not None else None,
                     "stopped_by_signal": _STOP.is_set()}
-        merged = merge(shards, work, results, launcher)
+        merged = merge(shards, shard_dir, results, launcher)
+        left = {c for per_device in merged["sweep"]["not_run"].values() for c in per_device}
+        merged["sweep"].update(pytest_args=pytest_args,
+                               pending_durations={c: durations[c] for c in sorted(left) if c in durations})
+        merged = sweep_resume.combine(resume.earlier if resume else None, merged,
+                                      shard_dir.relative_to(work).as_posix())
+        sweep_resume.save(work, merged)
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(merged, indent=1))
         sweep = merged["sweep"]
@@ -441,13 +477,14 @@ def main(argv: list[str] | None = None) -> int:
             print(_timing_line(device, t, len(sweep["not_run"].get(device, {}))))
         counts = ", ".join(f"{n} {k}" for k, n in sorted(sweep["counts"].items()))
         lost = [m["sweep_device"] for m in sweep["shards"] if m["benchmark_json"].startswith("missing")]
-        print(f"merged {len(shards)} shard(s) into {args.output} in {launcher['wall_s']:.1f} s "
+        over = f" (run {len(sweep['runs'])} of the sweep; all runs merged)" if resume else ""
+        print(f"merged {len(shards)} shard(s){over} into {args.output} in {launcher['wall_s']:.1f} s "
               f"(collection {launcher['collect_s']:.1f} s): {counts}; {len(merged['benchmarks'])} benchmark record(s)"
               + (f"; no pytest-benchmark JSON from device(s) {', '.join(lost)}" if lost else ""))
         if not sweep["complete"]:
             print(f"sweep incomplete: {counts}; see sweep.not_run in {args.output}", file=sys.stderr)
             return INCOMPLETE
-    except SweepError as e:
+    except (SweepError, sweep_resume.ResumeRefused) as e:
         print(f"sweep: {e}", file=sys.stderr)
         return 2
     finally:

@@ -1,6 +1,7 @@
 """benchmarks.sweep on CPU: a small pytest-benchmark suite sharded over fake devices merges into the same case
 set as an unsharded run, every case says which device ran it, and balancing uses the last run's durations; under
---time-limit a sweep ends with what finished and names what did not run, even when a shard has to be killed."""
+--time-limit a sweep ends with what finished and names what did not run, even when a shard has to be killed, and
+--resume finishes it in a later run with exactly the cases not yet run."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import summarize
+from benchmarks import summarize, sweep_resume
 from benchmarks.sweep import SweepError, balance, collect, main, resolve_devices
 from tests.conftest import ROOT
 
@@ -139,6 +140,9 @@ def test_submitit_local_executor_runs_the_shards(tmp_path, suite):
     (["--devices", "0", "--", "SUITE"], "-o/--output is required"),
     (["--devices", "0", "-o", "x.json", "--", "SUITE", "-k", "nothing_matches_this"], "collected no case"),
     (["--devices", "0", "--each", "echo {bogus}"], "only {shard}, {device} and {n}"),
+    (["--devices", "0", "-o", "x.json", "--resume", "."], "no sweep there (no sweep.json)"),
+    (["--devices", "0", "--each", "echo", "--resume", "."], "an --each run has none to continue"),
+    (["--devices", "0", "-o", "x.json", "--resume", ".", "--workdir", "w"], "give --resume or --workdir, not both"),
 ])
 def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path, monkeypatch, suite):
     monkeypatch.chdir(tmp_path)
@@ -230,3 +234,77 @@ def test_without_durations_the_estimate_is_unknown_not_invented():
     assert all("unknown" in s.estimate() and " s" not in s.estimate().replace("s (", "(") for s in shards)
     mixed = balance(["a", "b", "c"], {"a": 4.0}, ["0"])
     assert mixed[0].estimate() == "4 s measured last time for 1 case(s), 2 never timed"
+
+
+def test_a_cut_sweep_resumed_runs_every_case_once_and_merges_all_runs(limit_suite, collected_before_launch, tmp_path,
+                                                                      monkeypatch, capsys):
+    work = tmp_path / "w"
+    assert main(["--devices", "0", "--time-limit", str(LIMIT_S), "--grace", "20", "--workdir", str(work),
+                 "-o", str(work / "first.json"), "--", limit_suite]) == 3
+    assert set(_by_name(json.loads((work / "first.json").read_text())["sweep"]["not_run"]["0"])) == {
+        "test_c_late", "test_d_late"}
+
+    def no_collection(pytest_args):
+        raise AssertionError("a resumed sweep runs the cases its workdir names, without collecting again")
+
+    monkeypatch.setattr("benchmarks.sweep.collect", no_collection)
+    out = tmp_path / "all.json"
+    assert main(["--devices", "0,1", "--resume", str(work), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    sweep = doc["sweep"]
+    assert sweep["complete"] is True and sweep["not_run"] == {} and sweep["counts"] == {"passed": 4}
+    everything = {"test_a_quick", "test_b_overrun", "test_c_late", "test_d_late"}
+    assert set(_by_name(sweep["outcomes"])) == set(_by_name(sweep["durations"])) == everything
+    # every case ran exactly once over the two runs: the shards' own reports, run 1 in the workdir, run 2 in run2/
+    reports = [work / "shard0.report.json", *sorted((work / "run2").glob("shard*.report.json"))]
+    ran = [set(_by_name(json.loads(p.read_text())["outcomes"])) for p in reports]
+    assert ran[0] == {"test_a_quick", "test_b_overrun"}
+    assert ran[1:] == [{"test_c_late"}, {"test_d_late"}]  # two shards: one case each (equal weight)
+    assert [(r["folder"], r["devices"], r["cases_run"], r["not_run"]) for r in sweep["runs"]] == [
+        (".", ["0"], 2, 2), ("run2", ["0", "1"], 2, 0)]
+    assert sweep["runs"][0]["wall_s"] >= LIMIT_S and sweep["runs"][0]["time_limit_s"] == LIMIT_S
+    assert _by_name(sweep["outcomes"])["test_d_late"]["device"] == "1"
+    assert [b["name"] for b in doc["benchmarks"]] == ["test_a_quick"]  # the first run's record, kept
+    assert json.loads((work / "sweep.json").read_text()) == doc
+
+    capsys.readouterr()
+    assert main(["--devices", "0", "--resume", str(work), "-o", str(tmp_path / "again.json")]) == 0
+    assert "is complete (4 case(s) over 2 run(s)): nothing to resume" in capsys.readouterr().out
+    assert not (tmp_path / "again.json").exists() and not (work / "run3").exists()
+    assert main(["--devices", "0", "--resume", str(work), "-o", str(out), "--", limit_suite, "-k", "quick"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"ran pytest with {limit_suite}, this run gives {limit_suite} -k quick" in err
+
+
+def test_a_case_that_ran_in_both_runs_keeps_the_latest():
+    def doc(outcome, mean, not_run):
+        return {"benchmarks": [{"fullname": "s.py::x", "stats": {"mean": mean}}], "machine_info": {"node": "h"},
+                "sweep": {"devices": ["0"], "outcomes": {"s.py::x": {"outcome": outcome, "device": "0"}},
+                          "durations": {"s.py::x": mean}, "not_run": not_run, "launcher": {"wall_s": 1.0}}}
+
+    first = sweep_resume.combine(None, doc("failed", 2.0, {"0": {"s.py::y": "time limit"}}), ".")
+    both = sweep_resume.combine(first, doc("passed", 1.0, {}), "run2")
+    assert [b["stats"]["mean"] for b in both["benchmarks"]] == [1.0]
+    assert both["sweep"]["outcomes"]["s.py::x"]["outcome"] == "passed" and both["sweep"]["counts"] == {"passed": 1}
+    assert [r["cases_run"] for r in both["sweep"]["runs"]] == [1, 1]
+
+
+def test_untimed_cases_of_a_resumed_sweep_weigh_as_its_median_case():
+    shards = balance(["p", "q", "r"], {"done1": 2.0, "done2": 4.0, "done3": 9.0}, ["0", "1"])
+    assert [len(s.cases) for s in shards] == [2, 1] and shards[0].expected_s == 8.0
+
+
+def test_a_resumed_case_gone_from_the_suite_is_named_not_run(suite, tmp_path):
+    """The sweep's record (as a cut first run leaves it) names a case the suite no longer has: the resumed run runs
+    the rest and says that one was not collected, instead of blaming a crash."""
+    first, second = collect([suite, "-k", "plain"])
+    gone = second.replace("test_plain_second_case", "test_renamed_since")
+    record = {"benchmarks": [], "machine_info": {}, "sweep": {
+        "pytest_args": [suite, "-k", "plain"], "outcomes": {first: {"outcome": "passed", "device": "0"}},
+        "durations": {}, "runs": [{"folder": ".", "cases_run": 1}],
+        "not_run": {"0": {gone: "time limit", second: "time limit"}}}}
+    (tmp_path / "sweep.json").write_text(json.dumps(record))
+    assert main(["--devices", "0", "--resume", str(tmp_path), "-o", str(tmp_path / "out.json")]) == 3
+    sweep = json.loads((tmp_path / "out.json").read_text())["sweep"]
+    assert sweep["counts"] == {"passed": 2, "not run": 1} and sweep["shards"][0]["exit_code"] == 0
+    assert "not collected in this shard" in sweep["not_run"]["0"][gone] and list(sweep["not_run"]["0"]) == [gone]
