@@ -55,7 +55,7 @@ def checked_device(device: Any) -> torch.device:
     """``device`` as a torch.device, or one line naming the bad value (not torch's list of device types)."""
     try:
         return torch.device(device)
-    except (RuntimeError, TypeError) as e:
+    except (RuntimeError, TypeError):
         raise InputMismatchError(f"device={device!r} is not a torch device (e.g. 'cpu', 'cuda', 'cuda:1', "
                                  "'meta')") from None
 
