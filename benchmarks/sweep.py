@@ -335,12 +335,8 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
         machine["copy_gbs_per_device"] = gbs
     merged["machine_info"] = machine
     merged["benchmarks"] = sorted(benchmarks, key=lambda b: b["fullname"])
-    counts: dict[str, int] = {}
-    for o in outcomes.values():
-        counts[o["outcome"]] = counts.get(o["outcome"], 0) + 1
-    n_not_run = sum(len(v) for v in not_run.values())
-    if n_not_run:
-        counts["not run"] = n_not_run
+    counts = sweep_resume.outcome_counts(outcomes, not_run)
+    n_not_run = counts.get("not run", 0)
     merged["sweep"] = {"devices": [s.device for s in shards], "shards": machines,
                        "cases": {s.device: len(s.cases) for s in shards}, "counts": counts,
                        "complete": not n_not_run, "not_run": not_run, "timing": timing,

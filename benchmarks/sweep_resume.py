@@ -66,7 +66,8 @@ def load(work: Path, pytest_args: list[str]) -> Resume:
     return Resume(earlier, ran_with, cases, durations, len(sweep.get("runs") or [None]) + 1)
 
 
-def _counts(outcomes: dict, not_run: dict) -> dict[str, int]:
+def outcome_counts(outcomes: dict, not_run: dict) -> dict[str, int]:
+    """How many cases ended in each outcome, and how many were not run."""
     counts: dict[str, int] = {}
     for o in outcomes.values():
         counts[o["outcome"]] = counts.get(o["outcome"], 0) + 1
@@ -104,7 +105,7 @@ def combine(earlier: dict | None, new: dict, folder: str) -> dict:
     return {**earlier, **{k: v for k, v in new.items() if k not in ("benchmarks", "machine_info", "sweep")},
             "machine_info": machine, "benchmarks": sorted(benchmarks, key=lambda b: b["fullname"]),
             "sweep": {**cur, "durations": {**old.get("durations", {}), **cur["durations"]}, "outcomes": outcomes,
-                      "counts": _counts(outcomes, cur["not_run"]), "runs": [*old.get("runs", []), record]}}
+                      "counts": outcome_counts(outcomes, cur["not_run"]), "runs": [*old.get("runs", []), record]}}
 
 
 def save(work: Path, merged: dict) -> None:
