@@ -91,8 +91,7 @@ def fwd_tuning(cfg: NormConfig) -> NvTuning | None:
     """nvFuser schedule for the RMSNorm forward at hidden 384, where the default inner persistent heuristics
     put 1-2 rows (48-thread vectors) in a block and leave loads out of flight: 4 rows per block, for RMSNorm at
     hidden 384 with many rows and 16-bit I/O only. Elsewhere (hidden 256, where the kernel gains less than a
-    manual schedule's host time costs; hidden 1024 and wider; the layer norm forward) nvFuser's default stays
-    (benchmarks/results/norm.md has the runs).
+    manual schedule's host time costs; hidden 1024 and wider; the layer norm forward) nvFuser's default stays.
     """
     rows, hidden = math.prod(cfg.shape[:-1]), cfg.hidden
     if cfg.dtype not in (torch.bfloat16, torch.float16):

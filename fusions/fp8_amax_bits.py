@@ -9,7 +9,7 @@ the same two kernels): the rows of |x| as integers are faster for nvFuser's inne
 conversion to fp32 and no NaN test in each max; fusions/fp8_amax_bit_tiles.py says why the bits order as the
 values do), and nvFuser's reduction heuristic (csrc/scheduler/reduction_non_tma.cpp, inner2dReductionHeuristic)
 gives a full reduction of 8192 or more elements a grid reduction (a memset of its semaphores plus a kernel),
-where one CTA needs one step of vectorized, unrolled loads. Measurements: benchmarks/results/fp8_amax.md.
+where one CTA needs one step of vectorized, unrolled loads.
 """
 
 from __future__ import annotations

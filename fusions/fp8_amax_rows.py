@@ -9,7 +9,7 @@ column amax and that to the tensorwise amax.
 It is the inner-outer pattern nvFuser's own inner-outer scheduler was tried on (fusions/fp8_amax.py's
 variants). Only configs with a column amax: without one the reuse pass already reads x once
 (segkit.reuse_reductions). Right and bitwise deterministic, but slower than reading x twice (the loop over a
-long row is not unrolled, so loads stay latency-bound; benchmarks/results/fp8_amax.md): an exploration, not
+long row is not unrolled, so loads stay latency-bound): an exploration, not
 wired into the benchmarks or the tuning search.
 """
 

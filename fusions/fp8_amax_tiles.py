@@ -19,7 +19,7 @@ steps' loads issued together)::
     col_part[p, q] = block_reduce_TIDy(acc_col)
 
 Deterministic (max is exact, every reduction in a fixed order). On bf16 the same loop nest runs on x's bits
-(fusions/fp8_amax_bit_tiles.py). Measurements: benchmarks/results/fp8_amax.md.
+(fusions/fp8_amax_bit_tiles.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Statistics in fp32, two-pass: the mean, then the mean of the centred squares. That is what nvFuser's segmenter
 makes of a Welford ``var_mean`` in a persistent kernel anyway, and written out, a manual schedule (which skips
-the segmenter) gets the same kernel where with var_mean it ran longer (benchmarks/results/norm.md). The centred
+the segmenter) gets the same kernel where with var_mean it ran longer. The centred
 x stays in registers: one normalization kernel.
 """
 

@@ -7,8 +7,7 @@ Stage 1 is the two-stage formulation's (``norm_bwd_two_stage.define_stage1`` wit
 nvFuser's segmenter (which splits it into an inner-persistent kernel and a reduction kernel reading x and dy
 again). nvFuser's own inner-outer persistent kernel at hidden 384 puts one row in a 48-96 thread block and loses
 to Inductor's mix-order reduction at 576000 x 384 (issue 21). Which chunk / rows / vec pays differs by GPU: it is
-measured by ``segkit tune`` (``candidates`` below) and kept in the tuning table, not assumed
-(benchmarks/results/norm.md has the runs).
+measured by ``segkit tune`` (``candidates`` below) and kept in the tuning table, not assumed.
 
 The first kernel is launched through ``manual_execute``, which costs more host time per call than
 ``fd.execute`` (see segkit.tuning); kernel time is what the benchmarks compare.

@@ -16,9 +16,6 @@ Other formulations, tuning-table / ``segkit tune`` choices:
   kernels, since their sums are reductions the resize scheduler refuses;
 * ``sums_then_cat`` (fusions/rope_bwd_sums_then_cat.py): the grouped-query sums in one fusion, RoPE's adjoint
   and one last-axis cat in another.
-
-Which pays, and the formulations measured and dropped (with what nvFuser's schedulers said of each):
-benchmarks/results/rope.md.
 """
 
 from __future__ import annotations

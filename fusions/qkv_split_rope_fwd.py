@@ -15,7 +15,7 @@ nvFuser runs as ONE resize kernel instead of one per tensor. With partial RoPE
 (phi-2) the joint path was slower, so partial-RoPE and grouped-query configs
 keep the split. Grouped-query configs take one more kernel: the returned k and v
 have n_head heads, and the reshape merging the expanded group dim cannot be a
-view. Measurements: benchmarks/results/rope.md.
+view.
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ Same single-kernel intent as layernorm_bwd (inner-outer persistent scheduler):
   dw   = sum_rows(dy * xhat)
 
 One inner_outer_persistent kernel in bf16; in fp32 nvFuser segments it into several kernels at some shapes
-where layer norm backward stays one, not yet traced to the scheduler's persistent-buffer check
-(benchmarks/results/norm.md).
+where layer norm backward stays one, not yet traced to the scheduler's persistent-buffer check.
 """
 
 from __future__ import annotations

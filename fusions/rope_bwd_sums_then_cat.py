@@ -16,7 +16,7 @@ two inputs along the batch (two unconnected sums are two kernels).
 
 It runs as the 2 kernels designed, yet slower than the builder's: nvFuser's generated cat computes every piece
 for every output element and keeps the one whose range holds it. A faster one-kernel stage 2 needs a cat whose
-code evaluates only the piece an element falls in. Measurements and the kernel: benchmarks/results/rope.md.
+code evaluates only the piece an element falls in.
 """
 
 from __future__ import annotations
