@@ -208,15 +208,11 @@ class TuningTable:
 
     def save(self, path) -> None:
         import json
-        from pathlib import Path
 
-        import os
+        from segkit.files import write_text_atomic
 
         entries = [self._entries[k].to_dict() for k in sorted(self._entries)]
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # whole or not at all: never half a table
-        tmp.write_text(json.dumps({"entries": entries}, indent=1) + "\n")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps({"entries": entries}, indent=1) + "\n")  # never half a table
 
     def put(self, entry: TableEntry) -> None:
         self._entries[entry.key()] = entry

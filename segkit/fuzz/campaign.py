@@ -33,7 +33,8 @@ from segkit.errors import SegkitError, UsageError
 from segkit.frontend import FusionDefinition
 from segkit.fuzz.findings import INDEX, Finding
 from segkit.fuzz.gen import Case, cases, generated_ops, strided_inputs
-from segkit.fuzz.outdir import claim, write_text_atomic
+from segkit.files import write_text_atomic
+from segkit.fuzz.outdir import claim
 from segkit.fuzz.targets import REALIZATIONS, CaseResult, Target, Verdict, error_key
 from segkit.fuzz.triage import emit_standalone
 from segkit.fuzz.workers import InProcess, Task, WorkerPool, executor

@@ -95,11 +95,3 @@ def claim(out: Path) -> CampaignLock:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return CampaignLock(path, fd, taken_over=previous if previous and previous != os.getpid() else None)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all (a campaign killed while saving leaves the previous index, never half
-    of one): write a sibling temporary file, then rename it over ``path``."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
