@@ -7,7 +7,8 @@ never consulted (and segkit_ex cannot notice from inside Thunder, hence ``execut
 
 What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
 compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.executor), RoPE on q or k
-(thunder_exec.rope) and qkv split + RoPE (thunder_exec.qkv_rope). The libraries' own norm / RoPE functions reach
+(thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal attention on cuDNN
+(thunder_exec.attention, compile option ``segkit_attention``). The libraries' own norm / RoPE functions reach
 those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through ``route()``
 (thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
 ``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
@@ -24,6 +25,7 @@ from thunder_exec.compat import install_nvfuser_direct_compat
 install_nvfuser_direct_compat()
 
 from thunder_exec.base import segkit_ex  # noqa: E402
+from thunder_exec import attention  # noqa: E402,F401  (SDPA on cuDNN's fused attention)
 from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning  # noqa: E402
 from thunder_exec.check_hook import CheckNvFusions  # noqa: E402
 from thunder_exec.executor import rms_norm  # noqa: E402

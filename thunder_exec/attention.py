@@ -1,0 +1,102 @@
+"""segkit_ex's attention: causal or unmasked ``scaled_dot_product_attention`` on cuDNN's fused attention, forward
+and backward, where Thunder's sdpa executor would call FlashAttention-2.
+
+Why: the kernels of a training step differ between Thunder and torch.compile mostly in attention. Eager PyTorch
+(and so torch.compile) dispatches SDPA to cuDNN's attention on Hopper, Thunder 0.2.6's sdpa executor always picks
+``aten._scaled_dot_product_flash_attention`` when it can. The results of the model-step benchmark measure the
+difference.
+
+What it takes (the checker): CUDA tensors, q / k / v of one 16-bit dtype, (B, H, T, D) with the same B, H and D
+(litgpt repeats k / v before SDPA), D a multiple of 8 up to 128, no mask, no dropout, and cuDNN attention enabled
+in torch (``torch.backends.cuda.cudnn_sdp_enabled()``). Anything else stays with Thunder. The compile option
+``segkit_attention`` ("cudnn", the default, or "thunder") turns it off.
+
+    y, lse, seed, offset = segkit_cudnn_sdpa_fwd(q, k, v, is_causal, scale)     # lse: (B, H, T, 1) fp32
+    dq, dk, dv = segkit_cudnn_sdpa_bwd(dy, q, k, v, y, lse, seed, offset, is_causal, scale)
+"""
+
+from __future__ import annotations
+
+import torch
+from thunder.core import devices, dtypes
+from thunder.core.compile_data import get_compile_option
+from thunder.core.proxies import TensorProxy
+from thunder.core.transforms import get_grad, put_grads
+import thunder.torch as ltorch
+
+from thunder_exec.base import segkit_ex
+
+#: the widest head dim segkit routes to cuDNN (cuDNN's fused attention covers up to 128 on every supported GPU)
+MAX_HEAD_DIM = 128
+
+
+def attention_refusal(query, key, value, attn_mask, dropout_p) -> str | None:
+    """Why segkit's cuDNN attention cannot take these arguments (None when it can)."""
+    tensors = (query, key, value)
+    if any(t.device.devicetype != devices.DeviceType.CUDA for t in tensors):
+        return "not on CUDA"
+    if attn_mask is not None or dropout_p != 0.0:
+        return "a mask or dropout"
+    if any(t.dtype not in (dtypes.bfloat16, dtypes.float16) or t.dtype != query.dtype for t in tensors):
+        return f"dtypes {[str(t.dtype) for t in tensors]} (want one 16-bit dtype)"
+    if any(t.ndim != 4 for t in tensors) or len({(t.shape[0], t.shape[1], t.shape[3]) for t in tensors}) != 1:
+        return f"shapes {[tuple(t.shape) for t in tensors]} (want (B, H, T, D) with one B, H and D)"
+    if query.shape[3] % 8 or query.shape[3] > MAX_HEAD_DIM:
+        return f"head dim {query.shape[3]} (want a multiple of 8 up to {MAX_HEAD_DIM})"
+    return None
+
+
+def _fwd_meta(q, k, v, is_causal, scale):
+    B, H, T, _ = q.shape
+    lse = TensorProxy(like=q, shape=(B, H, T, 1), dtype=dtypes.float32)
+    scalar = TensorProxy(like=q, shape=(), dtype=dtypes.int64)
+    return TensorProxy(like=q, shape=(B, H, T, v.shape[3])), lse, scalar, TensorProxy(like=scalar)
+
+
+def _fwd_impl(q, k, v, is_causal, scale):
+    y, lse, _, _, _, _, seed, offset, _ = torch.ops.aten._scaled_dot_product_cudnn_attention(
+        q, k, v, None, True, 0.0, is_causal, False, scale=scale)
+    return y, lse, seed, offset
+
+
+def _bwd_meta(dy, q, k, v, y, lse, seed, offset, is_causal, scale):
+    return TensorProxy(like=q), TensorProxy(like=k), TensorProxy(like=v)
+
+
+def _bwd_impl(dy, q, k, v, y, lse, seed, offset, is_causal, scale):
+    # cuDNN's backward reads dy in y's layout (torch's own autograd formula hands it so).
+    if dy.stride() != y.stride():
+        dy = torch.empty_like(y).copy_(dy)
+    dq, dk, dv = torch.ops.aten._scaled_dot_product_cudnn_attention_backward(
+        dy, q, k, v, y, lse, seed, offset, None, None, None, q.shape[2], k.shape[2], 0.0, is_causal, scale=scale)
+    return dq, dk, dv
+
+
+cudnn_sdpa_fwd = segkit_ex.register_operator("segkit_cudnn_sdpa_fwd", meta=_fwd_meta, fn=_fwd_impl)
+cudnn_sdpa_bwd = segkit_ex.register_operator("segkit_cudnn_sdpa_bwd", meta=_bwd_meta, fn=_bwd_impl)
+
+
+def _enabled() -> bool:
+    choice = get_compile_option("segkit_attention", "attention backend for SDPA under segkit_ex: cudnn | thunder")
+    if choice not in (None, "cudnn", "thunder"):
+        raise ValueError(f"segkit_attention must be 'cudnn' or 'thunder', got {choice!r}")
+    return choice != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
+
+
+def _checker(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None) -> bool:
+    return _enabled() and attention_refusal(query, key, value, attn_mask, dropout_p) is None
+
+
+def _execution(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
+    return cudnn_sdpa_fwd(query, key, value, is_causal, scale)[0]
+
+
+def _grad(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
+    y, lse, seed, offset = cudnn_sdpa_fwd(query, key, value, is_causal, scale)
+    dq, dk, dv = cudnn_sdpa_bwd(get_grad(y), query, key, value, y, lse, seed, offset, is_causal, scale)
+    put_grads((query, key, value), (dq, dk, dv))
+    return y
+
+
+segkit_ex.register_implementation(ltorch.scaled_dot_product_attention, checker=_checker,
+                                  execution_transform=_execution, grad_transform=_grad)
