@@ -24,6 +24,7 @@ import torch
 
 import fusions._rope as R
 from fusions.configs import RopeConfig, rope_configs
+from fusions.qkv_rope_bwd_slices import VARIANTS as SLICES
 from fusions.rope_bwd_sums_then_cat import SUMS_THEN_CAT
 from fusions.spec import FusionSpec, dt, randn
 from segkit.tune import Candidate, SpecCandidates
@@ -140,8 +141,9 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
 
 
 def candidates(cfg: RopeConfig, sm_count: int, quick: bool = True) -> SpecCandidates:
-    """Grouped-query configs: the sums, then one last-axis cat (fusions/rope_bwd_sums_then_cat.py), early."""
-    return SpecCandidates(first=[Candidate(SUMS_THEN_CAT)] if cfg.q_per_kv > 1 else [])
+    """Early: grouped-query configs' sums, then one last-axis cat (fusions/rope_bwd_sums_then_cat.py); every config's
+    pieces written into slices of dqkv, no cat of q, k and v (fusions/qkv_rope_bwd_slices.py)."""
+    return SpecCandidates(first=([Candidate(SUMS_THEN_CAT)] if cfg.q_per_kv > 1 else []) + [Candidate(v) for v in SLICES])
 
 
 def bytes_floor(cfg: RopeConfig) -> int:
