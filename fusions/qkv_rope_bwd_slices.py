@@ -9,15 +9,15 @@ B, G (and Q) with stride 0. The fusion then holds no permute, no broadcast op an
 slice or cat: only the arithmetic, the grouped-query sums and casts.
 
 No broadcast op matters: nvFuser's pre-segmentation pass ``SegmentInplaceUpdate`` (csrc/preseg_passes/
-segment_inplace_update.cpp, since October 2024) moves the in-place write of any aliased output that a broadcast
+segment_inplace_update.cpp, NVIDIA/Fuser PR #2999) moves the in-place write of any aliased output that a broadcast
 op reaches into a copy kernel of its own (a read-write race guard), which would write dqkv twice.
 
 Variants, ``segkit tune`` choices of the qkv_split_rope_bwd spec:
 
 * ``slices_halves``: one fusion; every column piece of q, k and v (RoPE's two halves, the pass-through columns of a
-  partial rotary) is its own aliased output, RoPE's adjoint written per half (``_rope.adjoint_halves``);
-* ``slices_heads``: one fusion; the q, k and v heads are one aliased output each, RoPE's halves joined by one
-  last-axis cat of two (or three) pieces;
+  partial rotary; v cut at the same bounds) is its own aliased output, RoPE's adjoint written per half (``_rope.adjoint_halves``);
+* ``slices_heads``: one fusion; the q, k and v heads are one aliased output each, q's and k's RoPE halves joined
+  by one last-axis cat of two (or three, with pass-through columns) pieces;
 * ``slices_per_group``: the halves as two fusions, q's pieces, then k's and v's (with the grouped-query sums).
 """
 
@@ -124,17 +124,42 @@ def part_views(cfg: RopeConfig, part: Sequence[str], whole_heads: bool, grads: S
     return out
 
 
+@dataclass(frozen=True)
+class ViewOf:
+    """One fusion input as a strided view of a source: 0-4 the builder's inputs (dq, dk, dv, cos, sin), 5 dqkv;
+    ``offset`` in elements past the source's own storage offset. Made per call with one ``as_strided``."""
+
+    source: int
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int
+
+    def of(self, sources: Sequence[torch.Tensor]) -> torch.Tensor:
+        src = sources[self.source]
+        return src.as_strided(self.size, self.stride, src.storage_offset() + self.offset)
+
+
+def part_layout(cfg: RopeConfig, part: Sequence[str], whole_heads: bool) -> dict[str, ViewOf]:
+    """``part_views`` of meta tensors, each view as the source it is taken of and its sizes, strides and offset."""
+    grad = (cfg.batch, cfg.n_head, cfg.T, cfg.head_size)
+    sources = [torch.empty(*shape, dtype=cfg.dtype, device="meta") for shape in [grad] * 3 + [(cfg.T, cfg.rope_n_elem)] * 2
+               + [(cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv + 2, cfg.head_size)]]
+    views = part_views(cfg, part, whole_heads, sources[:3], sources[3], sources[4], sources[5])
+
+    def source(t: torch.Tensor) -> int:
+        root = t._base if t._base is not None else t
+        return next(i for i, s in enumerate(sources) if s is root)
+
+    return {name: ViewOf(source(t), tuple(t.shape), tuple(t.stride()), t.storage_offset()) for name, t in views.items()}
+
+
 def define_part(fd, cfg: RopeConfig, part: Sequence[str], whole_heads: bool) -> None:
-    """One fusion of a variant: the inputs ``part_views`` gives (defined from meta tensors of the same strides), RoPE's
-    adjoint per half in fp32, the grouped-query sums of dk and dv (over the Q copies, dim 3), each piece cast to the
-    I/O dtype and added with ``alias_input=`` its view of dqkv."""
+    """One fusion of a variant: the inputs ``part_views`` gives, RoPE's adjoint per half in fp32, the grouped-query
+    sums of dk and dv (over the Q copies, dim 3), each piece cast to the I/O dtype and added with ``alias_input=``
+    its view of dqkv."""
     f32, io = dt(fd, "Float"), R.io(fd, cfg)
-    meta = [torch.empty(cfg.batch, cfg.n_head, cfg.T, cfg.head_size, dtype=cfg.dtype, device="meta") for _ in GROUPS]
-    table = torch.empty(cfg.T, cfg.rope_n_elem, dtype=cfg.dtype, device="meta")
-    dqkv = torch.empty(cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv + 2, cfg.head_size, dtype=cfg.dtype,
-                       device="meta")
-    x = {name: fd.define_tensor(sizes=list(t.shape), strides=list(t.stride()), dtype=io, static_sizes=True)
-         for name, t in part_views(cfg, part, whole_heads, meta, table, table, dqkv).items()}
+    x = {name: fd.define_tensor(sizes=list(v.size), strides=list(v.stride), dtype=io, static_sizes=True)
+         for name, v in part_layout(cfg, part, whole_heads).items()}
     cols = rope_columns(cfg)
     for g in part:
         pieces = []
@@ -165,6 +190,7 @@ class SlicedRopeBwd:
     cfg: RopeConfig
     variant: Variant
     parts: tuple = field(init=False)  # one recorded fusion per entry of variant.parts
+    layouts: tuple[tuple[ViewOf, ...], ...] = field(init=False)  # each part's inputs, as views of what a call gets
 
     def __post_init__(self) -> None:
         built = []
@@ -173,6 +199,8 @@ class SlicedRopeBwd:
                 define_part(fd, self.cfg, part, self.variant.whole_heads)
             built.append(fd)
         self.parts = tuple(built)
+        self.layouts = tuple(tuple(part_layout(self.cfg, part, self.variant.whole_heads).values())
+                             for part in self.variant.parts)
 
     def describe(self) -> str:
         return f"{self.variant.name} ({self.variant.what})"
@@ -199,9 +227,8 @@ class SlicedRopeBwd:
     def part_args(self, inputs: Sequence[torch.Tensor], dqkv: torch.Tensor) -> list[list[torch.Tensor]]:
         """Each fusion's inputs: views of the builder's inputs (dq, dk, dv, cos, sin) and of ``dqkv``."""
         self.check(inputs)
-        *grads, cos, sin = inputs
-        return [list(part_views(self.cfg, part, self.variant.whole_heads, grads, cos, sin, dqkv).values())
-                for part in self.variant.parts]
+        sources = [*inputs, dqkv]
+        return [[v.of(sources) for v in layout] for layout in self.layouts]
 
     def run(self, inputs: Sequence[torch.Tensor], backend: str = "reference") -> list[torch.Tensor]:
         dqkv = self.new_dqkv(inputs[0])

@@ -15,7 +15,9 @@ Other formulations, tuning-table / ``segkit tune`` choices:
   so a slice must never take a product with the broadcast cos/sin tables); grouped-query configs stay above two
   kernels, since their sums are reductions the resize scheduler refuses;
 * ``sums_then_cat`` (fusions/rope_bwd_sums_then_cat.py): the grouped-query sums in one fusion, RoPE's adjoint
-  and one last-axis cat in another.
+  and one last-axis cat in another;
+* ``slices_halves``, ``slices_heads``, ``slices_per_group`` (fusions/qkv_rope_bwd_slices.py): no cat of q, k and v;
+  each piece written in place into its view of a preallocated dqkv (``add_output(..., alias_input=)``).
 """
 
 from __future__ import annotations
