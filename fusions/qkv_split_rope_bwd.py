@@ -15,7 +15,9 @@ Other formulations, tuning-table / ``segkit tune`` choices:
   so a slice must never take a product with the broadcast cos/sin tables); grouped-query configs stay above two
   kernels, since their sums are reductions the resize scheduler refuses;
 * ``sums_then_cat`` (fusions/rope_bwd_sums_then_cat.py): the grouped-query sums in one fusion, RoPE's adjoint
-  and one last-axis cat in another.
+  and one last-axis cat in another;
+* ``slices_halves``, ``slices_heads``, ``slices_per_group`` (fusions/qkv_rope_bwd_slices.py): no cat of q, k and v;
+  each piece written in place into its view of a preallocated dqkv (``add_output(..., alias_input=)``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import torch
 
 import fusions._rope as R
 from fusions.configs import RopeConfig, rope_configs
+from fusions.qkv_rope_bwd_slices import VARIANTS as SLICES
 from fusions.rope_bwd_sums_then_cat import SUMS_THEN_CAT
 from fusions.spec import FusionSpec, dt, randn
 from segkit.tune import Candidate, SpecCandidates
@@ -140,8 +143,9 @@ def reference(inp: dict, cfg: RopeConfig) -> tuple:
 
 
 def candidates(cfg: RopeConfig, sm_count: int, quick: bool = True) -> SpecCandidates:
-    """Grouped-query configs: the sums, then one last-axis cat (fusions/rope_bwd_sums_then_cat.py), early."""
-    return SpecCandidates(first=[Candidate(SUMS_THEN_CAT)] if cfg.q_per_kv > 1 else [])
+    """Early: grouped-query configs' sums, then one last-axis cat (fusions/rope_bwd_sums_then_cat.py); every config's
+    pieces written into slices of dqkv, no cat of q, k and v (fusions/qkv_rope_bwd_slices.py)."""
+    return SpecCandidates(first=([Candidate(SUMS_THEN_CAT)] if cfg.q_per_kv > 1 else []) + [Candidate(v) for v in SLICES])
 
 
 def bytes_floor(cfg: RopeConfig) -> int:
