@@ -111,6 +111,10 @@ class FwdRows(RunsOnBoth):
     def describe(self) -> str:
         return self.schedule.describe()
 
+    def with_outputs(self, outputs: tuple[int, ...]) -> FwdRows:
+        """The same schedule computing only ``outputs`` (the runner's inference path: y alone)."""
+        return FwdRows(self.spec_name, self.cfg, self.schedule, outputs)
+
     def recorded(self) -> FusionDefinition:
         """The builder's fusion at the 2-D twin (with only ``outputs``): what both backends run."""
         from segkit import workloads

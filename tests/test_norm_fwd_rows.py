@@ -111,6 +111,11 @@ def test_the_tuning_table_keeps_a_forward_schedule_and_segkit_runs_it(tmp_path, 
     assert isinstance(staged, FwdRows) and staged.schedule == sched
     inputs = spec.make_inputs(cfg)
     assert all(d.ok for d in compare(spec.reference(inputs, cfg), staged.run(list(inputs.values()))))
+    # inference (y alone, what segkit_ex and the benchmarks ask the runner for): the schedule with one output
+    infer = staged_for(spec_name, cfg, GPU, table, outputs=(0,))
+    assert isinstance(infer, FwdRows) and infer.outputs == (0,) and infer.schedule == sched
+    (y,) = infer.run(list(inputs.values()))
+    assert compare([spec.reference(inputs, cfg)[0]], [y])[0].ok
     # the builder itself is untouched by the entry: its fusion and nvFuser tuning stay the define's
     assert spec.build(cfg, gpu=GPU, table=table).nv_tuning == (spec.tuning(cfg) if spec.tuning else None)
 
@@ -139,3 +144,14 @@ def test_tune_offers_the_hand_schedules_first_at_a_narrow_hidden_last_at_a_wide_
                      "rmsnorm_fwd", small)
     inputs = spec.make_inputs(small)
     assert all(d.ok for d in compare(spec.reference(inputs, small), runner.run(list(inputs.values()), "reference")))
+
+
+def test_a_formulation_without_an_output_subset_leaves_inference_to_the_builder():
+    from fusions.norm_bwd_rows import ROWS
+    from fusions.rows_schedule import RowsSchedule
+
+    spec = fusions.get("layernorm_bwd")
+    cfg = spec.config("nanogpt_tiny", torch.bfloat16)
+    table = TuningTable([spec.entry(cfg, GPU, formulation=ROWS, chunk=16, schedule=RowsSchedule(16).to_dict())])
+    assert staged_for("layernorm_bwd", cfg, GPU, table) is not None
+    assert staged_for("layernorm_bwd", cfg, GPU, table, outputs=(0,)) is None
