@@ -216,8 +216,9 @@ def _reductions(fusion) -> list:
 def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[FwdRowsSchedule]:
     """The schedules ``segkit tune`` tries at ``cfg`` on a GPU of ``sm_count`` SMs, each fitting it (``check``) and
     giving every SM a CTA: quick, 16-byte and 8-byte vectors, one warp or one vector per thread per row, 4 or 8
-    thread rows per CTA, one or two rows per thread (and half a warp per row with 16-byte vectors); without ``quick`` a wider grid (vectors down to 4 bytes,
-    16 to 256 threads per row, 1 to 16 thread rows, up to 4 rows per thread)."""
+    thread rows per CTA, one or two rows per thread (and half a warp per row with 16-byte vectors); without
+    ``quick`` a wider grid (vectors down to 4 bytes, 16 to 256 threads per row, 1 to 16 thread rows, up to 4 rows
+    per thread)."""
     V = VECTOR_BYTES // cfg.dtype.itemsize
     if quick:
         grid = [(v, t, y, u) for u in (1, 2) for t in (32, None) for y in (4, 8) for v in (V, V // 2)

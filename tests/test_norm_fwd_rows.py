@@ -1,6 +1,7 @@
 """The norm forward's rows formulation (fusions/norm_fwd_rows.py) on the CPU: its recorded fusion on the reference
 interpreter against the specs' float64 references, its parameters as the tuning table keeps them and where segkit
-picks it up, its refusals, and the candidates ``segkit tune`` offers. On nvFuser: tests/gpu/test_norm_fwd_rows_gpu.py."""
+picks it up, its refusals, and the candidates ``segkit tune`` offers. On nvFuser:
+tests/gpu/test_norm_fwd_rows_gpu.py."""
 
 from __future__ import annotations
 
