@@ -1,5 +1,5 @@
 """Norm forward with a hand-written nvFuser schedule (the formulation "fwd_rows"): several rows per CTA, one warp
-(or ``tidx`` threads) per row, 16-byte vector loads and stores, the row kept in registers between its
+(or ``tidx`` threads) per row, vector loads and stores of up to 16 bytes, the row kept in registers between its
 reductions and its normalization, the weight (and bias) loaded once per thread, and the reductions over hidden
 done serially per thread, then across TIDx.
 
@@ -100,7 +100,7 @@ class FwdRows(RunsOnBoth):
     cfg: NormConfig
     schedule: FwdRowsSchedule
     outputs: tuple[int, ...] | None = None
-    _launch: Any = field(default=None, init=False, repr=False)  # the compiled KernelExecutor's run
+    _kernel: Any = field(default=None, init=False, repr=False)  # the scheduled nvFuser definition, compiled
 
     def __post_init__(self) -> None:
         if self.spec_name not in NORM_FWD:
@@ -140,15 +140,14 @@ class FwdRows(RunsOnBoth):
 
     def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         args = self._args(inputs)
-        if self._launch is None:
-            self._launch = compile_kernel(self.recorded(), self.schedule, self.cfg, args)
-        return self._shaped(self._launch(args))
+        if self._kernel is None:
+            self._kernel = compile_kernel(self.recorded(), self.schedule, self.cfg, args)
+        return self._shaped(self._kernel.ke.run(args))  # its KernelExecutor, past manual_execute's checks
 
 
 def compile_kernel(recorded: Any, s: FwdRowsSchedule, cfg: NormConfig, args: list[torch.Tensor]):
-    """The recorded 2-D forward of ``cfg`` scheduled by ``s`` and compiled for ``args``: its KernelExecutor's
-    ``run``. A
-    schedule nvFuser refuses is a SegkitError naming it."""
+    """The recorded 2-D forward of ``cfg`` as an nvFuser definition scheduled by ``s``, its KernelExecutor
+    (``.ke``) compiled for ``args``. A schedule nvFuser refuses is a SegkitError naming it."""
     from segkit.nvf import to_nvfuser
 
     try:
@@ -158,7 +157,7 @@ def compile_kernel(recorded: Any, s: FwdRowsSchedule, cfg: NormConfig, args: lis
     except Exception as e:
         raise SegkitError(f"nvFuser refused the {s.describe()} for {cfg.name} {cfg.shape}: "
                           f"{error_summary(e, 240)}") from None
-    return nvfd.ke.run
+    return nvfd
 
 
 def schedule_fwd(nvfd: Any, s: FwdRowsSchedule, hidden: int, vector_params: bool) -> None:

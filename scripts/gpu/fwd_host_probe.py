@@ -93,7 +93,7 @@ def ways(cfg, args, sched: FwdRowsSchedule) -> dict:
 
     manual = scheduled()
     out["hand: manual_execute"] = lambda: manual.manual_execute(args)
-    launch = compile_kernel(recorded, sched, cfg, args)  # what FwdRows.execute launches
+    launch = compile_kernel(recorded, sched, cfg, args).ke.run  # what FwdRows.execute launches
     out["hand: KernelExecutor.run"] = lambda: launch(args)
     out["hand: FwdRows.execute"] = lambda: run.execute(args)
     try:
