@@ -1,5 +1,6 @@
 """What ``segkit tune`` tries for the norms beside the generic candidates: nvFuser's heuristic overrides, and for
-the backward the two-stage formulation's chunks and the hand-written rows schedules."""
+the backward the two-stage formulation's chunks and the hand-written rows schedules, for the forward its own
+rows schedules."""
 
 from __future__ import annotations
 
@@ -7,17 +8,32 @@ from fusions.configs import NormConfig
 from fusions.norm_bwd_rows import ROWS
 from fusions.norm_bwd_rows import candidates as rows_candidates
 from fusions.norm_bwd_two_stage import chunk_for
+from fusions.norm_fwd_rows import FWD_ROWS
+from fusions.norm_fwd_rows import candidates as fwd_rows_candidates
 from segkit.tune import Candidate, SpecCandidates, trial_tuning
 
 #: the widest hidden at which the rows schedule leads the search; wider, its serial loop over a long row is
 #: latency-bound and it goes to the end
 ROWS_FIRST_HIDDEN = 512
+#: the widest hidden at which the forward rows schedules lead the forward's search (wider, nvFuser's own
+#: heuristic holds a row in enough threads already)
+FWD_ROWS_FIRST_HIDDEN = 1024
 
 
 def fwd_candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> SpecCandidates:
-    """Several rows per block for nvFuser's inner persistent scheduler."""
-    return SpecCandidates(overrides=[trial_tuning(scheduler="inner_persistent", rows_per_block=n)
-                                     for n in ((2, 4) if quick else (2, 4, 8))])
+    """Overrides of nvFuser's inner persistent heuristic (rows per block; with ``quick`` also a narrower vector
+    and a smaller persistent batch at 4 rows, without it their grid), and the forward rows schedules
+    (fusions/norm_fwd_rows.py): first at hidden up to ``FWD_ROWS_FIRST_HIDDEN``, last wider. nvFuser's
+    warp-specialized normalization scheduler (``ws_normalization``) is one of segkit.tune's generic candidates."""
+    grid = [(None, None, 2), (None, None, 4), (4, None, 4), (None, 2, 4)] if quick else \
+        [(v, p, r) for v in (None, 2, 4, 8) for p in (None, 1, 2, 3) for r in (None, 2, 4, 8)
+         if (v, p, r) != (None, None, None)]
+    overrides = [trial_tuning(scheduler="inner_persistent", vectorize=v, persistent_batch=p, rows_per_block=r)
+                 for v, p, r in grid]
+    by_hand = [Candidate(FWD_ROWS, s.chunk, schedule=s.to_dict()) for s in fwd_rows_candidates(cfg, sm_count, quick)]
+    if cfg.hidden <= FWD_ROWS_FIRST_HIDDEN:
+        return SpecCandidates(first=by_hand, overrides=overrides)
+    return SpecCandidates(overrides=overrides, last=by_hand)
 
 
 def bwd_candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> SpecCandidates:

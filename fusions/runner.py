@@ -143,16 +143,22 @@ def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
     """The cached SpecRunner of ``spec_name`` for ``cfg`` under bookend ``policy`` (only ``outputs`` when given)."""
     return RUNNERS.get((spec_name, cfg, policy, check, outputs), lambda: SpecRunner(
         spec_name, cfg, policy, check, fusion_for(spec_name, cfg, policy, outputs), outputs,
-        staged_for(spec_name, cfg) if outputs is None else None))
+        staged_for(spec_name, cfg, outputs=outputs)))
 
 
-def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = None):
+def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = None,
+               outputs: tuple[int, ...] | None = None):
     """The two-stage or rows formulation when the tuning table chose it for this spec and config on this GPU,
-    else None."""
+    else None. With ``outputs`` (inference: y alone) only a formulation that computes a subset of its outputs
+    (``with_outputs``, the forward rows schedule) serves; the others leave it to the builder's fusion."""
     entry = fusions.get(spec_name).table_entry(cfg, gpu, table)
     if entry is None or entry.formulation not in formulations.names():
         return None
-    return formulations.realize(spec_name, cfg, entry)
+    staged = formulations.realize(spec_name, cfg, entry)
+    if outputs is None:
+        return staged
+    subset = getattr(staged, "with_outputs", None)
+    return subset(outputs) if subset is not None else None
 
 
 def run_spec(spec_name: str, cfg: Any, tensors: Sequence[torch.Tensor], policy: str,
