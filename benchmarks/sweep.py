@@ -155,12 +155,45 @@ def gpu_key(gpu: str | None) -> str | None:
     return words[0] if words else None
 
 
+def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> Path:
+    """Keep a merged sweep's per-case seconds as the committed durations file of its suite and GPU. The suite is
+    the one the sweep ran (``sweep.pytest_args``; ``pytest_args`` for a record older than that field), the GPU its
+    machine block's, a record's ``sweep_gpu``, or ``gpu``."""
+    from benchmarks.machine import block_of, legacy_block
+    from segkit.files import write_text_atomic
+
+    try:
+        doc = json.loads(Path(merged).read_text())
+        sweep = doc["sweep"]
+        durations = dict(sweep["durations"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SweepError(f"--write-durations {merged}: not a merged sweep with per-case durations ({e!r})") from None
+    args = sweep.get("pytest_args") or pytest_args
+    seen = (block_of(doc) or legacy_block(doc) or {}).get("gpu") or next(
+        (b["extra_info"]["sweep_gpu"] for b in doc.get("benchmarks", []) if b.get("extra_info", {}).get("sweep_gpu")),
+        None)
+    gpu = seen or gpu
+    if not args or not gpu_key(gpu):
+        raise SweepError(f"--write-durations {merged}: the record does not name its "
+                         f"{'pytest arguments (give them after --)' if not args else 'GPU (give --gpu-name)'}")
+    path = DURATIONS_DIR / f"{suite_key(args)}-{gpu_key(gpu)}.json"
+    write_text_atomic(path, json.dumps({"suite": args, "gpu": gpu, "from": str(Path(merged).resolve().relative_to(ROOT))
+                                   if Path(merged).resolve().is_relative_to(ROOT) else str(merged),
+                                   "cases": len(durations), "durations": dict(sorted(durations.items()))}, indent=1)
+                 + "\n")
+    return path
+
+
 def default_durations(pytest_args: list[str], gpu: str | None) -> Path | None:
-    """The committed durations file of this suite on this GPU (``benchmarks/durations/<suite>-<gpu>.json``), if
-    there is one: what balances the first sweep on a host."""
-    key = gpu_key(gpu)
-    path = DURATIONS_DIR / f"{suite_key(pytest_args)}-{key}.json"
-    return path if key and path.is_file() else None
+    """The committed durations file of this suite on this GPU (``benchmarks/durations/<suite>-<gpu>.json``), else
+    of this suite on another GPU (relative durations still balance better than counts), else None: what balances
+    the first sweep on a host."""
+    suite = suite_key(pytest_args)
+    path = DURATIONS_DIR / f"{suite}-{gpu_key(gpu)}.json"
+    if gpu_key(gpu) and path.is_file():
+        return path
+    others = sorted(DURATIONS_DIR.glob(f"{suite}-*.json"))
+    return others[0] if others else None
 
 
 def balance(cases: list[str], durations: dict[str, float], devices: list[str]) -> list[Shard]:
@@ -450,6 +483,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--estimate-one-gpu", type=Path, metavar="MERGED",
                    help="print the one-GPU time of a merged sweep's cases, computed from its per-case durations "
                         "and measured start-up, and its wall against it; runs nothing")
+    p.add_argument("--write-durations", type=Path, metavar="MERGED",
+                   help="keep a merged sweep's per-case seconds as benchmarks/durations/<suite>-<gpu>.json (what "
+                        "balances the next first sweep of that suite on that GPU); runs nothing")
+    p.add_argument("--gpu-name", help="with --write-durations: the GPU, for a record that does not name it")
     p.add_argument("--alone", type=Path, metavar="ONE_GPU.json",
                    help="with --estimate-one-gpu: a one-GPU sweep of some of the same cases, for the contention factor")
     p.add_argument("--each", metavar="CMD", help="instead of pytest: run CMD once per device, {shard}/{device}/{n} "
@@ -480,6 +517,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.estimate_one_gpu:
             print(estimate_report(args.estimate_one_gpu, args.alone))
+            return 0
+        if args.write_durations:
+            print(f"wrote {write_durations(args.write_durations, pytest_args, args.gpu_name)}")
             return 0
         if args.each and pytest_args:
             raise SweepError("--each runs a command per device; give no pytest arguments with it")

@@ -80,7 +80,7 @@ def estimate(path: Path, alone: Path | None = None) -> Estimate:
 
 def estimate_report(path: Path, alone: Path | None = None) -> str:
     e = estimate(path, alone)
-    which = "all" if e.complete else "the"
+    which = "all the" if e.complete else "the"
     lines = [
         f"{e.devices}-GPU sweep {path}: {e.cases} case(s) run ({'complete' if e.complete else 'incomplete'}), "
         f"wall {e.wall_s:.1f} s over {e.runs} run(s) (measured)",
