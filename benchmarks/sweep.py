@@ -15,7 +15,10 @@ sweep (``--durations LAST.json``; longest first onto the least loaded shard), an
 own GPU's copy bandwidth, so every case's "% of copy bandwidth" is against the GPU it ran on. The merged
 file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchmarks.summarize``,
 ``benchmarks.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
-per-shard exit codes and machine info, per-case durations for the next balance.
+per-shard exit codes and machine info, per-case durations for the next balance; and a top-level ``machine``
+block (benchmarks/machine.py). Each shard compiles with a fixed thread budget and one Inductor / Triton cache
+shared by all shards (``--compile-threads``, ``--compile-cache``, ``--warmup``); without ``--durations`` the
+committed ``benchmarks/durations/<suite>-<gpu>.json`` balances the shards.
 
 ``--time-limit SECONDS`` (from launch) makes a sweep end with what it has instead of being killed from outside:
 no case starts after the deadline (the plugin skips it, so pytest ends normally and pytest-benchmark writes its
@@ -26,6 +29,9 @@ not run and why, and where each shard's time went (``timing``); the exit code is
 
 ``--resume WORKDIR`` continues a sweep that did not complete, with exactly the cases it did not run, and merges
 all its runs into one document (benchmarks/sweep_resume.py says how; the README's "Resuming" what it refuses).
+
+``--estimate-one-gpu MERGED`` computes the one-GPU time of a sweep's cases (benchmarks/sweep_estimate.py);
+``--write-durations MERGED`` keeps a sweep's durations as the committed file of its suite and GPU.
 
 ``--backend submitit`` submits one job per shard through submitit (SLURM on a cluster, its local executor
 elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
