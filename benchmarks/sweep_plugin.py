@@ -34,7 +34,7 @@ _durations: dict[str, float] = defaultdict(float)
 _outcomes: dict[str, str] = {}
 _not_run: dict[str, str] = {}  # node id -> why this shard did not run it
 _prepare: dict[str, float] = {}  # node id -> seconds from its start to its first timed round (see timing_starts)
-_current: dict[str, object] = {"nodeid": None, "started": None}  # the case running now
+_current: dict[str, object] = {"nodeid": None, "setup_s": 0.0, "call_started": None}  # the case in its call
 _stamps: dict[str, float | None] = {"configured": None, "collected": None, "first_case": None, "last_case_end": None}
 
 
@@ -81,19 +81,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_runtest_logstart(nodeid: str, location) -> None:
-    if not _active():
-        return
-    now = time.time()
-    _current.update(nodeid=nodeid, started=now)
-    if _stamps["first_case"] is None:
-        _stamps["first_case"] = now
+    if _active() and _stamps["first_case"] is None:
+        _stamps["first_case"] = time.time()
 
 
 def timing_starts() -> None:
-    """Called by the benchmark harness just before the timed rounds: the time since the case started (fixtures,
-    building and compiling the executor, the correctness check) is its preparation. A no-op outside a sweep."""
-    if _active() and _current["nodeid"] is not None:
-        _prepare[_current["nodeid"]] = time.time() - _current["started"]
+    """Called by the benchmark harness just before the timed rounds: the case's set-up (fixtures) and its call so
+    far (building and compiling the executor, the correctness check) are its preparation, counted from the same
+    phases pytest times, so it never exceeds the case's duration. A no-op outside a sweep."""
+    if _active() and _current["call_started"] is not None:
+        _prepare[_current["nodeid"]] = _current["setup_s"] + time.time() - _current["call_started"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    if _active():
+        _current["call_started"] = time.time()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -111,6 +114,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if not _active():
         return
     _durations[report.nodeid] += report.duration
+    if report.when == "setup":
+        _current.update(nodeid=report.nodeid, setup_s=report.duration, call_started=None)
     # The call's outcome, unless set-up or teardown failed or skipped the case.
     if report.when == "call" or report.outcome != "passed":
         _outcomes.setdefault(report.nodeid, "error" if report.failed and report.when != "call" else report.outcome)
