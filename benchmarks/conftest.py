@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-
 import pytest
 import torch
 
@@ -38,36 +36,15 @@ def copy_gbs() -> float:
     return _COPY_GBS[0]
 
 
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _driver() -> str:
-    import subprocess
-
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    return out.splitlines()[0] if out else "unknown"
-
-
 def pytest_benchmark_update_machine_info(config, machine_info):
-    if torch.cuda.is_available():
-        import nvfuser_direct
+    """The machine block (benchmarks/machine.py) in place of pytest-benchmark's hostname; copy_gbs stays at top
+    level too (the sweep plugin stamps it on every record)."""
+    from benchmarks.machine import KEY, machine_block
 
-        machine_info["gpu"] = torch.cuda.get_device_name()
-        machine_info["driver"] = _driver()
-        machine_info["nvfuser_direct"] = nvfuser_direct.version()
-    machine_info["torch"] = torch.__version__
-    machine_info["lightning-thunder"] = _version("lightning-thunder")
-    machine_info["liger-kernel"] = _version("liger-kernel")
-    machine_info["quack-kernels"] = _version("quack-kernels")
-    machine_info["copy_gbs"] = _COPY_GBS[0] if _COPY_GBS else None
+    copy_gbs = _COPY_GBS[0] if _COPY_GBS else None
+    machine_info.pop("node", None)
+    machine_info[KEY] = machine_block(copy_gbs)
+    machine_info["copy_gbs"] = copy_gbs
 
 
 def pytest_terminal_summary(terminalreporter):

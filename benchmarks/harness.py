@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import torch
 
+from benchmarks import sweep_plugin
+from benchmarks.machine import KEY, machine_block
 from segkit.compare import diff
 from segkit.timing import (  # noqa: F401  (the benchmarks' timers, shared with segkit's analyses)
     L2_FLUSH_BYTES, KernelTimer, event_us, flush_l2, kernel_us, wall_us)
@@ -78,6 +80,7 @@ def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequ
         prepared.setup()
         flush_l2()
 
+    sweep_plugin.timing_starts()  # what came before (building, compiling, the check) is this case's preparation
     benchmark.pedantic(prepared.fn, setup=setup, rounds=rounds, warmup_rounds=2, iterations=1)
     kernel_s = benchmark.stats.stats.median
     gbs = nbytes / kernel_s / 1e9 if kernel_s > 0 else 0.0
@@ -90,9 +93,11 @@ def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequ
 
 
 def _log(benchmark) -> None:
-    """Append the result to $SEGKIT_BENCH_LOG (JSON lines) as it lands: a run cut short keeps what it measured."""
+    """Append the result to $SEGKIT_BENCH_LOG (JSON lines) as it lands: a run cut short keeps what it measured.
+    Each line carries the machine block, so a file of lines from several runs still says where each came from."""
     path = os.environ.get("SEGKIT_BENCH_LOG")
     if path:
         with open(path, "a") as f:
             f.write(json.dumps({"name": benchmark.name, "params": {k: str(v) for k, v in benchmark.params.items()},
-                                "extra_info": benchmark.extra_info}) + "\n")
+                                "extra_info": benchmark.extra_info,
+                                KEY: machine_block(benchmark.extra_info.get("copy_gbs"))}) + "\n")

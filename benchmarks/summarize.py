@@ -5,6 +5,10 @@ measured copy bandwidth and its speedup over each competitor (geometric means), 
 
 Several runs (a suite split across GPU calls) are summarized together; every ratio still compares
 executors measured in the same run, because each case's executors run back to back in one session.
+A run is a pytest-benchmark JSON (a merged sweep's too), ``scripts/gpu/perf.sh``'s ``results.json`` or a
+``SEGKIT_BENCH_LOG`` JSON-lines file; each carries its machine block (benchmarks/machine.py), printed above
+the tables. Runs on different GPU models are refused (their ratios do not belong in one column); a file
+written before machine blocks existed reads as an unknown machine, named by its folder.
 """
 
 from __future__ import annotations
@@ -17,11 +21,34 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from benchmarks.machine import FIELDS, block_of, legacy_block
+
+
+class MixedMachines(Exception):
+    """Runs measured on different GPU models were given together."""
+
+
+def _read(path: Path) -> tuple[dict | None, list[dict]]:
+    """(machine block or None, benchmark records) of any results format; a record has name, params, extra_info."""
+    text = Path(path).read_text()
+    if Path(path).suffix == ".jsonl":
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        blocks = [block_of(r) for r in lines if block_of(r)]
+        gpus = sorted({b.get("gpu") or "?" for b in blocks})
+        if len(gpus) > 1:
+            raise MixedMachines(f"{path}: its lines were measured on different GPUs ({', '.join(gpus)})")
+        return (blocks[0] if blocks else None), lines
+    data = json.loads(text)
+    if "benchmarks" in data:
+        return block_of(data) or legacy_block(data), data["benchmarks"]
+    return block_of(data) or ({"gpu": data["gpu"], "torch": data.get("torch")} if data.get("gpu") else None), \
+        data.get("norm_bwd") or []  # perf.sh's results.json
+
 
 def load(path: Path) -> tuple[dict, list[dict]]:
-    data = json.loads(Path(path).read_text())
+    block, records = _read(path)
     rows = []
-    for b in data.get("benchmarks", []):
+    for b in records:
         p, info = b.get("params") or {}, b.get("extra_info") or {}
         if "kernel_us_median" not in info:
             continue
@@ -30,7 +57,7 @@ def load(path: Path) -> tuple[dict, list[dict]]:
         rows.append({"suite": b["name"].split("[")[0], "case": case, "params": params, "executor": p["executor"],
                      "us": info["kernel_us_median"], "pct": info.get("pct_of_copy_bw"), "kernels": info.get("kernels"),
                      "wall_us": info.get("wall_us_median"), "wall_us_runtime": info.get("wall_us_runtime")})
-    return data.get("machine_info", {}), rows
+    return block or {"gpu": None, "unknown": f"unknown machine (no machine block; folder {Path(path).parent.name})"}, rows
 
 
 def _plain(value) -> str:
@@ -39,17 +66,42 @@ def _plain(value) -> str:
 
 
 def load_runs(paths: list[Path]) -> tuple[dict, list[dict]]:
-    """Rows of every run; the machine of the first, with each run's measured copy bandwidth listed."""
+    """Rows of every run; the machine of the first, with each run's measured copy bandwidth listed. Runs on
+    different GPU models are refused (``MixedMachines``); an unknown machine beside a known one is noted."""
     machines, rows = [], []
     for path in paths:
         machine, run_rows = load(path)
         machines.append(machine)
         rows += run_rows
-    machine = dict(machines[0]) if machines else {}
-    bws = [m.get("copy_gbs") for m in machines if m.get("copy_gbs")]
-    if bws:
-        machine["copy_gbs"] = " / ".join(f"{b:.0f}" for b in bws) + " GB/s (per run)"
+    gpus = {str(p): m["gpu"] for p, m in zip(paths, machines) if m.get("gpu")}
+    if len(set(gpus.values())) > 1:
+        raise MixedMachines("runs on different GPUs cannot share a ratio column: "
+                            + "; ".join(f"{p}: {g}" for p, g in gpus.items()))
+    machine = dict(next((m for m in machines if m.get("gpu")), machines[0] if machines else {}))
+    unknown = [m["unknown"] for m in machines if m.get("unknown")]
+    if unknown and gpus:
+        machine["unknown"] = "; ".join(unknown) + " (not checked to be the same GPU)"
+    bws = [_gbs(m.get("copy_gbs")) for m in machines if m.get("copy_gbs")]
+    if len(bws) > 1:
+        machine["copy_gbs"] = " / ".join(bws) + " GB/s (per run)"
     return machine, rows
+
+
+def _gbs(v) -> str:
+    """A run's copy bandwidth: one number, or per device for a sweep."""
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {float(x):.0f}" for k, x in v.items())
+    return f"{float(v):.0f}"
+
+
+def machine_lines(machine: dict) -> list[str]:
+    """The machine block as a markdown table (what the summary prints above its tables)."""
+    if machine.get("gpu") is None and machine.get("unknown"):
+        return [f"Machine: {machine['unknown']}"]
+    rows = [[k, _gbs(machine[k]) if k == "copy_gbs" and not isinstance(machine[k], str) else machine[k]]
+            for k in FIELDS if machine.get(k) is not None]
+    lines = ["Machine:", "", tabulate(rows, headers=["field", "value"], tablefmt="github")]
+    return lines + (["", f"Also: {machine['unknown']}"] if machine.get("unknown") else [])
 
 
 def by_case(rows: list[dict]) -> dict[str, dict[tuple, dict[str, dict]]]:
@@ -93,9 +145,7 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
     import matplotlib.pyplot as plt
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    lines = ["# Benchmark summary", "", "Machine: " + ", ".join(f"{k} {v}" for k, v in sorted(machine.items())
-                                                             if k in ("gpu", "driver", "torch", "nvfuser_direct", "lightning-thunder",
-                                                                      "liger-kernel", "quack-kernels", "copy_gbs")), ""]
+    lines = ["# Benchmark summary", "", *machine_lines(machine), ""]
     for suite, s in summary.items():
         lines += [f"## {suite}", "", "Speedup of segkit (competitor time / segkit time; >1 = segkit faster), "
                   "geometric mean over cases:", ""]
@@ -124,7 +174,10 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
 def main() -> None:
     if len(sys.argv) < 3:
         sys.exit("usage: python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR")
-    machine, rows = load_runs([Path(a) for a in sys.argv[1:-1]])
+    try:
+        machine, rows = load_runs([Path(a) for a in sys.argv[1:-1]])
+    except (MixedMachines, OSError, ValueError) as e:
+        sys.exit(f"summarize: {e}")
     print(write(machine, summarize(rows), Path(sys.argv[-1])).read_text())
 
 

@@ -15,7 +15,10 @@ sweep (``--durations LAST.json``; longest first onto the least loaded shard), an
 own GPU's copy bandwidth, so every case's "% of copy bandwidth" is against the GPU it ran on. The merged
 file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchmarks.summarize``,
 ``benchmarks.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
-per-shard exit codes and machine info, per-case durations for the next balance.
+per-shard exit codes and machine info, per-case durations for the next balance; and a top-level ``machine``
+block (benchmarks/machine.py). Each shard compiles with a fixed thread budget and one Inductor / Triton cache
+shared by all shards (``--compile-threads``, ``--compile-cache``, ``--warmup``); without ``--durations`` the
+committed ``benchmarks/durations/<suite>-<gpu>.json`` balances the shards.
 
 ``--time-limit SECONDS`` (from launch) makes a sweep end with what it has instead of being killed from outside:
 no case starts after the deadline (the plugin skips it, so pytest ends normally and pytest-benchmark writes its
@@ -26,6 +29,9 @@ not run and why, and where each shard's time went (``timing``); the exit code is
 
 ``--resume WORKDIR`` continues a sweep that did not complete, with exactly the cases it did not run, and merges
 all its runs into one document (benchmarks/sweep_resume.py says how; the README's "Resuming" what it refuses).
+
+``--estimate-one-gpu MERGED`` computes the one-GPU time of a sweep's cases (benchmarks/sweep_estimate.py);
+``--write-durations MERGED`` keeps a sweep's durations as the committed file of its suite and GPU.
 
 ``--backend submitit`` submits one job per shard through submitit (SLURM on a cluster, its local executor
 elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
@@ -47,8 +53,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import sweep_resume
+from benchmarks.sweep_estimate import EstimateError, estimate_report
+from benchmarks.machine import KEY, machine_block
 
 ROOT = Path(__file__).resolve().parent.parent
+DURATIONS_DIR = ROOT / "benchmarks" / "durations"  # committed per-case seconds, one file per suite and GPU
 
 
 class SweepError(Exception):
@@ -118,15 +127,79 @@ def collect(pytest_args: list[str]) -> list[str]:
 
 
 def load_durations(paths: list[Path]) -> dict[str, float]:
-    """Per-case seconds from earlier merged sweeps (their ``sweep.durations``); later files win."""
+    """Per-case seconds from earlier merged sweeps (their ``sweep.durations``) or committed durations files
+    (``durations``); later files win."""
     out: dict[str, float] = {}
     for path in paths:
         try:
             data = json.loads(Path(path).read_text())
         except (OSError, ValueError) as e:
             raise SweepError(f"--durations {path}: cannot read it as a sweep JSON ({e})") from None
-        out.update((data.get("sweep") or {}).get("durations") or {})
+        found = (data.get("sweep") or {}).get("durations") or data.get("durations")
+        if not isinstance(found, dict):
+            raise SweepError(f"--durations {path}: holds no per-case durations (no sweep.durations or durations)")
+        out.update(found)
     return out
+
+
+def suite_key(pytest_args: list[str]) -> str:
+    """The name a suite's committed durations file goes by: the stems of the paths pytest runs, joined
+    (``benchmarks/test_norm_bwd.py -k bfloat16`` -> test_norm_bwd; ``-m gpu tests`` -> tests)."""
+    options_with_value = {"-k", "-m", "-p", "-o", "--deselect", "--ignore"}
+    paths, skip = [], False
+    for arg in pytest_args:
+        if skip or arg.startswith("-"):
+            skip = not skip and arg in options_with_value
+            continue
+        paths.append(Path(arg.split("::")[0]).stem)
+    return "+".join(paths) or "default"
+
+
+def gpu_key(gpu: str | None) -> str | None:
+    """'NVIDIA H200' -> h200, 'NVIDIA H100 80GB HBM3' -> h100: the GPU part of a durations file name."""
+    words = [w for w in (gpu or "").lower().split() if w != "nvidia"]
+    return words[0] if words else None
+
+
+def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> Path:
+    """Keep a merged sweep's per-case seconds as the committed durations file of its suite and GPU. The suite is
+    the one the sweep ran (``sweep.pytest_args``; ``pytest_args`` for a record older than that field), the GPU its
+    machine block's, a record's ``sweep_gpu``, or ``gpu``."""
+    from benchmarks.machine import block_of, legacy_block
+    from segkit.files import write_text_atomic
+
+    try:
+        doc = json.loads(Path(merged).read_text())
+        sweep = doc["sweep"]
+        durations = dict(sweep["durations"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SweepError(f"--write-durations {merged}: not a merged sweep with per-case durations ({e!r})") from None
+    args = sweep.get("pytest_args") or pytest_args
+    seen = (block_of(doc) or legacy_block(doc) or {}).get("gpu") or next(
+        (b["extra_info"]["sweep_gpu"] for b in doc.get("benchmarks", []) if b.get("extra_info", {}).get("sweep_gpu")),
+        None)
+    gpu = seen or gpu
+    if not args or not gpu_key(gpu):
+        raise SweepError(f"--write-durations {merged}: the record does not name its "
+                         f"{'pytest arguments (give them after --)' if not args else 'GPU (give --gpu-name)'}")
+    path = DURATIONS_DIR / f"{suite_key(args)}-{gpu_key(gpu)}.json"
+    write_text_atomic(path, json.dumps({"suite": args, "gpu": gpu, "from": str(Path(merged).resolve().relative_to(ROOT))
+                                   if Path(merged).resolve().is_relative_to(ROOT) else str(merged),
+                                   "cases": len(durations), "durations": dict(sorted(durations.items()))}, indent=1)
+                 + "\n")
+    return path
+
+
+def default_durations(pytest_args: list[str], gpu: str | None) -> Path | None:
+    """The committed durations file of this suite on this GPU (``benchmarks/durations/<suite>-<gpu>.json``), else
+    of this suite on another GPU (relative durations still balance better than counts), else None: what balances
+    the first sweep on a host."""
+    suite = suite_key(pytest_args)
+    path = DURATIONS_DIR / f"{suite}-{gpu_key(gpu)}.json"
+    if gpu_key(gpu) and path.is_file():
+        return path
+    others = sorted(DURATIONS_DIR.glob(f"{suite}-*.json"))
+    return others[0] if others else None
 
 
 def balance(cases: list[str], durations: dict[str, float], devices: list[str]) -> list[Shard]:
@@ -207,27 +280,38 @@ def run_job(job: ShardJob) -> ShardResult:
     return ShardResult(proc.returncode, started, time.time(), interrupted, killed, stopped_by)
 
 
+def compile_env(threads: int, cache: Path | None) -> dict[str, str]:
+    """What each shard's compilers get: a fixed thread budget (so N shards compiling at once share the CPUs
+    instead of each starting a worker per core) and, unless ``cache`` is None, one Inductor / Triton cache for
+    all shards, kept in the sweep's workdir so a ``--resume`` run starts warm."""
+    env = {"TORCHINDUCTOR_COMPILE_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
+    if cache is not None:
+        env.update(TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"), TRITON_CACHE_DIR=str(cache / "triton"))
+    return env
+
+
 def _pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool, deadline: float | None,
-                limit_s: float | None, grace_s: float) -> ShardJob:
-    cases = work / f"shard{shard.index}.cases"
+                limit_s: float | None, grace_s: float, compile_vars: dict[str, str], name: str = "") -> ShardJob:
+    name = name or f"shard{shard.index}"
+    cases = work / f"{name}.cases"
     cases.write_text("\n".join(shard.cases) + "\n")
     env = {"SEGKIT_SWEEP_SHARD": str(cases), "SEGKIT_SWEEP_DEVICE": shard.device,
-           "SEGKIT_SWEEP_REPORT": str(work / f"shard{shard.index}.report.json"),
+           "SEGKIT_SWEEP_REPORT": str(work / f"{name}.report.json"), **compile_vars,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     if deadline is not None:
         env.update(SEGKIT_SWEEP_DEADLINE=repr(deadline), SEGKIT_SWEEP_LIMIT=f"{limit_s:g}")
     command = [sys.executable, "-m", "pytest", "-p", "benchmarks.sweep_plugin", "-p", "no:cacheprovider",
-               *pytest_args, f"--benchmark-json={work / f'shard{shard.index}.json'}"]
-    return ShardJob(shard, command, env, str(ROOT), str(work / f"shard{shard.index}.log"), pin, deadline, grace_s)
+               *pytest_args, f"--benchmark-json={work / f'{name}.json'}"]
+    return ShardJob(shard, command, env, str(ROOT), str(work / f"{name}.log"), pin, deadline, grace_s)
 
 
 def _each_job(shard: Shard, template: str, n: int, work: Path, pin: bool, deadline: float | None,
-              grace_s: float) -> ShardJob:
+              grace_s: float, compile_vars: dict[str, str]) -> ShardJob:
     try:
         command = template.format(shard=shard.index, device=shard.device, n=n)
     except (KeyError, IndexError, ValueError) as e:
         raise SweepError(f"--each {template!r}: only {{shard}}, {{device}} and {{n}} can be filled in ({e})") from None
-    return ShardJob(shard, shlex.split(command), {"SEGKIT_SWEEP_DEVICE": shard.device}, str(ROOT),
+    return ShardJob(shard, shlex.split(command), {"SEGKIT_SWEEP_DEVICE": shard.device, **compile_vars}, str(ROOT),
                     str(work / f"shard{shard.index}.log"), pin, deadline, grace_s)
 
 
@@ -274,7 +358,8 @@ def _timing(report: dict, result: ShardResult, durations: dict[str, float]) -> d
     """Where one shard's wall time went: start-up (interpreter, pytest, plugins) and collection (conftest and
     test-module imports) before the first case, the cases themselves (a session-scoped fixture such as the
     copy-bandwidth measurement counts in the first case that uses it), and the rest (between and after cases:
-    session teardown, pytest-benchmark's JSON)."""
+    session teardown, pytest-benchmark's JSON). Of the case time, ``compile_s`` is what benchmark cases spent
+    before their timed rounds (building, compiling, the correctness check; ``compiled_cases`` of them said)."""
     stamps = report.get("stamps") or {}
     wall = result.ended - result.started
 
@@ -283,8 +368,10 @@ def _timing(report: dict, result: ShardResult, durations: dict[str, float]) -> d
 
     first = since_start("first_case")
     cases = sum(durations.values())
+    prepare = {k: v for k, v in (report.get("prepare_s") or {}).items() if k in durations}
     return {"wall_s": round(wall, 3), "startup_s": since_start("configured"), "collected_at_s": since_start("collected"),
             "to_first_case_s": first, "cases_s": round(cases, 3), "cases_run": len(durations),
+            "compile_s": round(sum(prepare.values()), 3) if prepare else None, "compiled_cases": len(prepare),
             "other_s": None if first is None else round(wall - first - cases, 3)}
 
 
@@ -294,6 +381,16 @@ def _why_not_run(result: ShardResult) -> str:
     if result.interrupted:
         return f"shard interrupted (SIGINT) at {result.stopped_by} before this case finished"
     return f"shard crashed (exit {result.code}) before this case finished"
+
+
+def _machine(shards: list[Shard], shard_infos: list[dict], gbs: dict[str, float]) -> dict:
+    """The sweep's machine block: the launcher's view of the devices the shards ran on, with what a shard saw
+    filled in where the launcher could not see a GPU (a submitit job on another node)."""
+    block = machine_block(gbs or None, [s.device for s in shards])
+    seen = next((m[KEY] for m in shard_infos if isinstance(m.get(KEY), dict) and m[KEY].get("gpu")), None)
+    if block["gpu"] is None and seen:
+        block.update(gpu=seen["gpu"], driver=seen["driver"], cuda=seen["cuda"], gpu_count=len(shards))
+    return block
 
 
 def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher: dict | None = None) -> dict:
@@ -334,6 +431,7 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
     if gbs:
         machine["copy_gbs_per_device"] = gbs
     merged["machine_info"] = machine
+    merged[KEY] = _machine(shards, machines, gbs)
     merged["benchmarks"] = sorted(benchmarks, key=lambda b: b["fullname"])
     counts = sweep_resume.outcome_counts(outcomes, not_run)
     n_not_run = counts.get("not run", 0)
@@ -348,9 +446,11 @@ def _timing_line(device: str, t: dict, not_run: int) -> str:
     def s(v):
         return "?" if v is None else f"{v:.1f} s"
 
+    compiled = (f" ({s(t['compile_s'])} of it preparing/compiling {t['compiled_cases']} benchmark(s))"
+                if t.get("compile_s") is not None else "")
     return (f"device {device}: wall {s(t['wall_s'])} = {s(t['to_first_case_s'])} to the first case (pytest up after "
             f"{s(t['startup_s'])}, collected after {s(t['collected_at_s'])}) + {s(t['cases_s'])} in "
-            f"{t['cases_run']} case(s) + {s(t['other_s'])} other; {not_run} not run")
+            f"{t['cases_run']} case(s){compiled} + {s(t['other_s'])} other; {not_run} not run")
 
 
 # --------------------------------------------------------------------------- command line
@@ -363,7 +463,9 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--gpus", help="'all' (default) or N: how many of the visible GPUs to use")
     where.add_argument("--devices", help="explicit device ids, e.g. 0,1,3 (labels only without a GPU: a dry run)")
     p.add_argument("-o", "--output", type=Path, help="merged pytest-benchmark JSON (pytest mode)")
-    p.add_argument("--durations", type=Path, action="append", default=[], help="earlier merged JSON to balance by")
+    p.add_argument("--durations", type=Path, action="append", default=[],
+                   help="earlier merged JSON (or a durations file) to balance by; default: the committed "
+                        "benchmarks/durations/<suite>-<gpu>.json where there is one")
     p.add_argument("--workdir", type=Path, help="where shard case lists, reports, JSON and logs go (default: "
                                                 "OUTPUT.shards/ beside --output); put it in a folder that comes back")
     p.add_argument("--resume", type=Path, metavar="WORKDIR",
@@ -375,6 +477,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
                    help="with --time-limit: how long a running case may overrun before SIGINT, and SIGINT before "
                         "SIGKILL (default 30)")
+    p.add_argument("--compile-threads", type=int, metavar="N",
+                   help="compile threads per shard (TORCHINDUCTOR_COMPILE_THREADS, OMP_NUM_THREADS); "
+                        "default: this host's cores / shards")
+    p.add_argument("--compile-cache", default="workdir", metavar="DIR|workdir|none",
+                   help="one Inductor / Triton cache for all shards: 'workdir' (default: WORKDIR/compile-cache, "
+                        "so a --resume run starts warm), a folder, or 'none' (the environment's own)")
+    p.add_argument("--warmup", type=int, default=0, metavar="N",
+                   help="before the shards start, run the N shortest cases once in one process on the first "
+                        "device (fills the shared compile cache; not counted as results)")
+    p.add_argument("--estimate-one-gpu", type=Path, metavar="MERGED",
+                   help="print the one-GPU time of a merged sweep's cases, computed from its per-case durations "
+                        "and measured start-up, and its wall against it; runs nothing")
+    p.add_argument("--write-durations", type=Path, metavar="MERGED",
+                   help="keep a merged sweep's per-case seconds as benchmarks/durations/<suite>-<gpu>.json (what "
+                        "balances the next first sweep of that suite on that GPU); runs nothing")
+    p.add_argument("--gpu-name", help="with --write-durations: the GPU, for a record that does not name it")
+    p.add_argument("--alone", type=Path, metavar="ONE_GPU.json",
+                   help="with --estimate-one-gpu: a one-GPU sweep of some of the same cases, for the contention factor")
     p.add_argument("--each", metavar="CMD", help="instead of pytest: run CMD once per device, {shard}/{device}/{n} "
                                                  "filled in (independent seeds for fuzz / tune)")
     p.add_argument("--backend", choices=("local", "submitit"), default="local")
@@ -401,6 +521,12 @@ def main(argv: list[str] | None = None) -> int:
     pytest_args = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
     restore = lambda: None  # noqa: E731
     try:
+        if args.estimate_one_gpu:
+            print(estimate_report(args.estimate_one_gpu, args.alone))
+            return 0
+        if args.write_durations:
+            print(f"wrote {write_durations(args.write_durations, pytest_args, args.gpu_name)}")
+            return 0
         if args.each and pytest_args:
             raise SweepError("--each runs a command per device; give no pytest arguments with it")
         if not args.each and not args.output:
@@ -421,6 +547,9 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             pytest_args = resume.pytest_args
         devices = resolve_devices(args.gpus, args.devices)
+        gpu = machine_block(devices=devices)["gpu"]
+        if resume:
+            sweep_resume.check_same_gpu(resume, gpu)
         work = args.resume or args.workdir or (args.output.parent / f"{args.output.stem}.shards" if args.output
                                                else Path("sweep.shards"))
         work = work.resolve()
@@ -428,15 +557,23 @@ def main(argv: list[str] | None = None) -> int:
         shard_dir.mkdir(parents=True, exist_ok=True)
         pin = not (args.backend == "submitit" and args.submitit_cluster in (None, "slurm"))
         deadline = None if args.time_limit is None else launched + args.time_limit
+        threads = args.compile_threads or max(1, (os.cpu_count() or 1) // len(devices))
+        cache = {"none": None, "workdir": work / "compile-cache"}.get(args.compile_cache, Path(args.compile_cache))
+        compile_vars = compile_env(threads, cache)
         if args.each:
             shards = [Shard(i, d) for i, d in enumerate(devices)]
-            jobs = [_each_job(s, args.each, len(devices), work, pin, deadline, args.grace) for s in shards]
+            jobs = [_each_job(s, args.each, len(devices), work, pin, deadline, args.grace, compile_vars)
+                    for s in shards]
         else:
             # a resumed run balances by the seconds its earlier runs measured, and new --durations over those
             cases = resume.cases if resume else collect(pytest_args)
-            durations = {**(resume.durations if resume else {}), **load_durations(args.durations)}
+            committed = None if args.durations or resume else default_durations(pytest_args, gpu)
+            if committed:
+                print(f"balancing by the committed durations {committed.relative_to(ROOT)}", flush=True)
+            durations = {**(resume.durations if resume else {}), **load_durations(args.durations or
+                                                                                 [p for p in [committed] if p])}
             shards = [s for s in balance(cases, durations, devices) if s.cases]
-            jobs = [_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit, args.grace)
+            jobs = [_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit, args.grace, compile_vars)
                     for s in shards]
         collected = time.time()
         limit = "" if deadline is None else f"; time limit {args.time_limit:g} s ({deadline - collected:.0f} s left)"
@@ -447,6 +584,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"shard {s.index} on device {s.device}: {len(s.cases) or 'one command'} case(s), {s.estimate()}",
                   flush=True)
         restore = _stop_on_signals()
+        warmup_s = None
+        if args.warmup > 0 and not args.each:
+            warm = Shard(-1, devices[0], sorted(cases, key=lambda c: (durations.get(c, 0.0), c))[: args.warmup])
+            job = _pytest_job(warm, pytest_args, shard_dir, pin, deadline, args.time_limit, args.grace, compile_vars,
+                              "warmup")
+            result = run_job(job)
+            warmup_s = round(result.ended - result.started, 3)
+            print(f"warm-up: {len(warm.cases)} case(s) on device {warm.device} in {warmup_s:.1f} s (exit "
+                  f"{result.code}, log {job.log}; not counted)", flush=True)
         if args.backend == "submitit":
             results = run_submitit(jobs, work / "submitit", args.submitit_cluster, args.slurm_partition,
                                    args.timeout_min)
@@ -458,7 +604,8 @@ def main(argv: list[str] | None = None) -> int:
             return max((0 if c == 5 else c) for c in codes)
         launcher = {"collect_s": round(collected - launched, 3), "wall_s": round(time.time() - launched, 3),
                     "time_limit_s": args.time_limit, "grace_s": args.grace if deadline is not None else None,
-                    "stopped_by_signal": _STOP.is_set()}
+                    "stopped_by_signal": _STOP.is_set(), "warmup_s": warmup_s, "compile_threads": threads,
+                    "compile_cache": None if cache is None else str(cache)}
         merged = merge(shards, shard_dir, results, launcher)
         left = {c for per_device in merged["sweep"]["not_run"].values() for c in per_device}
         merged["sweep"].update(pytest_args=pytest_args,
@@ -480,7 +627,7 @@ def main(argv: list[str] | None = None) -> int:
         if not sweep["complete"]:
             print(f"sweep incomplete: {counts}; see sweep.not_run in {args.output}", file=sys.stderr)
             return INCOMPLETE
-    except (SweepError, sweep_resume.ResumeRefused) as e:
+    except (SweepError, sweep_resume.ResumeRefused, EstimateError) as e:
         print(f"sweep: {e}", file=sys.stderr)
         return 2
     finally:

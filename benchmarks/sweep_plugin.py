@@ -8,7 +8,9 @@ JSON says per case where its number came from.
 It also keeps the shard inside the sweep's time limit and leaves a trace if it is killed anyway: a case that
 would start after ``SEGKIT_SWEEP_DEADLINE`` is skipped with a reason naming the limit (so pytest ends
 normally and pytest-benchmark writes its JSON), and the shard's report (durations, outcomes, cases not run,
-when the shard reached each stage) is rewritten atomically after every case. Without ``SEGKIT_SWEEP_SHARD``
+when the shard reached each stage) is rewritten atomically after every case. A benchmark case whose harness
+calls ``timing_starts()`` also reports how long it took to get there (``prepare_s``: building and compiling the
+executor and the correctness check, its first call), which the sweep sums per shard as compile time. Without ``SEGKIT_SWEEP_SHARD``
 in the environment it does nothing.
 """
 
@@ -31,6 +33,8 @@ LIMIT_ENV = "SEGKIT_SWEEP_LIMIT"  # the launcher's --time-limit in seconds (name
 _durations: dict[str, float] = defaultdict(float)
 _outcomes: dict[str, str] = {}
 _not_run: dict[str, str] = {}  # node id -> why this shard did not run it
+_prepare: dict[str, float] = {}  # node id -> seconds from its start to its first timed round (see timing_starts)
+_current: dict[str, object] = {"nodeid": None, "setup_s": 0.0, "call_started": None}  # the case in its call
 _stamps: dict[str, float | None] = {"configured": None, "collected": None, "first_case": None, "last_case_end": None}
 
 
@@ -46,7 +50,7 @@ def _write_report() -> None:
         return
     ran = [k for k in _outcomes if k not in _not_run]  # a case stopped mid-way has no outcome: not run
     doc = {"durations": {k: round(_durations[k], 6) for k in ran}, "outcomes": {k: _outcomes[k] for k in ran},
-           "not_run": _not_run, "stamps": _stamps, "pid": os.getpid()}
+           "prepare_s": {k: round(_prepare[k], 6) for k in ran if k in _prepare}, "not_run": _not_run, "stamps": _stamps, "pid": os.getpid()}
     tmp = Path(f"{out}.tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     os.replace(tmp, out)
@@ -81,6 +85,20 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
         _stamps["first_case"] = time.time()
 
 
+def timing_starts() -> None:
+    """Called by the benchmark harness just before the timed rounds: the case's set-up (fixtures) and its call so
+    far (building and compiling the executor, the correctness check) are its preparation, counted from the same
+    phases pytest times, so it never exceeds the case's duration. A no-op outside a sweep."""
+    if _active() and _current["call_started"] is not None:
+        _prepare[_current["nodeid"]] = _current["setup_s"] + time.time() - _current["call_started"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    if _active():
+        _current["call_started"] = time.time()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip a case that would start after the sweep's deadline (before its fixtures are set up)."""
@@ -96,6 +114,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if not _active():
         return
     _durations[report.nodeid] += report.duration
+    if report.when == "setup":
+        _current.update(nodeid=report.nodeid, setup_s=report.duration, call_started=None)
     # The call's outcome, unless set-up or teardown failed or skipped the case.
     if report.when == "call" or report.outcome != "passed":
         _outcomes.setdefault(report.nodeid, "error" if report.failed and report.when != "call" else report.outcome)

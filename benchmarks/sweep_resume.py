@@ -16,6 +16,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.machine import KEY, block_of
+
 STATE = "sweep.json"  # the merged document so far, in the workdir
 
 
@@ -66,6 +68,14 @@ def load(work: Path, pytest_args: list[str]) -> Resume:
     return Resume(earlier, ran_with, cases, durations, len(sweep.get("runs") or [None]) + 1)
 
 
+def check_same_gpu(resume: Resume, gpu: str | None) -> None:
+    """Refuse to continue on another GPU model: one merged record holds one machine's numbers."""
+    earlier = (block_of(resume.earlier) or {}).get("gpu")
+    if earlier and gpu and earlier != gpu:
+        raise ResumeRefused(f"--resume: the earlier runs of this sweep ran on {earlier}, this run's devices are {gpu}; "
+                            "continue it on the same GPU model, or start a new sweep")
+
+
 def outcome_counts(outcomes: dict, not_run: dict) -> dict[str, int]:
     """How many cases ended in each outcome, and how many were not run."""
     counts: dict[str, int] = {}
@@ -81,7 +91,9 @@ def run_record(merged: dict, folder: str) -> dict:
     """One entry of ``sweep.runs``: what this run did, from its own merged document."""
     sweep = merged["sweep"]
     launcher = sweep.get("launcher") or {}
+    block = block_of(merged) or {}
     return {"folder": folder, "wall_s": launcher.get("wall_s"), "time_limit_s": launcher.get("time_limit_s"),
+            "commit": block.get("commit"), "date": block.get("date"),
             "devices": sweep["devices"], "cases_run": len(sweep["outcomes"]),
             "not_run": sum(len(v) for v in sweep["not_run"].values())}
 
@@ -102,8 +114,11 @@ def combine(earlier: dict | None, new: dict, folder: str) -> dict:
     if gbs:
         machine["copy_gbs_per_device"] = gbs
     outcomes = {**old.get("outcomes", {}), **cur["outcomes"]}
-    return {**earlier, **{k: v for k, v in new.items() if k not in ("benchmarks", "machine_info", "sweep")},
-            "machine_info": machine, "benchmarks": sorted(benchmarks, key=lambda b: b["fullname"]),
+    block = dict(block_of(new) or block_of(earlier) or {})
+    if block and gbs:
+        block["copy_gbs"] = {k: round(float(v), 1) for k, v in gbs.items()}
+    return {**earlier, **{k: v for k, v in new.items() if k not in ("benchmarks", "machine_info", "sweep", KEY)},
+            "machine_info": machine, KEY: block or None, "benchmarks": sorted(benchmarks, key=lambda b: b["fullname"]),
             "sweep": {**cur, "durations": {**old.get("durations", {}), **cur["durations"]}, "outcomes": outcomes,
                       "counts": outcome_counts(outcomes, cur["not_run"]), "runs": [*old.get("runs", []), record]}}
 

@@ -6,6 +6,7 @@ set as an unsharded run, every case says which device ran it, and balancing uses
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -308,3 +309,143 @@ def test_a_resumed_case_gone_from_the_suite_is_named_not_run(suite, tmp_path):
     sweep = json.loads((tmp_path / "out.json").read_text())["sweep"]
     assert sweep["counts"] == {"passed": 2, "not run": 1} and sweep["shards"][0]["exit_code"] == 0
     assert "not collected in this shard" in sweep["not_run"]["0"][gone] and list(sweep["not_run"]["0"]) == [gone]
+
+
+# --------------------------------------------------------------------------- issue 38/39: machine block, compile
+# budget and caches, warm-up, committed durations, the one-GPU estimate, scripts/gpu/sweep.sh
+def test_the_merged_record_carries_the_machine_block_and_compile_time_per_shard(swept):
+    from benchmarks.machine import FIELDS
+
+    tmp, doc = swept
+    block = doc["machine"]
+    assert list(block) == list(FIELDS) and block["gpu"] is None and block["copy_gbs"] is None  # CPU: no GPU
+    assert "node" not in json.dumps(block)
+    for device, t in doc["sweep"]["timing"].items():
+        benchmarks = [b for b in doc["benchmarks"] if b["extra_info"]["sweep_device"] == device]
+        # each tiny benchmark calls timing_starts(): its preparation is counted, a plain test's is not
+        assert t["compiled_cases"] == len(benchmarks)
+        if benchmarks:
+            assert 0 <= t["compile_s"] <= t["cases_s"]
+    launcher = doc["sweep"]["launcher"]
+    assert launcher["compile_threads"] == max(1, (os.cpu_count() or 1) // 3)
+    assert launcher["compile_cache"] == str(tmp / "merged.shards" / "compile-cache")
+    assert [r["commit"] for r in doc["sweep"]["runs"]] == [block["commit"]]
+
+
+def test_each_shard_gets_a_compile_thread_budget_and_the_shared_cache():
+    from benchmarks.sweep import compile_env
+
+    env = compile_env(4, Path("/w/compile-cache"))
+    assert env == {"TORCHINDUCTOR_COMPILE_THREADS": "4", "OMP_NUM_THREADS": "4",
+                   "TORCHINDUCTOR_CACHE_DIR": "/w/compile-cache/inductor", "TRITON_CACHE_DIR": "/w/compile-cache/triton"}
+    assert compile_env(2, None) == {"TORCHINDUCTOR_COMPILE_THREADS": "2", "OMP_NUM_THREADS": "2"}
+
+
+def test_warmup_runs_the_shortest_cases_first_and_counts_nothing(suite, tmp_path, capsys):
+    out = tmp_path / "w.json"
+    assert main(["--devices", "0", "--warmup", "1", "--compile-threads", "1", "--workdir", str(tmp_path / "w"),
+                 "-o", str(out), "--", suite, "-k", "sum"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["sweep"]["counts"] == {"passed": 4} and len(doc["benchmarks"]) == 4
+    assert doc["sweep"]["launcher"]["warmup_s"] > 0 and doc["sweep"]["launcher"]["compile_threads"] == 1
+    warm = json.loads((tmp_path / "w" / "warmup.report.json").read_text())
+    assert len(warm["outcomes"]) == 1 and "warm-up: 1 case(s) on device 0" in capsys.readouterr().out
+
+
+def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
+    from benchmarks import sweep
+
+    assert sweep.suite_key(["benchmarks/test_norm_bwd.py", "-k", "bfloat16"]) == "test_norm_bwd"
+    assert sweep.suite_key(["-m", "gpu", "-p", "no:cacheprovider", "-rfE", "tests"]) == "tests"
+    assert sweep.gpu_key("NVIDIA H100 80GB HBM3") == "h100" and sweep.gpu_key(None) is None
+    norm = sweep.default_durations(["benchmarks/test_norm_bwd.py", "-k", "bfloat16"], "NVIDIA H200")
+    assert norm == ROOT / "benchmarks" / "durations" / "test_norm_bwd-h200.json"
+    committed = json.loads(norm.read_text())
+    assert committed["cases"] == len(committed["durations"]) == 270 and committed["gpu"] == "NVIDIA H200"
+    assert all(k.startswith("benchmarks/test_norm_bwd.py::test_norm_bwd[") and "bfloat16" in k
+               for k in committed["durations"])
+    assert sweep.load_durations([norm]) == committed["durations"]
+    # another GPU: the suite's file of a GPU it has (relative durations balance better than counts); no file: None
+    assert sweep.default_durations(["benchmarks/test_norm_bwd.py"], "NVIDIA H100 80GB HBM3") == norm
+    assert sweep.default_durations(["benchmarks/test_fp8_amax.py"], "NVIDIA H200") is None
+    assert sweep.default_durations(["-m", "gpu", "tests"], "NVIDIA H200").name == "tests-h200.json"
+    # written back from a merged sweep (here: into a temporary folder)
+    monkeypatch.setattr(sweep, "DURATIONS_DIR", tmp_path)
+    merged = ROOT / "benchmarks" / "results" / "h200x4-2026-11-26-norm-bwd-sweep" / "norm_bwd_bf16.json"
+    path = sweep.write_durations(merged, [], None)
+    assert path == tmp_path / "test_norm_bwd-h200.json" and json.loads(path.read_text()) == committed
+    (tmp_path / "bare.json").write_text(json.dumps({"sweep": {"durations": {"t.py::a": 1.0}}}))
+    with pytest.raises(SweepError, match="does not name its pytest arguments"):
+        sweep.write_durations(tmp_path / "bare.json", [], "NVIDIA H200")
+    with pytest.raises(SweepError, match="give --gpu-name"):
+        sweep.write_durations(tmp_path / "bare.json", ["t.py"], None)
+
+
+def test_the_one_gpu_estimate_of_the_committed_4_gpu_sweep():
+    from benchmarks.sweep_estimate import estimate, estimate_report
+
+    merged = ROOT / "benchmarks" / "results" / "h200x4-2026-11-26-norm-bwd-sweep" / "norm_bwd_bf16.json"
+    sweep = json.loads(merged.read_text())["sweep"]
+    e = estimate(merged)
+    timing = sorted(sweep["timing"].values(), key=lambda t: t["to_first_case_s"])
+    firsts = sorted(t["to_first_case_s"] for t in timing)
+    tails = sorted(t["other_s"] for t in timing)
+    startup = sweep["launcher"]["collect_s"] + (firsts[1] + firsts[2]) / 2 + (tails[1] + tails[2]) / 2
+    assert e.devices == 4 and e.cases == 270 and not e.complete and e.wall_s == sweep["launcher"]["wall_s"]
+    assert e.one_gpu_s == pytest.approx(sum(sweep["durations"].values()) + startup)
+    report = estimate_report(merged)
+    assert "COMPUTED (not measured)" in report and f"ratio 4-GPU wall / 1-GPU time = {e.wall_s / e.one_gpu_s:.3f}" in report
+    assert "optimistic" in report and "no contention factor" in report
+
+
+def test_the_contention_factor_comes_from_a_one_gpu_sweep_of_the_same_cases(tmp_path):
+    from benchmarks.sweep_estimate import EstimateError, estimate
+
+    def sweep(durations, devices):
+        timing = {d: {"to_first_case_s": 2.0, "other_s": 1.0} for d in devices}
+        return {"sweep": {"durations": durations, "devices": devices, "timing": timing, "complete": True,
+                          "launcher": {"wall_s": 30.0, "collect_s": 3.0}}}
+
+    (tmp_path / "n.json").write_text(json.dumps(sweep({"a": 20.0, "b": 30.0, "c": 10.0}, ["0", "1"])))
+    (tmp_path / "one.json").write_text(json.dumps(sweep({"a": 10.0, "b": 15.0, "z": 1.0}, ["0"])))
+    e = estimate(tmp_path / "n.json", tmp_path / "one.json")
+    assert e.one_gpu_s == 66.0 and e.contention == 2.0 and e.contention_cases == 2
+    assert e.one_gpu_bound_s == 36.0
+    (tmp_path / "none.json").write_text(json.dumps(sweep({"q": 1.0}, ["0"])))
+    with pytest.raises(EstimateError, match="no case in common"):
+        estimate(tmp_path / "n.json", tmp_path / "none.json")
+    assert main(["--estimate-one-gpu", str(ROOT / "pyproject.toml")]) == 2
+
+
+def test_a_resumed_sweep_refuses_another_gpu_model():
+    record = {"machine": {"gpu": "NVIDIA H200"}, "sweep": {"pytest_args": ["x.py"], "not_run": {"0": {"x.py::a": ""}}}}
+    resume = sweep_resume.Resume(record, ["x.py"], ["x.py::a"], {}, 2)
+    sweep_resume.check_same_gpu(resume, "NVIDIA H200")
+    sweep_resume.check_same_gpu(resume, None)  # no GPU seen (a dry run): nothing to compare
+    with pytest.raises(sweep_resume.ResumeRefused, match="ran on NVIDIA H200, this run's devices are NVIDIA H100"):
+        sweep_resume.check_same_gpu(resume, "NVIDIA H100")
+
+
+def test_sweep_sh_resumes_until_the_suite_is_complete(suite, tmp_path):
+    """scripts/gpu/sweep.sh on CPU (no nvidia-smi, no .gpu): the workdir holds a cut sweep (one case run, one not);
+    the script resumes it, finishes it, and leaves the merged record, the workdir archive and a summary."""
+    first, second = collect([suite, "-k", "plain"])
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "sweep.json").write_text(json.dumps({"benchmarks": [], "machine_info": {}, "sweep": {
+        "pytest_args": [suite, "-k", "plain"], "outcomes": {first: {"outcome": "passed", "device": "0"}},
+        "durations": {first: 0.1}, "runs": [{"folder": ".", "cases_run": 1, "wall_s": 5.0, "devices": ["0"],
+                                               "not_run": 1}],
+        "not_run": {"0": {second: "time limit"}}}}))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "OUT": str(tmp_path / "out"), "CUDA_VISIBLE_DEVICES": "0,1", "SWEEP_WORK": str(work),
+           "SWEEP_BUDGET_S": "300", "SWEEP_GRACE_S": "5"}
+    proc = subprocess.run(["bash", "scripts/gpu/sweep.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "=== resuming the sweep in" in proc.stdout and "sweep exit 0" in proc.stdout
+    assert proc.stdout.count("=== resuming") == 1  # complete after one run: the loop ends
+    doc = json.loads((tmp_path / "out" / "sweep" / "merged.json").read_text())
+    assert doc["sweep"]["complete"] and doc["sweep"]["counts"] == {"passed": 2} and len(doc["sweep"]["runs"]) == 2
+    assert "whole sweep: {'passed': 2}, complete: True" in proc.stdout
+    assert (tmp_path / "out" / "sweep" / "workdir.tgz").stat().st_size > 0

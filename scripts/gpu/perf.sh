@@ -2,8 +2,9 @@
 # Issue 21 on the GPU host (< 8 minutes on an H100): the tuning GPU tests, `segkit tune` on the 576000 x 384 norm
 # backward (and the RoPE backward formulations), the norm backward benchmark there (segkit default vs two-stage vs
 # torch.compile, bf16, cold-L2 kernel time), the CUDA-graph bookend table and the manual-schedule host-cost repro.
-# Writes $OUT/perf/perf.log and $OUT/perf/results.json (its "tuning_table" merges into the committed table with
-# `segkit tune --merge`), then prints a summary.
+# Writes $OUT/perf/perf.log and $OUT/perf/results.json (its "machine" block: GPU, driver, versions, copy bandwidth,
+# commit; its "tuning_table" merges into the committed table with `segkit tune --merge`; `python -m
+# benchmarks.summarize results.json DIR` reads its "norm_bwd" records), then prints a summary.
 # Skip parts with PERF_SKIP_TESTS=1, PERF_SKIP_TUNE=1, PERF_SKIP_ROPE=1, PERF_SKIP_BENCH=1, PERF_SKIP_GRAPH=1,
 # PERF_SKIP_MANUAL=1. The 576000 x 384 search: PERF_TUNE_S seconds per norm (default 80), PERF_TUNE_FLAGS (e.g.
 # --full for the whole grid of heuristic overrides: vectorize 2/4/8 x register cap x blocks per SM x batch);
@@ -80,11 +81,13 @@ python - "$TMP" "$DIR/results.json" <<'EOF'
 import json, sys
 from pathlib import Path
 
-import torch
 from tabulate import tabulate
 
+from benchmarks.machine import KEY, machine_block
+
 tmp, out = Path(sys.argv[1]), Path(sys.argv[2])
-res = {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "torch": torch.__version__}
+bench = [json.loads(line) for line in (tmp / "bench.jsonl").read_text().splitlines()] if (tmp / "bench.jsonl").exists() else []
+res = {KEY: machine_block(bench[0]["extra_info"].get("copy_gbs") if bench else None)}
 if (tmp / "tunings.json").exists():
     res["tuning_table"] = json.loads((tmp / "tunings.json").read_text())
     print(tabulate([[e["spec"], e["formulation"], e["chunk"] or "-", (e["tuning"] or {}).get("scheduler")
@@ -93,9 +96,8 @@ if (tmp / "tunings.json").exists():
                     for e in res["tuning_table"]["entries"]],
                    headers=["tune winner", "formulation", "chunk", "schedule", "bookend", "default us", "hand rule us",
                             "winner us", "winner call us", "metric"]))
-if (tmp / "bench.jsonl").exists():
-    rows = [json.loads(line) for line in (tmp / "bench.jsonl").read_text().splitlines()]
-    res["norm_bwd"] = rows
+if bench:
+    rows = res["norm_bwd"] = bench
     print()
     print(tabulate([[r["params"]["kind"], r["params"]["executor"], round(r["extra_info"]["kernel_us_median"], 1),
                      r["extra_info"]["kernels"], round(r["extra_info"]["pct_of_copy_bw"], 1),

@@ -3,10 +3,12 @@
 #
 #   SUITE_LIMIT_S=480 bash scripts/gpu/suite_sharded.sh [TEST PATHS]     (default: tests, i.e. every gpu test)
 #
-# Shards are balanced by the per-case durations of the last committed whole-suite run (SUITE_DURATIONS).
+# Shards are balanced by the committed durations of this suite on this GPU (benchmarks/durations/tests-<gpu>.json,
+# which benchmarks.sweep picks itself), or by SUITE_DURATIONS=FILE (an earlier gpu_tests.json).
 #
-# Writes $OUT/gpu_tests.json (the merged sweep record: per-case outcome and device, durations, per-shard timing),
-# $OUT/sweep.log and $OUT/workdir.tgz (each shard's log), then prints the outcome counts, every case that did
+# Writes $OUT/gpu_tests.json (the merged sweep record: its machine block, per-case outcome and device, durations,
+# per-shard timing),
+# $OUT/sweep.log and $OUT/workdir.tgz (each shard's log), then prints the machine block, the outcome counts, every case that did
 # not pass, and each shard's time. The litgpt tests need litgpt staged: EXTRA_WHEELS="litgpt==0.5.13".
 set -uo pipefail
 source .gpu/activate.sh
@@ -16,8 +18,7 @@ W="$(mktemp -d)/gpu-suite"
 mkdir -p "$OUT" "$W"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$OUT/gpus.txt"
 LIMIT="${SUITE_LIMIT_S:-480}"
-# balance the shards by the last committed whole-suite run's per-case durations (SUITE_DURATIONS=FILE, or "" for none)
-DURATIONS="${SUITE_DURATIONS-benchmarks/results/h200x4-2026-11-26-issue36-gpu-suite/gpu_tests.json}"
+DURATIONS="${SUITE_DURATIONS:-}"  # empty: the committed durations file of this suite and GPU, where there is one
 BALANCE=()
 [ -n "$DURATIONS" ] && [ -f "$DURATIONS" ] && BALANCE=(--durations "$DURATIONS")
 PATHS=("$@")
@@ -26,11 +27,13 @@ timeout -k 10 $((LIMIT + 70)) python -m benchmarks.sweep --gpus all --time-limit
   --workdir "$W" -o "$W/gpu_tests.json" -- -m gpu -p no:cacheprovider -rfE "${PATHS[@]}" > "$OUT/sweep.log" 2>&1
 echo "sweep exit $? (0 complete, 3 incomplete, 1 a case failed)"
 cp "$W/gpu_tests.json" "$OUT/" 2>/dev/null
-tar czf "$OUT/workdir.tgz" -C "$(dirname "$W")" gpu-suite
+tar czf "$OUT/workdir.tgz" --exclude=compile-cache -C "$(dirname "$W")" gpu-suite
 tail -5 "$OUT/sweep.log"
 python - "$W/gpu_tests.json" <<'PY'
 import collections, json, sys
-sweep = json.load(open(sys.argv[1]))["sweep"]
+doc = json.load(open(sys.argv[1]))
+print("machine:", ", ".join(f"{k} {v}" for k, v in (doc.get("machine") or {}).items() if v is not None))
+sweep = doc["sweep"]
 outcomes = sweep["outcomes"]
 print("outcomes:", dict(collections.Counter(v["outcome"] for v in outcomes.values())),
       "not run:", sum(len(v) for v in sweep["not_run"].values()))
@@ -39,5 +42,5 @@ for case, v in sorted(outcomes.items()):
         print(f"{v['outcome']:8} device {v['device']}  {case}")
 for device, t in sweep["timing"].items():
     print(f"shard on device {device}: {t['cases_run']} cases, {t['wall_s']:.1f} s wall, "
-          f"{t['to_first_case_s']:.1f} s to the first case")
+          f"{t['to_first_case_s']:.1f} s to the first case, {t['cases_s']:.1f} s in cases")
 PY
