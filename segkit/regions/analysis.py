@@ -1,0 +1,281 @@
+"""Fusion regions and the cuts between them in Thunder execution traces, with what each cut costs.
+
+A *region* is a fusion executor's call (``nvFusionN``, ``TorchCompileN``, ``CUDAGraphN``). A *cut* is any other
+call that takes a tensor a region produced or produces one a region takes: those tensors cross memory (written by
+one kernel, read by the next) only because the call is not inside the region. The gain of fusing a cut is
+estimated as the bytes it forces through memory at copy bandwidth, plus a launch per kernel it adds, plus its host
+call (``CostModel``). segkit's own symbols (``segkit_*``) are the fusible cuts, the ones an estimated fused step
+subtracts; matmuls, attention and collectives are not fusible (nvFuser does not generate them in Thunder's
+default set-up) and get no gain; any other call is listed with its gain, not counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field, fields, is_dataclass
+
+from segkit.errors import SegkitError, UsageError
+from segkit.regions.parse import Call, ExecTrace, TensorType, parse_trace
+
+#: Fusion executors' region names: ``<prefix><counter>`` -> the executor.
+REGION_EXECUTORS = {"nvFusion": "nvFuser", "TorchCompile": "torch.compile", "CUDAGraph": "CUDA graph"}
+_REGION = re.compile(rf"(?P<prefix>{'|'.join(REGION_EXECUTORS)})\d+")
+
+#: Calls that are not fusible, matched on the callee's last name (lower case): (pattern, reason).
+NOT_FUSIBLE = (
+    (re.compile(r".*(scaled_dot_product|sdpa|flash_attn|attention).*"),
+     "attention kernel (SDPA / cuDNN / flash): nvFuser does not generate it"),
+    (re.compile(r"(.*_)?(linear|matmul|mm|bmm|addmm|baddbmm)"),
+     "matmul (cuBLAS): Thunder keeps matmuls out of nvFusion regions by default (nv_enable_linear / nv_enable_matmul)"),
+    (re.compile(r".*embedding.*"), "embedding gather: Thunder runs it in torch by default (nv_enable_embedding)"),
+    (re.compile(r".*(all_reduce|all_gather|reduce_scatter|broadcast|wait|send|recv).*"),
+     "communication: not a kernel a fusion can hold"),
+)
+FUSIBLE_PREFIX = "segkit_"
+
+#: Per-GPU copy bandwidth (bytes/s) the estimate divides bytes by.
+GPU_BANDWIDTH = {"h100": 3.0e12, "h200": 4.25e12}
+
+
+class RegionsError(SegkitError, ValueError):
+    """Traces with nothing to analyse (no fusion region), naming the file."""
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """What a cut costs: ``bandwidth`` bytes/s for each byte written or read, ``launch_us`` per kernel it adds,
+    ``host_us`` for its host call (zero it where the GPU, not the host, bounds the step), ``kernels_per_cut``
+    kernels per call. Parameters, not measurements: override them from what a profile of your run shows."""
+
+    gpu: str
+    bandwidth: float
+    launch_us: float = 4.0
+    host_us: float = 20.0
+    kernels_per_cut: int = 1
+
+    def gain_us(self, nbytes: int, kernels: int) -> float:
+        return nbytes / self.bandwidth * 1e6 + kernels * self.launch_us + self.host_us
+
+
+def cost_model(gpu: str, bandwidth_tbs: float | None = None, **params) -> CostModel:
+    """The cost model for ``gpu`` ("h100", "h200", or any name containing one: "NVIDIA H200"); another GPU needs
+    ``bandwidth_tbs`` (TB/s). ``params``: CostModel's other fields."""
+    known = [k for k in GPU_BANDWIDTH if k in gpu.lower()]
+    if bandwidth_tbs is not None:
+        return CostModel(gpu, bandwidth_tbs * 1e12, **params)
+    if not known:
+        raise UsageError(f"no copy bandwidth known for GPU {gpu!r} (known: {', '.join(GPU_BANDWIDTH)}): give it in "
+                         "TB/s (--bandwidth)")
+    return CostModel(gpu, GPU_BANDWIDTH[known[0]], **params)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    type: TensorType | None
+
+    @property
+    def nbytes(self) -> int | None:
+        return None if self.type is None else self.type.nbytes
+
+    def label(self) -> str:
+        return f"{self.name} {self.type}" if self.type else f"{self.name} (type not printed)"
+
+
+@dataclass(frozen=True)
+class Region:
+    """A fusion region: its name, executor, the ops printed under it, the tensors it reads and writes."""
+
+    trace: str
+    line: int
+    name: str
+    executor: str
+    ops: tuple[str, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A tensor crossing a cut: ``into`` the cut from ``region`` or out of the cut into it. ``saved_bytes``: what
+    fusing the cut saves, the read of the far side, and the write too when nothing else (another call, the
+    trace's return) needs the tensor in memory; None when the trace does not print its type."""
+
+    tensor: Tensor
+    into_cut: bool
+    region: str
+    saved_bytes: int | None
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A non-fusion call between regions. ``kind``: "fusible" (segkit's symbols), "not fusible" (``reason``) or
+    "other"; ``gain_us`` None when not fusible."""
+
+    trace: str
+    line: int
+    symbol: str
+    kind: str
+    reason: str
+    before: str | None
+    after: str | None
+    crossings: tuple[Crossing, ...]
+    kernels: int
+    host_us: float
+    gain_us: float | None
+    source: str | None
+
+    @property
+    def saved_bytes(self) -> int:
+        return sum(c.saved_bytes or 0 for c in self.crossings)
+
+    @property
+    def unknown(self) -> list[str]:
+        """Crossing tensors whose size the trace does not print (their bytes are left out)."""
+        return [c.tensor.name for c in self.crossings if c.saved_bytes is None]
+
+
+@dataclass(frozen=True)
+class TraceRegions:
+    label: str
+    function: str
+    regions: tuple[Region, ...]
+    cuts: tuple[Cut, ...]
+
+
+@dataclass(frozen=True)
+class RegionsReport:
+    """Every trace's regions and cuts under one cost model, and the measured step (ms) if given."""
+
+    model: CostModel
+    traces: tuple[TraceRegions, ...]
+    step_ms: float | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def cuts(self) -> list[Cut]:
+        return [c for t in self.traces for c in t.cuts]
+
+    @property
+    def fusible_gain_us(self) -> float:
+        return sum(c.gain_us for c in self.cuts if c.kind == "fusible")
+
+    @property
+    def fused_step_ms(self) -> float | None:
+        """The measured step minus the gains of the fusible cuts."""
+        return None if self.step_ms is None else self.step_ms - self.fusible_gain_us / 1000
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON: tensor types as Thunder prints them, bytes and gains beside."""
+        d = _plain(self)
+        d["fusible_gain_us"] = self.fusible_gain_us
+        d["fused_step_ms"] = self.fused_step_ms
+        return d
+
+
+def _plain(x):
+    """``x`` (dataclasses, tuples, TensorTypes) as JSON-ready data; a Tensor and a Cut carry their bytes too."""
+    if isinstance(x, TensorType):
+        return str(x)
+    if is_dataclass(x):
+        d = {f.name: _plain(getattr(x, f.name)) for f in fields(x)}
+        if isinstance(x, Tensor):
+            d["nbytes"] = x.nbytes
+        if isinstance(x, Cut):
+            d["saved_bytes"] = x.saved_bytes
+        return d
+    if isinstance(x, (tuple, list)):
+        return [_plain(v) for v in x]
+    return x
+
+
+def _classify(callee: str) -> tuple[str, str]:
+    name = callee.rsplit(".", 1)[-1]
+    if name.startswith(FUSIBLE_PREFIX):
+        return "fusible", "segkit symbol: an opaque call where a translator would put it inside the region"
+    for pattern, reason in NOT_FUSIBLE:
+        if pattern.fullmatch(name.lower()):
+            return "not fusible", reason
+    return "other", "not claimed by the fusion executor"
+
+
+def _region_name(callee: str) -> str | None:
+    m = _REGION.fullmatch(callee)
+    return REGION_EXECUTORS[m["prefix"]] if m else None
+
+
+def analyze_trace(trace: ExecTrace, model: CostModel, types: dict[str, TensorType] | None = None) -> TraceRegions:
+    """The regions and cuts of one trace. ``types``: tensor types from companion traces (the forward's saved
+    tensors in the backward), used where this trace prints none."""
+    def tensor(name: str) -> Tensor:
+        return Tensor(name, trace.types.get(name) or (types or {}).get(name))
+
+    producer: dict[str, Call] = {}
+    consumers: dict[str, list[Call]] = defaultdict(list)
+    for call in trace.calls:
+        for n in call.args:
+            consumers[n].append(call)
+        for n in call.outputs:
+            producer[n] = call
+    is_region = {id(c): _region_name(c.callee) is not None for c in trace.calls}
+
+    def needed_elsewhere(name: str, user: Call) -> bool:
+        return name in trace.returned or any(c is not user for c in consumers[name])
+
+    regions, cuts = [], []
+    for i, call in enumerate(trace.calls):
+        executor = _region_name(call.callee)
+        if executor is not None:
+            regions.append(Region(trace.label, call.line, call.callee, executor, call.ops,
+                                  tuple(tensor(n) for n in dict.fromkeys(call.args) if n in producer or n in trace.types
+                                        or n in trace.params),
+                                  tuple(tensor(n) for n in call.outputs)))
+            continue
+        crossings = []
+        for n in dict.fromkeys(call.args):  # read from a region
+            src = producer.get(n)
+            if src is not None and is_region[id(src)]:
+                t = tensor(n)
+                times = 1 if needed_elsewhere(n, call) else 2
+                crossings.append(Crossing(t, True, src.callee, None if t.nbytes is None else times * t.nbytes))
+        for n in call.outputs:  # written for a region
+            for dst in consumers[n]:
+                if is_region[id(dst)]:
+                    t = tensor(n)
+                    times = 1 if needed_elsewhere(n, dst) else 2
+                    crossings.append(Crossing(t, False, dst.callee, None if t.nbytes is None else times * t.nbytes))
+                    break  # one region absorbs the cut; the others still read the tensor
+        if not crossings:
+            continue
+        kind, reason = _classify(call.callee)
+        before = next((c.callee for c in reversed(trace.calls[:i]) if is_region[id(c)]), None)
+        after = next((c.callee for c in trace.calls[i + 1:] if is_region[id(c)]), None)
+        saved = sum(c.saved_bytes or 0 for c in crossings)
+        kernels = model.kernels_per_cut
+        gain = model.gain_us(saved, kernels) if kind != "not fusible" else None
+        cuts.append(Cut(trace.label, call.line, call.callee, kind, reason, before, after, tuple(crossings), kernels,
+                        model.host_us, gain, call.source))
+    return TraceRegions(trace.label, trace.function, tuple(regions), tuple(cuts))
+
+
+def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | None = None) -> RegionsReport:
+    """The report for ``sources``, (label, trace text) pairs of one program (its forward and backward traces share
+    tensor names). None of them holding a fusion region is a RegionsError."""
+    traces = [parse_trace(text, label) for label, text in sources]
+    types: dict[str, TensorType] = {}
+    for t in traces:
+        for name, ty in t.types.items():
+            types.setdefault(name, ty)
+    analysed = tuple(analyze_trace(t, model, types) for t in traces)
+    if not any(t.regions for t in analysed):
+        names = ", ".join(label for label, _ in sources)
+        raise RegionsError(f"{names}: no fusion region (no call named {' / '.join(p + 'N' for p in REGION_EXECUTORS)}):"
+                           " is this the final execution trace, thunder.last_traces(jfn)[-1]?")
+    notes = []
+    unknown = sorted({n for t in analysed for c in t.cuts for n in c.unknown})
+    if unknown:
+        notes.append(f"{len(unknown)} crossing tensor(s) without a printed type, their bytes left out: "
+                     f"{', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''} (save the traces with "
+                     "thunder_exec.regions.save_traces to get every type)")
+    return RegionsReport(model, analysed, step_ms, tuple(notes))
