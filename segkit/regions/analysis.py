@@ -33,6 +33,10 @@ NOT_FUSIBLE = (
      "communication: not a kernel a fusion can hold"),
 )
 FUSIBLE_PREFIX = "segkit_"
+#: Calls that only view their first argument (no kernel, no bytes): a tensor crosses them unchanged, so a region's
+#: output viewed and then taken by a cut crosses that cut.
+VIEW_OPS = frozenset({"reshape", "view", "view_as", "permute", "transpose", "t", "unsqueeze", "squeeze", "flatten",
+                      "unflatten", "movedim", "expand", "expand_as", "detach"})
 
 #: Per-GPU copy bandwidth (bytes/s) the estimate divides bytes by.
 GPU_BANDWIDTH = {"h100": 3.0e12, "h200": 4.25e12}
@@ -205,58 +209,92 @@ def _region_name(callee: str) -> str | None:
     return REGION_EXECUTORS[m["prefix"]] if m else None
 
 
+@dataclass(frozen=True)
+class _Flow:
+    """Which call makes and which calls take each tensor of a trace, seen through views (a view's output counts
+    as the tensor it views); ``calls``: the trace's calls, views left out."""
+
+    calls: tuple[Call, ...]
+    views: dict[str, str]
+    producer: dict[str, Call]
+    consumers: dict[str, list[Call]]
+    returned: frozenset[str]
+
+    @classmethod
+    def of(cls, trace: ExecTrace) -> _Flow:
+        views = {c.outputs[0]: c.args[0] for c in trace.calls
+                 if c.callee.rsplit(".", 1)[-1] in VIEW_OPS and len(c.outputs) == 1 and c.args}
+
+        def root(name: str) -> str:
+            while name in views:
+                name = views[name]
+            return name
+
+        calls = tuple(c for c in trace.calls if not (len(c.outputs) == 1 and c.outputs[0] in views))
+        producer: dict[str, Call] = {}
+        consumers: dict[str, list[Call]] = defaultdict(list)
+        for call in calls:
+            for n in dict.fromkeys(root(a) for a in call.args):
+                consumers[n].append(call)
+            for n in call.outputs:
+                producer[n] = call
+        return cls(calls, views, producer, dict(consumers), frozenset(root(n) for n in trace.returned))
+
+    def root(self, name: str) -> str:
+        while name in self.views:
+            name = self.views[name]
+        return name
+
+    def args(self, call: Call) -> list[str]:
+        return list(dict.fromkeys(self.root(a) for a in call.args))
+
+    def needed_elsewhere(self, name: str, user: Call) -> bool:
+        """Whether ``name`` must be in memory for someone besides ``user`` (another call, the trace's return)."""
+        return name in self.returned or any(c is not user for c in self.consumers.get(name, ()))
+
+
+def _crossings(call: Call, flow: _Flow, tensor) -> list[Crossing]:
+    """The tensors crossing ``call``: those it takes from a region, and those it makes for one (counted once, for
+    the first region taking it: one region absorbs the cut, the others still read the tensor)."""
+    def crossing(name: str, into_cut: bool, region: Call, user: Call) -> Crossing:
+        t = tensor(name)
+        times = 1 if flow.needed_elsewhere(name, user) else 2  # the read, and the write when nothing else needs it
+        return Crossing(t, into_cut, region.callee, None if t.nbytes is None else times * t.nbytes)
+
+    out = [crossing(n, True, flow.producer[n], call) for n in flow.args(call)
+           if n in flow.producer and _region_name(flow.producer[n].callee)]
+    for n in call.outputs:
+        dst = next((c for c in flow.consumers.get(n, ()) if _region_name(c.callee)), None)
+        if dst is not None:
+            out.append(crossing(n, False, dst, dst))
+    return out
+
+
 def analyze_trace(trace: ExecTrace, model: CostModel, types: dict[str, TensorType] | None = None) -> TraceRegions:
     """The regions and cuts of one trace. ``types``: tensor types from companion traces (the forward's saved
     tensors in the backward), used where this trace prints none."""
     def tensor(name: str) -> Tensor:
         return Tensor(name, trace.types.get(name) or (types or {}).get(name))
 
-    producer: dict[str, Call] = {}
-    consumers: dict[str, list[Call]] = defaultdict(list)
-    for call in trace.calls:
-        for n in call.args:
-            consumers[n].append(call)
-        for n in call.outputs:
-            producer[n] = call
-    is_region = {id(c): _region_name(c.callee) is not None for c in trace.calls}
-
-    def needed_elsewhere(name: str, user: Call) -> bool:
-        return name in trace.returned or any(c is not user for c in consumers[name])
-
-    regions, cuts = [], []
-    for i, call in enumerate(trace.calls):
-        executor = _region_name(call.callee)
-        if executor is not None:
-            regions.append(Region(trace.label, call.line, call.callee, executor, call.ops,
-                                  tuple(tensor(n) for n in dict.fromkeys(call.args) if n in producer or n in trace.types
-                                        or n in trace.params),
-                                  tuple(tensor(n) for n in call.outputs)))
-            continue
-        crossings = []
-        for n in dict.fromkeys(call.args):  # read from a region
-            src = producer.get(n)
-            if src is not None and is_region[id(src)]:
-                t = tensor(n)
-                times = 1 if needed_elsewhere(n, call) else 2
-                crossings.append(Crossing(t, True, src.callee, None if t.nbytes is None else times * t.nbytes))
-        for n in call.outputs:  # written for a region
-            for dst in consumers[n]:
-                if is_region[id(dst)]:
-                    t = tensor(n)
-                    times = 1 if needed_elsewhere(n, dst) else 2
-                    crossings.append(Crossing(t, False, dst.callee, None if t.nbytes is None else times * t.nbytes))
-                    break  # one region absorbs the cut; the others still read the tensor
+    flow = _Flow.of(trace)
+    region_calls = [c for c in flow.calls if _region_name(c.callee)]
+    regions = tuple(Region(trace.label, c.line, c.callee, _region_name(c.callee), c.ops,
+                           tuple(tensor(n) for n in dict.fromkeys(c.args)
+                                 if n in flow.producer or n in trace.types or n in trace.params),
+                           tuple(tensor(n) for n in c.outputs)) for c in region_calls)
+    cuts = []
+    for call in flow.calls:
+        crossings = [] if _region_name(call.callee) else _crossings(call, flow, tensor)
         if not crossings:
             continue
         kind, reason = _classify(call.callee)
-        before = next((c.callee for c in reversed(trace.calls[:i]) if is_region[id(c)]), None)
-        after = next((c.callee for c in trace.calls[i + 1:] if is_region[id(c)]), None)
         saved = sum(c.saved_bytes or 0 for c in crossings)
-        kernels = model.kernels_per_cut
-        gain = model.gain_us(saved, kernels) if kind != "not fusible" else None
-        cuts.append(Cut(trace.label, call.line, call.callee, kind, reason, before, after, tuple(crossings), kernels,
-                        model.host_us, gain, call.source))
-    return TraceRegions(trace.label, trace.function, tuple(regions), tuple(cuts))
+        gain = model.gain_us(saved, model.kernels_per_cut) if kind != "not fusible" else None
+        cuts.append(Cut(trace.label, call.line, call.callee, kind, reason,
+                        next((r.callee for r in reversed(region_calls) if r.line < call.line), None),
+                        next((r.callee for r in region_calls if r.line > call.line), None),
+                        tuple(crossings), model.kernels_per_cut, model.host_us, gain, call.source))
+    return TraceRegions(trace.label, trace.function, regions, tuple(cuts))
 
 
 def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | None = None) -> RegionsReport:

@@ -144,9 +144,9 @@ def _op_text(text: str) -> str | None:
 
 
 def _source_comment(text: str) -> str | None:
-    """Thunder's user-source comment ``/path/model.py:42: \\t    y = norm(x)``, shortened to ``model.py:42: y =
-    norm(x)``; None for any other comment."""
-    m = re.fullmatch(r"\s*(?P<path>\S+?\.py):(?P<line>\d+):\s*(?P<code>.*)", text)
+    """Thunder's user-source comment ``/path/model.py:42: \\t    y = norm(x)`` (or ``<eval_with_key>.26:61: ..``
+    from an FX graph), shortened to ``model.py:42: y = norm(x)``; None for any other comment."""
+    m = re.fullmatch(r"\s*(?P<path>\S+?):(?P<line>\d+):\s(?P<code>.*)", text)
     return f"{m['path'].rsplit('/', 1)[-1]}:{m['line']}: {m['code'].strip()}" if m else None
 
 

@@ -55,12 +55,12 @@ def summary(report: RegionsReport) -> list[str]:
     m = report.model
     cuts = report.cuts
     fusible = [c for c in cuts if c.kind == "fusible"]
-    lines = [f"cost model: {m.gpu}, {m.bandwidth / 1e12:.2f} TB/s copy bandwidth (bytes = reads + writes fusing "
-             f"saves), {m.launch_us:.1f} us per kernel launch, {m.kernels_per_cut} kernel(s) and {m.host_us:.1f} us "
-             "host time per cut call",
-             f"{sum(len(t.regions) for t in report.traces)} region(s), {len(cuts)} cut(s): {len(fusible)} fusible "
-             f"(segkit's symbols) gaining {report.fusible_gain_us:.1f} us per step, "
-             f"{sum(c.kind == 'not fusible' for c in cuts)} not fusible, {sum(c.kind == 'other' for c in cuts)} other"]
+    lines = [(f"cost model: {m.gpu}, {m.bandwidth / 1e12:.2f} TB/s copy bandwidth (bytes = reads + writes fusing "
+              f"saves), {m.launch_us:.1f} us per kernel launch, {m.kernels_per_cut} kernel(s) and {m.host_us:.1f} us "
+              "host time per cut call"),
+             (f"{sum(len(t.regions) for t in report.traces)} region(s), {len(cuts)} cut(s): {len(fusible)} fusible "
+              f"(segkit's symbols) gaining {report.fusible_gain_us:.1f} us per step, "
+              f"{sum(c.kind == 'not fusible' for c in cuts)} not fusible, {sum(c.kind == 'other' for c in cuts)} other")]
     if report.step_ms is not None:
         lines.append(f"measured step {report.step_ms:.3f} ms -> estimated fused step {report.fused_step_ms:.3f} ms "
                      "(measured minus the gains of the fusible cuts)")

@@ -74,7 +74,7 @@ def page(report) -> str:
     parts = ["<h1>segkit regions</h1>", "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in summary(report))
              + "</ul>", f"<p>{legend} &mdash; widths grow with bytes; hover a box for its ops and tensors.</p>"]
     for t in report.traces:
-        parts += [f"<h2>{html.escape(t.label)} ({html.escape(t.function)}): {len(t.regions)} region(s), "
-                  f"{len(t.cuts)} cut(s)</h2>", svg_strip(t), _table(HEADERS, rows(t))]
+        title = f"{html.escape(t.label)} ({html.escape(t.function)}): {len(t.regions)} region(s), {len(t.cuts)} cut(s)"
+        parts += [f"<h2>{title}</h2>", svg_strip(t), _table(HEADERS, rows(t))]
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>segkit regions</title><style>{_CSS}</style>"
             f"</head><body>{''.join(parts)}</body></html>\n")
