@@ -15,10 +15,13 @@ import torch
 import torch.nn.functional as F
 
 import thunder_exec
-from segkit.regions import TraceFormatError, analyze, cost_model, parse_type
+from segkit.regions import TraceFormatError, analyze, cost_model, parse_trace, parse_type
+from segkit.regions.measure import CallTiming, call_timings
+from segkit.regions.parse import call_key
+from segkit.trace import capture
 from segkit_cli.main import main
 from tests.conftest import DATA
-from thunder_exec.regions import regions, save_traces
+from thunder_exec.regions import CallRanges, regions, save_traces
 
 LLAMA = [DATA / "thunder_traces" / f"litgpt_llama_tiny_cpu.{k}.py" for k in ("fwd", "bwd")]
 HIDDEN = 64
@@ -176,3 +179,40 @@ def test_unknown_gpu_needs_a_bandwidth(capsys):
     assert "no copy bandwidth known for GPU 'a100'" in capsys.readouterr().err
     with pytest.raises(TraceFormatError, match="fwd:1: not Python"):
         analyze([("fwd", "[[[")], MODEL)
+
+
+def test_call_ranges_name_each_call_as_the_saved_trace_prints_it(tmp_path, capsys):
+    """A real torch.profiler run of a function jitted with CallRanges: every call of the saved forward and backward
+    traces has its range, found by the line the trace prints; the command line reads the profile."""
+    torch.manual_seed(0)
+    args = (torch.randn(X_SHAPE, requires_grad=True), torch.randn(X_SHAPE), torch.rand(HIDDEN, requires_grad=True),
+            torch.randn(HIDDEN, HIDDEN, requires_grad=True))
+    jf = thunder.jit(_norm_matmul, executors=thunder_exec.executors(), transforms=[CallRanges()])
+    jf(*args).sum().backward()
+    with capture(str(tmp_path / "profile.json")) as cap:
+        for _ in range(2):
+            jf(*args).sum().backward()
+    timings = call_timings(cap.trace)
+    calls = [c for p in save_traces(jf, tmp_path) for c in parse_trace(p.read_text(), str(p)).calls if c.outputs]
+    assert {"segkit_rms_norm_fwd", "segkit_rms_norm_bwd"} <= {c.callee for c in calls}
+    assert all(timings[c.text].instances == 2 and timings[c.text].host_us > 0 for c in calls)
+    # a profile of another program measures none of the Llama's cuts, and says so
+    assert main(["regions", *map(str, LLAMA), "--profile", str(tmp_path / "profile.json")]) == 0
+    out = capsys.readouterr().out
+    assert "profile: 0 of 10 cut(s) measured" in out and "measured (else 1) kernel(s)" in out
+
+
+def test_profile_timings_replace_the_defaults_unless_given(jitted):
+    jf, _ = jitted
+    fwd = thunder.last_traces(jf)[-1]
+    (line,) = [b.python(indent=0)[0] for b in fwd.bound_symbols if b.sym.name == "segkit_rms_norm_fwd"]
+    timings = {call_key(line): CallTiming(instances=5, kernels=3, kernel_us=50.0, host_us=11.0)}
+    measured = regions(jf, model=cost_model("h100")).traces[0].cuts[0]
+    for model, kernels, host in [(cost_model("h100"), 3, 11.0), (cost_model("h100", host_us=0.0), 3, 0.0)]:
+        report = analyze([("fwd", str(fwd))], model, timings=timings)
+        (cut,) = report.traces[0].cuts
+        assert (cut.kernels, cut.host_us, cut.measured) == (kernels, host, timings[call_key(line)])
+        assert cut.gain_us == pytest.approx(cut.saved_bytes / 3.0e12 * 1e6 + kernels * 4.0 + host)
+        assert report.notes[-1] == "profile: 1 of 1 cut(s) measured"
+    # without a profile: one kernel and 20 us per call
+    assert (measured.kernels, measured.host_us, measured.measured) == (1, 20.0, None)

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from segkit.errors import SegkitError, UsageError
+from segkit.regions.measure import CallTiming
 from segkit.regions.parse import Call, ExecTrace, TensorType, parse_trace
 
 #: Fusion executors' region names: ``<prefix><counter>`` -> the executor.
@@ -36,10 +37,13 @@ FUSIBLE_PREFIX = "segkit_"
 #: Calls that only view their first argument (no kernel, no bytes): a tensor crosses them unchanged, so a region's
 #: output viewed and then taken by a cut crosses that cut.
 VIEW_OPS = frozenset({"reshape", "view", "view_as", "permute", "transpose", "t", "unsqueeze", "squeeze", "flatten",
-                      "unflatten", "movedim", "expand", "expand_as", "detach"})
+                      "unflatten", "movedim", "expand", "expand_as", "detach",
+                      "torch_prims_reshape_impl"})
 
 #: Per-GPU copy bandwidth (bytes/s) the estimate divides bytes by.
 GPU_BANDWIDTH = {"h100": 3.0e12, "h200": 4.25e12}
+#: A cut's kernels and host time (us) per call where neither the command line nor a profile gives them.
+DEFAULT_KERNELS, DEFAULT_HOST_US = 1, 20.0
 
 
 class RegionsError(SegkitError, ValueError):
@@ -49,17 +53,25 @@ class RegionsError(SegkitError, ValueError):
 @dataclass(frozen=True)
 class CostModel:
     """What a cut costs: ``bandwidth`` bytes/s for each byte written or read, ``launch_us`` per kernel it adds,
-    ``host_us`` for its host call (zero it where the GPU, not the host, bounds the step), ``kernels_per_cut``
-    kernels per call. Parameters, not measurements: override them from what a profile of your run shows."""
+    ``host_us`` for its host call (zero it where the GPU, not the host, bounds the step) and ``kernels_per_cut``
+    kernels per call. Parameters, not measurements; None (host time, kernels): the profile's measurement of the
+    call where one is given (segkit.regions.measure), else DEFAULT_HOST_US / DEFAULT_KERNELS."""
 
     gpu: str
     bandwidth: float
     launch_us: float = 4.0
-    host_us: float = 20.0
-    kernels_per_cut: int = 1
+    host_us: float | None = None
+    kernels_per_cut: int | None = None
 
-    def gain_us(self, nbytes: int, kernels: int) -> float:
-        return nbytes / self.bandwidth * 1e6 + kernels * self.launch_us + self.host_us
+    def call_cost(self, timing: CallTiming | None) -> tuple[float, float]:
+        """(kernels, host us) of a cut's call: the given parameter, else ``timing``'s, else the default."""
+        kernels = self.kernels_per_cut if self.kernels_per_cut is not None else (
+            timing.kernels if timing else DEFAULT_KERNELS)
+        host = self.host_us if self.host_us is not None else (timing.host_us if timing else DEFAULT_HOST_US)
+        return kernels, host
+
+    def gain_us(self, nbytes: int, kernels: float, host_us: float) -> float:
+        return nbytes / self.bandwidth * 1e6 + kernels * self.launch_us + host_us
 
 
 def cost_model(gpu: str, bandwidth_tbs: float | None = None, **params) -> CostModel:
@@ -115,7 +127,7 @@ class Crossing:
 @dataclass(frozen=True)
 class Cut:
     """A non-fusion call between regions. ``kind``: "fusible" (segkit's symbols), "not fusible" (``reason``) or
-    "other"; ``gain_us`` None when not fusible."""
+    "other"; ``gain_us`` None when not fusible; ``measured``: what a profile measured for the call, if given."""
 
     trace: str
     line: int
@@ -125,10 +137,11 @@ class Cut:
     before: str | None
     after: str | None
     crossings: tuple[Crossing, ...]
-    kernels: int
+    kernels: float
     host_us: float
     gain_us: float | None
     source: str | None
+    measured: CallTiming | None = None
 
     @property
     def saved_bytes(self) -> int:
@@ -156,6 +169,7 @@ class RegionsReport:
     traces: tuple[TraceRegions, ...]
     step_ms: float | None = None
     notes: tuple[str, ...] = field(default=())
+    profiled: bool = False
 
     @property
     def cuts(self) -> list[Cut]:
@@ -270,9 +284,10 @@ def _crossings(call: Call, flow: _Flow, tensor) -> list[Crossing]:
     return out
 
 
-def analyze_trace(trace: ExecTrace, model: CostModel, types: dict[str, TensorType] | None = None) -> TraceRegions:
+def analyze_trace(trace: ExecTrace, model: CostModel, types: dict[str, TensorType] | None = None,
+                  timings: dict[str, CallTiming] | None = None) -> TraceRegions:
     """The regions and cuts of one trace. ``types``: tensor types from companion traces (the forward's saved
-    tensors in the backward), used where this trace prints none."""
+    tensors in the backward), used where this trace prints none; ``timings``: a profile's, by call line."""
     def tensor(name: str) -> Tensor:
         return Tensor(name, trace.types.get(name) or (types or {}).get(name))
 
@@ -289,23 +304,27 @@ def analyze_trace(trace: ExecTrace, model: CostModel, types: dict[str, TensorTyp
             continue
         kind, reason = _classify(call.callee)
         saved = sum(c.saved_bytes or 0 for c in crossings)
-        gain = model.gain_us(saved, model.kernels_per_cut) if kind != "not fusible" else None
+        timing = (timings or {}).get(call.text)
+        kernels, host_us = model.call_cost(timing)
+        gain = model.gain_us(saved, kernels, host_us) if kind != "not fusible" else None
         cuts.append(Cut(trace.label, call.line, call.callee, kind, reason,
                         next((r.callee for r in reversed(region_calls) if r.line < call.line), None),
                         next((r.callee for r in region_calls if r.line > call.line), None),
-                        tuple(crossings), model.kernels_per_cut, model.host_us, gain, call.source))
+                        tuple(crossings), kernels, host_us, gain, call.source, timing))
     return TraceRegions(trace.label, trace.function, regions, tuple(cuts))
 
 
-def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | None = None) -> RegionsReport:
+def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | None = None,
+            timings: dict[str, CallTiming] | None = None) -> RegionsReport:
     """The report for ``sources``, (label, trace text) pairs of one program (its forward and backward traces share
-    tensor names). None of them holding a fusion region is a RegionsError."""
+    tensor names); ``timings``: a profile of it (segkit.regions.measure). None of the traces holding a fusion
+    region is a RegionsError."""
     traces = [parse_trace(text, label) for label, text in sources]
     types: dict[str, TensorType] = {}
     for t in traces:
         for name, ty in t.types.items():
             types.setdefault(name, ty)
-    analysed = tuple(analyze_trace(t, model, types) for t in traces)
+    analysed = tuple(analyze_trace(t, model, types, timings) for t in traces)
     if not any(t.regions for t in analysed):
         names = ", ".join(label for label, _ in sources)
         raise RegionsError(f"{names}: no fusion region (no call named {' / '.join(p + 'N' for p in REGION_EXECUTORS)}):"
@@ -316,4 +335,10 @@ def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | N
         notes.append(f"{len(unknown)} crossing tensor(s) without a printed type, their bytes left out: "
                      f"{', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''} (save the traces with "
                      "thunder_exec.regions.save_traces to get every type)")
-    return RegionsReport(model, analysed, step_ms, tuple(notes))
+    if timings is not None:
+        cuts = [c for t in analysed for c in t.cuts]
+        missing = [f"{c.symbol} (line {c.line})" for c in cuts if c.measured is None]
+        notes.append(f"profile: {len(cuts) - len(missing)} of {len(cuts)} cut(s) measured"
+                     + (f"; not in it: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} (profile the "
+                        "jitted function with thunder_exec.regions.CallRanges)" if missing else ""))
+    return RegionsReport(model, analysed, step_ms, tuple(notes), timings is not None)

@@ -48,11 +48,13 @@ class TensorType:
 
 @dataclass(frozen=True)
 class Call:
-    """One top-level call of the trace: ``outputs = callee(args)``. ``args`` are the names passed (in
-    collections too), ``ops`` the operations printed as comments under it (a fusion region's contents, the
-    outermost level), ``source`` the user's line Thunder printed above it, if any."""
+    """One top-level call of the trace: ``outputs = callee(args)``. ``text``: its line as printed, ``call_key``'d
+    (what names it in a profile's ranges); ``args``: the names passed (in collections too); ``ops``:
+    the operations printed as comments under it (a fusion region's contents, the outermost level); ``source``: the
+    user's line Thunder printed above it, if any."""
 
     line: int
+    text: str
     callee: str
     outputs: tuple[str, ...]
     args: tuple[str, ...]
@@ -71,6 +73,12 @@ class ExecTrace:
     calls: tuple[Call, ...]
     returned: frozenset[str]
     types: dict[str, TensorType]
+
+
+def call_key(printed: str) -> str:
+    """A call's printed line as its profile range is named (thunder_exec.regions.CallRanges): without the trailing
+    type comment, double quotes as single ones (torch.profiler writes range names into its JSON unescaped)."""
+    return printed.split("  #")[0].strip().replace('"', "'")
 
 
 def parse_type(text: str) -> TensorType | None:
@@ -181,11 +189,12 @@ def parse_trace(source: str, label: str = "<trace>") -> ExecTrace:
                                "thunder_exec.regions.save_traces, or print(thunder.last_traces(jfn)[-1]))")
     fn = functions[0]
     comments = _comments(source, label)
+    lines = source.splitlines()
     types: dict[str, TensorType] = {}
     for c in comments:
         _types_in(c.text, types)
 
-    stmts = [s for s in _statements(fn.body)]
+    stmts = list(_statements(fn.body))
     starts = sorted({s.lineno for s in stmts} | {fn.end_lineno + 1})
     calls = []
     returned: set[str] = set()
@@ -203,6 +212,7 @@ def parse_trace(source: str, label: str = "<trace>") -> ExecTrace:
         ops = tuple(op for c in below if c.col == top and (op := _op_text(c.text)) is not None)
         above = [c for c in comments if c.line == stmt.lineno - 1 and c.col == stmt.col_offset]
         source_line = _source_comment(above[0].text) if above else None
-        calls.append(Call(stmt.lineno, ast.unparse(call.func), tuple(outputs), tuple(args), ops, source_line))
+        calls.append(Call(stmt.lineno, call_key(lines[stmt.lineno - 1]), ast.unparse(call.func), tuple(outputs),
+                          tuple(args), ops, source_line))
     params = tuple(a.arg for a in fn.args.args)
     return ExecTrace(label, fn.name, params, tuple(calls), frozenset(returned), types)

@@ -7,9 +7,10 @@ import math
 
 from tabulate import tabulate
 
-from segkit.regions.analysis import Cut, Region, RegionsReport, TraceRegions
+from segkit.regions.analysis import DEFAULT_HOST_US, DEFAULT_KERNELS, Cut, Region, RegionsReport, TraceRegions
 
-HEADERS = ["line", "region / cut", "symbol", "crossing tensors", "bytes", "kernels", "host us", "gain us"]
+HEADERS = ["line", "region / cut", "symbol", "crossing tensors", "bytes", "kernels", "host us (m: measured)",
+           "gain us"]
 KIND_COLOURS = {"fusible": "#e8710a", "not fusible": "#9aa0a6", "other": "#9334e6"}
 REGION_COLOUR = "#4285f4"
 
@@ -46,7 +47,7 @@ def rows(trace: TraceRegions) -> list[list]:
         else:
             gain = "-" if item.gain_us is None else f"{item.gain_us:.1f}"
             out.append([item.line, f"cut ({item.kind})", item.symbol, _crossings(item), _human_bytes(item.saved_bytes),
-                        item.kernels, f"{item.host_us:.1f}", gain])
+                        f"{item.kernels:g}", f"{item.host_us:.1f}" + ("" if item.measured is None else " (m)"), gain])
     return out
 
 
@@ -55,9 +56,10 @@ def summary(report: RegionsReport) -> list[str]:
     m = report.model
     cuts = report.cuts
     fusible = [c for c in cuts if c.kind == "fusible"]
+    per_call = (f"{_given(m.kernels_per_cut, DEFAULT_KERNELS, report.profiled)} kernel(s) and "
+                f"{_given(m.host_us, DEFAULT_HOST_US, report.profiled)} us host time per cut call")
     lines = [(f"cost model: {m.gpu}, {m.bandwidth / 1e12:.2f} TB/s copy bandwidth (bytes = reads + writes fusing "
-              f"saves), {m.launch_us:.1f} us per kernel launch, {m.kernels_per_cut} kernel(s) and {m.host_us:.1f} us "
-              "host time per cut call"),
+              f"saves), {m.launch_us:.1f} us per kernel launch, {per_call}"),
              (f"{sum(len(t.regions) for t in report.traces)} region(s), {len(cuts)} cut(s): {len(fusible)} fusible "
               f"(segkit's symbols) gaining {report.fusible_gain_us:.1f} us per step, "
               f"{sum(c.kind == 'not fusible' for c in cuts)} not fusible, {sum(c.kind == 'other' for c in cuts)} other")]
@@ -72,6 +74,14 @@ def summary(report: RegionsReport) -> list[str]:
         lines.append(f"{kind}: {', '.join(sorted(set(symbols)))} ({len(symbols)} call(s)): {reason}")
     lines += [f"note: {n}" for n in report.notes]
     return lines
+
+
+def _given(value, default, profiled: bool) -> str:
+    """A per-call parameter as the summary states it: given, measured (the default where the profile lacks the
+    call), or the default."""
+    if value is not None:
+        return f"{value:g}"
+    return f"measured (else {default:g})" if profiled else f"{default:g}"
 
 
 def format_text(report: RegionsReport) -> str:

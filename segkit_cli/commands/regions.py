@@ -23,12 +23,16 @@ def register(sub) -> None:
     p = sub.add_parser("regions", help="Thunder's fusion regions and the cuts between them: bytes, kernels, gain")
     p.add_argument("traces", nargs="+", type=argtypes.existing_file, metavar="TRACE",
                    help="saved Thunder execution traces of one program: forward, then backward")
-    p.add_argument("--gpu", default="h100", help=GPU_HELP + " (default h100)")
+    p.add_argument("--gpu", help=GPU_HELP + " (default: the profile's GPU, else h100)")
     p.add_argument("--bandwidth", type=argtypes.positive_float, metavar="TBS", help="copy bandwidth in TB/s")
     p.add_argument("--launch-us", type=argtypes.nonnegative_float, default=4.0, help="cost of a kernel launch (us)")
-    p.add_argument("--host-us", type=argtypes.nonnegative_float, default=20.0,
-                   help="host time of a cut's call (us); 0 where the GPU bounds the step")
-    p.add_argument("--kernels-per-cut", type=argtypes.count, default=1, help="kernels each cut's call launches")
+    p.add_argument("--host-us", type=argtypes.nonnegative_float, help="host time of a cut's call (us); 0 where the "
+                   "GPU bounds the step (default: measured in --profile, else 20)")
+    p.add_argument("--kernels-per-cut", type=argtypes.count, help="kernels each cut's call launches (default: "
+                   "measured in --profile, else 1)")
+    p.add_argument("--profile", type=argtypes.trace_file, help="a profile of the jitted function with "
+                   "thunder_exec.regions.CallRanges (torch.profiler .json / .json.gz, or nsys): each cut's kernels "
+                   "and host time measured")
     p.add_argument("--step-ms", type=argtypes.positive_float, help="the measured step time: prints the estimated "
                    "fused step (measured minus the gains of segkit's fusible cuts)")
     p.add_argument("--format", choices=("text", "json"), default="text")
@@ -52,11 +56,18 @@ def run(args: argparse.Namespace) -> int:
     from segkit.regions import analyze, cost_model
     from segkit.regions.render import format_text
 
-    model = cost_model(args.gpu, args.bandwidth, launch_us=args.launch_us, host_us=args.host_us,
-                       kernels_per_cut=args.kernels_per_cut)
     if args.html:
         argtypes.not_an_input(args.html, *args.traces, flag="--html")
-    report = analyze([(str(p), _read(p)) for p in args.traces], model, args.step_ms)
+    timings, gpu = None, args.gpu
+    if args.profile:
+        from segkit.regions.measure import call_timings
+        from segkit.trace import load
+
+        profile = load(args.profile)
+        timings, gpu = call_timings(profile), gpu or profile.gpu
+    model = cost_model(gpu or "h100", args.bandwidth, launch_us=args.launch_us, host_us=args.host_us,
+                       kernels_per_cut=args.kernels_per_cut)
+    report = analyze([(str(p), _read(p)) for p in args.traces], model, args.step_ms, timings)
     print(json.dumps(report.to_dict(), indent=1) if args.format == "json" else format_text(report))
     if args.html:
         args.html.write_text(page(report))
