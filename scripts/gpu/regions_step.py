@@ -1,10 +1,12 @@
 """The Llama-3-8B step (litgpt, 1 layer, T=4096, bf16, forward + backward) under stock Thunder and Thunder +
-segkit_ex: each one's measured step time and its final execution traces, saved for ``segkit regions``.
+segkit_ex: each one's measured step time and its final execution traces, saved for ``segkit regions``; and a
+torch.profiler profile of 3 segkit_ex steps jitted with CallRanges (each call in its range), with its traces.
 
     python scripts/gpu/regions_step.py OUT_DIR [--iters 10]
 
-Writes OUT_DIR/{thunder,segkit_ex}/step.{fwd,bwd}.py and OUT_DIR/steps.json ({variant: step ms}, and the GPU).
-The model, timing and litgpt import are benchmarks/model_step.py's.
+Writes OUT_DIR/{thunder,segkit_ex,segkit_ex_profiled}/step.{fwd,bwd}.py, OUT_DIR/segkit_ex_profiled/profile.json
+and OUT_DIR/steps.json ({variant: step ms}, and the GPU). The model, timing and litgpt import are
+benchmarks/model_step.py's.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ def main() -> None:
 
     import thunder
     import thunder_exec
-    from thunder_exec.regions import save_traces
+    from segkit.trace import capture
+    from thunder_exec.regions import CallRanges, save_traces
 
     model_mod, config_mod = import_litgpt()
     thunder_exec.executors()  # recognizes litgpt, imported after thunder_exec
@@ -41,6 +44,14 @@ def main() -> None:
         steps[variant] = _time(lambda: fn(x, cos[None], sin[None]).backward(), args.iters)
         paths = save_traces(fn, args.out / variant, "step")
         print(f"{variant}: step {steps[variant]:.3f} ms; traces {', '.join(map(str, paths))}", flush=True)
+    fn = thunder.jit(model, executors=thunder_exec.executors(), transforms=[CallRanges()])
+    (args.out / "segkit_ex_profiled").mkdir(parents=True, exist_ok=True)
+    _time(lambda: fn(x, cos[None], sin[None]).backward(), 1)
+    with capture(str(args.out / "segkit_ex_profiled" / "profile.json")):
+        for _ in range(3):
+            fn(x, cos[None], sin[None]).backward()
+        torch.cuda.synchronize()
+    save_traces(fn, args.out / "segkit_ex_profiled", "step")
     (args.out / "steps.json").write_text(json.dumps(steps, indent=1) + "\n")
 
 
