@@ -27,10 +27,10 @@ _REGION = re.compile(rf"(?P<prefix>{'|'.join(REGION_EXECUTORS)})\d+")
 NOT_FUSIBLE = (
     (re.compile(r".*(scaled_dot_product|sdpa|flash_attn|attention).*"),
      "attention kernel (SDPA / cuDNN / flash): nvFuser does not generate it"),
-    (re.compile(r"(.*_)?(linear|matmul|mm|bmm|addmm|baddbmm)"),
+    (re.compile(r"(.*_)?(linear|matmul|mm|bmm|addmm|baddbmm)(_\d+)?"),
      "matmul (cuBLAS): Thunder keeps matmuls out of nvFusion regions by default (nv_enable_linear / nv_enable_matmul)"),
     (re.compile(r".*embedding.*"), "embedding gather: Thunder runs it in torch by default (nv_enable_embedding)"),
-    (re.compile(r".*(all_reduce|all_gather|reduce_scatter|broadcast|wait|send|recv).*"),
+    (re.compile(r".*(all_reduce|all_gather|reduce_scatter).*|(torch_)?(broadcast|wait|send|recv)"),
      "communication: not a kernel a fusion can hold"),
 )
 FUSIBLE_PREFIX = "segkit_"
