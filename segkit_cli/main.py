@@ -16,12 +16,12 @@ import sys
 from collections.abc import Sequence
 
 from segkit.errors import SegkitError, UsageError
-from segkit_cli.commands import (bookend, check, demo, fuzz, minimize, profile, report, repro, reuse, segments,
-                                 trace, tune)
+from segkit_cli.commands import (bookend, check, demo, fuzz, minimize, profile, regions, report, repro, reuse,
+                                 segments, trace, tune)
 from segkit_cli.parser import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_USAGE, Parser
 
 #: The subcommands, in the order ``segkit --help`` lists them.
-COMMANDS = (repro, bookend, check, minimize, profile, trace, demo, segments, report, reuse, tune, fuzz)
+COMMANDS = (repro, bookend, check, minimize, profile, trace, demo, segments, report, regions, reuse, tune, fuzz)
 
 
 def build_parser() -> Parser:
