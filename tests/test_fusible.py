@@ -26,6 +26,7 @@ from thunder.core import devices, dtypes
 from thunder.core.proxies import TensorProxy
 from thunder.core.trace import TraceCtx, tracectx
 from thunder.core.utils import ProxyDict
+from thunder.extend import OperatorExecutor
 from thunder_exec import fusible
 
 BF16 = torch.bfloat16
@@ -234,8 +235,8 @@ def _litgpt_block_piece():
     return step, [x, norm.weight]
 
 
-def _grads(step, leaves, **options):
-    jf = thunder.jit(step, executors=thunder_exec.executors(), **options)
+def _grads(step, leaves, executors=None, **options):
+    jf = thunder.jit(step, executors=executors or thunder_exec.executors(), **options)
     for t in leaves:
         t.grad = None
     loss = jf()
@@ -243,9 +244,17 @@ def _grads(step, leaves, **options):
     return jf, loss.detach(), [t.grad.clone() for t in leaves]
 
 
-def test_fused_without_nvfuser_claims_opaquely_with_one_warning():
+@pytest.fixture(scope="module")
+def opaque_piece():
+    """The litgpt piece's loss and grads in the default (opaque) mode."""
     step, leaves = _litgpt_block_piece()
-    _, loss0, grads0 = _grads(step, leaves)
+    _, loss, grads = _grads(step, leaves)
+    return loss, grads
+
+
+def test_fused_without_nvfuser_claims_opaquely_with_one_warning(opaque_piece):
+    step, leaves = _litgpt_block_piece()
+    loss0, grads0 = opaque_piece
     fusible._fall_back.cache_clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -261,6 +270,48 @@ def test_fused_without_nvfuser_claims_opaquely_with_one_warning():
 
 
 def test_segkit_fuse_names_its_values():
-    step, _ = _litgpt_block_piece()
+    x, w = torch.randn(4, 16), torch.ones(16)
     with pytest.raises(ValueError, match="segkit_fuse must be one of opaque, fused, auto, got 'yes'"):
-        thunder.jit(step, executors=thunder_exec.executors(), segkit_fuse="yes")()
+        thunder.jit(lambda x: torch.nn.functional.rms_norm(x, (16,), w), executors=thunder_exec.executors(),
+                    segkit_fuse="yes")(x)
+
+
+class _InterpretedRegions(OperatorExecutor):
+    """Stands in for Thunder's nvFuser executor on CPU: each fusible symbol is its own region, its translator
+    recorded into segkit's FusionDefinition from the call's tensors and run by the reference interpreter."""
+
+    def register_operator(self, name, *, meta):
+        translator = {n: t for n, _, t in fusible._SYMBOLS.values()}[name]
+
+        def run(*args):
+            tensors = [a.contiguous() for a in args if isinstance(a, torch.Tensor)]
+            ins = [a for a in args if isinstance(a, torch.Tensor)]
+            with FusionDefinition() as fd:
+                lc_to_nv_map = {a: _define(fd, a) for a in ins}
+                outs = translator(*args, fd=fd, lc_to_nv_map=lc_to_nv_map)
+                for o in outs if isinstance(outs, tuple) else (outs,):
+                    fd.add_output(o)
+            got = segkit.run_reference(fd, tensors)
+            return tuple(got) if isinstance(outs, tuple) else got[0]
+
+        return super().register_operator(name, meta=meta, fn=run)
+
+
+def test_fused_symbols_through_thunder_autograd(monkeypatch, opaque_piece):
+    """The transforms emit the fusible symbols (forward and backward, tables given as (1, T, n)) when they are
+    registered on an executor of the compilation: here one whose regions run the translators on the reference
+    interpreter. Loss and grads are the opaque mode's."""
+    ex = _InterpretedRegions("segkit_fusible_cpu")
+    symbols = fusible.register(ex, lambda sym_id, translator, checker: None, devices.DeviceType.CPU)
+    monkeypatch.setattr(fusible, "registered", lambda: symbols)
+    step, leaves = _litgpt_block_piece()
+    default = thunder_exec.executors()
+    jf, loss, grads = _grads(step, leaves, executors=[default[0], ex, *default[1:]], segkit_fuse="fused")
+    fw = {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
+    bw = {b.sym.name for b in thunder.last_backward_traces(jf)[-1].bound_symbols}
+    assert {"segkit_nv_rms_norm_fwd", "segkit_nv_rope_fwd"} <= fw and not fw & {"segkit_rms_norm_fwd", "segkit_rope_fwd"}
+    assert {"segkit_nv_rms_norm_bwd", "segkit_nv_rope_bwd"} <= bw and not bw & {"segkit_rms_norm_bwd", "segkit_rope_bwd"}
+    loss0, grads0 = opaque_piece
+    torch.testing.assert_close(loss, loss0)
+    for g, w in zip(grads, grads0):
+        torch.testing.assert_close(g, w)

@@ -140,9 +140,10 @@ def rope_bwd_translator(g, cos, sin, x_dtype, *, fd, lc_to_nv_map):
 # --------------------------------------------------------------------------- registration
 @dataclass(frozen=True)
 class FusibleSymbols:
-    """segkit's operators registered on Thunder's nvFuser executor (``executor``)."""
+    """segkit's operators registered on Thunder's nvFuser executor (``executor``), which runs them on ``device``."""
 
     executor: Any
+    device: DeviceType
     rms_fwd: Any
     rms_bwd: Any
     ln_fwd: Any
@@ -162,20 +163,20 @@ _SYMBOLS = {  # field: (operator name, meta, translator)
 NAMES = tuple(name for name, _, _ in _SYMBOLS.values())
 
 
-def _on_cuda(*args) -> bool:
-    """The checker: every tensor argument on a CUDA device (the region runs there)."""
-    return all(a.device.devicetype is DeviceType.CUDA for a in args if isinstance(a, TensorProxy))
+def _on(device: DeviceType, *args) -> bool:
+    """Every tensor argument on ``device``."""
+    return all(a.device.devicetype is device for a in args if isinstance(a, TensorProxy))
 
 
-def register(executor, register_supported) -> FusibleSymbols:
+def register(executor, register_supported, device: DeviceType = DeviceType.CUDA) -> FusibleSymbols:
     """Register segkit's operators on ``executor`` (Thunder's nvFuser executor) with their translators through
-    ``register_supported(symbol_id, translator, checker)`` (nvfuserex_impl's)."""
+    ``register_supported(symbol_id, translator, checker)`` (nvfuserex_impl's); the checker wants ``device``."""
     symbols = {}
     for field_name, (name, meta, translator) in _SYMBOLS.items():
         sym = executor.register_operator(name, meta=meta)
-        register_supported(sym.id, translator, _on_cuda)
+        register_supported(sym.id, translator, functools.partial(_on, device))
         symbols[field_name] = sym
-    return FusibleSymbols(executor, **symbols)
+    return FusibleSymbols(executor, device, **symbols)
 
 
 @functools.lru_cache(maxsize=1)
@@ -211,7 +212,7 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
     if cd is not None and symbols.executor not in (cd.executors_list or ()):
         _fall_back("nvFuser is not among this compilation's executors")
         return None
-    if not _on_cuda(x) or not all(isinstance(s, int) for s in x.shape):
+    if not _on(symbols.device, x) or not all(isinstance(s, int) for s in x.shape):
         return None
     if options.fuse == "auto" and decide(spec_name, cfg, gpu_model()).decision == OPAQUE:
         return None
