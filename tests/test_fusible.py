@@ -255,7 +255,7 @@ def opaque_piece():
 def test_fused_without_nvfuser_claims_opaquely_with_one_warning(opaque_piece):
     step, leaves = _litgpt_block_piece()
     loss0, grads0 = opaque_piece
-    fusible._fall_back.cache_clear()
+    fusible.clear_notes()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         jf, loss, grads = _grads(step, leaves, segkit_fuse="fused")

@@ -26,7 +26,7 @@ from thunder.core.proxies import TensorProxy
 
 from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig
-from fusions.cut_cost import OPAQUE, decide
+from fusions.cut_cost import OPAQUE, crossing_bytes, decide
 from segkit.tuning import gpu_model
 from thunder_exec.base import CompileOptions, torch_dtype
 
@@ -197,6 +197,12 @@ def _fall_back(why: str) -> None:
     """Warn once per reason (``_fall_back.cache_clear()`` to hear it again)."""
     warnings.warn(f"segkit_fuse: {why}; segkit's opaque norm / RoPE symbols run instead", FuseFallbackWarning,
                   stacklevel=4)
+
+
+def clear_notes() -> None:
+    """Forget which fallbacks were said and the cut costs computed (the next compile says and computes again)."""
+    _fall_back.cache_clear()
+    crossing_bytes.cache_clear()
 
 
 def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | None:
