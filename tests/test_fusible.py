@@ -315,3 +315,40 @@ def test_fused_symbols_through_thunder_autograd(monkeypatch, opaque_piece):
     torch.testing.assert_close(loss, loss0)
     for g, w in zip(grads, grads0):
         torch.testing.assert_close(g, w)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", ["Llama-3.2-1B", "pythia-14m"])
+def test_whole_litgpt_model_fused_claims_every_norm_and_rope(monkeypatch, name):
+    """A whole tiny litgpt model (RMSNorm or LayerNorm, full or partial rotary) with the fusible symbols on the
+    interpreting executor: every norm and RoPE is a segkit_nv symbol forward and backward, none opaque, and loss
+    and grads agree with the opaque mode's."""
+    from tests import model_zoo
+
+    ex = _InterpretedRegions(f"segkit_fusible_cpu_{name}")
+    symbols = fusible.register(ex, lambda sym_id, translator, checker: None, devices.DeviceType.CPU)
+    model = model_zoo.build(name)
+    idx = torch.randint(0, model_zoo.VOCAB, (model_zoo.BATCH, model_zoo.T), generator=torch.Generator().manual_seed(0))
+    step = model_zoo._Loss(model)
+
+    def run(executors, **options):
+        model.zero_grad(set_to_none=True)
+        jf = thunder.jit(step, executors=executors, **options)
+        loss = jf(idx)
+        loss.backward()
+        return jf, loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+    default = thunder_exec.executors()
+    _, loss0, grads0 = run(default)
+    monkeypatch.setattr(fusible, "registered", lambda: symbols)
+    jf, loss, grads = run([default[0], ex, *default[1:]], segkit_fuse="fused")
+    norms, attentions = model_zoo._eager_counts(model, idx, rope=True)
+    fw, bw = thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]
+    count = model_zoo.count_symbols
+    assert count(fw, {"segkit_nv_rms_norm_fwd", "segkit_nv_layer_norm_fwd"}) == norms
+    assert count(bw, {"segkit_nv_rms_norm_bwd", "segkit_nv_layer_norm_bwd"}) == norms
+    assert count(fw, {"segkit_nv_rope_fwd"}) == count(bw, {"segkit_nv_rope_bwd"}) == 2 * attentions
+    assert not count(fw, {"segkit_rms_norm_fwd", "segkit_layer_norm_fwd", "segkit_rope_fwd"})
+    torch.testing.assert_close(loss, loss0)
+    for g, w in zip(grads, grads0):
+        torch.testing.assert_close(g, w)
