@@ -194,7 +194,7 @@ def registered() -> FusibleSymbols | None:
 
 @functools.lru_cache(maxsize=16)
 def _fall_back(why: str) -> None:
-    """Warn once per reason (``_fall_back.cache_clear()`` to hear it again)."""
+    """Warn once per reason (``clear_notes()`` to hear it again)."""
     warnings.warn(f"segkit_fuse: {why}; segkit's opaque norm / RoPE symbols run instead", FuseFallbackWarning,
                   stacklevel=4)
 
