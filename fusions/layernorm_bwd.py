@@ -22,16 +22,25 @@ from fusions.spec import FusionSpec, dt, randn
 
 
 def define(fd, cfg: NormConfig) -> None:
-    n, f32 = len(cfg.shape), dt(fd, "Float")
     x = N.define_x(fd, cfg)
     dy = N.define_x(fd, cfg)
     mean = N.define_stat(fd, cfg)
     rstd = N.define_stat(fd, cfg)
     w = N.define_vec(fd, cfg)
+    for out in body(fd, x, dy, mean, rstd, w, cfg):
+        fd.add_output(out)
+
+
+def body(fd, x, dy, mean, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
+    """(dx, dw, db) from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's
+    nvFuser executor fuses segkit's layer norm backward; thunder_exec.fusible): x and dy of rank ``ndim`` (default
+    the config's), mean and rstd one fp32 value per row; ``w`` None for a norm without weight (dw is then
+    sum_rows(dy * xhat) all the same, and unused)."""
+    n, f32 = len(cfg.shape) if ndim is None else ndim, dt(fd, "Float")
     xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)
     rstd_b = N.per_row(fd, rstd, n)
     xhat = fd.ops.mul(fd.ops.sub(xf, N.per_row(fd, mean, n)), rstd_b)
-    g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
+    g = dyf if w is None else fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     inv_h = 1.0 / cfg.hidden
     mean_g = fd.ops.mul(fd.ops.sum(g, dims=[n - 1], dtype=f32), inv_h)
     mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), inv_h)
@@ -39,9 +48,8 @@ def define(fd, cfg: NormConfig) -> None:
     dx = fd.ops.mul(inner, rstd_b)
     dw = fd.ops.sum(fd.ops.mul(dyf, xhat), dims=N.row_dims(n), dtype=f32)
     db = fd.ops.sum(dyf, dims=N.row_dims(n), dtype=f32)
-    fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
-    fd.add_output(fd.ops.cast(dw, dtype=N.param(fd, cfg)))
-    fd.add_output(fd.ops.cast(db, dtype=N.param(fd, cfg)))
+    return (fd.ops.cast(dx, dtype=N.io(fd, cfg)), fd.ops.cast(dw, dtype=N.param(fd, cfg)),
+            fd.ops.cast(db, dtype=N.param(fd, cfg)))
 
 
 def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

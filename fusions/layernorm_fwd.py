@@ -17,23 +17,30 @@ from fusions.spec import FusionSpec, dt
 
 
 def define(fd, cfg: NormConfig) -> None:
-    n = len(cfg.shape)
     x = N.define_x(fd, cfg)
     w = N.define_vec(fd, cfg)
     b = N.define_vec(fd, cfg) if cfg.bias else None
+    for out in body(fd, x, w, b, cfg):
+        fd.add_output(out)
+
+
+def body(fd, x, w, b, cfg: NormConfig, ndim: int | None = None) -> tuple:
+    """(y, mean, rstd) from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's
+    nvFuser executor fuses segkit's layer norm; thunder_exec.fusible): x of rank ``ndim`` (default the config's);
+    ``w`` / ``b`` None for a norm without weight / bias."""
+    n = len(cfg.shape) if ndim is None else ndim
     f32, inv_h = dt(fd, "Float"), 1.0 / cfg.hidden
     xf = fd.ops.cast(x, dtype=f32)
     mean = fd.ops.mul(fd.ops.sum(xf, dims=[n - 1], dtype=f32), inv_h)
     xc = fd.ops.sub(xf, N.per_row(fd, mean, n))
     var = fd.ops.mul(fd.ops.sum(fd.ops.mul(xc, xc), dims=[n - 1], dtype=f32), inv_h)
     rstd = fd.ops.rsqrt(fd.ops.add(var, cfg.eps))
-    xhat = fd.ops.mul(xc, N.per_row(fd, rstd, n))
-    y = fd.ops.mul(xhat, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
+    y = fd.ops.mul(xc, N.per_row(fd, rstd, n))
+    if w is not None:
+        y = fd.ops.mul(y, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     if b is not None:
         y = fd.ops.add(y, N.per_col(fd, fd.ops.cast(b, dtype=f32), n))
-    fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
-    fd.add_output(mean)
-    fd.add_output(rstd)
+    return fd.ops.cast(y, dtype=N.io(fd, cfg)), mean, rstd
 
 
 def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

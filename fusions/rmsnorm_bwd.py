@@ -21,11 +21,19 @@ from fusions.spec import FusionSpec, dt, randn
 
 
 def define(fd, cfg: NormConfig) -> None:
-    n, f32 = len(cfg.shape), dt(fd, "Float")
     x = N.define_x(fd, cfg)
     dy = N.define_x(fd, cfg)
     rstd = N.define_stat(fd, cfg)
     w = N.define_vec(fd, cfg)
+    for out in body(fd, x, dy, rstd, w, cfg):
+        fd.add_output(out)
+
+
+def body(fd, x, dy, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
+    """(dx, dw) from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's nvFuser
+    executor fuses segkit's RMSNorm backward; thunder_exec.fusible): x and dy of rank ``ndim`` (default the
+    config's), rstd one fp32 value per row."""
+    n, f32 = len(cfg.shape) if ndim is None else ndim, dt(fd, "Float")
     xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)
     rstd_b = N.per_row(fd, rstd, n)
     xhat = fd.ops.mul(xf, rstd_b)
@@ -37,8 +45,7 @@ def define(fd, cfg: NormConfig) -> None:
     mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), 1.0 / cfg.hidden)
     dx = fd.ops.mul(fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, n))), rstd_b)
     dw = fd.ops.sum(dw_terms, dims=N.row_dims(n), dtype=f32)
-    fd.add_output(fd.ops.cast(dx, dtype=N.io(fd, cfg)))
-    fd.add_output(fd.ops.cast(dw, dtype=N.param(fd, cfg)))
+    return fd.ops.cast(dx, dtype=N.io(fd, cfg)), fd.ops.cast(dw, dtype=N.param(fd, cfg))
 
 
 def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

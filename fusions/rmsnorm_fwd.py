@@ -15,9 +15,17 @@ from fusions.spec import FusionSpec, dt
 
 
 def define(fd, cfg: NormConfig) -> None:
-    n = len(cfg.shape)
     x = N.define_x(fd, cfg)
     w = N.define_vec(fd, cfg)
+    for out in body(fd, x, w, cfg):
+        fd.add_output(out)
+
+
+def body(fd, x, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
+    """(y, rstd) from tensors ``x`` and ``w`` already in ``fd`` (the builder's inputs, or a region's tensors when
+    Thunder's nvFuser executor fuses segkit's RMSNorm; thunder_exec.fusible): x of rank ``ndim`` (default the
+    config's), normalised over its last dim of cfg.hidden."""
+    n = len(cfg.shape) if ndim is None else ndim
     xf = fd.ops.cast(x, dtype=dt(fd, "Float"))
     ms = fd.ops.div(fd.ops.sum(fd.ops.mul(xf, xf), dims=[n - 1], dtype=dt(fd, "Float")), float(cfg.hidden))
     rstd = fd.ops.rsqrt(fd.ops.add(ms, cfg.eps))
@@ -25,8 +33,7 @@ def define(fd, cfg: NormConfig) -> None:
     if cfg.round_normed:  # Hugging Face's Llama-style norm rounds here, then multiplies in x's dtype
         normed = N.rounded(fd, normed, cfg)
     y = fd.ops.mul(normed, N.per_col(fd, fd.ops.cast(w, dtype=dt(fd, "Float")), n))
-    fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
-    fd.add_output(rstd)
+    return fd.ops.cast(y, dtype=N.io(fd, cfg)), rstd
 
 
 def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

@@ -13,11 +13,19 @@ from fusions.spec import FusionSpec, dt, nv_dtype, randn
 
 
 def define(fd, cfg: ApplyRopeConfig) -> None:
-    g, cos, sin, half = define_inputs(fd, cfg, cfg.out)
-    gs1, gs2 = halves(fd, fd.ops.mul(g, table(fd, sin, cfg)), cfg, half)
-    rot_t = R.rotate(fd, gs2, fd.ops.neg(gs1), 4)
-    dx = R.rope_sum(fd, fd.ops.mul(g, table(fd, cos, cfg)), rot_t, R.rounding(fd, cfg.out, cfg.tables))
-    fd.add_output(fd.ops.cast(dx, dtype=dt(fd, nv_dtype(cfg.dtype).name)))
+    fd.add_output(body(fd, *define_inputs(fd, cfg, cfg.out), cfg))
+
+
+def body(fd, g, cos, sin, cfg: ApplyRopeConfig, shape: tuple[int, ...] | None = None):
+    """dx from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's nvFuser
+    executor fuses segkit's RoPE backward; thunder_exec.fusible): the gradient ``g`` of static ``shape`` (default
+    cfg.shape; any rank >= 3), cos and sin as rope_fwd.define_tables defines them."""
+    shape = list(cfg.shape if shape is None else shape)
+    gf = fd.ops.cast(g, dtype=dt(fd, "Float"))
+    gs1, gs2 = halves(fd, fd.ops.mul(gf, table(fd, sin, cfg, len(shape))), shape)
+    rot_t = R.rotate(fd, gs2, fd.ops.neg(gs1), len(shape))
+    dx = R.rope_sum(fd, fd.ops.mul(gf, table(fd, cos, cfg, len(shape))), rot_t, R.rounding(fd, cfg.out, cfg.tables))
+    return fd.ops.cast(dx, dtype=dt(fd, nv_dtype(cfg.dtype).name))
 
 
 def inputs(cfg: ApplyRopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:

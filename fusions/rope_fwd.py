@@ -25,31 +25,42 @@ def define_tables(fd, cfg: ApplyRopeConfig):
                  for _ in range(2))
 
 
-def table(fd, t, cfg: ApplyRopeConfig):
-    """cos or sin cast to fp32 and broadcast against x (B, H, T, n)."""
-    dims = [True, True, False, False] if cfg.cos_batch == 1 else [False, True, False, False]
-    return fd.ops.broadcast(fd.ops.cast(t, dtype=dt(fd, "Float")), is_broadcast_dim=dims)
+def table(fd, t, cfg: ApplyRopeConfig, ndim: int = 4):
+    """cos or sin ((T, n), or (B, T, n) with cfg.cos_batch B) cast to fp32 and broadcast against x of rank ``ndim``
+    ((B, H, T, n) by default)."""
+    rows = [True] * (ndim - 2) if cfg.cos_batch == 1 else [False] + [True] * (ndim - 3)
+    return fd.ops.broadcast(fd.ops.cast(t, dtype=dt(fd, "Float")), is_broadcast_dim=rows + [False, False])
 
 
-def define_inputs(fd, cfg: ApplyRopeConfig, dtype: torch.dtype):
-    """x (or dy) of cfg.shape and ``dtype`` cast to fp32, cos, sin, and half the last dim."""
+def define_inputs(fd, cfg: ApplyRopeConfig, dtype: torch.dtype) -> tuple:
+    """x (or dy) of cfg.shape and ``dtype``, cos and sin: every input defined before the first op (repro scripts
+    keep that order)."""
     x = fd.define_tensor(shape=list(cfg.shape), contiguity=[True] * 4, dtype=dt(fd, nv_dtype(dtype).name))
-    cos, sin = define_tables(fd, cfg)  # every input defined before the first op (repro scripts keep that order)
-    return fd.ops.cast(x, dtype=dt(fd, "Float")), cos, sin, cfg.shape[-1] // 2
+    return (x, *define_tables(fd, cfg))
 
 
-def halves(fd, t, cfg: ApplyRopeConfig, half: int):
-    shape = list(cfg.shape)
-    return R.last_dim_slice(fd, t, 4, shape, 0, half), R.last_dim_slice(fd, t, 4, shape, half, shape[-1])
+def halves(fd, t, shape: list[int]) -> tuple:
+    """t[..., :n/2] and t[..., n/2:] for t of static ``shape``."""
+    n = shape[-1]
+    return (R.last_dim_slice(fd, t, len(shape), shape, 0, n // 2),
+            R.last_dim_slice(fd, t, len(shape), shape, n // 2, n))
 
 
 def define(fd, cfg: ApplyRopeConfig) -> None:
-    xf, cos, sin, half = define_inputs(fd, cfg, cfg.dtype)
-    x1, x2 = halves(fd, xf, cfg, half)
-    rotated = R.rotate(fd, fd.ops.neg(x2), x1, 4)
-    y = R.rope_sum(fd, fd.ops.mul(xf, table(fd, cos, cfg)), fd.ops.mul(rotated, table(fd, sin, cfg)),
-                   R.rounding(fd, cfg.dtype, cfg.tables))
-    fd.add_output(fd.ops.cast(y, dtype=dt(fd, nv_dtype(cfg.out).name)))
+    fd.add_output(body(fd, *define_inputs(fd, cfg, cfg.dtype), cfg))
+
+
+def body(fd, x, cos, sin, cfg: ApplyRopeConfig, shape: tuple[int, ...] | None = None):
+    """y from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's nvFuser executor
+    fuses segkit's RoPE; thunder_exec.fusible): x of static ``shape`` (default cfg.shape; any rank >= 3, T and n
+    last), cos and sin as ``define_tables`` defines them."""
+    shape = list(cfg.shape if shape is None else shape)
+    xf = fd.ops.cast(x, dtype=dt(fd, "Float"))
+    x1, x2 = halves(fd, xf, shape)
+    rotated = R.rotate(fd, fd.ops.neg(x2), x1, len(shape))
+    y = R.rope_sum(fd, fd.ops.mul(xf, table(fd, cos, cfg, len(shape))),
+                   fd.ops.mul(rotated, table(fd, sin, cfg, len(shape))), R.rounding(fd, cfg.dtype, cfg.tables))
+    return fd.ops.cast(y, dtype=dt(fd, nv_dtype(cfg.out).name))
 
 
 def make_tables(cfg: ApplyRopeConfig, device: str) -> tuple[torch.Tensor, torch.Tensor]:

@@ -8,9 +8,11 @@ never consulted (and segkit_ex cannot notice from inside Thunder, hence ``execut
 What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
 compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.executor), RoPE on q or k
 (thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal attention on cuDNN
-(thunder_exec.attention, compile option ``segkit_attention``). The libraries' own norm / RoPE functions reach
-those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through ``route()``
-(thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
+(thunder_exec.attention, compile option ``segkit_attention``). With the compile option ``segkit_fuse="fused"``
+(or ``"auto"``: fusions.cut_cost decides per call) the norms and RoPE go into Thunder's own nvFusion regions as
+operators of its nvFuser executor (thunder_exec.fusible) instead of cutting them. The libraries' own norm / RoPE
+functions reach those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through
+``route()`` (thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
 ``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
 (thunder_exec.reuse).
 
@@ -29,6 +31,8 @@ from thunder_exec import attention  # noqa: E402,F401  (SDPA on cuDNN's fused at
 from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning  # noqa: E402
 from thunder_exec.check_hook import CheckNvFusions  # noqa: E402
 from thunder_exec.executor import rms_norm  # noqa: E402
+from thunder_exec import fusible  # noqa: E402
+from thunder_exec.fusible import FuseFallbackWarning  # noqa: E402
 from thunder_exec import fx_claims  # noqa: E402,F401  (ThunderFX: claims in the graphs thunderfx hands Thunder)
 from thunder_exec.qkv_rope import qkv_split_rope  # noqa: E402
 from thunder_exec.recognize import install_import_hook, install_known  # noqa: E402
@@ -53,11 +57,14 @@ def executors() -> list:
 
 def clear_caches() -> None:
     """Forget segkit_ex's state: the runners and their fusions, the first-use verdicts of claims and of the
-    fusions, and the rewritten ThunderFX graphs (e.g. between models, or to free memory)."""
+    fusions, the rewritten ThunderFX graphs and the fused mode's notes and cut costs (e.g. between models, or to
+    free memory)."""
     runner.clear_caches()
+    fusible.clear_notes()
     claim_check.clear()
     fx_claims.clear_cache()
 
 
-__all__ = ["CheckNvFusions", "ReuseNvFusions", "ReuseSkippedWarning", "RouteMismatchError", "UncheckedFusionWarning",
-           "WrongResultWarning", "clear_caches", "executors", "qkv_split_rope", "rms_norm", "route", "segkit_ex"]
+__all__ = ["CheckNvFusions", "FuseFallbackWarning", "ReuseNvFusions", "ReuseSkippedWarning", "RouteMismatchError",
+           "UncheckedFusionWarning", "WrongResultWarning", "clear_caches", "executors", "qkv_split_rope", "rms_norm",
+           "route", "segkit_ex"]

@@ -6,13 +6,17 @@ The bottom of thunder_exec: the symbol files (executor's norms, qkv_rope, rope, 
 
 Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs", default "outputs") runs the fusions
 through segkit's bookend pass; ``segkit_check=True`` validates each new input signature of segkit's fusions once
-against the reference interpreter and refuses a wrong nvFuser result (warning, reference result instead).
+against the reference interpreter and refuses a wrong nvFuser result (warning, reference result instead);
+``segkit_fuse`` ("opaque" | "fused" | "auto", default "opaque") puts the norms and RoPE into Thunder's nvFuser
+regions as fusible symbols ("fused"), or where the cut cost model says so ("auto"; fusions.cut_cost), instead of
+segkit_ex's opaque symbols (thunder_exec.fusible).
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from thunder.core import dtypes
@@ -50,14 +54,35 @@ def warn_if_shadowed(executors) -> None:
                       "put segkit_ex first (thunder_exec.executors())", stacklevel=3)
 
 
-def compile_options() -> tuple[str, bool]:
-    """(bookend policy, check) from the compile options; both travel as the last arguments of segkit's symbols."""
+FUSE_MODES = ("opaque", "fused", "auto")
+
+
+class CompileOptions(NamedTuple):
+    """segkit's compile options of the current compilation."""
+
+    bookend: str
+    check: bool
+    fuse: str  # one of FUSE_MODES
+
+    @property
+    def symbol_args(self) -> tuple[str, bool]:
+        """(bookend policy, check): the last arguments of segkit_ex's opaque symbols."""
+        return self.bookend, self.check
+
+
+def compile_options() -> CompileOptions:
+    """segkit's compile options (``segkit_bookend``, ``segkit_check``, ``segkit_fuse``); a ``segkit_fuse`` outside
+    FUSE_MODES is a ValueError naming it."""
     cd = get_compile_data()
     if cd is not None:
         warn_if_shadowed(cd.executors_list)
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
-    return ("outputs" if policy is None else policy), bool(check)
+    fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | auto")
+    fuse = "opaque" if fuse is None else fuse
+    if fuse not in FUSE_MODES:
+        raise ValueError(f"segkit_fuse must be one of {', '.join(FUSE_MODES)}, got {fuse!r}")
+    return CompileOptions("outputs" if policy is None else policy, bool(check), fuse)
 
 
 def supported(d) -> bool:

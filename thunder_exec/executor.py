@@ -6,6 +6,8 @@ with 16-bit x, Gemma's ``1 + weight``) and for ``route()``d functions.
 Forward with autograd = one fusion returning y and the fp32 statistics; backward = the fused dx + dw (+ db)
 fusion (fusions.layernorm_bwd / rmsnorm_bwd); without autograd (inference) = the forward fusion with y as its
 only output (segkit_layer_norm / segkit_rms_norm). Each symbol is registered on segkit_ex beside its translator.
+With ``segkit_fuse`` the same calls emit the fusible symbols on Thunder's nvFuser executor instead
+(thunder_exec.fusible), each symbol call decided on its own.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import thunder.torch as ltorch
 
 from fusions.configs import NormConfig
 from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
+from thunder_exec.fusible import chosen, norm_config
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner, unit_weight
 
@@ -125,13 +128,21 @@ def _ln_checker(a, normalized_shape, weight=None, bias=None, eps=1e-5) -> bool:
 
 
 def _ln_execution(a, normalized_shape, weight=None, bias=None, eps=1e-5):
-    return ln_y(a, weight, bias, eps, *compile_options())
+    options = compile_options()
+    fused = chosen(options, "layernorm_fwd", norm_config(a, weight, eps, bias is not None), a)
+    if fused is not None:
+        return fused.ln_fwd(a, weight, bias, eps)[0]
+    return ln_y(a, weight, bias, eps, *options.symbol_args)
 
 
 def _ln_grad(a, normalized_shape, weight=None, bias=None, eps=1e-5):
     options = compile_options()
-    y, mean, rstd = ln_fwd(a, weight, bias, eps, *options)
-    dx, dw, db = ln_bwd(get_grad(y), a, mean, rstd, weight, eps, *options)
+    fwd = chosen(options, "layernorm_fwd", norm_config(a, weight, eps, bias is not None), a)
+    y, mean, rstd = (fwd.ln_fwd(a, weight, bias, eps) if fwd is not None
+                     else ln_fwd(a, weight, bias, eps, *options.symbol_args))
+    bwd = chosen(options, "layernorm_bwd", norm_config(a, weight, eps), a)
+    dx, dw, db = (bwd.ln_bwd(get_grad(y), a, mean, rstd, weight, eps) if bwd is not None
+                  else ln_bwd(get_grad(y), a, mean, rstd, weight, eps, *options.symbol_args))
     put_grad(a, dx)
     if weight is not None:
         put_grad(weight, dw)
@@ -193,7 +204,16 @@ def _rms_checker(a, normalized_shape, weight=None, eps=None) -> bool:
 
 
 def _rms_execution(a, normalized_shape, weight=None, eps=None):
-    return rms_y(a, weight, _rms_eps(a, eps), False, *compile_options())
+    return _rms_y(a, weight, _rms_eps(a, eps), False)
+
+
+def _rms_y(a, w, eps, round_normed):
+    """y of RMSNorm without autograd: the fusible forward's y, or the opaque y-only symbol."""
+    options = compile_options()
+    fused = chosen(options, "rmsnorm_fwd", norm_config(a, w, eps, round_normed=round_normed), a)
+    if fused is not None:
+        return fused.rms_fwd(a, w, eps, round_normed)[0]
+    return rms_y(a, w, eps, round_normed, *options.symbol_args)
 
 
 def _rms_grad_core(a, weight, eps, unit_offset=False, route=None, round_normed=False):
@@ -202,10 +222,15 @@ def _rms_grad_core(a, weight, eps, unit_offset=False, route=None, round_normed=F
     one."""
     options = compile_options()
     w = ltorch.add(weight, 1) if unit_offset else weight
-    y, rstd = rms_fwd(a, w, eps, round_normed, *options)
+    cfg = norm_config(a, w, eps, round_normed=round_normed)
+    fwd = chosen(options, "rmsnorm_fwd", cfg, a)
+    y, rstd = (fwd.rms_fwd(a, w, eps, round_normed) if fwd is not None
+               else rms_fwd(a, w, eps, round_normed, *options.symbol_args))
     if route is not None:
         (y,) = verify_route(route, (y,), (a, weight, eps))
-    dx, dw = rms_bwd(get_grad(y), a, rstd, w, eps, round_normed, *options)
+    bwd = chosen(options, "rmsnorm_bwd", cfg, a)
+    dx, dw = (bwd.rms_bwd(get_grad(y), a, rstd, w, eps, round_normed) if bwd is not None
+              else rms_bwd(get_grad(y), a, rstd, w, eps, round_normed, *options.symbol_args))
     put_grad(a, dx)
     put_grad(weight, dw)
     return y
@@ -260,7 +285,7 @@ segkit_ex.register_implementation(
 
 
 def _rms_entry_y(x, weight, eps, unit_offset, route, round_normed):
-    y = rms_y(x, ltorch.add(weight, 1) if unit_offset else weight, eps, round_normed, *compile_options())
+    y = _rms_y(x, ltorch.add(weight, 1) if unit_offset else weight, eps, round_normed)
     return y if route is None else verify_route(route, (y,), (x, weight, eps))[0]
 
 

@@ -83,12 +83,12 @@ def _qkv_checker(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, 
 
 def _qkv_execution(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route=None):
     args = (qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem)
-    out = qkv_fwd(*args, *compile_options())
+    out = qkv_fwd(*args, *compile_options().symbol_args)
     return out if route is None else verify_route(route, out, args)
 
 
 def _qkv_grad(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, route=None):
-    options = compile_options()
+    options = compile_options().symbol_args
     args = (qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem)
     q, k, v = qkv_fwd(*args, *options)
     if route is not None:

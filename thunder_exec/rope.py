@@ -3,12 +3,12 @@
 
 x is (B, ..., T, n) with the whole last dim rotated (a partial rotary passes its slice), cos / sin broadcast
 against it with (T, n) last and a batch of 1 or B first; the result has x's dtype (litgpt's ``.to(x.dtype)``),
-computed in fp32 whatever the tables' dtype.
+computed in fp32 whatever the tables' dtype. With ``segkit_fuse`` the same calls emit the fusible symbols on
+Thunder's nvFuser executor instead (thunder_exec.fusible).
 """
 
 from __future__ import annotations
 
-import math
 
 import torch
 
@@ -17,8 +17,8 @@ from thunder.core import dtypes
 from thunder.core.transforms import get_grad, put_grad, sum_to
 import thunder.torch as ltorch
 
-from fusions.configs import ApplyRopeConfig
 from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
+from thunder_exec.fusible import chosen, rope_config
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner
 
@@ -37,17 +37,9 @@ def rope_refusal(x, cos, sin) -> str | None:
     return None
 
 
-def _geometry(x, cos) -> tuple[tuple[int, int, int, int], int]:
-    T, n = x.shape[-2], x.shape[-1]
-    return (x.shape[0], math.prod(x.shape[1:-2]), T, n), math.prod(cos.shape) // (T * n)
-
-
 def _runner(spec_name: str, x, cos, x_dtype, out_dtype, policy: str, check: bool) -> SpecRunner:
     def make() -> SpecRunner:
-        shape, cos_batch = _geometry(x, cos)
-        table, io, out = torch_dtype(cos.dtype), torch_dtype(x_dtype), torch_dtype(out_dtype)
-        cfg = ApplyRopeConfig("thunder", shape, cos_batch, io, None if table == io else table, None if out == io else out)
-        return runner(spec_name, cfg, policy, check)
+        return runner(spec_name, rope_config(x, cos, x_dtype, out_dtype), policy, check)
 
     return RUNNERS.get((spec_name, x.shape, x_dtype, out_dtype, cos.shape, cos.dtype, policy, check), make)
 
@@ -91,8 +83,15 @@ def _rope_decomposition(x, cos, sin, route=None, out_dtype=None):
     return ltorch.to(ltorch.add(ltorch.mul(x, cos), ltorch.mul(rotated, sin)), _out(x, out_dtype))
 
 
+def _forward(options, x, cos, sin, out_dtype):
+    """y: the fusible forward, or the opaque one."""
+    out = _out(x, out_dtype)
+    fused = chosen(options, "rope_fwd", rope_config(x, cos, x.dtype, out), x)
+    return fused.rope_fwd(x, cos, sin, out) if fused is not None else rope_fwd(x, cos, sin, out, *options.symbol_args)
+
+
 def _execution(x, cos, sin, route=None, out_dtype=None):
-    y = rope_fwd(x, cos, sin, _out(x, out_dtype), *compile_options())
+    y = _forward(compile_options(), x, cos, sin, out_dtype)
     return y if route is None else verify_route(route, (y,), (x, cos, sin))[0]
 
 
@@ -105,11 +104,14 @@ def _table_grad(g, t, table):
 
 def _grad(x, cos, sin, route=None, out_dtype=None):
     options = compile_options()
-    y = rope_fwd(x, cos, sin, _out(x, out_dtype), *options)
+    y = _forward(options, x, cos, sin, out_dtype)
     if route is not None:
         (y,) = verify_route(route, (y,), (x, cos, sin))
     g = get_grad(y)
-    put_grad(x, rope_bwd(g, cos, sin, torch_dtype(x.dtype), *options))
+    x_dtype = torch_dtype(x.dtype)
+    bwd = chosen(options, "rope_bwd", rope_config(g, cos, x_dtype, g.dtype), g)
+    put_grad(x, bwd.rope_bwd(g, cos, sin, x_dtype) if bwd is not None
+             else rope_bwd(g, cos, sin, x_dtype, *options.symbol_args))
     h = x.shape[-1] // 2
     rotated = ltorch.cat((ltorch.neg(ltorch.getitem(x, (..., slice(h, None)))), ltorch.getitem(x, (..., slice(None, h)))), -1)
     put_grad(cos, _table_grad(g, x, cos))

@@ -1,0 +1,113 @@
+"""Keep a claimed norm / RoPE call as segkit's opaque, hand-scheduled kernel, or fuse it into Thunder's nvFuser
+region? A cut of a region pays only where segkit's tuned schedule beats nvFuser's default by more than the cut
+costs:
+
+  gain = default_us - us                 (the tuning table's entry for the spec, config and GPU)
+  cut  = 2 * crossing bytes / copy bandwidth   (each tensor crossing the cut written, then read back)
+         + extra kernels * kernel_us + host_us
+
+``decide`` is a pure function of the spec, config, GPU name, tuning table and ``CutPolicy`` (the constants, a
+parameter): no tuning entry (or no gain) means fused. thunder_exec's ``segkit_fuse="auto"`` and ``segkit
+regions`` quote its ``CutDecision.describe()``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+
+import fusions
+from fusions.spec import signature, tuning_table
+from segkit.frontend import FusionDefinition
+from segkit.tuning import TuningTable
+
+OPAQUE, FUSED = "opaque", "fused"
+
+
+@dataclass(frozen=True)
+class CutPolicy:
+    """What one cut of an nvFusion region costs, as parameters (the integrator calibrates them on a measured
+    step; these are starting values, not measurements of this code).
+
+    ``copy_bandwidth``: bytes per second a device copy moves, read and write counted, per GPU (matched as a
+    substring of the GPU's name); a GPU not listed gets ``fallback_gpu``'s. ``extra_kernels``: kernels the cut
+    adds (the region split in two). ``kernel_us``: launch and ramp of one more kernel. ``host_us``: host time of
+    one more call (Thunder runs the opaque symbol and the two halves of the region as separate calls)."""
+
+    copy_bandwidth: tuple[tuple[str, float], ...] = (("H200", 4.25e12), ("H100", 3.0e12))
+    fallback_gpu: str = "H100"
+    extra_kernels: int = 1
+    kernel_us: float = 2.0
+    host_us: float = 8.0
+
+    def bandwidth(self, gpu: str | None) -> tuple[str, float]:
+        """(the GPU it is counted as, its copy bandwidth in bytes/s) for the GPU named ``gpu``."""
+        for name, bw in self.copy_bandwidth:
+            if gpu is not None and name in gpu:
+                return name, bw
+        return self.fallback_gpu, dict(self.copy_bandwidth)[self.fallback_gpu]
+
+
+@dataclass(frozen=True)
+class CutDecision:
+    """The decision for one symbol call and the numbers behind it (times in microseconds)."""
+
+    spec: str
+    signature: str
+    gpu: str | None
+    decision: str  # OPAQUE | FUSED
+    why: str
+    crossing_bytes: int  # the fusion's inputs and outputs: what crosses the cut
+    counted_as: str  # the GPU whose copy bandwidth was used
+    bandwidth: float  # bytes/s
+    memory_us: float  # the crossing bytes written and read back at copy bandwidth
+    kernels_us: float
+    host_us: float
+    us: float | None = None  # segkit's tuned time (the tuning table's entry), None without one
+    default_us: float | None = None  # nvFuser's default, same run
+
+    @property
+    def cut_us(self) -> float:
+        return self.memory_us + self.kernels_us + self.host_us
+
+    @property
+    def gain_us(self) -> float | None:
+        """How much segkit's tuned schedule beats nvFuser's default (None: no measured entry)."""
+        return None if self.us is None or self.default_us is None else self.default_us - self.us
+
+    def describe(self) -> str:
+        gain = ("no tuning entry" if self.gain_us is None else
+                f"tuned {self.us:.1f} us vs nvFuser default {self.default_us:.1f} us: gain {self.gain_us:.1f} us")
+        cut = (f"cut {self.cut_us:.1f} us = {self.crossing_bytes / 1e6:.2f} MB x2 at "
+               f"{self.bandwidth / 1e12:.2f} TB/s ({self.counted_as}) {self.memory_us:.1f} us + kernels "
+               f"{self.kernels_us:.1f} us + host {self.host_us:.1f} us")
+        return f"{self.spec} {self.signature} on {self.gpu or 'no GPU'}: {self.decision} ({self.why}); {gain}; {cut}"
+
+
+@functools.lru_cache(maxsize=256)
+def crossing_bytes(spec_name: str, cfg) -> int:
+    """Bytes of the spec's fusion inputs and outputs for ``cfg`` (recorded once per config; ``cache_clear()``)."""
+    with FusionDefinition() as fd:
+        fusions.get(spec_name).define(fd, cfg)
+    f = fd.fusion
+    return sum(math.prod(v.shape) * v.dtype.itemsize for v in (*f.inputs, *f.outputs) if v.shape is not None)
+
+
+def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = None,
+           policy: CutPolicy = CutPolicy()) -> CutDecision:
+    """Opaque (keep segkit's cut) or fused (into Thunder's nvFuser region) for one call of ``spec_name`` with
+    ``cfg`` on the GPU named ``gpu``, from ``table`` (default: the committed tuning table) and ``policy``."""
+    table = table if table is not None else tuning_table()
+    entry = table.lookup(gpu, spec_name, signature(cfg))
+    nbytes = crossing_bytes(spec_name, cfg)
+    counted_as, bw = policy.bandwidth(gpu)
+    costs = dict(crossing_bytes=nbytes, counted_as=counted_as, bandwidth=bw, memory_us=2 * nbytes / bw * 1e6,
+                 kernels_us=policy.extra_kernels * policy.kernel_us, host_us=policy.host_us)
+    base = dict(spec=spec_name, signature=signature(cfg), gpu=gpu)
+    if entry is None or entry.us is None or entry.default_us is None:
+        return CutDecision(**base, decision=FUSED, why="no measured tuning entry", **costs)
+    d = CutDecision(**base, decision=FUSED, why="the cut costs more than the tuned kernel gains", us=entry.us,
+                    default_us=entry.default_us, **costs)
+    return replace(d, decision=OPAQUE, why="the tuned kernel gains more than the cut costs") if d.gain_us > d.cut_us \
+        else d

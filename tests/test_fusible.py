@@ -1,0 +1,354 @@
+"""Fusible norm / RoPE symbols (thunder_exec.fusible) on CPU: the fusions' bodies on a region's tensors of any
+rank give the builders' numbers, the translators record the builders' ops from Thunder proxies, the cut cost model
+decides from the tuning table, and ``segkit_fuse`` falls back to the opaque symbols (with a warning) where
+Thunder's nvFuser executor is not loaded. The fused path itself runs on the GPU host (tests/gpu/test_fusible_gpu.py).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+import torch
+
+import fusions
+import segkit
+import thunder
+import thunder_exec
+from fusions import cut_cost, layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
+from fusions.configs import ApplyRopeConfig, NormConfig
+from fusions.spec import nv_dtype, signature
+from segkit.compare import diff
+from segkit.frontend import FusionDefinition
+from segkit.tuning import TableEntry, TuningTable
+from thunder.core import devices, dtypes
+from thunder.core.proxies import TensorProxy
+from thunder.core.trace import TraceCtx, tracectx
+from thunder.core.utils import ProxyDict
+from thunder.extend import OperatorExecutor
+from thunder_exec import fusible
+
+BF16 = torch.bfloat16
+NORMS = {  # spec: (body, the input names the body takes after fd, in order)
+    "rmsnorm_fwd": (rmsnorm_fwd.body, ("x", "weight")),
+    "rmsnorm_bwd": (rmsnorm_bwd.body, ("x", "dy", "rstd", "weight")),
+    "layernorm_fwd": (layernorm_fwd.body, ("x", "weight", "bias")),
+    "layernorm_bwd": (layernorm_bwd.body, ("x", "dy", "mean", "rstd", "weight")),
+}
+
+
+def _define(fd, t: torch.Tensor):
+    return fd.define_tensor(shape=list(t.shape), contiguity=[True] * t.ndim, dtype=nv_dtype(t.dtype))
+
+
+def _recorded(tensors: list[torch.Tensor], emit) -> FusionDefinition:
+    """A recording fusion with ``tensors`` as inputs and what ``emit(fd, *inputs)`` returns as outputs."""
+    with FusionDefinition() as fd:
+        outs = emit(fd, *[_define(fd, t) for t in tensors])
+        for o in outs if isinstance(outs, tuple) else (outs,):
+            fd.add_output(o)
+    return fd
+
+
+def _shaped_norm_inputs(spec, cfg: NormConfig, shape: tuple[int, ...]) -> dict[str, torch.Tensor]:
+    """The spec's inputs for ``cfg`` (rows x hidden) with x, dy and the statistics viewed as ``shape``."""
+    inp = spec.make_inputs(cfg)
+    return {k: v.reshape(shape) if k in ("x", "dy") else v.reshape(shape[:-1]) if k in ("mean", "rstd") else v
+            for k, v in inp.items()}
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 64), (2, 2, 3, 64)], ids=["3d", "4d"])
+@pytest.mark.parametrize("name, round_normed", [*((n, False) for n in NORMS), ("rmsnorm_fwd", True),
+                                                ("rmsnorm_bwd", True)])  # Hugging Face's rounding: RMSNorm only
+def test_norm_body_on_any_rank_equals_the_builder(name, round_normed, shape):
+    spec, (body, names) = fusions.get(name), NORMS[name]
+    cfg = NormConfig("t", (math.prod(shape[:-1]), shape[-1]), BF16, 1e-5, name.startswith("layernorm"),
+                     round_normed=round_normed)
+    flat = spec.make_inputs(cfg)
+    want = segkit.run_reference(spec.build(cfg, gpu="none"), list(flat.values()))
+    inp = _shaped_norm_inputs(spec, cfg, shape)
+    got = segkit.run_reference(_recorded([inp[k] for k in names], lambda fd, *t: body(fd, *t, cfg, len(shape))),
+                               [inp[k] for k in names])
+    for i, (g, w) in enumerate(zip(got, want)):
+        rows_shaped = g.shape == (*shape[:-1],) or g.shape == shape
+        assert torch.equal(g.reshape(w.shape) if rows_shaped else g, w), f"{spec.outputs[i]} differs from the builder"
+    for i, (ref, g) in enumerate(zip(spec.reference(flat, cfg), got)):
+        d = diff(i, ref, g.reshape(ref.shape))
+        assert d.ok, f"{spec.outputs[i]}: {d}"
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 16), (2, 2, 3, 8, 16)], ids=["3d", "5d"])
+@pytest.mark.parametrize("name, body", [("rope_fwd", rope_fwd.body), ("rope_bwd", rope_bwd.body)])
+def test_rope_body_on_any_rank_equals_the_builder(name, body, shape):
+    spec = fusions.get(name)
+    cfg = ApplyRopeConfig("t", (shape[0], math.prod(shape[1:-2]), *shape[-2:]), 1, BF16, torch.float32)
+    flat = spec.make_inputs(cfg)
+    want = segkit.run_reference(spec.build(cfg, gpu="none"), list(flat.values()))
+    x, cos, sin = flat.values()
+    args = [x.reshape(shape), cos, sin]
+    (got,) = segkit.run_reference(_recorded(args, lambda fd, *t: body(fd, *t, cfg, shape)), args)
+    assert got.shape == shape and torch.equal(got.reshape(want[0].shape), want[0])
+    d = diff(0, spec.reference(flat, cfg)[0], got.reshape(cfg.shape))
+    assert d.ok, d
+
+
+# --------------------------------------------------------------------------- translators
+def _proxy(t: torch.Tensor) -> TensorProxy:
+    return TensorProxy(shape=tuple(t.shape), dtype=dtypes.to_dtype(t.dtype), device=devices.cpu)
+
+
+def _translated(tensors: list[torch.Tensor], call) -> tuple[FusionDefinition, tuple]:
+    """A recording fusion whose inputs are ``tensors`` and whose ops ``call(proxies, fd, lc_to_nv_map)`` emits from
+    Thunder proxies of them, as Thunder's nvFuser executor calls a translator."""
+    with tracectx(TraceCtx()):
+        proxies = [None if t is None else _proxy(t) for t in tensors]
+        lc_to_nv_map = ProxyDict()
+        with FusionDefinition() as fd:
+            for p, t in zip(proxies, tensors):
+                if t is not None:
+                    lc_to_nv_map[p] = _define(fd, t)
+            outs = call(proxies, fd, lc_to_nv_map)
+            for o in outs if isinstance(outs, tuple) else (outs,):
+                fd.add_output(o)
+    return fd, outs
+
+
+TRANSLATORS = {  # spec: (translator, inputs by name in the translator's order, constants after them)
+    "rmsnorm_fwd": (fusible.rms_fwd_translator, ("x", "weight"), (1e-6, False)),
+    "rmsnorm_bwd": (fusible.rms_bwd_translator, ("dy", "x", "rstd", "weight"), (1e-6, False)),
+    "layernorm_fwd": (fusible.ln_fwd_translator, ("x", "weight", "bias"), (1e-5,)),
+    "layernorm_bwd": (fusible.ln_bwd_translator, ("dy", "x", "mean", "rstd", "weight"), (1e-5,)),
+}
+
+
+@pytest.mark.parametrize("name", list(TRANSLATORS))
+def test_norm_translator_records_the_builders_ops(name):
+    translator, order, consts = TRANSLATORS[name]
+    spec = fusions.get(name)
+    cfg = NormConfig("t", (2, 4, 64), BF16, consts[0], name.startswith("layernorm"))
+    inp = spec.make_inputs(cfg)
+    want = spec.build(cfg, gpu="none")
+    # the translator's inputs in the builder's define order, so the two recordings can be compared op for op
+    defined = [inp[k] for k in inp]
+    fd, _ = _translated(defined, lambda p, fd, m: translator(
+        *[p[list(inp).index(k)] for k in order], *consts, fd=fd, lc_to_nv_map=m))
+    assert segkit.emit_repro(fd) == segkit.emit_repro(want)
+    assert all(torch.equal(g, w) for g, w in zip(segkit.run_reference(fd, defined),
+                                                 segkit.run_reference(want, defined)))
+
+
+@pytest.mark.parametrize("name", ["rope_fwd", "rope_bwd"])
+def test_rope_translator_records_the_builders_ops(name):
+    spec = fusions.get(name)
+    cfg = ApplyRopeConfig("t", (2, 3, 8, 16), 1, BF16, torch.float32)
+    x, cos, sin = spec.make_inputs(cfg).values()
+    translator = fusible.rope_fwd_translator if name == "rope_fwd" else fusible.rope_bwd_translator
+    fd, _ = _translated([x, cos, sin], lambda p, fd, m: translator(*p, BF16, fd=fd, lc_to_nv_map=m))
+    assert segkit.emit_repro(fd) == segkit.emit_repro(spec.build(cfg, gpu="none"))
+
+
+def test_rope_translator_squeezes_tables_given_with_leading_ones():
+    """litgpt hands (1, T, n) tables: the translator squeezes them to (T, n); same numbers as the builder's."""
+    spec = fusions.get("rope_fwd")
+    cfg = ApplyRopeConfig("t", (2, 3, 8, 16), 1, BF16, torch.float32)
+    x, cos, sin = spec.make_inputs(cfg).values()
+    args = [x, cos[None], sin[None]]
+    fd, _ = _translated(args, lambda p, fd, m: fusible.rope_fwd_translator(*p, BF16, fd=fd, lc_to_nv_map=m))
+    assert "squeeze" in segkit.emit_repro(fd)
+    (got,) = segkit.run_reference(fd, args)
+    assert torch.equal(got, segkit.run_reference(spec.build(cfg, gpu="none"), [x, cos, sin])[0])
+
+
+def test_registration_puts_operators_and_translators_on_the_executor():
+    from thunder.extend import FusionExecutor
+
+    ex, translators = FusionExecutor("segkit_fusible_test"), {}
+    symbols = fusible.register(ex, lambda sym_id, translator, checker: translators.setdefault(sym_id, translator))
+    assert {s.name for s in (symbols.rms_fwd, symbols.rms_bwd, symbols.ln_fwd, symbols.ln_bwd, symbols.rope_fwd,
+                             symbols.rope_bwd)} == set(fusible.NAMES)
+    assert translators[symbols.rope_bwd.id] is fusible.rope_bwd_translator
+    with tracectx(TraceCtx()):
+        x = _proxy(torch.empty(2, 4, 64, dtype=BF16))
+        w = _proxy(torch.empty(64, dtype=torch.float32))
+        y, rstd = symbols.rms_fwd(x, w, 1e-6, False)
+    assert (y.shape, y.dtype, rstd.shape, rstd.dtype) == ((2, 4, 64), dtypes.bfloat16, (2, 4), dtypes.float32)
+
+
+# --------------------------------------------------------------------------- cut cost model
+H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+NARROW = NormConfig("t", (4096, 384), BF16, 1e-6, False)
+
+
+def _table(us: float, default_us: float, gpu: str = H100) -> TuningTable:
+    spec = fusions.get("rmsnorm_bwd")
+    return TuningTable([TableEntry(gpu, spec.name, NARROW.name, signature(NARROW), "rows", us=us, default_us=default_us)])
+
+
+def _crossing(cfg: NormConfig) -> int:
+    """rmsnorm_bwd's tensors: x, dy, dx (bf16 rows x hidden), fp32 rstd per row, weight and dw (bf16 hidden)."""
+    return 3 * 2 * cfg.rows * cfg.hidden + 4 * cfg.rows + 2 * 2 * cfg.hidden
+
+
+def test_cut_kept_where_the_tuned_kernel_gains_more_than_the_cut_costs():
+    d = cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(10.0, 60.0))
+    assert d.decision == cut_cost.OPAQUE
+    assert d.crossing_bytes == _crossing(NARROW)
+    assert d.memory_us == pytest.approx(2 * _crossing(NARROW) / 3.0e12 * 1e6)
+    assert d.gain_us == 50.0 and d.cut_us < 50.0
+    text = d.describe()
+    for part in ("opaque", "gain 50.0 us", "3.00 TB/s (H100)", f"{d.cut_us:.1f} us"):
+        assert part in text
+
+
+def test_small_gain_or_no_entry_fuses():
+    small = cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(10.0, 15.0))
+    assert small.decision == cut_cost.FUSED and small.gain_us == 5.0 and "costs more" in small.why
+    none = cut_cost.decide("rmsnorm_bwd", NARROW, H100, TuningTable())
+    assert none.decision == cut_cost.FUSED and none.gain_us is None and "no tuning entry" in none.describe()
+    assert cut_cost.decide("rmsnorm_bwd", NARROW, None, _table(10.0, 60.0)).decision == cut_cost.FUSED  # no GPU
+
+
+def test_bandwidth_per_gpu_and_policy_as_a_parameter():
+    h200 = cut_cost.decide("rmsnorm_bwd", NARROW, H200, _table(10.0, 60.0, H200))
+    assert h200.memory_us == pytest.approx(2 * _crossing(NARROW) / 4.25e12 * 1e6) and h200.counted_as == "H200"
+    assert cut_cost.decide("rmsnorm_bwd", NARROW, "NVIDIA A100", TuningTable()).counted_as == "H100"
+    slow_host = cut_cost.CutPolicy(host_us=100.0)
+    assert cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(10.0, 60.0), slow_host).decision == cut_cost.FUSED
+
+
+# --------------------------------------------------------------------------- the compile option on CPU
+def _litgpt_block_piece():
+    """litgpt's RMSNorm (fp32 weight, bf16 x) and apply_rope on q, as its CausalSelfAttention calls them."""
+    from litgpt.model import RMSNorm, apply_rope, build_rope_cache
+
+    torch.manual_seed(0)
+    norm = RMSNorm(64).to(torch.float32)
+    norm.weight.data = torch.randn(64) * 0.3 + 1.0
+    cos, sin = (t[None] for t in build_rope_cache(8, 16))  # (1, T, n), as litgpt's GPT hands them
+    x = torch.randn(2, 8, 64, dtype=BF16, requires_grad=True)
+
+    def step():
+        q = norm(x).view(2, 8, 4, 16).transpose(1, 2)
+        return apply_rope(q, cos, sin).sum(dtype=torch.float32)
+
+    return step, [x, norm.weight]
+
+
+def _grads(step, leaves, executors=None, **options):
+    jf = thunder.jit(step, executors=executors or thunder_exec.executors(), **options)
+    for t in leaves:
+        t.grad = None
+    loss = jf()
+    loss.backward()
+    return jf, loss.detach(), [t.grad.clone() for t in leaves]
+
+
+@pytest.fixture(scope="module")
+def opaque_piece():
+    """The litgpt piece's loss and grads in the default (opaque) mode."""
+    step, leaves = _litgpt_block_piece()
+    _, loss, grads = _grads(step, leaves)
+    return loss, grads
+
+
+def test_fused_without_nvfuser_claims_opaquely_with_one_warning(opaque_piece):
+    step, leaves = _litgpt_block_piece()
+    loss0, grads0 = opaque_piece
+    fusible.clear_notes()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jf, loss, grads = _grads(step, leaves, segkit_fuse="fused")
+    said = [str(w.message) for w in caught if issubclass(w.category, fusible.FuseFallbackWarning)]
+    assert len(said) == 1 and "nvFuser executor is not loaded" in said[0]  # once, not per norm / RoPE call
+    names = {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
+    assert {"segkit_rms_norm_fwd", "segkit_rope_fwd"} <= names
+    assert not names & set(fusible.NAMES)
+    assert {"segkit_rms_norm_bwd", "segkit_rope_bwd"} <= {
+        b.sym.name for b in thunder.last_backward_traces(jf)[-1].bound_symbols}
+    assert torch.equal(loss, loss0) and all(torch.equal(g, w) for g, w in zip(grads, grads0))
+
+
+def test_segkit_fuse_names_its_values():
+    x, w = torch.randn(4, 16), torch.ones(16)
+    with pytest.raises(ValueError, match="segkit_fuse must be one of opaque, fused, auto, got 'yes'"):
+        thunder.jit(lambda x: torch.nn.functional.rms_norm(x, (16,), w), executors=thunder_exec.executors(),
+                    segkit_fuse="yes")(x)
+
+
+class _InterpretedRegions(OperatorExecutor):
+    """Stands in for Thunder's nvFuser executor on CPU: each fusible symbol is its own region, its translator
+    recorded into segkit's FusionDefinition from the call's tensors and run by the reference interpreter."""
+
+    def register_operator(self, name, *, meta):
+        translator = {n: t for n, _, t in fusible._SYMBOLS.values()}[name]
+
+        def run(*args):
+            tensors = [a.contiguous() for a in args if isinstance(a, torch.Tensor)]
+            ins = [a for a in args if isinstance(a, torch.Tensor)]
+            with FusionDefinition() as fd:
+                lc_to_nv_map = {a: _define(fd, a) for a in ins}
+                outs = translator(*args, fd=fd, lc_to_nv_map=lc_to_nv_map)
+                for o in outs if isinstance(outs, tuple) else (outs,):
+                    fd.add_output(o)
+            got = segkit.run_reference(fd, tensors)
+            return tuple(got) if isinstance(outs, tuple) else got[0]
+
+        return super().register_operator(name, meta=meta, fn=run)
+
+
+def test_fused_symbols_through_thunder_autograd(monkeypatch, opaque_piece):
+    """The transforms emit the fusible symbols (forward and backward, tables given as (1, T, n)) when they are
+    registered on an executor of the compilation: here one whose regions run the translators on the reference
+    interpreter. Loss and grads are the opaque mode's."""
+    ex = _InterpretedRegions("segkit_fusible_cpu")
+    symbols = fusible.register(ex, lambda sym_id, translator, checker: None, devices.DeviceType.CPU)
+    monkeypatch.setattr(fusible, "registered", lambda: symbols)
+    step, leaves = _litgpt_block_piece()
+    default = thunder_exec.executors()
+    jf, loss, grads = _grads(step, leaves, executors=[default[0], ex, *default[1:]], segkit_fuse="fused")
+    fw = {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
+    bw = {b.sym.name for b in thunder.last_backward_traces(jf)[-1].bound_symbols}
+    assert {"segkit_nv_rms_norm_fwd", "segkit_nv_rope_fwd"} <= fw and not fw & {"segkit_rms_norm_fwd", "segkit_rope_fwd"}
+    assert {"segkit_nv_rms_norm_bwd", "segkit_nv_rope_bwd"} <= bw and not bw & {"segkit_rms_norm_bwd", "segkit_rope_bwd"}
+    loss0, grads0 = opaque_piece
+    torch.testing.assert_close(loss, loss0)
+    for g, w in zip(grads, grads0):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", ["Llama-3.2-1B", "pythia-14m"])
+def test_whole_litgpt_model_fused_claims_every_norm_and_rope(monkeypatch, name):
+    """A whole tiny litgpt model (RMSNorm or LayerNorm, full or partial rotary) with the fusible symbols on the
+    interpreting executor: every norm and RoPE is a segkit_nv symbol forward and backward, none opaque, and loss
+    and grads agree with the opaque mode's."""
+    from tests import model_zoo
+
+    ex = _InterpretedRegions(f"segkit_fusible_cpu_{name}")
+    symbols = fusible.register(ex, lambda sym_id, translator, checker: None, devices.DeviceType.CPU)
+    model = model_zoo.build(name)
+    idx = torch.randint(0, model_zoo.VOCAB, (model_zoo.BATCH, model_zoo.T), generator=torch.Generator().manual_seed(0))
+    step = model_zoo._Loss(model)
+
+    def run(executors, **options):
+        model.zero_grad(set_to_none=True)
+        jf = thunder.jit(step, executors=executors, **options)
+        loss = jf(idx)
+        loss.backward()
+        return jf, loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+    default = thunder_exec.executors()
+    _, loss0, grads0 = run(default)
+    monkeypatch.setattr(fusible, "registered", lambda: symbols)
+    jf, loss, grads = run([default[0], ex, *default[1:]], segkit_fuse="fused")
+    norms, attentions = model_zoo._eager_counts(model, idx, rope=True)
+    fw, bw = thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]
+    count = model_zoo.count_symbols
+    assert count(fw, {"segkit_nv_rms_norm_fwd", "segkit_nv_layer_norm_fwd"}) == norms
+    assert count(bw, {"segkit_nv_rms_norm_bwd", "segkit_nv_layer_norm_bwd"}) == norms
+    assert count(fw, {"segkit_nv_rope_fwd"}) == count(bw, {"segkit_nv_rope_bwd"}) == 2 * attentions
+    assert not count(fw, {"segkit_rms_norm_fwd", "segkit_layer_norm_fwd", "segkit_rope_fwd"})
+    torch.testing.assert_close(loss, loss0)
+    for g, w in zip(grads, grads0):
+        torch.testing.assert_close(g, w)

@@ -1,0 +1,225 @@
+"""segkit's norms and RoPE as operators of Thunder's nvFuser executor, so its regions fuse them instead of being
+cut by segkit_ex's opaque symbols (compile option ``segkit_fuse``, thunder_exec.base).
+
+The pattern of Thunder's own cross entropy (thunder/executors/nvfuserex_impl.py): each symbol is registered ON
+the nvFuser executor with a translator ``fn(args..., *, fd, lc_to_nv_map)`` that emits the op into the region's
+FusionDefinition. Here the translators call the fusions' bodies (``rmsnorm_fwd.body`` ...), the same math as
+segkit's own fusions, on the region's tensors. Registration happens once, and only where Thunder's nvFuser
+executor is loaded (a CUDA host with nvfuser_direct); elsewhere ``segkit_fuse="fused"`` falls back to the opaque
+symbols with one ``FuseFallbackWarning``.
+
+The norm and RoPE transforms (thunder_exec.executor, thunder_exec.rope) ask ``chosen`` which symbols to emit.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from thunder.core import dtypes
+from thunder.core.compile_data import get_compile_data
+from thunder.core.devices import DeviceType
+from thunder.core.proxies import TensorProxy
+
+from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
+from fusions.configs import ApplyRopeConfig, NormConfig
+from fusions.cut_cost import OPAQUE, crossing_bytes, decide
+from segkit.tuning import gpu_model
+from thunder_exec.base import CompileOptions, torch_dtype
+
+
+class FuseFallbackWarning(UserWarning):
+    """``segkit_fuse`` asked for fused symbols where they cannot run: the opaque ones run instead."""
+
+
+# --------------------------------------------------------------------------- configs of a call
+def norm_config(a, weight, eps: float, bias: bool = False, round_normed: bool = False) -> NormConfig:
+    """The norm config of a call on x ``a`` (rows x hidden: the bodies take x's own rank)."""
+    param = torch_dtype(a.dtype) if weight is None else torch_dtype(weight.dtype)
+    io = torch_dtype(a.dtype)
+    return NormConfig("thunder", (math.prod(a.shape[:-1]), a.shape[-1]), io, float(eps), bias,
+                      None if param == io else param, round_normed)
+
+
+def rope_config(x, cos, x_dtype, out_dtype) -> ApplyRopeConfig:
+    """The RoPE config of a call: x as (B, H, T, n) with H the product of the middle dims, the tables' batch."""
+    T, n = x.shape[-2], x.shape[-1]
+    shape = (x.shape[0], math.prod(x.shape[1:-2]), T, n)
+    table, io, out = torch_dtype(cos.dtype), torch_dtype(x_dtype), torch_dtype(out_dtype)
+    return ApplyRopeConfig("thunder", shape, math.prod(cos.shape) // (T * n), io, None if table == io else table,
+                           None if out == io else out)
+
+
+# --------------------------------------------------------------------------- metas
+def _stats(a) -> TensorProxy:
+    return TensorProxy(like=a, shape=tuple(a.shape[:-1]), dtype=dtypes.float32)
+
+
+def _param(a, weight) -> TensorProxy:
+    return TensorProxy(like=weight) if weight is not None else TensorProxy(like=a, shape=(a.shape[-1],))
+
+
+def _rms_fwd_meta(a, weight, eps, round_normed):
+    return TensorProxy(like=a), _stats(a)
+
+
+def _rms_bwd_meta(g, a, rstd, weight, eps, round_normed):
+    return TensorProxy(like=a), TensorProxy(like=weight)
+
+
+def _ln_fwd_meta(a, weight, bias, eps):
+    return TensorProxy(like=a), _stats(a), _stats(a)
+
+
+def _ln_bwd_meta(g, a, mean, rstd, weight, eps):
+    return TensorProxy(like=a), _param(a, weight), _param(a, weight)
+
+
+def _rope_fwd_meta(x, cos, sin, out_dtype):
+    return TensorProxy(like=x, dtype=dtypes.to_dtype(out_dtype))
+
+
+def _rope_bwd_meta(g, cos, sin, x_dtype):
+    return TensorProxy(like=g, dtype=dtypes.to_dtype(x_dtype))
+
+
+# --------------------------------------------------------------------------- translators
+def _nv(x, lc_to_nv_map):
+    """The region's tensor for proxy ``x`` (None stays None)."""
+    return None if x is None else lc_to_nv_map[x]
+
+
+def rms_fwd_translator(a, weight, eps, round_normed, *, fd, lc_to_nv_map):
+    cfg = norm_config(a, weight, eps, round_normed=round_normed)
+    return rmsnorm_fwd.body(fd, _nv(a, lc_to_nv_map), _nv(weight, lc_to_nv_map), cfg, a.ndim)
+
+
+def rms_bwd_translator(g, a, rstd, weight, eps, round_normed, *, fd, lc_to_nv_map):
+    cfg = norm_config(a, weight, eps, round_normed=round_normed)
+    nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
+    return rmsnorm_bwd.body(fd, nv(a), nv(g), nv(rstd), nv(weight), cfg, a.ndim)
+
+
+def ln_fwd_translator(a, weight, bias, eps, *, fd, lc_to_nv_map):
+    cfg = norm_config(a, weight, eps, bias is not None)
+    nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
+    return layernorm_fwd.body(fd, nv(a), nv(weight), nv(bias), cfg, a.ndim)
+
+
+def ln_bwd_translator(g, a, mean, rstd, weight, eps, *, fd, lc_to_nv_map):
+    cfg = norm_config(a, weight, eps)
+    nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
+    return layernorm_bwd.body(fd, nv(a), nv(g), nv(mean), nv(rstd), nv(weight), cfg, a.ndim)
+
+
+def _canonical_table(fd, t, table, x_ndim: int):
+    """The region's cos / sin as rope_fwd.define_tables defines them ((T, n) or (B, T, n)): the size-1 dims before
+    T squeezed off (the table broadcasts as (1 or B, 1.., T, n) against x, thunder_exec.rope.rope_refusal)."""
+    lead = x_ndim - table.ndim  # dims the table lacks on the left
+    dims = [d for d in range(table.ndim - 2) if not (d + lead == 0 and table.shape[d] != 1)]
+    return fd.ops.squeeze(t, dims=dims) if dims else t
+
+
+def _rope_tables(fd, x, cos, sin, lc_to_nv_map) -> tuple:
+    return tuple(_canonical_table(fd, _nv(t, lc_to_nv_map), t, x.ndim) for t in (cos, sin))
+
+
+def rope_fwd_translator(x, cos, sin, out_dtype, *, fd, lc_to_nv_map):
+    cfg = rope_config(x, cos, x.dtype, out_dtype)
+    return rope_fwd.body(fd, _nv(x, lc_to_nv_map), *_rope_tables(fd, x, cos, sin, lc_to_nv_map), cfg, tuple(x.shape))
+
+
+def rope_bwd_translator(g, cos, sin, x_dtype, *, fd, lc_to_nv_map):
+    cfg = rope_config(g, cos, x_dtype, g.dtype)
+    return rope_bwd.body(fd, _nv(g, lc_to_nv_map), *_rope_tables(fd, g, cos, sin, lc_to_nv_map), cfg, tuple(g.shape))
+
+
+# --------------------------------------------------------------------------- registration
+@dataclass(frozen=True)
+class FusibleSymbols:
+    """segkit's operators registered on Thunder's nvFuser executor (``executor``), which runs them on ``device``."""
+
+    executor: Any
+    device: DeviceType
+    rms_fwd: Any
+    rms_bwd: Any
+    ln_fwd: Any
+    ln_bwd: Any
+    rope_fwd: Any
+    rope_bwd: Any
+
+
+_SYMBOLS = {  # field: (operator name, meta, translator)
+    "rms_fwd": ("segkit_nv_rms_norm_fwd", _rms_fwd_meta, rms_fwd_translator),
+    "rms_bwd": ("segkit_nv_rms_norm_bwd", _rms_bwd_meta, rms_bwd_translator),
+    "ln_fwd": ("segkit_nv_layer_norm_fwd", _ln_fwd_meta, ln_fwd_translator),
+    "ln_bwd": ("segkit_nv_layer_norm_bwd", _ln_bwd_meta, ln_bwd_translator),
+    "rope_fwd": ("segkit_nv_rope_fwd", _rope_fwd_meta, rope_fwd_translator),
+    "rope_bwd": ("segkit_nv_rope_bwd", _rope_bwd_meta, rope_bwd_translator),
+}
+NAMES = tuple(name for name, _, _ in _SYMBOLS.values())
+
+
+def _on(device: DeviceType, *args) -> bool:
+    """Every tensor argument on ``device``."""
+    return all(a.device.devicetype is device for a in args if isinstance(a, TensorProxy))
+
+
+def register(executor, register_supported, device: DeviceType = DeviceType.CUDA) -> FusibleSymbols:
+    """Register segkit's operators on ``executor`` (Thunder's nvFuser executor) with their translators through
+    ``register_supported(symbol_id, translator, checker)`` (nvfuserex_impl's); the checker wants ``device``."""
+    symbols = {}
+    for field_name, (name, meta, translator) in _SYMBOLS.items():
+        sym = executor.register_operator(name, meta=meta)
+        register_supported(sym.id, translator, functools.partial(_on, device))
+        symbols[field_name] = sym
+    return FusibleSymbols(executor, device, **symbols)
+
+
+@functools.lru_cache(maxsize=1)
+def registered() -> FusibleSymbols | None:
+    """The operators on Thunder's nvFuser executor, registered on first use; None where that executor is not
+    loaded (no CUDA or no nvfuser_direct)."""
+    from thunder.executors.nvfuserex import nvfuserex
+
+    if nvfuserex is None:
+        return None
+    from thunder.executors import nvfuserex_impl
+
+    return register(nvfuserex_impl.ex, nvfuserex_impl.register_supported)
+
+
+@functools.lru_cache(maxsize=16)
+def _fall_back(why: str) -> None:
+    """Warn once per reason (``clear_notes()`` to hear it again)."""
+    warnings.warn(f"segkit_fuse: {why}; segkit's opaque norm / RoPE symbols run instead", FuseFallbackWarning,
+                  stacklevel=4)
+
+
+def clear_notes() -> None:
+    """Forget which fallbacks were said and the cut costs computed (the next compile says and computes again)."""
+    _fall_back.cache_clear()
+    crossing_bytes.cache_clear()
+
+
+def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | None:
+    """The fusible symbols when this call of ``spec_name`` (config ``cfg``, x ``x``) is to be fused into Thunder's
+    nvFuser regions, else None (emit segkit_ex's opaque symbols, as without the option)."""
+    if options.fuse == OPAQUE:
+        return None
+    symbols = registered()
+    if symbols is None:
+        _fall_back("Thunder's nvFuser executor is not loaded here (no CUDA or no nvfuser_direct)")
+        return None
+    cd = get_compile_data()
+    if cd is not None and symbols.executor not in (cd.executors_list or ()):
+        _fall_back("nvFuser is not among this compilation's executors")
+        return None
+    if not _on(symbols.device, x) or not all(isinstance(s, int) for s in x.shape):
+        return None
+    if options.fuse == "auto" and decide(spec_name, cfg, gpu_model()).decision == OPAQUE:
+        return None
+    return symbols
