@@ -99,7 +99,7 @@ def _dense(sizes: list[int]) -> list[int]:
 
 def test_a_row_major_strided_view_gets_its_own_allocation_domain():
     rec = _replayed([4, 3], [8, 1])
-    (_, x_kw, x), (_, view_kw, view) = rec.calls[0], rec.calls[1]
+    (_, x_kw, _), (_, view_kw, view) = rec.calls[0], rec.calls[1]
     assert (view_kw["contiguity"], view_kw["stride_order"]) == ([False, True], [1, 0])
     assert (x_kw["contiguity"], x_kw["stride_order"]) == ([True, True], [1, 0])
     name, _, out = rec.calls[2]

@@ -131,8 +131,8 @@ def test_tune_search_on_the_reference_validates_the_variants():
 @pytest.mark.parametrize("config", ["Llama-2-13b-hf_bs2", "Llama-3-70B_bs2", "phi-2_bs2_tiny", "gqa_partial"])
 def test_nvfuser_keeps_the_layout_of_every_view_written(config):
     """nvFuser writes an output aliased to a row-major view with a non-contiguous dim as if it were dense (no
-    allocation domain to replay: segkit.layout.alias_loses_layout). In the variants' (B, G, [Q,] T) order every view
-    of dqkv is a real permutation, which nvFuser keeps; in dqkv's own (B, T, G) order every one but full rows loses it."""
+    allocation domain to replay: segkit.layout.alias_loses_layout). In the variants' (B, G, [Q,] T) order every
+    view of dqkv is a real permutation, which nvFuser keeps; in dqkv's own (B, T, G) order every one loses it."""
     cfg = _config(config)
     for name, variant in VARIANTS.items():
         for order in ORDERS:
