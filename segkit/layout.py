@@ -75,3 +75,20 @@ def layout_of(sizes: Sequence[int], strides: Sequence[int]) -> Layout:
     """The Layout of a strided tensor."""
     contiguity, stride_order = compute_tensor_descriptor(sizes, strides)
     return Layout.from_stride_order(stride_order, contiguity)
+
+
+def allocation_domain_kept(stride_order: Sequence[int] | None) -> bool:
+    """Whether nvFuser gives a tensor defined with ``stride_order`` an allocation domain. Its TensorViewBuilder drops
+    a strictly descending order (row-major, the logical order) and any empty one (csrc/tensor_view.cpp:1563-1585 at
+    NVIDIA/Fuser 7e04d265a), so only a real permutation keeps one."""
+    so = list(stride_order or [])
+    return any(a <= b for a, b in zip(so, so[1:]))
+
+
+def alias_loses_layout(contiguity: Sequence[bool | None], stride_order: Sequence[int] | None) -> bool:
+    """True when an output aliased to an input of this layout (``add_output(out, alias_input=in)``) would be written
+    by nvFuser as a dense row-major tensor: Fusion::aliasOutputToInput replays the input's allocation domain and
+    contiguity onto the output only when the input has an allocation domain (TransformReplay::selfReplay,
+    csrc/transform_replay.cpp:353 at 7e04d265a), and an op's output is all-contiguous (csrc/ops/utils.cpp:490-494),
+    so a row-major input with a non-contiguous dim has its view written as if it were dense."""
+    return not allocation_domain_kept(stride_order) and any(c is False for c in contiguity)

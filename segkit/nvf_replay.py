@@ -17,6 +17,7 @@ from segkit.dtypes import DataType
 from segkit.errors import NvFuserUnavailableError
 from segkit.interp import as_fusion
 from segkit.ir import Value
+from segkit.layout import alias_loses_layout
 from segkit.replay import replay
 
 
@@ -49,11 +50,15 @@ class _NvFuserTarget:
 
     def __init__(self, nvf: Any, out: Any) -> None:
         self.nvf, self.out = nvf, out
+        self.tensor_inputs: dict[int, tuple[Any, Value]] = {}  # id(handle) -> (handle, the Value it defines)
 
     def input(self, v: Value) -> Any:
         if v.is_tensor:
-            return self.out.define_tensor(shape=list(v.shape), contiguity=list(v.contiguity), dtype=self.atom(v.dtype),
-                                          is_cpu=v.is_cpu, stride_order=list(v.stride_order or []))
+            handle = self.out.define_tensor(shape=list(v.shape), contiguity=list(v.contiguity),
+                                            dtype=self.atom(v.dtype), is_cpu=v.is_cpu,
+                                            stride_order=list(v.stride_order or []))
+            self.tensor_inputs[id(handle)] = (handle, v)
+            return handle
         return self.out.define_scalar(dtype=self.atom(v.dtype))
 
     def constant(self, v: Value) -> Any:
@@ -71,8 +76,16 @@ class _NvFuserTarget:
     def output(self, handle: Any, alias_input: Any = None) -> None:
         if alias_input is None:
             self.out.add_output(handle)
-        else:
-            self.out.add_output(handle, alias_input)
+            return
+        source = self.tensor_inputs.get(id(alias_input))
+        if source is not None and alias_loses_layout(source[1].contiguity, source[1].stride_order):
+            # nvFuser would write this output dense (segkit.layout.alias_loses_layout): give it an allocation domain
+            # of its own, every dim indexed by the aliased tensor's runtime strides (per-dim contiguity cannot be
+            # set from Python), which aliasOutputToInput then leaves alone and cacheBefore replays.
+            if id(handle) in self.tensor_inputs:  # an input written into another: the write needs an op
+                handle = self.out.ops.set(handle)
+            handle.set_allocation_domain(handle.get_logical_domain(), False)
+        self.out.add_output(handle, alias_input)
 
 
 def to_nvfuser(fd: Any, value_map: dict[int, Any] | None = None):

@@ -9,11 +9,12 @@ import torch
 
 import fusions
 from fusions import formulations
-from fusions.qkv_rope_bwd_slices import VARIANTS, SlicedRopeBwd
+from fusions.qkv_rope_bwd_slices import ORDERS, VARIANTS, SlicedRopeBwd
 from fusions.tune import space
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
+from segkit.layout import alias_loses_layout
 from segkit.tune import Candidate
 from segkit.tuning import TableEntry, TuningTable
 
@@ -125,3 +126,44 @@ def test_tune_search_on_the_reference_validates_the_variants():
                     lambda _: None, None)
     assert [t.candidate.formulation for t in trials] == list(VARIANTS)
     assert all(t.ok for t in trials), trials
+
+
+@pytest.mark.parametrize("config", ["Llama-2-13b-hf_bs2", "Llama-3-70B_bs2", "phi-2_bs2_tiny", "gqa_partial"])
+def test_nvfuser_keeps_the_layout_of_every_view_written(config):
+    """nvFuser writes an output aliased to a row-major view with a non-contiguous dim as if it were dense (no
+    allocation domain to replay: segkit.layout.alias_loses_layout). In the variants' (B, G, [Q,] T) order every
+    view of dqkv is a real permutation, which nvFuser keeps; in dqkv's own (B, T, G) order every one loses it."""
+    cfg = _config(config)
+    for name, variant in VARIANTS.items():
+        for order in ORDERS:
+            run = SlicedRopeBwd(cfg, replace(variant, order=order))
+            lost = [alias_loses_layout(i.contiguity, i.stride_order) for fd in run.parts for _, i in fd.fusion.aliases]
+            assert lost and all(lost) if order == "btg" else not any(lost), (name, order, lost)
+
+
+def _cast_chain_source(v):
+    """The value a chain of casts ending at ``v`` starts from."""
+    while v.definition is not None and v.definition.name == "cast":
+        v = v.definition.inputs[0]
+    return v
+
+
+@pytest.mark.parametrize("config", ["Llama-2-13b-hf_bs2_tiny", "Llama-3-70B_bs2_tiny", "phi-2_bs2_tiny"])
+def test_no_aliased_output_is_a_cast_round_trip_of_an_input(config):
+    """nvFuser's ConsecutiveCastPass folds bf16 -> fp32 -> bf16 into the bf16 tensor itself; at an aliased output
+    that leaves the output an input, never written. A piece only passed through is a set."""
+    cfg = _config(config)
+    for name, variant in VARIANTS.items():
+        for fd in SlicedRopeBwd(cfg, variant).parts:
+            inputs = {id(i) for i in fd.fusion.inputs}
+            assert not any(id(_cast_chain_source(o)) in inputs for o, _ in fd.fusion.aliases), name
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("config", ["Llama-3-70B_bs2_tiny", "gqa_partial"])
+def test_in_dqkvs_order_too_the_variants_match_the_builder(config, variant):
+    """The (B, T, G) order GPU probes compare against: the same bits as the builder on the interpreter."""
+    cfg = _config(config)
+    args = list(SPEC.make_inputs(cfg).values())
+    (builder,) = run_reference(SPEC.build(cfg), args)
+    assert torch.equal(SlicedRopeBwd(cfg, replace(VARIANTS[variant], order="btg")).run(args)[0], builder)
