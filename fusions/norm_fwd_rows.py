@@ -116,13 +116,15 @@ class FwdRows(RunsOnBoth):
         return FwdRows(self.spec_name, self.cfg, self.schedule, outputs)
 
     def recorded(self) -> FusionDefinition:
-        """The builder's fusion at the 2-D twin (with only ``outputs``): what both backends run."""
+        """The builder's fusion at the 2-D twin (with only ``outputs``), each output its ops also read (the
+        statistics) forked into a copy (``fork_read_outputs``): what both backends run."""
         from segkit import workloads
 
         with FusionDefinition() as fd:
             workloads.get(self.spec_name).define(fd, flat(self.cfg))
         if self.outputs is not None:
             fd = FusionDefinition.from_fusion(fd.fusion.keep_outputs(self.outputs))
+        fork_read_outputs(fd)
         return fd
 
     def _args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -145,6 +147,23 @@ class FwdRows(RunsOnBoth):
         return self._shaped(self._kernel.ke.run(args))  # its KernelExecutor, past manual_execute's checks
 
 
+def outputs_read_inside(fusion: Any) -> list:
+    """The outputs of a recorded fusion (segkit IR) that its own ops also read."""
+    return [v for v in fusion.outputs if fusion.uses(v)]
+
+
+def fork_read_outputs(fd: FusionDefinition) -> None:
+    """Make each output that ``fd``'s ops also read a copy (``set``) of the value they read, as nvFuser's own
+    schedulers do (cacheAndForkOutputs). Left as it is, such an output (rstd, the mean) lives in global memory,
+    written by the one thread per row that holds the block reduction's result, and nvFuser lowers the broadcast
+    that reads it for the normalization to a plain global read by every thread of the row with no barrier
+    before it (its thread predicates assume a RAW sync that its sync analysis does not insert for a broadcast
+    consumer): rows wider than a warp read whatever the buffer held before. Forked, the kernel broadcasts the
+    statistic from registers through shared memory and only writes the output."""
+    for v in outputs_read_inside(fd.fusion):
+        fd.fusion.replace_output(v, fd.ops.set(v))
+
+
 def compile_kernel(recorded: Any, s: FwdRowsSchedule, cfg: NormConfig, args: list[torch.Tensor]):
     """The recorded 2-D forward of ``cfg`` as an nvFuser definition scheduled by ``s``, its KernelExecutor
     (``.ke``) compiled for ``args``. A schedule nvFuser refuses is a SegkitError naming it."""
@@ -154,6 +173,8 @@ def compile_kernel(recorded: Any, s: FwdRowsSchedule, cfg: NormConfig, args: lis
         nvfd = to_nvfuser(recorded)
         schedule_fwd(nvfd, s, cfg.hidden, s.vec * cfg.weight_dtype.itemsize <= VECTOR_BYTES)
         nvfd.manual_execute(args)  # compiles the KernelExecutor (and runs it once)
+    except SegkitError:
+        raise
     except Exception as e:
         raise SegkitError(f"nvFuser refused the {s.describe()} for {cfg.name} {cfg.shape}: "
                           f"{error_summary(e, 240)}") from None
@@ -165,6 +186,10 @@ def schedule_fwd(nvfd: Any, s: FwdRowsSchedule, hidden: int, vector_params: bool
     weight and bias loads vectorized too, where ``vec`` of their dtype fits one vector access)."""
     import nvfuser_direct as nvf
 
+    read = [str(v) for v in nvfd.fusion.outputs() if v.is_tensor() and v.uses()]
+    if read:
+        raise SegkitError(f"the {FWD_ROWS} schedule needs a fusion whose outputs its ops do not read; "
+                          f"{', '.join(read)} are read inside: fork them first (fork_read_outputs)")
     guard = nvf.FusionGuard(nvfd.fusion)  # the IR built below (splits, caches, rfactors) needs an active fusion
     try:
         _schedule(nvfd.fusion, s, hidden, vector_params, nvf.ParallelType, nvf.schedule)
@@ -215,13 +240,15 @@ def _reductions(fusion) -> list:
 def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[FwdRowsSchedule]:
     """The schedules ``segkit tune`` tries at ``cfg`` on a GPU of ``sm_count`` SMs, each fitting it (``check``) and
     giving every SM a CTA: quick, 16-byte and 8-byte vectors, one warp or one vector per thread per row, 4 or 8
-    thread rows per CTA, one or two rows per thread (and half a warp per row with 16-byte vectors); without
-    ``quick`` a wider grid (vectors down to 4 bytes, 16 to 256 threads per row, 1 to 16 thread rows, up to 4 rows
-    per thread)."""
+    thread rows per CTA, one or two rows per thread, half a warp per row with 16-byte vectors, and more bytes in
+    flight per thread where the whole row is one vector per thread (16-byte vectors, 2 or 4 rows per thread: a
+    bandwidth-bound narrow row wants them); without ``quick`` a wider grid (vectors down to 4 bytes, 16 to 256
+    threads per row, 1 to 16 thread rows, up to 4 rows per thread)."""
     V = VECTOR_BYTES // cfg.dtype.itemsize
     if quick:
         grid = [(v, t, y, u) for u in (1, 2) for t in (32, None) for y in (4, 8) for v in (V, V // 2)
                 if u == 1 or y == 4] + [(V, 16, 8, 1)]  # half a warp per row, 16-byte vectors (hidden 384)
+        grid += [(V, None, y, u) for y, u in ((8, 2), (2, 4), (4, 4))]  # 2 or 4 rows of 16-byte vectors each
     else:
         grid = [(v, t, y, u) for u in (1, 2, 4) for t in (32, 16, 64, 128, 256, None) for y in (1, 2, 4, 8, 16)
                 for v in (V, V // 2, V // 4)]

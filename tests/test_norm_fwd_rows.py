@@ -131,7 +131,8 @@ def test_tune_offers_the_hand_schedules_first_at_a_narrow_hidden_last_at_a_wide_
     assert any(c.tuning.enable_options == ("ws_normalization",) for c in cands if c.tuning)
     quick = candidates(cfg, 132)
     assert all(FwdRows("rmsnorm_fwd", cfg, s) for s in quick)  # each passes check()
-    assert {s.tidx for s in quick} == {None, 16, 32} and {s.unroll for s in quick} == {1, 2}
+    assert {s.tidx for s in quick} == {None, 16, 32} and {s.unroll for s in quick} == {1, 2, 4}
+    assert {(s.vec, s.unroll) for s in quick if s.tidx is None} >= {(8, 2), (8, 4)}  # 16-byte vectors, 2 or 4 rows
     assert all(cfg.rows // s.chunk >= 132 for s in quick)
     assert len(candidates(cfg, 132, quick=False)) > 4 * len(quick)
     assert len(fwd_candidates(cfg, 132, quick=False).overrides) > len(fwd_candidates(cfg, 132).overrides)
