@@ -12,6 +12,8 @@ JSON file with the machine block (benchmarks/model_table.py); ``--merge`` joins 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import gc
 import statistics
 import time
@@ -77,7 +79,7 @@ class Row:
     kernels: int | None = None                # CUDA kernels of one profiled step
     regions: tuple[int, int] | None = None    # nvFusion regions in the last forward / backward execution trace
     claims: dict[str, int] = field(default_factory=dict)  # segkit norm / RoPE symbols, forward and backward
-    grad_err: float | None = None             # max over grads of max |g - g_eager| / max |g_eager|
+    grad_err: float | None = None             # max |g - g_eager| / max |g_eager| over grads, first step and rerun
     first_step_s: float | None = None         # the first step (tracing, compiling and running it)
     note: str = ""
 
@@ -121,6 +123,22 @@ def grad_error(got: list[torch.Tensor | None], want: list[torch.Tensor | None]) 
         w = w.to(g.device).float()
         worst = max(worst, ((g.float() - w).abs().max() / w.abs().max().clamp(min=1e-6)).item())
     return worst
+
+
+@contextlib.contextmanager
+def changed_inputs(built: Built):
+    """The inputs changed in place (floats negated, integers rolled) and restored after: a variant that replays a
+    CUDA graph must copy new values into its static inputs, and its grads must follow them."""
+    tensors = [t for t in built.inputs if isinstance(t, torch.Tensor)]
+    with torch.no_grad():
+        for t in tensors:
+            t.neg_() if t.is_floating_point() else t.copy_(t.roll(1, -1))
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for t in tensors:
+                t.neg_() if t.is_floating_point() else t.copy_(t.roll(-1, -1))
 
 
 def _bsyms(bsyms):
@@ -211,8 +229,9 @@ class Options:
     profile: Path | None = None
 
 
-def measure(built: Built, variant: Variant, want: list, row: Row, device: str, opts: Options) -> None:
-    """Fill ``row``: compile and check the variant, then time it (a failure propagates; the caller notes it)."""
+def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, device: str, opts: Options) -> None:
+    """Fill ``row``: compile and check the variant, time it, check it again on changed inputs (``want``: eager's
+    grads on the inputs and on the changed inputs); a failure propagates (the caller notes it)."""
     cuda = device.startswith("cuda")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
@@ -222,7 +241,7 @@ def measure(built: Built, variant: Variant, want: list, row: Row, device: str, o
     if cuda:
         torch.cuda.synchronize()
     row.first_step_s = time.perf_counter() - t0
-    row.grad_err = grad_error(got, want)
+    row.grad_err = grad_error(got, want[0])
     del got
     notes = []
     if variant.thunder:
@@ -239,6 +258,8 @@ def measure(built: Built, variant: Variant, want: list, row: Row, device: str, o
         fn(*built.inputs).backward()
 
     row.ms, row.host_ms = time_steps(step, opts.iters, opts.warmup, cuda)
+    with changed_inputs(built):
+        row.grad_err = max(row.grad_err, grad_error(_grads(fn, built), want[1]))
     if cuda:
         row.kernels = _kernels_per_step(step)
         if opts.profile:
@@ -258,14 +279,21 @@ def _release(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def run_case(case: Case, variants: list[Variant], device: str, opts: Options,
-             dtype: torch.dtype = torch.bfloat16) -> list[Row]:
-    """One row per variant; a variant that fails, or that the case's wall-clock limit leaves out, is a row too."""
+def _eager_grads(built: Built) -> list[torch.Tensor | None]:
+    return [g.detach().to("cpu", copy=True) if g is not None else None  # on the host: in no variant's peak memory
+            for g in _grads(built.model, built)]
+
+
+def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dtype: torch.dtype = torch.bfloat16,
+             on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """One row per variant (``on_row`` sees each as it is made); a variant that fails, or that the case's
+    wall-clock limit leaves out, is a row too."""
     start = time.perf_counter()
     try:
         built = build(case, device, dtype)
-        want = [g.detach().to("cpu", copy=True) if g is not None else None  # on the host: in no variant's peak
-                for g in _grads(built.model, built)]
+        want = _eager_grads(built)
+        with changed_inputs(built):
+            want = (want, _eager_grads(built))
     except Exception as e:  # a case that cannot be built or run eagerly is rows too, and the run goes on
         note = f"case failed: {_first_line(e)}"[:240]
         return [Row(case.name, case.name, v.name, note=note) for v in variants]
@@ -283,6 +311,8 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options,
         _release(device)
         rows.append(row)
         print(model_table.row_line(row), flush=True)
+        if on_row:
+            on_row(row)
     return rows
 
 
@@ -298,6 +328,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--case-limit-s", type=float, default=400.0,
                         help="start no further variant of a case once it has run this long")
+    parser.add_argument("--budget-s", type=float,
+                        help="this process's wall clock: a case's limit is at most the time left over the cases left")
     parser.add_argument("--shard", help="I/N: run this shard of the selected cases (one process per GPU)")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--out", help="markdown table")
@@ -326,11 +358,17 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
         variants = [known[n] for n in _names(args.variants)] or VARIANTS
         opts = Options(args.iters, args.warmup, args.case_limit_s, args.traces, args.profile)
-        rows = []
-        for case in cases:
-            rows += run_case(case, variants, args.device, opts)
-            doc = model_table.document(rows, cases, variants, opts, args.device)
-            model_table.write(doc, args.out, args.json)  # after every case: a run cut short keeps its rows
+        rows, start = [], time.perf_counter()
+
+        def keep(row: Row) -> None:  # after every row: a run cut short keeps what it measured
+            rows.append(row)
+            model_table.write(model_table.document(rows, cases, variants, opts, args.device), args.out, args.json)
+
+        for i, case in enumerate(cases):
+            if args.budget_s is not None:
+                left = (args.budget_s - (time.perf_counter() - start)) / (len(cases) - i)
+                opts = dataclasses.replace(opts, case_limit_s=min(args.case_limit_s, max(left, 0.0)))
+            run_case(case, variants, args.device, opts, on_row=keep)
         doc = model_table.document(rows, cases, variants, opts, args.device)
     model_table.write(doc, args.out, args.json)
     print(model_table.markdown(doc))
