@@ -104,11 +104,16 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
     return thunder.jit(model, executors=executors, **options)
 
 
-def _grads(fn: Callable, built: Built) -> list[torch.Tensor | None]:
+def _step(fn: Callable, built: Built) -> None:
+    """One training step: grads set to None (no accumulation kernels), forward, backward."""
     built.model.zero_grad(set_to_none=True)
     for t in built.grad_inputs:
         t.grad = None
     fn(*built.inputs).backward()
+
+
+def _grads(fn: Callable, built: Built) -> list[torch.Tensor | None]:
+    _step(fn, built)
     return [t.grad for t in built.grad_inputs] + [p.grad for p in built.model.parameters()]
 
 
@@ -254,8 +259,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
             save_traces(fn, opts.traces / row.case / variant.name)
 
     def step() -> None:
-        built.model.zero_grad(set_to_none=True)
-        fn(*built.inputs).backward()
+        _step(fn, built)
 
     row.ms, row.host_ms = time_steps(step, opts.iters, opts.warmup, cuda)
     with changed_inputs(built):

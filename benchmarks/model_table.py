@@ -65,7 +65,7 @@ def document(rows: list, cases: list, variants: list, opts, device: str) -> dict
     """The JSON document of one run."""
     return {"machine": machine_block(), "variants": {v.name: v.label for v in variants},
             "run": {"device": device, "iters": opts.iters, "warmup": opts.warmup, "case_limit_s": opts.case_limit_s,
-                    "step": "zero_grad(set_to_none) + forward + backward; bf16; batch 1"},
+                    "step": "grads set to None + forward + backward; bf16; batch 1"},
             "cases": {c.name: c.note for c in cases},
             "rows": [{k: _plain(v) for k, v in dataclasses.asdict(r).items()} for r in rows]}
 
