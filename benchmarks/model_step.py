@@ -3,6 +3,7 @@ Thunder, Thunder + segkit_ex (fused into Thunder's nvFuser regions, or opaque) a
 time, host time, peak memory, kernels and nvFusion regions per step, segkit's claims, grads against eager and the
 first (compiling) step. A variant that fails is a row with the failure in its note. Writes a markdown table and a
 JSON file with the machine block (benchmarks/model_table.py); ``--merge`` joins the JSON files of several runs.
+The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measure.py.
 
     python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10]
         [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR] [--profile DIR]
@@ -15,7 +16,6 @@ import argparse
 import contextlib
 import dataclasses
 import gc
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,13 +30,11 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 
 from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
 from benchmarks import model_table  # noqa: E402
+from benchmarks.model_measure import (  # noqa: E402
+    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, kernels_per_step, profile, save_traces, time_steps, trace_counts)
 
 __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "import_litgpt",
            "run_case"]
-
-NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm"}
-NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd"}
-ROPE_FW, ROPE_BW = {"segkit_rope_fwd"}, {"segkit_rope_bwd"}
 
 
 @dataclass(frozen=True)
@@ -146,84 +144,6 @@ def changed_inputs(built: Built):
                 t.neg_() if t.is_floating_point() else t.copy_(t.roll(-1, -1))
 
 
-def _bsyms(bsyms):
-    """Every bound symbol, descending into fusions (CUDA-graph regions hold nvFusions; nvFusions hold the symbols
-    they fused) but not into a symbol's own decomposition."""
-    for b in bsyms:
-        yield b
-        if getattr(b.sym, "is_fusion", False):
-            yield from _bsyms(b.subsymbols)
-
-
-def trace_counts(fn) -> tuple[tuple[int, int], dict[str, int]]:
-    """(nvFusion regions fw / bw, segkit claims) in the last forward and backward execution traces."""
-    import thunder
-
-    fw = list(_bsyms(thunder.last_traces(fn)[-1].bound_symbols))
-    bw = list(_bsyms(thunder.last_backward_traces(fn)[-1].bound_symbols))
-    regions = tuple(sum(b.sym.name.startswith("nvFusion") for b in t) for t in (fw, bw))
-    claims = {key: sum(b.sym.name in names for b in t)
-              for key, names, t in (("norm_fw", NORM_FW, fw), ("norm_bw", NORM_BW, bw), ("rope_fw", ROPE_FW, fw),
-                                    ("rope_bw", ROPE_BW, bw))}
-    return regions, claims
-
-
-def save_traces(fn, folder: Path) -> None:
-    """The forward and backward execution traces: thunder_exec.regions' saver where this tree has it, else text."""
-    try:
-        from thunder_exec.regions import save_traces as saver
-    except ImportError:
-        import thunder
-
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "forward.py").write_text(str(thunder.last_traces(fn)[-1]))
-        (folder / "backward.py").write_text(str(thunder.last_backward_traces(fn)[-1]))
-        return
-    saver(fn, folder)
-
-
-def time_steps(step: Callable[[], None], iters: int, warmup: int, cuda: bool) -> tuple[float, float | None]:
-    """(step ms, host ms): CUDA events around each step (wall clock on CPU), and the host time to issue it."""
-    for _ in range(warmup):
-        step()
-    if cuda:
-        torch.cuda.synchronize()
-    times, hosts = [], []
-    for _ in range(iters):
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-        t0 = time.perf_counter()
-        step()
-        hosts.append((time.perf_counter() - t0) * 1e3)
-        if cuda:
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-    return statistics.median(times if cuda else hosts), statistics.median(hosts) if cuda else None
-
-
-def _kernels_per_step(step: Callable[[], None]) -> int:
-    from segkit.timing import KernelTimer
-
-    timer = KernelTimer()
-    timer()
-    step()
-    timer()
-    return timer.kernel_counts[-1]
-
-
-def _profile(step: Callable[[], None], path: Path) -> None:
-    from segkit.timing import claim_cupti
-
-    claim_cupti("torch.profiler")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as prof:
-        step()
-        torch.cuda.synchronize()
-    prof.export_chrome_trace(str(path))
-
 
 @dataclass
 class Options:
@@ -265,9 +185,9 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     with changed_inputs(built):
         row.grad_err = max(row.grad_err, grad_error(_grads(fn, built), want[1]))
     if cuda:
-        row.kernels = _kernels_per_step(step)
+        row.kernels = kernels_per_step(step)
         if opts.profile:
-            _profile(step, opts.profile / f"{row.case}-{variant.name}.json")
+            profile(step, opts.profile / f"{row.case}-{variant.name}.json")
         row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
     row.note = "; ".join(notes)
 
@@ -292,6 +212,7 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
              on_row: Callable[[Row], None] | None = None) -> list[Row]:
     """One row per variant (``on_row`` sees each as it is made); a variant that fails, or that the case's
     wall-clock limit leaves out, is a row too."""
+    _release(device)  # the previous case's model and compiled functions
     start = time.perf_counter()
     try:
         built = build(case, device, dtype)
