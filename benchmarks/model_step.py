@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import gc
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ class Variant:
 
     name: str
     label: str
+    default: bool = True  # in the table unless --variants names others
     thunder: bool = False
     inductor: bool = False
     segkit: bool = False
@@ -58,6 +60,8 @@ VARIANTS = [
     Variant("thunder", "Thunder", thunder=True),
     Variant("segkit-fused", "Thunder + segkit_ex (fused)", thunder=True, segkit=True, fuse="fused"),
     Variant("segkit-opaque", "Thunder + segkit_ex (opaque)", thunder=True, segkit=True, fuse="opaque"),
+    Variant("segkit-auto", "Thunder + segkit_ex (auto: cut cost model)", default=False, thunder=True, segkit=True,
+            fuse="auto"),
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
     Variant("segkit-graphs", "Thunder + segkit_ex (fused) + CUDA graphs", thunder=True, segkit=True, fuse="fused",
             graphs=True),
@@ -161,20 +165,19 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
-    fn = make(variant, built.model, device)
-    got = _grads(fn, built)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn = make(variant, built.model, device)
+        got = _grads(fn, built)
     if cuda:
         torch.cuda.synchronize()
     row.first_step_s = time.perf_counter() - t0
     row.grad_err = grad_error(got, want[0])
     del got
-    notes = []
+    notes = list(dict.fromkeys(_first_line(w.message) for w in caught  # segkit's own: fallbacks, wrong results
+                               if w.category.__module__.startswith(("thunder_exec", "segkit"))))
     if variant.thunder:
-        import thunder
-
         row.regions, row.claims = trace_counts(fn)
-        if variant.fuse and "segkit_fuse" not in thunder.compile_stats(fn).last_compile_reasons:
-            notes.append("segkit_fuse not understood by this thunder_exec: segkit_ex's default ran")
         if opts.traces:
             save_traces(fn, opts.traces / row.case / variant.name)
 
@@ -192,7 +195,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     row.note = "; ".join(notes)
 
 
-def _first_line(e: Exception) -> str:
+def _first_line(e: BaseException | Warning) -> str:
     return f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"
 
 
@@ -281,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
         unknown = [n for n in _names(args.variants) if n not in known]
         if unknown:
             raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
-        variants = [known[n] for n in _names(args.variants)] or VARIANTS
+        variants = [known[n] for n in _names(args.variants)] or [v for v in VARIANTS if v.default]
         opts = Options(args.iters, args.warmup, args.case_limit_s, args.traces, args.profile)
         rows, start = [], time.perf_counter()
 

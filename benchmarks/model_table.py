@@ -5,56 +5,12 @@ files (one process per GPU) into one document."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import json
 import math
-import subprocess
-import time
 from pathlib import Path
 
-import torch
-
+from benchmarks.machine import KEY, block_of, machine_block
 from benchmarks.model_cases import CASES
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _command(*cmd: str) -> str:
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=REPO).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    return out.splitlines()[0] if out else "unknown"
-
-
-def machine_block() -> dict:
-    """Where and with what a run was made: GPU and driver, library versions, date, the repository's commit."""
-    cuda = torch.cuda.is_available()
-    try:
-        import nvfuser_direct
-
-        nvfuser = nvfuser_direct.version()
-    except ImportError:
-        nvfuser = "not importable"
-    return {
-        "gpu": torch.cuda.get_device_name() if cuda else None,
-        "driver": _command("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader") if cuda else None,
-        "torch": torch.__version__,
-        "lightning-thunder": _version("lightning-thunder"),
-        "nvfuser_direct": str(nvfuser),
-        "litgpt": _version("litgpt"),
-        "transformers": _version("transformers"),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "commit": _command("git", "rev-parse", "--short", "HEAD"),
-    }
-
 
 def _plain(value):
     """JSON has no NaN: None instead."""
@@ -63,7 +19,7 @@ def _plain(value):
 
 def document(rows: list, cases: list, variants: list, opts, device: str) -> dict:
     """The JSON document of one run."""
-    return {"machine": machine_block(), "variants": {v.name: v.label for v in variants},
+    return {KEY: machine_block(), "variants": {v.name: v.label for v in variants},
             "run": {"device": device, "iters": opts.iters, "warmup": opts.warmup, "case_limit_s": opts.case_limit_s,
                     "step": "grads set to None + forward + backward; bf16; batch 1"},
             "cases": {c.name: c.note for c in cases},
@@ -90,15 +46,15 @@ def merge(paths: list[Path]) -> dict:
             docs.append(json.loads(p.read_text()))
         except (OSError, json.JSONDecodeError) as e:
             raise SystemExit(f"model_step --merge: cannot read {p}: {e}") from None
-        if not {"machine", "rows"} <= set(docs[-1]):
-            raise SystemExit(f"model_step --merge: {p} is not a model_step JSON file (no machine / rows)")
+        if block_of(docs[-1]) is None or "rows" not in docs[-1]:
+            raise SystemExit(f"model_step --merge: {p} is not a model_step JSON file (no machine block / rows)")
     order = {c.name: i for i, c in enumerate(CASES)}
     rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: order.get(r["case"], len(order)))
-    doc = {"machine": docs[0]["machine"], "run": docs[0].get("run", {}),
+    doc = {KEY: block_of(docs[0]), "run": docs[0].get("run", {}),
            "cases": {k: v for d in docs for k, v in d.get("cases", {}).items()}, "rows": rows,
            "variants": {k: v for d in docs for k, v in d.get("variants", {}).items()},
            "merged_from": [str(p) for p in paths]}
-    machines = [d["machine"] for d in docs]
+    machines = [block_of(d) for d in docs]
     if any({k: v for k, v in m.items() if k != "date"} != {k: v for k, v in machines[0].items() if k != "date"}
            for m in machines):
         doc["machines"] = machines
@@ -135,7 +91,7 @@ def row_line(row) -> str:
 def markdown(doc: dict) -> str:
     """The table: one row per case and variant; "vs Thunder" / "vs torch.compile" are their step ms over the
     row's (above 1: faster than them)."""
-    m = doc["machine"]
+    m = doc[KEY]
     head = (f"GPU: {m.get('gpu')} (driver {m.get('driver')}); torch {m.get('torch')}; Thunder "
             f"{m.get('lightning-thunder')}; nvfuser_direct {m.get('nvfuser_direct')}; litgpt {m.get('litgpt')}; "
             f"transformers {m.get('transformers')}; {m.get('date')}; commit {m.get('commit')}\n\n"
