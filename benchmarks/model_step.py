@@ -1,178 +1,305 @@
-"""Training steps (forward + backward, bf16) of litgpt blocks at real widths under eager, torch.compile, stock
-Thunder and Thunder + segkit_ex: correctness against eager, step time (CUDA events, warm-up, median) and how many
-norm / RoPE calls segkit_ex claims. Writes a markdown table.
+"""Training steps (forward + backward) of real models (benchmarks/model_cases.py) under eager, torch.compile, stock
+Thunder, Thunder + segkit_ex (fused into Thunder's nvFuser regions, or opaque) and Thunder with CUDA graphs: step
+time, host time, peak memory, kernels and nvFusion regions per step, segkit's claims, grads against eager and the
+first (compiling) step. A variant that fails is a row with the failure in its note. Writes a markdown table and a
+JSON file with the machine block (benchmarks/model_table.py); ``--merge`` joins the JSON files of several runs.
+The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measure.py.
 
-    python benchmarks/model_step.py [--out results.md] [--iters 10]
-
-litgpt's package ``__init__`` imports lightning and more; on a host with only litgpt's wheel (and PyYAML) the
-model and config modules are imported without it (``import_litgpt``).
+    python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10]
+        [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR] [--profile DIR]
+    python benchmarks/model_step.py --merge a.json b.json --out table.md --json table.json
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import statistics
-import sys
+import contextlib
+import dataclasses
+import gc
 import time
-import types
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
-NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm"}
-NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd"}
-ROPE_FW, ROPE_BW = {"segkit_rope_fwd"}, {"segkit_rope_bwd"}
+if __package__ in (None, ""):  # run as a script: the repository root on the path, as under ``python -m``
+    import sys
 
-# (litgpt config, overrides, T)
-CASES = [
-    ("Llama-3-8B", dict(n_layer=1), 4096),
-    ("pythia-1b", dict(n_layer=2), 2048),
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
+from benchmarks import model_table  # noqa: E402
+from benchmarks.model_measure import (  # noqa: E402
+    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, kernels_per_step, profile, save_traces, time_steps, trace_counts)
+
+__all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "import_litgpt",
+           "run_case"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to run the model. ``fuse`` is segkit_ex's ``segkit_fuse`` compile option ("fused": segkit's symbols
+    inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel); ``graphs`` adds Thunder's
+    ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs copied into static buffers)."""
+
+    name: str
+    label: str
+    default: bool = True  # in the table unless --variants names others
+    thunder: bool = False
+    inductor: bool = False
+    segkit: bool = False
+    fuse: str | None = None
+    graphs: bool = False
+
+
+VARIANTS = [
+    Variant("eager", "eager"),
+    Variant("compile", "torch.compile", inductor=True),
+    Variant("thunder", "Thunder", thunder=True),
+    Variant("segkit-fused", "Thunder + segkit_ex (fused)", thunder=True, segkit=True, fuse="fused"),
+    Variant("segkit-opaque", "Thunder + segkit_ex (opaque)", thunder=True, segkit=True, fuse="opaque"),
+    Variant("segkit-auto", "Thunder + segkit_ex (auto: cut cost model)", default=False, thunder=True, segkit=True,
+            fuse="auto"),
+    Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
+    Variant("segkit-graphs", "Thunder + segkit_ex (fused) + CUDA graphs", thunder=True, segkit=True, fuse="fused",
+            graphs=True),
 ]
-
-
-def import_litgpt():
-    """litgpt.model and litgpt.config; without lightning installed, skipping litgpt/__init__ and the checkpoint
-    converter model.py imports a helper from (unused for building and training a model)."""
-    try:
-        return importlib.import_module("litgpt.model"), importlib.import_module("litgpt.config")
-    except ImportError:
-        pass
-    for name in [n for n in sys.modules if n == "litgpt" or n.startswith("litgpt.")]:
-        del sys.modules[name]
-    spec = importlib.util.find_spec("litgpt")
-    package = types.ModuleType("litgpt")
-    package.__path__ = list(spec.submodule_search_locations)
-    sys.modules["litgpt"] = package
-    scripts = types.ModuleType("litgpt.scripts")
-    scripts.__path__ = []
-    converter = types.ModuleType("litgpt.scripts.convert_hf_checkpoint")
-
-    def qkv_reassemble(*args, **kwargs):
-        raise RuntimeError("litgpt's checkpoint converter is not available on this host")
-
-    converter.qkv_reassemble = qkv_reassemble
-    sys.modules.update({"litgpt.scripts": scripts, "litgpt.scripts.convert_hf_checkpoint": converter})
-    return importlib.import_module("litgpt.model"), importlib.import_module("litgpt.config")
-
-
-class Blocks(torch.nn.Module):
-    """litgpt's transformer blocks as GPT runs them (rope tables fp32, (1, T, n)), and a scalar loss."""
-
-    def __init__(self, model_mod, cfg) -> None:
-        super().__init__()
-        self.blocks = torch.nn.ModuleList(model_mod.Block(cfg, i) for i in range(cfg.n_layer))
-        self.norm = cfg.norm_class(cfg.n_embd, eps=cfg.norm_eps)
-
-    def forward(self, x, cos, sin):
-        for block in self.blocks:
-            x = block(x, cos, sin)
-        return self.norm(x).float().square().mean()
 
 
 @dataclass
 class Row:
+    """One (case, variant) of the table; GPU-only columns (host ms, peak memory, kernels) are None on CPU."""
+
     case: str
+    label: str
     variant: str
-    ms: float
-    grad_err: float
-    claims: str
+    ms: float | None = None                   # step: CUDA events (wall clock on CPU), median of --iters
+    host_ms: float | None = None              # host time to issue one step (queue empty at its start), median
+    peak_gib: float | None = None             # torch.cuda.max_memory_allocated over the variant (model included)
+    kernels: int | None = None                # CUDA kernels of one profiled step
+    regions: tuple[int, int] | None = None    # nvFusion regions in the last forward / backward execution trace
+    claims: dict[str, int] = field(default_factory=dict)  # segkit norm / RoPE symbols, forward and backward
+    grad_err: float | None = None             # max |g - g_eager| / max |g_eager| over grads, first step and rerun
+    first_step_s: float | None = None         # the first step (tracing, compiling and running it)
     note: str = ""
 
 
-def _time(step, iters: int) -> float:
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
-def run_case(name: str, overrides: dict, T: int, iters: int) -> list[Row]:
+def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
+    """``model`` compiled the variant's way."""
+    if variant.graphs and not device.startswith("cuda"):
+        raise ValueError(f"variant {variant.name}: CUDA graphs need a CUDA device, not {device!r}")
+    if variant.inductor:
+        return torch.compile(model)
+    if not variant.thunder:
+        return model
     import thunder
     import thunder_exec
 
-    model_mod, config_mod = import_litgpt()
-    thunder_exec.executors()  # recognizes litgpt, imported after thunder_exec
-    cfg = config_mod.Config.from_name(name, block_size=T, **overrides)
-    torch.manual_seed(0)
-    model = Blocks(model_mod, cfg).cuda().bfloat16()
-    cos, sin = model_mod.build_rope_cache(T, cfg.rope_n_elem, device="cuda")
-    cos, sin = cos[None], sin[None]
-    x = torch.randn(1, T, cfg.n_embd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    label = f"{name} x{cfg.n_layer} T={T}"
+    options = {"segkit_fuse": variant.fuse} if variant.fuse else {}
+    if variant.graphs:
+        from thunder.transforms.cudagraph import CUDAGraphTransform
 
-    def grads(fn):
-        model.zero_grad(set_to_none=True)
-        x.grad = None
-        fn(x, cos, sin).backward()
-        return [x.grad.float()] + [p.grad.float() for p in model.parameters()]
+        options["transforms"] = [CUDAGraphTransform()]
+    executors = thunder_exec.executors() if variant.segkit else thunder.get_default_executors()
+    return thunder.jit(model, executors=executors, **options)
 
-    want = grads(model)
-    variants = {
-        "eager": lambda: model,
-        "torch.compile": lambda: torch.compile(model),
-        "thunder": lambda: thunder.jit(model),
-        "thunder + segkit_ex": lambda: thunder.jit(model, executors=thunder_exec.executors()),
-    }
+
+def _step(fn: Callable, built: Built) -> None:
+    """One training step: grads set to None (no accumulation kernels), forward, backward."""
+    built.model.zero_grad(set_to_none=True)
+    for t in built.grad_inputs:
+        t.grad = None
+    fn(*built.inputs).backward()
+
+
+def _grads(fn: Callable, built: Built) -> list[torch.Tensor | None]:
+    _step(fn, built)
+    return [t.grad for t in built.grad_inputs] + [p.grad for p in built.model.parameters()]
+
+
+def grad_error(got: list[torch.Tensor | None], want: list[torch.Tensor | None]) -> float:
+    """Max over grads of max |g - w| / max |w|; a grad eager computes and the variant does not is an error."""
+    worst = 0.0
+    for i, (g, w) in enumerate(zip(got, want)):
+        if w is None:
+            continue
+        if g is None:
+            raise RuntimeError(f"no grad for input/parameter {i} (eager computes one)")
+        w = w.to(g.device).float()
+        worst = max(worst, ((g.float() - w).abs().max() / w.abs().max().clamp(min=1e-6)).item())
+    return worst
+
+
+@contextlib.contextmanager
+def changed_inputs(built: Built):
+    """The inputs changed in place (floats negated, integers rolled) and restored after: a variant that replays a
+    CUDA graph must copy new values into its static inputs, and its grads must follow them."""
+    tensors = [t for t in built.inputs if isinstance(t, torch.Tensor)]
+    with torch.no_grad():
+        for t in tensors:
+            t.neg_() if t.is_floating_point() else t.copy_(t.roll(1, -1))
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for t in tensors:
+                t.neg_() if t.is_floating_point() else t.copy_(t.roll(-1, -1))
+
+
+
+@dataclass
+class Options:
+    iters: int = 10
+    warmup: int = 3
+    case_limit_s: float = 400.0
+    traces: Path | None = None
+    profile: Path | None = None
+
+
+def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, device: str, opts: Options) -> None:
+    """Fill ``row``: compile and check the variant, time it, check it again on changed inputs (``want``: eager's
+    grads on the inputs and on the changed inputs); a failure propagates (the caller notes it)."""
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn = make(variant, built.model, device)
+        got = _grads(fn, built)
+    if cuda:
+        torch.cuda.synchronize()
+    row.first_step_s = time.perf_counter() - t0
+    row.grad_err = grad_error(got, want[0])
+    del got
+    notes = list(dict.fromkeys(_first_line(w.message) for w in caught  # segkit's own: fallbacks, wrong results
+                               if w.category.__module__.startswith(("thunder_exec", "segkit"))))
+    if variant.thunder:
+        row.regions, row.claims = trace_counts(fn)
+        if opts.traces:
+            save_traces(fn, opts.traces / row.case / variant.name)
+
+    def step() -> None:
+        _step(fn, built)
+
+    row.ms, row.host_ms = time_steps(step, opts.iters, opts.warmup, cuda)
+    with changed_inputs(built):
+        row.grad_err = max(row.grad_err, grad_error(_grads(fn, built), want[1]))
+    if cuda:
+        row.kernels = kernels_per_step(step)
+        if opts.profile:
+            profile(step, opts.profile / f"{row.case}-{variant.name}.json")
+        row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
+    row.note = "; ".join(notes)
+
+
+def _first_line(e: BaseException | Warning) -> str:
+    return f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"
+
+
+def _release(device: str) -> None:
+    gc.collect()
+    torch._dynamo.reset()
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+
+
+def _eager_grads(built: Built) -> list[torch.Tensor | None]:
+    return [g.detach().to("cpu", copy=True) if g is not None else None  # on the host: in no variant's peak memory
+            for g in _grads(built.model, built)]
+
+
+def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dtype: torch.dtype = torch.bfloat16,
+             on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """One row per variant (``on_row`` sees each as it is made); a variant that fails, or that the case's
+    wall-clock limit leaves out, is a row too."""
+    _release(device)  # the previous case's model and compiled functions
+    start = time.perf_counter()
+    try:
+        built = build(case, device, dtype)
+        want = _eager_grads(built)
+        with changed_inputs(built):
+            want = (want, _eager_grads(built))
+    except Exception as e:  # a case that cannot be built or run eagerly is rows too, and the run goes on
+        note = f"case failed: {_first_line(e)}"[:240]
+        return [Row(case.name, case.name, v.name, note=note) for v in variants]
     rows = []
-    for variant, make in variants.items():
-        t0 = time.perf_counter()
-        try:
-            fn = make()
-            got = grads(fn)
-            compile_s = time.perf_counter() - t0
-            err = max(((g - w).abs().max() / w.abs().max().clamp(min=1e-6)).item() for g, w in zip(got, want))
-            ms = _time(lambda: fn(x, cos, sin).backward(), iters)
-            claims = ""
-            if variant.startswith("thunder"):
-                fw, bw = thunder.last_traces(fn)[-1], thunder.last_backward_traces(fn)[-1]
-                count = lambda t, names: sum(b.sym.name in names for b in t.bound_symbols)  # noqa: E731
-                claims = (f"norms {count(fw, NORM_FW)}/{count(bw, NORM_BW)}, "
-                          f"RoPE {count(fw, ROPE_FW)}/{count(bw, ROPE_BW)}")
-            rows.append(Row(label, variant, ms, err, claims, f"first step {compile_s:.0f} s"))
-        except Exception as e:  # a variant that fails is a row of the table, not the end of the run
-            rows.append(Row(label, variant, float("nan"), float("nan"), "", f"{type(e).__name__}: {e}"[:160]))
-        print(rows[-1], flush=True)
+    for variant in variants:
+        row = Row(case.name, built.label, variant.name)
+        elapsed = time.perf_counter() - start
+        if elapsed > opts.case_limit_s:
+            row.note = f"skipped: the case had run {elapsed:.0f} s, past its {opts.case_limit_s:.0f} s limit"
+        else:
+            try:
+                measure(built, variant, want, row, device, opts)
+            except Exception as e:  # a variant that fails is a row of the table, not the end of the run
+                row.note = f"failed: {_first_line(e)}"[:240]
+        _release(device)
+        rows.append(row)
+        print(model_table.row_line(row), flush=True)
+        if on_row:
+            on_row(row)
     return rows
 
 
-def markdown(rows: list[Row]) -> str:
-    gpu = torch.cuda.get_device_name()
-    import thunder
-
-    head = (f"GPU: {gpu}; torch {torch.__version__}; Thunder {getattr(thunder, '__version__', '?')}; "
-            f"date {time.strftime('%Y-%m-%d')}; bf16, batch 1, loss = mean(norm(x)^2) after the blocks; "
-            "step = forward + backward, CUDA events, 3 warm-up steps, median\n\n")
-    lines = ["| case | variant | step ms | vs eager | max rel grad err vs eager | segkit claims fw/bw | note |",
-             "|---|---|---|---|---|---|---|"]
-    eager = {r.case: r.ms for r in rows if r.variant == "eager"}
-    for r in rows:
-        lines.append(f"| {r.case} | {r.variant} | {r.ms:.2f} | {eager.get(r.case, float('nan')) / r.ms:.2f}x | "
-                     f"{r.grad_err:.1e} | {r.claims} | {r.note} |")
-    return head + "\n".join(lines)
+def _names(values: list[str] | None) -> list[str]:
+    return [n for v in values or () for n in v.split(",") if n]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out")
+    parser.add_argument("--case", action="append", help="case names, comma separated (default: all)")
+    parser.add_argument("--variants", action="append", help="variant names, comma separated (default: all)")
     parser.add_argument("--iters", type=int, default=10)
-    args = parser.parse_args()
-    rows = []
-    for name, overrides, T in CASES:
-        rows += run_case(name, overrides, T, args.iters)
-        if args.out:  # after every case: a run cut short still leaves its table
-            with open(args.out, "w") as f:
-                f.write(markdown(rows) + "\n")
-    print(markdown(rows))
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--case-limit-s", type=float, default=400.0,
+                        help="start no further variant of a case once it has run this long")
+    parser.add_argument("--budget-s", type=float,
+                        help="this process's wall clock: a case's limit is at most the time left over the cases left")
+    parser.add_argument("--shard", help="I/N: run this shard of the selected cases (one process per GPU)")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--out", help="markdown table")
+    parser.add_argument("--json", help="the rows and the machine block")
+    parser.add_argument("--traces", type=Path, help="save each Thunder variant's forward/backward traces here")
+    parser.add_argument("--profile", type=Path, help="one torch.profiler chrome trace per variant here")
+    parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
+    parser.add_argument("--list", action="store_true", help="print the cases and variants")
+    args = parser.parse_args(argv)
+    if args.list:
+        for c in CASES:
+            print(f"case {c.name}: {c.kind} {c.config} T={c.T} {c.overrides} {c.note}")
+        for v in VARIANTS:
+            print(f"variant {v.name}: {v.label}")
+        return
+    if args.merge:
+        doc = model_table.merge([Path(p) for p in args.merge])
+    else:
+        cases = select(_names(args.case))
+        if args.shard:
+            index, count = model_table.parse_shard(args.shard)
+            cases = shard(cases, index, count)
+        known = {v.name: v for v in VARIANTS}
+        unknown = [n for n in _names(args.variants) if n not in known]
+        if unknown:
+            raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
+        variants = [known[n] for n in _names(args.variants)] or [v for v in VARIANTS if v.default]
+        opts = Options(args.iters, args.warmup, args.case_limit_s, args.traces, args.profile)
+        rows, start = [], time.perf_counter()
+
+        def keep(row: Row) -> None:  # after every row: a run cut short keeps what it measured
+            rows.append(row)
+            model_table.write(model_table.document(rows, cases, variants, opts, args.device), args.out, args.json)
+
+        for i, case in enumerate(cases):
+            if args.budget_s is not None:
+                left = (args.budget_s - (time.perf_counter() - start)) / (len(cases) - i)
+                opts = dataclasses.replace(opts, case_limit_s=min(args.case_limit_s, max(left, 0.0)))
+            run_case(case, variants, args.device, opts, on_row=keep)
+        doc = model_table.document(rows, cases, variants, opts, args.device)
+    model_table.write(doc, args.out, args.json)
+    print(model_table.markdown(doc))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ torch.profiler profile of 3 segkit_ex steps jitted with CallRanges (each call in
 
 Writes OUT_DIR/{thunder,segkit_ex,segkit_ex_profiled}/step.{fwd,bwd}.py, OUT_DIR/segkit_ex_profiled/profile.json
 and OUT_DIR/steps.json ({variant: step ms}, and the GPU). The model, timing and litgpt import are
-benchmarks/model_step.py's.
+the step table's (benchmarks/model_cases.py, benchmarks/model_measure.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.model_step import Blocks, _time, import_litgpt
+from benchmarks.model_cases import Blocks, import_litgpt
+from benchmarks.model_measure import time_steps
 
 
 def main() -> None:
@@ -41,12 +42,12 @@ def main() -> None:
     steps = {"gpu": torch.cuda.get_device_name()}
     for variant, executors in [("thunder", None), ("segkit_ex", thunder_exec.executors())]:
         fn = thunder.jit(model, executors=executors)
-        steps[variant] = _time(lambda: fn(x, cos[None], sin[None]).backward(), args.iters)
+        steps[variant] = time_steps(lambda: fn(x, cos[None], sin[None]).backward(), args.iters, 3, cuda=True)[0]
         paths = save_traces(fn, args.out / variant, "step")
         print(f"{variant}: step {steps[variant]:.3f} ms; traces {', '.join(map(str, paths))}", flush=True)
     fn = thunder.jit(model, executors=thunder_exec.executors(), transforms=[CallRanges()])
     (args.out / "segkit_ex_profiled").mkdir(parents=True, exist_ok=True)
-    _time(lambda: fn(x, cos[None], sin[None]).backward(), 1)
+    time_steps(lambda: fn(x, cos[None], sin[None]).backward(), 1, 3, cuda=True)
     with capture(str(args.out / "segkit_ex_profiled" / "profile.json")):
         for _ in range(3):
             fn(x, cos[None], sin[None]).backward()

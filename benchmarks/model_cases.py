@@ -1,0 +1,198 @@
+"""The models of the step table (benchmarks/model_step.py): each case a declared record, built by its kind's builder
+into one module whose forward returns a scalar loss, the inputs of that forward, and which of them take a grad.
+
+litgpt's package ``__init__`` imports lightning and more; on a host with only litgpt's wheel (and PyYAML) the
+model and config modules are imported without it (``import_litgpt``). The Hugging Face model is driven through its
+own modules as ``LlamaModel.forward`` drives them: Thunder 0.2.6 cannot trace the output-capturing wrapper that
+transformers 5 puts around the model's forward, nor the ``enable_gqa`` argument of its sdpa path (``_sdpa_repeat_kv``
+expands k and v first, as transformers does where that argument is unavailable).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(frozen=True)
+class Case:
+    """One model of the table. ``kind`` picks the builder (``BUILDERS``); ``config`` is the litgpt config name or
+    the Hugging Face config's widths; ``cost_s`` is a rough wall time of all variants on one GPU, used only to
+    balance ``--shard`` (compile dominates it)."""
+
+    name: str
+    kind: str
+    config: str
+    T: int
+    overrides: dict = field(default_factory=dict, hash=False)
+    note: str = ""
+    cost_s: float = 300.0
+
+
+@dataclass
+class Built:
+    """A case made real: ``model(*inputs)`` is the scalar loss; ``grad_inputs`` are the inputs whose grads count."""
+
+    model: torch.nn.Module
+    inputs: tuple
+    grad_inputs: tuple[torch.Tensor, ...]
+    label: str
+
+
+# Hugging Face LlamaConfig at Llama-3-8B's widths (meta-llama/Meta-Llama-3-8B's config.json)
+HF_LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
+                    vocab_size=128256, rms_norm_eps=1e-5, rope_theta=500000.0)
+
+CASES = [
+    Case("llama3-8b-x1", "litgpt", "Llama-3-8B", 4096, dict(n_layer=1), cost_s=420),
+    Case("llama3-8b-x2", "litgpt", "Llama-3-8B", 4096, dict(n_layer=2), cost_s=560),
+    Case("pythia-1b-x2", "litgpt", "pythia-1b", 2048, dict(n_layer=2), cost_s=300),
+    Case("qwen3-8b-x1", "litgpt", "Qwen3-8B", 4096, dict(n_layer=1), note="q/k RMSNorm per head", cost_s=450),
+    Case("mistral-7b-x1", "litgpt", "Mistral-7B-v0.1", 4096, dict(n_layer=1, sliding_window_size=None),
+         note="sliding window off (4096 = T, same math): stock Thunder 0.2.6 fails on litgpt's sliding-window "
+              "mask on CUDA (grad_forward_sdpa: Expected all inputs to have same batch_size)", cost_s=420),
+    Case("hf-llama-x2", "hf-llama", "Llama-3-8B widths", 2048, dict(num_hidden_layers=2, **HF_LLAMA3_8B),
+         note="transformers LlamaForCausalLM, no weights, driven through its modules (sdpa with k/v expanded)",
+         cost_s=500),
+]
+
+
+def import_litgpt():
+    """litgpt.model and litgpt.config; without lightning installed, skipping litgpt/__init__ and the checkpoint
+    converter model.py imports a helper from (unused for building and training a model)."""
+    try:
+        return importlib.import_module("litgpt.model"), importlib.import_module("litgpt.config")
+    except ImportError:
+        pass
+    for name in [n for n in sys.modules if n == "litgpt" or n.startswith("litgpt.")]:
+        del sys.modules[name]
+    spec = importlib.util.find_spec("litgpt")
+    package = types.ModuleType("litgpt")
+    package.__path__ = list(spec.submodule_search_locations)
+    sys.modules["litgpt"] = package
+    scripts = types.ModuleType("litgpt.scripts")
+    scripts.__path__ = []
+    converter = types.ModuleType("litgpt.scripts.convert_hf_checkpoint")
+
+    def qkv_reassemble(*args, **kwargs):
+        raise RuntimeError("litgpt's checkpoint converter is not available on this host")
+
+    converter.qkv_reassemble = qkv_reassemble
+    sys.modules.update({"litgpt.scripts": scripts, "litgpt.scripts.convert_hf_checkpoint": converter})
+    return importlib.import_module("litgpt.model"), importlib.import_module("litgpt.config")
+
+
+def sin_weighted_mean(y: torch.Tensor) -> torch.Tensor:
+    """mean(y * sin(y).detach()) in fp32: a loss whose grad (sin y) reaches every element. Not mean(y^2): right
+    after an RMSNorm of unit weight that is constant, and every grad before the norm would be rounding noise."""
+    y = y.float()
+    return (y * y.detach().sin()).mean()
+
+
+class Blocks(torch.nn.Module):
+    """litgpt's transformer blocks as GPT runs them (rope tables fp32, (1, T, n)), and a scalar loss."""
+
+    def __init__(self, model_mod, cfg) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(model_mod.Block(cfg, i) for i in range(cfg.n_layer))
+        self.norm = cfg.norm_class(cfg.n_embd, eps=cfg.norm_eps)
+
+    def forward(self, x, cos, sin):
+        for block in self.blocks:
+            x = block(x, cos, sin)
+        return sin_weighted_mean(self.norm(x))
+
+
+def build_litgpt(case: Case, device: str, dtype: torch.dtype) -> Built:
+    import thunder_exec
+
+    model_mod, config_mod = import_litgpt()
+    thunder_exec.executors()  # recognizes litgpt, imported after thunder_exec
+    cfg = config_mod.Config.from_name(case.config, block_size=case.T, **case.overrides)
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = Blocks(model_mod, cfg).to(dtype)
+    cos, sin = model_mod.build_rope_cache(case.T, cfg.rope_n_elem, device=torch.device(device))
+    x = torch.randn(1, case.T, cfg.n_embd, device=device, dtype=dtype, requires_grad=True)
+    return Built(model, (x, cos[None], sin[None]), (x,), f"{case.config} x{cfg.n_layer} T={case.T}")
+
+
+def _sdpa_repeat_kv(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
+    """transformers' sdpa attention without ``enable_gqa`` (which Thunder 0.2.6's sdpa lacks): k and v expanded to
+    the query heads first, causal, no mask (the step has no padding)."""
+    from transformers.integrations.sdpa_attention import repeat_kv
+
+    if attention_mask is not None:
+        raise ValueError("the step table's sdpa attention takes no attention mask (causal only)")
+    key, value = repeat_kv(key, module.num_key_value_groups), repeat_kv(value, module.num_key_value_groups)
+    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, dropout_p=dropout, scale=scaling,
+                                                           is_causal=query.shape[2] > 1)
+    return out.transpose(1, 2).contiguous(), None
+
+
+class HFCausalLMLoss(torch.nn.Module):
+    """A Hugging Face ``*ForCausalLM``'s modules driven as ``LlamaModel.forward`` drives them, and a scalar loss."""
+
+    def __init__(self, lm: torch.nn.Module) -> None:
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, idx):
+        inner = self.lm.model
+        h = inner.embed_tokens(idx)
+        position_ids = torch.arange(idx.shape[1], device=idx.device)[None]
+        cos_sin = inner.rotary_emb(h, position_ids=position_ids)
+        for layer in inner.layers:
+            h = layer(h, attention_mask=None, position_embeddings=cos_sin, position_ids=position_ids)
+            h = h[0] if isinstance(h, tuple) else h
+        return sin_weighted_mean(self.lm.lm_head(inner.norm(h)))
+
+
+def build_hf_llama(case: Case, device: str, dtype: torch.dtype) -> Built:
+    import thunder_exec
+    import transformers
+
+    thunder_exec.executors()  # recognizes transformers' norm and RoPE functions
+    transformers.AttentionInterface.register("sdpa_repeat_kv", _sdpa_repeat_kv)
+    cfg = transformers.LlamaConfig(max_position_embeddings=case.T, use_cache=False, **case.overrides)
+    cfg._attn_implementation = "sdpa_repeat_kv"
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = HFCausalLMLoss(transformers.LlamaForCausalLM(cfg)).to(dtype)
+    idx = torch.randint(0, cfg.vocab_size, (1, case.T), device=device)
+    return Built(model, (idx,), (), f"HF LlamaForCausalLM ({case.config}) x{cfg.num_hidden_layers} T={case.T}")
+
+
+BUILDERS: dict[str, Callable[[Case, str, torch.dtype], Built]] = {"litgpt": build_litgpt, "hf-llama": build_hf_llama}
+
+
+def build(case: Case, device: str, dtype: torch.dtype = torch.bfloat16) -> Built:
+    """``case`` on ``device`` in ``dtype``, its weights drawn from seed 0."""
+    if case.kind not in BUILDERS:
+        raise ValueError(f"case {case.name!r}: unknown kind {case.kind!r}; known: {sorted(BUILDERS)}")
+    return BUILDERS[case.kind](case, device, dtype)
+
+
+def select(names: list[str] | None) -> list[Case]:
+    """The cases named (all when ``names`` is empty), in table order; an unknown name is an error naming the known."""
+    known = {c.name: c for c in CASES}
+    unknown = [n for n in names or () if n not in known]
+    if unknown:
+        raise SystemExit(f"model_step: unknown case {', '.join(unknown)}; known: {', '.join(known)}")
+    return [c for c in CASES if not names or c.name in names]
+
+
+def shard(cases: list[Case], index: int, count: int) -> list[Case]:
+    """Shard ``index`` of ``count``: cases longest first (``cost_s``) onto the least loaded shard, in table order."""
+    loads, owner = [0.0] * count, {}
+    for c in sorted(cases, key=lambda c: -c.cost_s):
+        i = loads.index(min(loads))
+        loads[i] += c.cost_s
+        owner[c.name] = i
+    return [c for c in cases if owner[c.name] == index]

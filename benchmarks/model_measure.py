@@ -1,0 +1,96 @@
+"""What the step table (benchmarks/model_step.py) reads off a variant: step and host time, kernels of one
+profiled step, a chrome trace, and from Thunder's last execution traces the nvFusion regions and segkit's claims."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+# segkit_ex's opaque symbols, and (segkit_nv_*) the operators thunder_exec.fusible puts into nvFuser's regions
+NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm",
+           "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"}
+NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd", "segkit_nv_rms_norm_bwd"}
+ROPE_FW, ROPE_BW = {"segkit_rope_fwd", "segkit_nv_rope_fwd"}, {"segkit_rope_bwd", "segkit_nv_rope_bwd"}
+
+
+def _bsyms(bsyms):
+    """Every bound symbol, descending into fusions (CUDA-graph regions hold nvFusions; nvFusions hold the symbols
+    they fused) but not into a symbol's own decomposition."""
+    for b in bsyms:
+        yield b
+        if getattr(b.sym, "is_fusion", False):
+            yield from _bsyms(b.subsymbols)
+
+
+def trace_counts(fn) -> tuple[tuple[int, int], dict[str, int]]:
+    """(nvFusion regions fw / bw, segkit claims) in the last forward and backward execution traces."""
+    import thunder
+
+    fw = list(_bsyms(thunder.last_traces(fn)[-1].bound_symbols))
+    bw = list(_bsyms(thunder.last_backward_traces(fn)[-1].bound_symbols))
+    regions = tuple(sum(b.sym.name.startswith("nvFusion") for b in t) for t in (fw, bw))
+    claims = {key: sum(b.sym.name in names for b in t)
+              for key, names, t in (("norm_fw", NORM_FW, fw), ("norm_bw", NORM_BW, bw), ("rope_fw", ROPE_FW, fw),
+                                    ("rope_bw", ROPE_BW, bw))}
+    return regions, claims
+
+
+def save_traces(fn, folder: Path) -> None:
+    """The forward and backward execution traces: thunder_exec.regions' saver where this tree has it, else text."""
+    try:
+        from thunder_exec.regions import save_traces as saver
+    except ImportError:
+        import thunder
+
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "forward.py").write_text(str(thunder.last_traces(fn)[-1]))
+        (folder / "backward.py").write_text(str(thunder.last_backward_traces(fn)[-1]))
+        return
+    saver(fn, folder)
+
+
+def time_steps(step: Callable[[], None], iters: int, warmup: int, cuda: bool) -> tuple[float, float | None]:
+    """(step ms, host ms): CUDA events around each step (wall clock on CPU), and the host time to issue it."""
+    for _ in range(warmup):
+        step()
+    if cuda:
+        torch.cuda.synchronize()
+    times, hosts = [], []
+    for _ in range(iters):
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+        t0 = time.perf_counter()
+        step()
+        hosts.append((time.perf_counter() - t0) * 1e3)
+        if cuda:
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+    return statistics.median(times if cuda else hosts), statistics.median(hosts) if cuda else None
+
+
+def kernels_per_step(step: Callable[[], None]) -> int:
+    from segkit.timing import KernelTimer
+
+    timer = KernelTimer()
+    timer()
+    step()
+    timer()
+    return timer.kernel_counts[-1]
+
+
+def profile(step: Callable[[], None], path: Path) -> None:
+    from segkit.timing import claim_cupti
+
+    claim_cupti("torch.profiler")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        step()
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(str(path))

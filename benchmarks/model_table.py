@@ -1,0 +1,120 @@
+"""The step table's output (benchmarks/model_step.py): the JSON document (machine block, run settings, case notes,
+rows), its markdown table with ratios against stock Thunder and torch.compile, and the merge of several runs' JSON
+files (one process per GPU) into one document."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+from benchmarks.machine import KEY, block_of, machine_block
+from benchmarks.model_cases import CASES
+
+def _plain(value):
+    """JSON has no NaN: None instead."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def document(rows: list, cases: list, variants: list, opts, device: str) -> dict:
+    """The JSON document of one run."""
+    return {KEY: machine_block(), "variants": {v.name: v.label for v in variants},
+            "run": {"device": device, "iters": opts.iters, "warmup": opts.warmup, "case_limit_s": opts.case_limit_s,
+                    "step": "grads set to None + forward + backward; bf16; batch 1"},
+            "cases": {c.name: c.note for c in cases},
+            "rows": [{k: _plain(v) for k, v in dataclasses.asdict(r).items()} for r in rows]}
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """"I/N" -> (I, N), 0 <= I < N; anything else is a one-line error."""
+    try:
+        index, count = (int(p) for p in text.split("/"))
+    except ValueError:
+        raise SystemExit(f"model_step: --shard {text!r}: expected I/N, e.g. 0/4") from None
+    if not 0 <= index < count:
+        raise SystemExit(f"model_step: --shard {text!r}: I must be in 0..N-1")
+    return index, count
+
+
+def merge(paths: list[Path]) -> dict:
+    """Runs' JSON files as one document: rows in table order (cases as ``CASES`` lists them, each run's variant
+    order), the first run's machine block, and every run's under ``machines`` when they differ."""
+    docs = []
+    for p in paths:
+        try:
+            docs.append(json.loads(p.read_text()))
+        except (OSError, json.JSONDecodeError) as e:
+            raise SystemExit(f"model_step --merge: cannot read {p}: {e}") from None
+        if block_of(docs[-1]) is None or "rows" not in docs[-1]:
+            raise SystemExit(f"model_step --merge: {p} is not a model_step JSON file (no machine block / rows)")
+    order = {c.name: i for i, c in enumerate(CASES)}
+    rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: order.get(r["case"], len(order)))
+    doc = {KEY: block_of(docs[0]), "run": docs[0].get("run", {}),
+           "cases": {k: v for d in docs for k, v in d.get("cases", {}).items()}, "rows": rows,
+           "variants": {k: v for d in docs for k, v in d.get("variants", {}).items()},
+           "merged_from": [str(p) for p in paths]}
+    machines = [block_of(d) for d in docs]
+    if any({k: v for k, v in m.items() if k != "date"} != {k: v for k, v in machines[0].items() if k != "date"}
+           for m in machines):
+        doc["machines"] = machines
+    return doc
+
+
+def write(doc: dict, md_path: str | None, json_path: str | None) -> None:
+    if md_path:
+        Path(md_path).write_text(markdown(doc) + "\n")
+    if json_path:
+        Path(json_path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _num(value, fmt: str) -> str:
+    return "" if value is None else format(value, fmt)
+
+
+def _claims(c: dict) -> str:
+    if not c:
+        return ""
+    return f"norms {c['norm_fw']}/{c['norm_bw']}, RoPE {c['rope_fw']}/{c['rope_bw']}"
+
+
+def _ratio(ref: float | None, ms: float | None) -> str:
+    return f"{ref / ms:.2f}x" if ref and ms else ""
+
+
+def row_line(row) -> str:
+    """One row as a progress line."""
+    return (f"{row.case} | {row.variant} | ms {_num(row.ms, '.2f')} | host {_num(row.host_ms, '.2f')} | "
+            f"err {_num(row.grad_err, '.1e')} | first {_num(row.first_step_s, '.0f')} s | {row.note}")
+
+
+def markdown(doc: dict) -> str:
+    """The table: one row per case and variant; "vs Thunder" / "vs torch.compile" are their step ms over the
+    row's (above 1: faster than them)."""
+    m = doc[KEY]
+    head = (f"GPU: {m.get('gpu')} (driver {m.get('driver')}); torch {m.get('torch')}; Thunder "
+            f"{m.get('lightning-thunder')}; nvfuser_direct {m.get('nvfuser_direct')}; litgpt {m.get('litgpt')}; "
+            f"transformers {m.get('transformers')}; {m.get('date')}; commit {m.get('commit')}\n\n"
+            f"Step = {doc['run'].get('step', '')}; step ms by CUDA events, {doc['run'].get('warmup')} warm-up steps, "
+            f"median of {doc['run'].get('iters')}; host ms = time to issue one step; kernels of one profiled step; "
+            "nvFusion regions and segkit claims in the last forward / backward execution traces; grad error "
+            "against eager, max over grads of max |g - g_eager| / max |g_eager|, on the first step and again "
+            "after the timed steps on changed inputs (floats negated, token ids rolled).\n\n")
+    if "machines" in doc:
+        head += "Runs on differing machines: " + "; ".join(f"{x.get('gpu')} {x.get('date')}" for x in doc["machines"])
+        head += "\n\n"
+    lines = ["| case | variant | step ms | vs Thunder | vs torch.compile | host ms | peak GiB | kernels/step | "
+             "nvFusion fw/bw | segkit claims fw/bw | max rel grad err | first step s | note |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ref = {(r["case"], r["variant"]): r["ms"] for r in doc["rows"]}
+    for r in doc["rows"]:
+        regions = f"{r['regions'][0]}/{r['regions'][1]}" if r["regions"] else ""
+        vs_thunder, vs_compile = (_ratio(ref.get((r["case"], v)), r["ms"]) for v in ("thunder", "compile"))
+        lines.append(
+            f"| {r['label']} | {r['variant']} | {_num(r['ms'], '.2f')} | {vs_thunder} | {vs_compile} | "
+            f"{_num(r['host_ms'], '.2f')} | "
+            f"{_num(r['peak_gib'], '.2f')} | {_num(r['kernels'], 'd')} | {regions} | {_claims(r['claims'])} | "
+            f"{_num(r['grad_err'], '.1e')} | {_num(r['first_step_s'], '.1f')} | {r['note']} |")
+    legend = ["Variants: " + "; ".join(f"{k} = {v}" for k, v in doc.get("variants", {}).items())]
+    notes = [f"* {name}: {note}" for name, note in doc.get("cases", {}).items() if note]
+    return head + "\n".join(lines) + "\n\n" + "\n".join(legend + (["", "Cases:"] + notes if notes else []))

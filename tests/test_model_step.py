@@ -1,0 +1,117 @@
+"""The step table's machinery (benchmarks/model_step.py) on CPU: a tiny litgpt Llama (n_embd 64, 2 layers) under
+eager and Thunder + segkit_ex on the reference interpreter (stock Thunder under the ``models`` marker), in fp32 so
+that the grads can be held to eager closely; the JSON document, its merge, and the rows of a variant that fails or
+a case past its limit."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+
+import pytest
+import torch
+
+from benchmarks import model_table
+from benchmarks.model_cases import CASES, Case, select, shard
+from benchmarks.model_step import VARIANTS, Options, main, run_case
+
+TINY = Case("tiny-llama", "litgpt", "Llama-3-8B", 32,
+            dict(n_layer=2, n_embd=64, n_head=4, n_query_groups=2, head_size=16, intermediate_size=96))
+TINY_HF = Case("tiny-hf-llama", "hf-llama", "tiny", 16,
+               dict(num_hidden_layers=2, hidden_size=64, intermediate_size=96, num_attention_heads=4,
+                    num_key_value_heads=2, vocab_size=96))
+RUN = ["eager", "segkit-opaque", "thunder-graphs"]  # stock Thunder's row: test_stock_thunder_row (models marker)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    variants = [v for v in VARIANTS if v.name in RUN]
+    return run_case(TINY, variants, "cpu", Options(iters=1, warmup=0), dtype=torch.float32)
+
+
+def test_rows_measure_each_variant(rows):
+    """One row per variant in order; the ones that ran have a time and grads at fp32 distance from eager; segkit_ex
+    claims both norms of each block, the final norm and q and k of each attention, forward and backward; columns
+    that need a GPU stay empty."""
+    by = {r.variant: r for r in rows}
+    assert [r.variant for r in rows] == RUN
+    for name in ("eager", "segkit-opaque"):
+        r = by[name]
+        assert r.ms > 0 and r.first_step_s > 0 and r.grad_err < 1e-4, r
+        assert (r.host_ms, r.peak_gib, r.kernels) == (None, None, None), r
+    assert by["eager"].grad_err == 0.0
+    assert by["segkit-opaque"].claims == {"norm_fw": 5, "norm_bw": 5, "rope_fw": 4, "rope_bw": 4}
+    assert by["segkit-opaque"].regions == (0, 0)  # no nvFuser on CPU
+    assert by["segkit-opaque"].note == ""  # no segkit warning (fallback, unchecked or wrong result)
+
+
+@pytest.mark.models  # another Thunder compile of the tiny model: ~10 s on the 2-core machine
+def test_stock_thunder_row():
+    (row,) = run_case(TINY, [v for v in VARIANTS if v.name == "thunder"], "cpu", Options(iters=1, warmup=0),
+                      dtype=torch.float32)
+    assert row.ms > 0 and row.grad_err < 1e-4 and row.note == "", row
+    assert row.claims == {"norm_fw": 0, "norm_bw": 0, "rope_fw": 0, "rope_bw": 0} and row.regions == (0, 0)
+
+
+def test_a_failing_variant_is_a_row(rows):
+    graphs = rows[-1]
+    assert graphs.variant == "thunder-graphs" and graphs.ms is None and graphs.grad_err is None
+    assert graphs.note == "failed: ValueError: variant thunder-graphs: CUDA graphs need a CUDA device, not 'cpu'"
+
+
+def test_json_machine_block_markdown_and_merge(rows, tmp_path):
+    variants = [v for v in VARIANTS if v.name in RUN]
+    opts = Options(iters=1, warmup=0)
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    # two runs, one per "GPU": the second run's rows listed first, as a later case of the table
+    model_table.write(model_table.document(rows[1:], [TINY], variants, opts, "cpu"), None, str(second))
+    model_table.write(model_table.document(rows[:1], [TINY], variants, opts, "cpu"), str(tmp_path / "a.md"),
+                      str(first))
+    doc = json.loads(first.read_text())
+    assert {"gpu", "driver", "torch", "lightning-thunder", "nvfuser_direct", "litgpt", "transformers", "date",
+            "commit"} <= set(doc["machine"])
+    assert doc["machine"]["torch"] == importlib.metadata.version("torch") and doc["machine"]["gpu"] is None
+    assert [r["variant"] for r in doc["rows"]] == ["eager"]
+    merged = model_table.merge([second, first])
+    assert sorted(r["variant"] for r in merged["rows"]) == sorted(RUN)
+    assert merged["machine"] == json.loads(second.read_text())["machine"]
+    table = model_table.markdown(merged)
+    assert table.count("| Llama-3-8B x2 T=32 |") == len(RUN)
+    segkit = next(line for line in table.splitlines() if "| segkit-opaque |" in line)
+    assert "norms 5/5, RoPE 4/4" in segkit
+    main(["--merge", str(first), str(second), "--json", str(tmp_path / "m.json")])
+    assert len(json.loads((tmp_path / "m.json").read_text())["rows"]) == len(RUN)
+
+
+def test_merge_refuses_a_file_that_is_not_a_run(tmp_path):
+    bad = tmp_path / "other.json"
+    bad.write_text(json.dumps({"benchmarks": []}))
+    with pytest.raises(SystemExit, match="other.json is not a model_step JSON file"):
+        model_table.merge([bad])
+
+
+def test_case_past_its_limit_skips_its_variants():
+    rows = run_case(TINY, VARIANTS[:2], "cpu", Options(iters=1, warmup=0, case_limit_s=0.0), dtype=torch.float32)
+    assert [r.variant for r in rows] == ["eager", "compile"]
+    assert all(r.ms is None and "past its 0 s limit" in r.note for r in rows)
+
+
+def test_hf_llama_builds_and_runs_eagerly():
+    (row,) = run_case(TINY_HF, VARIANTS[:1], "cpu", Options(iters=1, warmup=0), dtype=torch.float32)
+    assert row.note == "" and row.ms > 0 and row.grad_err == 0.0, row
+    assert row.label == "HF LlamaForCausalLM (tiny) x2 T=16"
+
+
+def test_shards_cover_every_case_once():
+    parts = [shard(CASES, i, 4) for i in range(4)]
+    assert sorted(c.name for p in parts for c in p) == sorted(c.name for c in CASES)
+    assert all(parts)
+
+
+def test_bad_selections_are_one_line_errors():
+    with pytest.raises(SystemExit, match="unknown case nope; known: llama3-8b-x1"):
+        select(["nope"])
+    with pytest.raises(SystemExit, match="--shard '4/4': I must be in 0..N-1"):
+        model_table.parse_shard("4/4")
+    with pytest.raises(SystemExit, match="unknown variant fast; known: eager"):
+        main(["--variants", "fast", "--device", "cpu"])
