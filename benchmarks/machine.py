@@ -76,7 +76,8 @@ def _cuda() -> str | None:
 
 
 def _commit() -> str | None:
-    return _run(["git", "rev-parse", "--short=9", "HEAD"]) or os.environ.get(COMMIT_ENV) or None
+    """``SEGKIT_COMMIT`` first: a copied tree may carry a stale git directory that names another commit."""
+    return os.environ.get(COMMIT_ENV) or _run(["git", "rev-parse", "--short=9", "HEAD"]) or None
 
 
 @functools.lru_cache(maxsize=8)
