@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import fusions
 from fusions.spec import signature, tuning_table
 from segkit.frontend import FusionDefinition
+from segkit.regions import GPU_BANDWIDTH
 from segkit.tuning import TuningTable
 
 OPAQUE, FUSED = "opaque", "fused"
@@ -27,15 +28,15 @@ OPAQUE, FUSED = "opaque", "fused"
 
 @dataclass(frozen=True)
 class CutPolicy:
-    """What one cut of an nvFusion region costs, as parameters (the integrator calibrates them on a measured
-    step; these are starting values, not measurements of this code).
+    """What one cut of an nvFusion region costs, as parameters (to be calibrated on a measured step; these are
+    starting values, not measurements of this code).
 
     ``copy_bandwidth``: bytes per second a device copy moves, read and write counted, per GPU (matched as a
     substring of the GPU's name); a GPU not listed gets ``fallback_gpu``'s. ``extra_kernels``: kernels the cut
     adds (the region split in two). ``kernel_us``: launch and ramp of one more kernel. ``host_us``: host time of
     one more call (Thunder runs the opaque symbol and the two halves of the region as separate calls)."""
 
-    copy_bandwidth: tuple[tuple[str, float], ...] = (("H200", 4.25e12), ("H100", 3.0e12))
+    copy_bandwidth: tuple[tuple[str, float], ...] = tuple((gpu.upper(), bw) for gpu, bw in GPU_BANDWIDTH.items())
     fallback_gpu: str = "H100"
     extra_kernels: int = 1
     kernel_us: float = 2.0

@@ -22,7 +22,7 @@ import thunder.torch as ltorch
 
 from fusions.configs import NormConfig
 from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
-from thunder_exec.fusible import chosen, norm_config
+from thunder_exec.fusible import chosen, norm_config, param_meta, stats_meta
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner, unit_weight
 
@@ -45,15 +45,6 @@ def _shaped(t: torch.Tensor, shape) -> torch.Tensor:
     return t if t.shape == shape else t.reshape(shape)
 
 
-def _stats_meta(a: TensorProxy) -> TensorProxy:
-    return TensorProxy(like=a, shape=tuple(a.shape[:-1]), dtype=dtypes.float32)
-
-
-def _param_meta(a: TensorProxy, weight: TensorProxy | None) -> TensorProxy:
-    """dw / db: like the weight; a norm without weight still gets one (of ones), its gradient dropped."""
-    return TensorProxy(like=weight) if weight is not None else TensorProxy(like=a, shape=(a.shape[-1],))
-
-
 def _weight(a: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
     return weight if weight is not None else unit_weight(a.shape[-1], a.dtype, a.device)
 
@@ -64,7 +55,7 @@ def _pdtype(a: torch.Tensor, weight: torch.Tensor | None) -> torch.dtype:
 
 # --------------------------------------------------------------------------- layer norm
 def _ln_fwd_meta(a, weight, bias, eps, policy, check):
-    return TensorProxy(like=a), _stats_meta(a), _stats_meta(a)
+    return TensorProxy(like=a), stats_meta(a), stats_meta(a)
 
 
 def _ln_args(run: SpecRunner, a, weight, bias) -> list[torch.Tensor]:
@@ -85,7 +76,7 @@ def _ln_y_impl(a, weight, bias, eps, policy, check):
 
 
 def _ln_bwd_meta(g, a, mean, rstd, weight, eps, policy, check):
-    return TensorProxy(like=a), _param_meta(a, weight), _param_meta(a, weight)
+    return TensorProxy(like=a), param_meta(a, weight), param_meta(a, weight)
 
 
 def _ln_bwd_impl(g, a, mean, rstd, weight, eps, policy, check):
@@ -159,7 +150,7 @@ segkit_ex.register_implementation(ltorch.layer_norm, checker=_ln_checker, execut
 # round_normed: Hugging Face's Llama-style rounding (fusions.rmsnorm_fwd), a constant of the trace; the compile
 # options come last, as in every segkit symbol.
 def _rms_fwd_meta(a, weight, eps, round_normed, policy, check):
-    return TensorProxy(like=a), _stats_meta(a)
+    return TensorProxy(like=a), stats_meta(a)
 
 
 def _rms_fwd_impl(a, weight, eps, round_normed, policy, check):

@@ -54,16 +54,18 @@ def rope_config(x, cos, x_dtype, out_dtype) -> ApplyRopeConfig:
 
 
 # --------------------------------------------------------------------------- metas
-def _stats(a) -> TensorProxy:
+def stats_meta(a) -> TensorProxy:
+    """mean / rstd: one fp32 value per row of ``a``."""
     return TensorProxy(like=a, shape=tuple(a.shape[:-1]), dtype=dtypes.float32)
 
 
-def _param(a, weight) -> TensorProxy:
+def param_meta(a, weight) -> TensorProxy:
+    """dw / db: like the weight; a norm without weight still gets one (of ones), its gradient dropped."""
     return TensorProxy(like=weight) if weight is not None else TensorProxy(like=a, shape=(a.shape[-1],))
 
 
 def _rms_fwd_meta(a, weight, eps, round_normed):
-    return TensorProxy(like=a), _stats(a)
+    return TensorProxy(like=a), stats_meta(a)
 
 
 def _rms_bwd_meta(g, a, rstd, weight, eps, round_normed):
@@ -71,11 +73,11 @@ def _rms_bwd_meta(g, a, rstd, weight, eps, round_normed):
 
 
 def _ln_fwd_meta(a, weight, bias, eps):
-    return TensorProxy(like=a), _stats(a), _stats(a)
+    return TensorProxy(like=a), stats_meta(a), stats_meta(a)
 
 
 def _ln_bwd_meta(g, a, mean, rstd, weight, eps):
-    return TensorProxy(like=a), _param(a, weight), _param(a, weight)
+    return TensorProxy(like=a), param_meta(a, weight), param_meta(a, weight)
 
 
 def _rope_fwd_meta(x, cos, sin, out_dtype):

@@ -40,7 +40,8 @@ VIEW_OPS = frozenset({"reshape", "view", "view_as", "permute", "transpose", "t",
                       "unflatten", "movedim", "expand", "expand_as", "detach",
                       "torch_prims_reshape_impl"})
 
-#: Per-GPU copy bandwidth (bytes/s) the estimate divides bytes by.
+#: Per-GPU copy bandwidth (bytes/s, read + write counted) the estimates divide bytes by: this one and the cut cost
+#: model's (fusions.cut_cost).
 GPU_BANDWIDTH = {"h100": 3.0e12, "h200": 4.25e12}
 #: A cut's kernels and host time (us) per call where neither the command line nor a profile gives them.
 DEFAULT_KERNELS, DEFAULT_HOST_US = 1, 20.0
