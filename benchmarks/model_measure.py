@@ -85,6 +85,7 @@ def kernels_per_step(step: Callable[[], None]) -> int:
 
 
 def profile(step: Callable[[], None], path: Path) -> None:
+    """One step under torch.profiler, its chrome trace at ``path`` (gzipped when it ends in .gz)."""
     from segkit.timing import claim_cupti
 
     claim_cupti("torch.profiler")

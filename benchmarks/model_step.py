@@ -41,8 +41,9 @@ __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row
 @dataclass(frozen=True)
 class Variant:
     """One way to run the model. ``fuse`` is segkit_ex's ``segkit_fuse`` compile option ("fused": segkit's symbols
-    inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel); ``graphs`` adds Thunder's
-    ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs copied into static buffers)."""
+    inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel; pairs: a mode per op, as the
+    option's mapping); ``graphs`` adds Thunder's ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs
+    copied into static buffers)."""
 
     name: str
     label: str
@@ -50,8 +51,12 @@ class Variant:
     thunder: bool = False
     inductor: bool = False
     segkit: bool = False
-    fuse: str | None = None
+    fuse: str | tuple[tuple[str, str], ...] | None = None
     graphs: bool = False
+
+    @property
+    def fuse_option(self) -> str | dict[str, str] | None:
+        return dict(self.fuse) if isinstance(self.fuse, tuple) else self.fuse
 
 
 VARIANTS = [
@@ -62,6 +67,12 @@ VARIANTS = [
     Variant("segkit-opaque", "Thunder + segkit_ex (opaque)", thunder=True, segkit=True, fuse="opaque"),
     Variant("segkit-auto", "Thunder + segkit_ex (auto: cut cost model)", default=False, thunder=True, segkit=True,
             fuse="auto"),
+    Variant("segkit-fwd-fused", "Thunder + segkit_ex (fused, norm backward opaque)", default=False, thunder=True,
+            segkit=True, fuse=(("*", "fused"), ("norm_bwd", "opaque"))),
+    Variant("segkit-rope-fused", "Thunder + segkit_ex (RoPE fused, norms opaque)", default=False, thunder=True,
+            segkit=True, fuse=(("rope_fwd", "fused"), ("rope_bwd", "fused"))),
+    Variant("segkit-norms-fused", "Thunder + segkit_ex (norms fused, RoPE opaque)", default=False, thunder=True,
+            segkit=True, fuse=(("norm_fwd", "fused"), ("norm_bwd", "fused"))),
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
     Variant("segkit-graphs", "Thunder + segkit_ex (fused) + CUDA graphs", thunder=True, segkit=True, fuse="fused",
             graphs=True),
@@ -97,7 +108,7 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
     import thunder
     import thunder_exec
 
-    options = {"segkit_fuse": variant.fuse} if variant.fuse else {}
+    options = {"segkit_fuse": variant.fuse_option} if variant.fuse else {}
     if variant.graphs:
         from thunder.transforms.cudagraph import CUDAGraphTransform
 
@@ -190,7 +201,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     if cuda:
         row.kernels = kernels_per_step(step)
         if opts.profile:
-            profile(step, opts.profile / f"{row.case}-{variant.name}.json")
+            profile(step, opts.profile / f"{row.case}-{variant.name}.json.gz")
         row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
     row.note = "; ".join(notes)
 
@@ -263,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", help="markdown table")
     parser.add_argument("--json", help="the rows and the machine block")
     parser.add_argument("--traces", type=Path, help="save each Thunder variant's forward/backward traces here")
-    parser.add_argument("--profile", type=Path, help="one torch.profiler chrome trace per variant here")
+    parser.add_argument("--profile", type=Path, help="one torch.profiler chrome trace per variant here (.json.gz)")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
     parser.add_argument("--list", action="store_true", help="print the cases and variants")
     args = parser.parse_args(argv)

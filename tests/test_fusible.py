@@ -28,6 +28,7 @@ from thunder.core.trace import TraceCtx, tracectx
 from thunder.core.utils import ProxyDict
 from thunder.extend import OperatorExecutor
 from thunder_exec import fusible
+from thunder_exec.base import FusePolicy
 
 BF16 = torch.bfloat16
 NORMS = {  # spec: (body, the input names the body takes after fd, in order)
@@ -274,6 +275,52 @@ def test_segkit_fuse_names_its_values():
     with pytest.raises(ValueError, match="segkit_fuse must be one of opaque, fused, auto, got 'yes'"):
         thunder.jit(lambda x: torch.nn.functional.rms_norm(x, (16,), w), executors=thunder_exec.executors(),
                     segkit_fuse="yes")(x)
+
+
+@pytest.mark.parametrize("value, want", [
+    (None, FusePolicy("opaque")),
+    ("fused", FusePolicy("fused")),
+    ({"*": "fused", "norm_bwd": "opaque"}, FusePolicy("fused", (("layernorm_bwd", "opaque"), ("rmsnorm_bwd", "opaque")))),
+    ({"norm_fwd": "fused", "layernorm_fwd": "auto"}, FusePolicy("opaque", (("layernorm_fwd", "auto"),
+                                                                             ("rmsnorm_fwd", "fused")))),
+    ({"*": "auto", "rope_bwd": "auto"}, FusePolicy("auto")),
+])
+def test_fuse_policy_per_op(value, want):
+    """A mapping sets the mode per op: a spec's own key beats its group's, '*' the rest, and an override equal to
+    the default is dropped (one policy, one spelling)."""
+    got = FusePolicy.parse(value)
+    assert got == want
+    assert got.mode("rmsnorm_bwd") == dict(want.overrides).get("rmsnorm_bwd", want.default)
+
+
+@pytest.mark.parametrize("value, match", [
+    ({"norm": "fused"}, "unknown op 'norm'; known: '\\*', norm_fwd"),
+    ({"norm_bwd": "yes"}, "segkit_fuse\\['norm_bwd'\\] must be one of opaque, fused, auto, got 'yes'"),
+    (["fused"], "a mode .* or a mapping of ops to modes, got list"),
+])
+def test_fuse_policy_refuses_naming_the_fault(value, match):
+    with pytest.raises(ValueError, match=match):
+        FusePolicy.parse(value)
+
+
+def test_fuse_policy_mapping_through_thunder(monkeypatch, opaque_piece):
+    """``{"*": "fused", "norm_bwd": "opaque"}``: the norm forward and both RoPE symbols are fusible ones, the norm
+    backward segkit_ex's opaque symbol; loss and grads are the opaque mode's."""
+    ex = _InterpretedRegions("segkit_fusible_cpu_mixed")
+    symbols = fusible.register(ex, lambda sym_id, translator, checker: None, devices.DeviceType.CPU)
+    monkeypatch.setattr(fusible, "registered", lambda: symbols)
+    step, leaves = _litgpt_block_piece()
+    default = thunder_exec.executors()
+    jf, loss, grads = _grads(step, leaves, executors=[default[0], ex, *default[1:]],
+                             segkit_fuse={"*": "fused", "norm_bwd": "opaque"})
+    fw = {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
+    bw = {b.sym.name for b in thunder.last_backward_traces(jf)[-1].bound_symbols}
+    assert {"segkit_nv_rms_norm_fwd", "segkit_nv_rope_fwd"} <= fw
+    assert {"segkit_rms_norm_bwd", "segkit_nv_rope_bwd"} <= bw and "segkit_nv_rms_norm_bwd" not in bw
+    loss0, grads0 = opaque_piece
+    torch.testing.assert_close(loss, loss0)
+    for g, w in zip(grads, grads0):
+        torch.testing.assert_close(g, w)
 
 
 class _InterpretedRegions(OperatorExecutor):

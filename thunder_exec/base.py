@@ -9,12 +9,15 @@ through segkit's bookend pass; ``segkit_check=True`` validates each new input si
 against the reference interpreter and refuses a wrong nvFuser result (warning, reference result instead);
 ``segkit_fuse`` ("opaque" | "fused" | "auto", default "opaque") puts the norms and RoPE into Thunder's nvFuser
 regions as fusible symbols ("fused"), or where the cut cost model says so ("auto"; fusions.cut_cost), instead of
-segkit_ex's opaque symbols (thunder_exec.fusible).
+segkit_ex's opaque symbols (thunder_exec.fusible); a mapping sets the mode per op (``FusePolicy``), e.g.
+``{"*": "fused", "norm_bwd": "opaque"}``: norms and RoPE fused except the norm backward.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -55,6 +58,54 @@ def warn_if_shadowed(executors) -> None:
 
 
 FUSE_MODES = ("opaque", "fused", "auto")
+# The ops a segkit_fuse mapping may name: a group, or one spec of it.
+FUSE_OPS = {"norm_fwd": ("rmsnorm_fwd", "layernorm_fwd"), "norm_bwd": ("rmsnorm_bwd", "layernorm_bwd"),
+            "rope_fwd": ("rope_fwd",), "rope_bwd": ("rope_bwd",)}
+
+
+@dataclass(frozen=True)
+class FusePolicy:
+    """``segkit_fuse`` parsed: a mode (FUSE_MODES) per fusible op; ``default`` for ops no override names.
+    ``overrides`` maps spec names (rmsnorm_bwd, ...) to modes."""
+
+    default: str = "opaque"
+    overrides: tuple[tuple[str, str], ...] = ()
+
+    def mode(self, spec_name: str) -> str:
+        return dict(self.overrides).get(spec_name, self.default)
+
+    @classmethod
+    def parse(cls, value) -> "FusePolicy":
+        """A mode, or a mapping {"*" | a FUSE_OPS group | one of its specs: mode}; anything else is a ValueError
+        naming the key or value at fault. A spec's own key beats its group's."""
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls(_fuse_mode(value, "segkit_fuse"))
+        if not isinstance(value, Mapping):
+            raise ValueError(f"segkit_fuse must be a mode ({', '.join(FUSE_MODES)}) or a mapping of ops to modes, "
+                             f"got {type(value).__name__} {value!r}")
+        specs = {s: g for g, members in FUSE_OPS.items() for s in members}
+        default, by_group, by_spec = "opaque", {}, {}
+        for key, mode in value.items():
+            mode = _fuse_mode(mode, f"segkit_fuse[{key!r}]")
+            if key == "*":
+                default = mode
+            elif key in FUSE_OPS:
+                by_group.update(dict.fromkeys(FUSE_OPS[key], mode))
+            elif key in specs:
+                by_spec[key] = mode
+            else:
+                raise ValueError(f"segkit_fuse: unknown op {key!r}; known: '*', {', '.join(FUSE_OPS)}, "
+                                 f"{', '.join(specs)}")
+        merged = {**by_group, **by_spec}
+        return cls(default, tuple(sorted((s, m) for s, m in merged.items() if m != default)))
+
+
+def _fuse_mode(mode, where: str) -> str:
+    if mode not in FUSE_MODES:
+        raise ValueError(f"{where} must be one of {', '.join(FUSE_MODES)}, got {mode!r}")
+    return mode
 
 
 class CompileOptions(NamedTuple):
@@ -62,7 +113,7 @@ class CompileOptions(NamedTuple):
 
     bookend: str
     check: bool
-    fuse: str  # one of FUSE_MODES
+    fuse: FusePolicy
 
     @property
     def symbol_args(self) -> tuple[str, bool]:
@@ -71,18 +122,26 @@ class CompileOptions(NamedTuple):
 
 
 def compile_options() -> CompileOptions:
-    """segkit's compile options (``segkit_bookend``, ``segkit_check``, ``segkit_fuse``); a ``segkit_fuse`` outside
-    FUSE_MODES is a ValueError naming it."""
+    """segkit's compile options (``segkit_bookend``, ``segkit_check``, ``segkit_fuse``); a ``segkit_fuse`` that
+    FusePolicy.parse refuses is a ValueError naming it."""
     cd = get_compile_data()
     if cd is not None:
         warn_if_shadowed(cd.executors_list)
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
-    fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | auto")
-    fuse = "opaque" if fuse is None else fuse
-    if fuse not in FUSE_MODES:
-        raise ValueError(f"segkit_fuse must be one of {', '.join(FUSE_MODES)}, got {fuse!r}")
-    return CompileOptions("outputs" if policy is None else policy, bool(check), fuse)
+    fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | auto, "
+                              "or a mapping of ops (norm_fwd, norm_bwd, rope_fwd, rope_bwd, a spec, '*') to those")
+    return CompileOptions("outputs" if policy is None else policy, bool(check), _parsed(fuse))
+
+
+def _parsed(fuse) -> FusePolicy:
+    """FusePolicy.parse, memoized for the hashable values (a mapping is parsed each time: compile time only)."""
+    return _parse_mode(fuse) if fuse is None or isinstance(fuse, str) else FusePolicy.parse(fuse)
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_mode(fuse) -> FusePolicy:
+    return FusePolicy.parse(fuse)
 
 
 def supported(d) -> bool:

@@ -210,7 +210,8 @@ def clear_notes() -> None:
 def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | None:
     """The fusible symbols when this call of ``spec_name`` (config ``cfg``, x ``x``) is to be fused into Thunder's
     nvFuser regions, else None (emit segkit_ex's opaque symbols, as without the option)."""
-    if options.fuse == OPAQUE:
+    mode = options.fuse.mode(spec_name)
+    if mode == OPAQUE:
         return None
     symbols = registered()
     if symbols is None:
@@ -222,6 +223,6 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
         return None
     if not _on(symbols.device, x) or not all(isinstance(s, int) for s in x.shape):
         return None
-    if options.fuse == "auto" and decide(spec_name, cfg, gpu_model()).decision == OPAQUE:
+    if mode == "auto" and decide(spec_name, cfg, gpu_model()).decision == OPAQUE:
         return None
     return symbols

@@ -22,6 +22,7 @@ python -m segkit_cli regions "$D"/segkit_ex/step.fwd.py "$D"/segkit_ex/step.bwd.
 echo "== segkit regions --profile: Thunder + segkit_ex jitted with CallRanges (measured kernels and host time)"
 python -m segkit_cli regions "$D"/segkit_ex_profiled/step.fwd.py "$D"/segkit_ex_profiled/step.bwd.py --gpu "$GPU" \
   --profile "$D/segkit_ex_profiled/profile.json" --step-ms "$MS" --html "$D/profiled.html"
+echo "== measured: segkit_ex fused $(python -c "import json; print(json.load(open('$D/steps.json'))['segkit_fused'])") ms (the bar: the estimates above within 20%)"
 echo "== segkit regions: stock Thunder ($(python -c "import json; print(json.load(open('$D/steps.json'))['thunder'])") ms)"
 python -m segkit_cli regions "$D"/thunder/step.fwd.py "$D"/thunder/step.bwd.py --gpu "$GPU" --host-us 0 \
   --html "$D/thunder.html" | tail -8
