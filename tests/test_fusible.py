@@ -139,6 +139,39 @@ def test_norm_translator_records_the_builders_ops(name):
                                                  segkit.run_reference(want, defined)))
 
 
+@pytest.mark.parametrize("shape", [(1, 8, 64), (1, 1, 8, 64), (2, 1, 8, 64)])
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
+def test_backward_translators_sum_dw_over_rows_without_unit_dims(name, shape):
+    """A size-1 row dim (batch 1 in a training step) is a broadcast dim to nvFuser, and a dw summed over it is
+    scheduled as separate reductions: the backward translators squeeze such dims off, so every sum reads a tensor
+    with no size-1 row dim, and dx comes back at x's shape with the numbers of the builder at (rows, hidden)."""
+    translator, order, consts = TRANSLATORS[name]
+    spec = fusions.get(name)
+    cfg = NormConfig("t", (math.prod(shape[:-1]), shape[-1]), BF16, consts[0], name.startswith("layernorm"))
+    flat = spec.make_inputs(cfg)
+    inp = _shaped_norm_inputs(spec, cfg, shape)
+    defined = [inp[k] for k in inp]
+    fd, _ = _translated(defined, lambda p, fd, m: translator(
+        *[p[list(inp).index(k)] for k in order], *consts, fd=fd, lc_to_nv_map=m))
+    for op in fd.fusion.ops:
+        if op.name == "sum":
+            assert 1 not in op.inputs[0].shape[:-1], (op.inputs[0].shape, op.args)
+    got = segkit.run_reference(fd, defined)
+    want = segkit.run_reference(spec.build(cfg, gpu="none"), list(flat.values()))
+    assert got[0].shape == shape
+    assert all(torch.equal(g.reshape(w.shape), w) for g, w in zip(got, want))
+
+
+def test_runner_shape_flattens_only_where_a_row_dim_is_one():
+    from thunder_exec.executor import runner_shape
+
+    assert runner_shape((4096, 4096)) == (4096, 4096)
+    assert runner_shape((2, 4096, 5120)) == (2, 4096, 5120)
+    assert runner_shape((1, 4096, 4096)) == (4096, 4096)
+    assert runner_shape((2, 1, 8, 64)) == (16, 64)
+    assert runner_shape((2, 3, 8, 64)) == (48, 64)
+
+
 @pytest.mark.parametrize("name", ["rope_fwd", "rope_bwd"])
 def test_rope_translator_records_the_builders_ops(name):
     spec = fusions.get(name)

@@ -99,10 +99,33 @@ def rms_fwd_translator(a, weight, eps, round_normed, *, fd, lc_to_nv_map):
     return rmsnorm_fwd.body(fd, _nv(a, lc_to_nv_map), _nv(weight, lc_to_nv_map), cfg, a.ndim)
 
 
+def _unit_row_dims(a) -> list[int]:
+    """x's size-1 row dims, which the backward translators squeeze off while one row dim stays: nvFuser takes a
+    size-1 dim for a broadcast, and a dw summed over one is scheduled as separate reductions
+    (thunder_exec.executor.runner_shape says the same for the opaque path)."""
+    dims = [d for d in range(a.ndim - 1) if a.shape[d] == 1]
+    return dims if len(dims) < a.ndim - 1 else dims[1:]
+
+
+def _squeezed(fd, tensors, dims: list[int]):
+    return [fd.ops.squeeze(t, dims=dims) if dims else t for t in tensors]
+
+
+def _unsqueezed(fd, t, a, dims: list[int]):
+    """``t`` (x's shape less ``dims``) back at x's shape."""
+    if not dims:
+        return t
+    kept = [d for d in range(a.ndim) if d not in dims]
+    return fd.ops.broadcast_in_dim(t, shape=list(a.shape), broadcast_dims=kept)
+
+
 def rms_bwd_translator(g, a, rstd, weight, eps, round_normed, *, fd, lc_to_nv_map):
     cfg = norm_config(a, weight, eps, round_normed=round_normed)
     nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
-    return rmsnorm_bwd.body(fd, nv(a), nv(g), nv(rstd), nv(weight), cfg, a.ndim)
+    dims = _unit_row_dims(a)
+    x, dy, r = _squeezed(fd, (nv(a), nv(g), nv(rstd)), dims)
+    dx, dw = rmsnorm_bwd.body(fd, x, dy, r, nv(weight), cfg, a.ndim - len(dims))
+    return _unsqueezed(fd, dx, a, dims), dw
 
 
 def ln_fwd_translator(a, weight, bias, eps, *, fd, lc_to_nv_map):
@@ -114,7 +137,10 @@ def ln_fwd_translator(a, weight, bias, eps, *, fd, lc_to_nv_map):
 def ln_bwd_translator(g, a, mean, rstd, weight, eps, *, fd, lc_to_nv_map):
     cfg = norm_config(a, weight, eps)
     nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
-    return layernorm_bwd.body(fd, nv(a), nv(g), nv(mean), nv(rstd), nv(weight), cfg, a.ndim)
+    dims = _unit_row_dims(a)
+    x, dy, m, r = _squeezed(fd, (nv(a), nv(g), nv(mean), nv(rstd)), dims)
+    dx, dw, db = layernorm_bwd.body(fd, x, dy, m, r, nv(weight), cfg, a.ndim - len(dims))
+    return _unsqueezed(fd, dx, a, dims), dw, db
 
 
 def _canonical_table(fd, t, table, x_ndim: int):

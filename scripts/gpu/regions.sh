@@ -11,7 +11,7 @@ source .gpu/activate.sh
 D="${OUT:-out}/regions"; mkdir -p "$D"
 exec > >(tee "$D/regions.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-PYTHONPATH=$PWD timeout 480 python scripts/gpu/regions_step.py "$D" || exit 1
+timeout 480 python scripts/gpu/regions_step.py "$D" || exit 1
 GPU=$(python -c "import json; print(json.load(open('$D/steps.json'))['gpu'])")
 MS=$(python -c "import json; print(json.load(open('$D/steps.json'))['segkit_ex'])")
 echo "== segkit regions: Thunder + segkit_ex (measured step $MS ms)"

@@ -82,22 +82,26 @@ def _hf_llama_rms_norm(x, weight, eps):
 
 
 def test_hf_llama_style_rmsnorm_rounding_on_nvfuser_keeps_eagers_bits():
-    """segkit's RMSNorm fusion with Hugging Face's rounding (round_normed), on nvFuser at a real hidden size: within
-    1 bf16 ulp of eager everywhere (fp32 sums in another order may move a value across a rounding boundary) and
-    equal almost everywhere; without the rounding option it is not (the issue's one-rounding bug)."""
+    """segkit's RMSNorm fusion with Hugging Face's rounding (round_normed), on nvFuser at a real hidden size: equal
+    to eager almost everywhere, and nowhere further than 2 bf16 eps of it; without the rounding option it is not
+    (the issue's one-rounding bug). Why 2: fp32 sums in another order give an rstd one fp32 ulp off, which moves
+    x * rstd across a bf16 rounding boundary; the weight product (|w| up to 2) then carries that ulp of the
+    normed value into up to 2 eps of y. On CPU, rstd one or two fp32 ulps off gives 16-37 of these 8M elements
+    beyond 1 eps and none beyond 2 (seed 0)."""
     from thunder_exec.executor import _rms_fwd_impl
 
-    weight = (torch.randn(4096, device="cuda") * 0.3 + 1).bfloat16()
-    x = (torch.randn(2, 1024, 4096, device="cuda") * 2).bfloat16()
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    weight = (torch.randn(4096, device="cuda", generator=gen) * 0.3 + 1).bfloat16()
+    x = (torch.randn(2, 1024, 4096, device="cuda", generator=gen) * 2).bfloat16()
     want = _hf_llama_rms_norm(x, weight, 1e-6)
-    ulp = torch.finfo(torch.bfloat16).eps * want.float().abs().clamp_min(torch.finfo(torch.bfloat16).tiny)
+    eps2 = 2 * torch.finfo(torch.bfloat16).eps * want.float().abs().clamp_min(torch.finfo(torch.bfloat16).tiny)
     same = {}
     for round_normed in (True, False):
         y, _ = _rms_fwd_impl(x, weight, 1e-6, round_normed, "outputs", False)
         assert y.dtype == torch.bfloat16
         same[round_normed] = (y == want).float().mean().item()
         if round_normed:
-            assert ((y.float() - want.float()).abs() <= ulp).all()
+            assert ((y.float() - want.float()).abs() <= eps2).all()
     assert same[True] >= 0.999 and same[False] < same[True], same
 
 
