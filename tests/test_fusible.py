@@ -280,9 +280,9 @@ def _grads(step, leaves, executors=None, **options):
 
 @pytest.fixture(scope="module")
 def opaque_piece():
-    """The litgpt piece's loss and grads in the default (opaque) mode."""
+    """The litgpt piece's loss and grads in the opaque mode."""
     step, leaves = _litgpt_block_piece()
-    _, loss, grads = _grads(step, leaves)
+    _, loss, grads = _grads(step, leaves, segkit_fuse="opaque")
     return loss, grads
 
 
@@ -311,12 +311,12 @@ def test_segkit_fuse_names_its_values():
 
 
 @pytest.mark.parametrize("value, want", [
-    (None, FusePolicy("opaque")),
+    (None, FusePolicy("auto")),
     ("fused", FusePolicy("fused")),
     ({"*": "fused", "norm_bwd": "opaque"}, FusePolicy("fused", (("layernorm_bwd", "opaque"), ("rmsnorm_bwd", "opaque")))),
-    ({"norm_fwd": "fused", "layernorm_fwd": "auto"}, FusePolicy("opaque", (("layernorm_fwd", "auto"),
-                                                                             ("rmsnorm_fwd", "fused")))),
-    ({"*": "auto", "rope_bwd": "auto"}, FusePolicy("auto")),
+    ({"norm_fwd": "fused", "layernorm_fwd": "opaque"}, FusePolicy("auto", (("layernorm_fwd", "opaque"),
+                                                                           ("rmsnorm_fwd", "fused")))),
+    ({"*": "opaque", "rope_bwd": "opaque"}, FusePolicy("opaque")),
 ])
 def test_fuse_policy_per_op(value, want):
     """A mapping sets the mode per op: a spec's own key beats its group's, '*' the rest, and an override equal to
@@ -334,6 +334,28 @@ def test_fuse_policy_per_op(value, want):
 def test_fuse_policy_refuses_naming_the_fault(value, match):
     with pytest.raises(ValueError, match=match):
         FusePolicy.parse(value)
+
+
+def test_default_is_auto_fused_where_no_tuning_entry_and_silent_without_nvfuser(monkeypatch, opaque_piece):
+    """No ``segkit_fuse``: "auto". Without Thunder's nvFuser executor it is the opaque symbols and says nothing
+    (only an explicit "fused" warns); with the fusible symbols registered, a call with no tuning entry (here: no
+    GPU) is fused. Loss and grads are the opaque mode's either way."""
+    step, leaves = _litgpt_block_piece()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fusible.FuseFallbackWarning)
+        jf, loss, grads = _grads(step, leaves)
+    assert "segkit_rms_norm_fwd" in {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
+    ex = _InterpretedRegions("segkit_fusible_cpu_default")
+    symbols = fusible.register(ex, lambda sym_id, translator, checker: None, devices.DeviceType.CPU)
+    monkeypatch.setattr(fusible, "registered", lambda: symbols)
+    default = thunder_exec.executors()
+    jf, loss, grads = _grads(step, leaves, executors=[default[0], ex, *default[1:]])
+    fw = {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
+    assert {"segkit_nv_rms_norm_fwd", "segkit_nv_rope_fwd"} <= fw and "segkit_rms_norm_fwd" not in fw
+    loss0, grads0 = opaque_piece
+    torch.testing.assert_close(loss, loss0)
+    for g, w in zip(grads, grads0):
+        torch.testing.assert_close(g, w)
 
 
 def test_fuse_policy_mapping_through_thunder(monkeypatch, opaque_piece):

@@ -7,9 +7,10 @@ The bottom of thunder_exec: the symbol files (executor's norms, qkv_rope, rope, 
 Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs", default "outputs") runs the fusions
 through segkit's bookend pass; ``segkit_check=True`` validates each new input signature of segkit's fusions once
 against the reference interpreter and refuses a wrong nvFuser result (warning, reference result instead);
-``segkit_fuse`` ("opaque" | "fused" | "auto", default "opaque") puts the norms and RoPE into Thunder's nvFuser
-regions as fusible symbols ("fused"), or where the cut cost model says so ("auto"; fusions.cut_cost), instead of
-segkit_ex's opaque symbols (thunder_exec.fusible); a mapping sets the mode per op (``FusePolicy``), e.g.
+``segkit_fuse`` ("opaque" | "fused" | "auto", default "auto") puts the norms and RoPE into Thunder's nvFuser
+regions as fusible symbols ("fused"), or where the cut cost model says so ("auto"; fusions.cut_cost; where
+Thunder's nvFuser executor is not loaded, auto is opaque), instead of segkit_ex's opaque symbols
+(thunder_exec.fusible); a mapping sets the mode per op (``FusePolicy``), e.g.
 ``{"*": "fused", "norm_bwd": "opaque"}``: norms and RoPE fused except the norm backward.
 """
 
@@ -68,7 +69,7 @@ class FusePolicy:
     """``segkit_fuse`` parsed: a mode (FUSE_MODES) per fusible op; ``default`` for ops no override names.
     ``overrides`` maps spec names (rmsnorm_bwd, ...) to modes."""
 
-    default: str = "opaque"
+    default: str = "auto"
     overrides: tuple[tuple[str, str], ...] = ()
 
     def mode(self, spec_name: str) -> str:
@@ -86,7 +87,7 @@ class FusePolicy:
             raise ValueError(f"segkit_fuse must be a mode ({', '.join(FUSE_MODES)}) or a mapping of ops to modes, "
                              f"got {type(value).__name__} {value!r}")
         specs = {s: g for g, members in FUSE_OPS.items() for s in members}
-        default, by_group, by_spec = "opaque", {}, {}
+        default, by_group, by_spec = "auto", {}, {}
         for key, mode in value.items():
             mode = _fuse_mode(mode, f"segkit_fuse[{key!r}]")
             if key == "*":
@@ -129,7 +130,7 @@ def compile_options() -> CompileOptions:
         warn_if_shadowed(cd.executors_list)
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
-    fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | auto, "
+    fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | auto (default), "
                               "or a mapping of ops (norm_fwd, norm_bwd, rope_fwd, rope_bwd, a spec, '*') to those")
     return CompileOptions("outputs" if policy is None else policy, bool(check), _parsed(fuse))
 

@@ -26,7 +26,7 @@ from thunder.core.proxies import TensorProxy
 
 from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig
-from fusions.cut_cost import OPAQUE, crossing_bytes, decide
+from fusions.cut_cost import FUSED, OPAQUE, crossing_bytes, decide
 from segkit.tuning import gpu_model
 from thunder_exec.base import CompileOptions, torch_dtype
 
@@ -240,12 +240,14 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
     if mode == OPAQUE:
         return None
     symbols = registered()
-    if symbols is None:
-        _fall_back("Thunder's nvFuser executor is not loaded here (no CUDA or no nvfuser_direct)")
+    if symbols is None:  # "auto" decides opaque here; "fused" was asked for and is told why not
+        if mode == FUSED:
+            _fall_back("Thunder's nvFuser executor is not loaded here (no CUDA or no nvfuser_direct)")
         return None
     cd = get_compile_data()
     if cd is not None and symbols.executor not in (cd.executors_list or ()):
-        _fall_back("nvFuser is not among this compilation's executors")
+        if mode == FUSED:
+            _fall_back("nvFuser is not among this compilation's executors")
         return None
     if not _on(symbols.device, x) or not all(isinstance(s, int) for s in x.shape):
         return None

@@ -41,13 +41,13 @@ def main() -> None:
     cos, sin = model_mod.build_rope_cache(4096, cfg.rope_n_elem, device="cuda")
     x = torch.randn(1, 4096, cfg.n_embd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     steps = {"gpu": torch.cuda.get_device_name()}
-    for variant, executors, options in [("thunder", None, {}), ("segkit_ex", thunder_exec.executors(), {}),
+    for variant, executors, options in [("thunder", None, {}), ("segkit_ex", thunder_exec.executors(), {"segkit_fuse": "opaque"}),
                                         ("segkit_fused", thunder_exec.executors(), {"segkit_fuse": "fused"})]:
         fn = thunder.jit(model, executors=executors, **options)
         steps[variant] = time_steps(lambda: fn(x, cos[None], sin[None]).backward(), args.iters, 3, cuda=True)[0]
         paths = save_traces(fn, args.out / variant, "step")
         print(f"{variant}: step {steps[variant]:.3f} ms; traces {', '.join(map(str, paths))}", flush=True)
-    fn = thunder.jit(model, executors=thunder_exec.executors(), transforms=[CallRanges()])
+    fn = thunder.jit(model, executors=thunder_exec.executors(), segkit_fuse="opaque", transforms=[CallRanges()])
     (args.out / "segkit_ex_profiled").mkdir(parents=True, exist_ok=True)
     time_steps(lambda: fn(x, cos[None], sin[None]).backward(), 1, 3, cuda=True)
     with capture(str(args.out / "segkit_ex_profiled" / "profile.json")):

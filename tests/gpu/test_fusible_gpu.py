@@ -83,9 +83,9 @@ def test_tiny_llama_step_fused_into_nvfuser_regions():
     assert (fw_in["segkit_nv_rms_norm_fwd"], fw_in["segkit_nv_rope_fwd"]) == (5, 4), fw_in
     assert (bw_in["segkit_nv_rms_norm_bwd"], bw_in["segkit_nv_rope_bwd"]) == (5, 4), bw_in
 
-    opaque = _jit(step)
+    opaque = _jit(step, segkit_fuse="opaque")
     want_loss, want_grads = _step_grads(opaque, step, idx)
-    assert OPAQUE_FW & _top(thunder.last_traces(opaque)[-1])  # the default is still the opaque symbols
+    assert OPAQUE_FW & _top(thunder.last_traces(opaque)[-1])
     eager_loss, eager_grads = _step_grads(step, step, idx)
     for ref_loss, ref_grads in ((want_loss, want_grads), (eager_loss, eager_grads)):
         _close([loss], [ref_loss], torch.bfloat16)

@@ -1,7 +1,9 @@
-"""The norm forward's rows formulation on nvFuser: every candidate of ``segkit tune``'s quick grid at the issue's
-forward shapes (bf16), against the float64 reference within the specs' tolerances. A candidate nvFuser refuses
-fails naming its schedule, so one run says which schedules compile and which are right. The grid is made for
-132 SMs (H100 SXM and H200 both have 132)."""
+"""The norm forward's rows formulation on nvFuser: every candidate of ``segkit tune``'s quick grid at two of the
+issue's forward shapes (bf16), and at 576000 x 384 the schedules the tuning table holds (the ones segkit_ex
+runs), against the float64 reference within the specs' tolerances. A candidate nvFuser refuses fails naming its
+schedule, so one run says which schedules compile and which are right. The grid is made for 132 SMs (H100 SXM
+and H200 both have 132). The whole grid at 576000 x 384 (26 cases, about 400 s of the GPU suite) is what
+``segkit tune`` validates before it times each candidate."""
 
 from __future__ import annotations
 
@@ -11,14 +13,31 @@ import pytest
 import torch
 
 import fusions
-from fusions.norm_fwd_rows import FwdRows, FwdRowsSchedule, candidates
+import fusions.spec
+from fusions.norm_fwd_rows import FWD_ROWS, FwdRows, FwdRowsSchedule, candidates
 from segkit.compare import compare
 
 pytestmark = pytest.mark.gpu
 
-SHAPES = ("mixorder_576000x384", "sweep_16384x256", "sweep_65536x1024")
-CASES = [(name, shape, s) for name in ("rmsnorm_fwd", "layernorm_fwd") for shape in SHAPES
-         for s in candidates(fusions.get(name).config(shape, torch.bfloat16), 132)]
+def _label(v):
+    return f"c{v.chunk}-v{v.vec}-t{v.tidx}-u{v.unroll}" if isinstance(v, FwdRowsSchedule) else str(v)
+
+
+GRID_SHAPES = ("sweep_16384x256", "sweep_65536x1024")
+TUNED_SHAPE = "mixorder_576000x384"
+
+
+def _tuned(name: str) -> list[FwdRowsSchedule]:
+    """The forward rows schedules the committed tuning table holds for ``name`` at TUNED_SHAPE, any GPU."""
+    signature = fusions.spec.signature(fusions.get(name).config(TUNED_SHAPE, torch.bfloat16))
+    found = {FwdRowsSchedule(e.chunk, **e.schedule) for e in fusions.spec.tuning_table().entries()
+             if e.spec == name and e.formulation == FWD_ROWS and e.signature == signature}
+    return sorted(found, key=_label)
+
+
+CASES = [(name, shape, s) for name in ("rmsnorm_fwd", "layernorm_fwd") for shape in GRID_SHAPES
+         for s in candidates(fusions.get(name).config(shape, torch.bfloat16), 132)] + \
+        [(name, TUNED_SHAPE, s) for name in ("rmsnorm_fwd", "layernorm_fwd") for s in _tuned(name)]
 
 
 @functools.lru_cache(maxsize=1)  # one case's inputs and float64 reference at a time (1.8 GB at 576000 x 384)
@@ -27,10 +46,6 @@ def _case(name: str, shape: str) -> tuple[list[torch.Tensor], tuple]:
     cfg = spec.config(shape, torch.bfloat16)
     inputs = spec.make_inputs(cfg, device="cuda")
     return list(inputs.values()), tuple(spec.reference(inputs, cfg))
-
-
-def _label(v):
-    return f"c{v.chunk}-v{v.vec}-t{v.tidx}-u{v.unroll}" if isinstance(v, FwdRowsSchedule) else str(v)
 
 
 @pytest.mark.parametrize("name, shape, sched", CASES, ids=_label)

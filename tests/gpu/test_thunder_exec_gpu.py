@@ -1,5 +1,6 @@
 """thunder_exec on the GPU host: real sizes in bf16, correct against eager, one nvFuser kernel per norm
-direction, and Thunder's stock nvFuser executor running through the compat fix."""
+direction, and Thunder's stock nvFuser executor running through the compat fix. The norm and RoPE tests pin
+``segkit_fuse="opaque"``: they are about segkit's own fusions (tests/gpu/test_fusible_gpu.py covers the regions)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _nvfuser_kernels(fn) -> list[str]:
 def test_norms_real_sizes_one_kernel_each_way(module, shape, record):
     mod = (torch.nn.LayerNorm(shape[-1]) if module == "LayerNorm" else torch.nn.RMSNorm(shape[-1])).cuda().bfloat16()
     x = torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    jm, (outs, grads), (want_outs, want_grads) = _run(mod, [x], list(mod.parameters()))
+    jm, (outs, grads), (want_outs, want_grads) = _run(mod, [x], list(mod.parameters()), segkit_fuse="opaque")
     _close(outs, want_outs, torch.bfloat16)
     _close(grads, want_grads, torch.bfloat16)
     y = jm(x)
@@ -45,7 +46,7 @@ def test_norm_inference_is_one_y_only_kernel(module, record):
     """nanoGPT size without autograd: one nvFuser kernel writing y alone (segkit_layer_norm / segkit_rms_norm)."""
     mod = (torch.nn.LayerNorm(1600) if module == "LayerNorm" else torch.nn.RMSNorm(1600)).cuda().bfloat16()
     x = torch.randn(16, 128, 1600, device="cuda", dtype=torch.bfloat16)
-    jm = thunder.jit(mod, executors=thunder_exec.executors())
+    jm = thunder.jit(mod, executors=thunder_exec.executors(), segkit_fuse="opaque")
     with torch.no_grad():
         _close([jm(x)], [mod(x)], torch.bfloat16)
         kernels = _nvfuser_kernels(lambda: jm(x))
@@ -90,7 +91,8 @@ def test_litgpt_block_bf16_claimed_and_right(name):
     block = model_mod.Block(cfg, 0).cuda().bfloat16()
     cos, sin = (t[None] for t in model_mod.build_rope_cache(512, cfg.rope_n_elem, device="cuda"))
     x = torch.randn(1, 512, cfg.n_embd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    jm, (outs, grads), (want_outs, want_grads) = _run(lambda x: block(x, cos, sin), [x], list(block.parameters()))
+    jm, (outs, grads), (want_outs, want_grads) = _run(lambda x: block(x, cos, sin), [x], list(block.parameters()),
+                                                      segkit_fuse="opaque")
     fw, bw = thunder.last_traces(jm)[-1], thunder.last_backward_traces(jm)[-1]
     count = lambda t, names: sum(b.sym.name in names for b in t.bound_symbols)  # noqa: E731
     norms = 1 if cfg.shared_attention_norm else 2
@@ -120,7 +122,8 @@ def test_litgpt_block_at_a_tuned_shape_runs_the_tuned_rows_schedule(record):
     block = model_mod.Block(cfg, 0).cuda().bfloat16()
     cos, sin = (t[None] for t in model_mod.build_rope_cache(512, cfg.rope_n_elem, device="cuda"))
     x = torch.randn(1125, 512, 384, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    jm, (outs, grads), (want_outs, want_grads) = _run(lambda x: block(x, cos, sin), [x], list(block.parameters()))
+    jm, (outs, grads), (want_outs, want_grads) = _run(lambda x: block(x, cos, sin), [x], list(block.parameters()),
+                                                      segkit_fuse="opaque")
     # the cache also holds the runners of earlier tests (other shapes, no rows entry): only this shape's count
     staged = [r.staged for r in RUNNERS.values() if r.spec_name == "layernorm_bwd" and r.cfg.shape == tuple(x.shape)]
     record({"test": "litgpt_tuned_shape", "gpu": torch.cuda.get_device_name(), "entry": entry.describe(),
