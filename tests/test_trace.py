@@ -17,7 +17,7 @@ import pytest
 
 from segkit import trace
 from segkit_cli.main import main as cli_main
-from segkit.trace.diff import KernelStats, compare, compare_ranges, kernel_stats, match_kernels
+from segkit.trace.diff import KernelStats, compare, compare_ranges, compare_tables, kernel_stats, match_kernels
 from segkit.trace.model import TraceError, short_name
 from segkit.trace.plot import plot_compare
 from segkit.trace.report import show
@@ -213,3 +213,21 @@ def test_capture_and_profile_on_cpu(tmp_path):
                     sys.executable, str(script)], check=True, capture_output=True)
     t = trace.load(tmp_path / "out" / "trace.json")
     assert t.ranges_named("step") and any("no kernel events" in m for m in t.missing)
+
+
+def test_traces_without_ranges_are_compared_whole():
+    """Two torch.profiler profiles of one Llama-3-8B training step on an H100 (torch.compile; Thunder + segkit_ex),
+    recorded without a user range: compared as one range each, every kernel of both files in the kernel table."""
+    a_path, b_path = DATA / "traces" / "step_llama3_8b_compile_h100.json.gz", \
+        DATA / "traces" / "step_llama3_8b_segkit_auto_h100.json.gz"
+    a, b = trace.load(a_path), trace.load(b_path)
+    assert not a.user_range_names() and not b.user_range_names()
+    tables = compare_tables(a, b, by="kernel")
+    (row,) = tables["ranges"]
+    for path, kernels_col, us_col in ((a_path, "A kernels", "A kernel us"), (b_path, "B kernels", "B kernel us")):
+        events = [e for e in json.load(gzip.open(path, "rt"))["traceEvents"] if e.get("cat") == "kernel"]
+        assert row[kernels_col] == len(events)
+        assert row[us_col] == pytest.approx(sum(e["dur"] for e in events), abs=0.5)
+    rows = tables["kernels"]
+    assert sum(r["A us"] is not None for r in rows) == len({k.key for k in a.kernels})
+    assert sum(r["B us"] is not None for r in rows) == len({k.key for k in b.kernels})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from segkit.errors import UsageError
 from segkit.trace.model import Range, Trace
@@ -126,15 +126,32 @@ def compare_ranges(a: Trace, b: Trace, names: list[str] | None = None) -> list[d
     return rows
 
 
+WHOLE = "(whole trace)"
+
+
+def whole_trace(t: Trace) -> Trace:
+    """``t`` with one range, WHOLE, holding every kernel: what a trace without user ranges (a plain torch.profiler
+    step) is compared by."""
+    if not t.kernels:
+        return t
+    start, end = min(k.start_ns for k in t.kernels), max(k.start_ns + k.duration_ns for k in t.kernels)
+    return replace(t, ranges=[Range(WHOLE, start, end, kernels=list(t.kernels))])
+
+
 def compare_tables(a: Trace, b: Trace, by: str = "range", only: str | None = None) -> dict[str, list[dict]]:
     """Side by side per range (``ranges``) and, with ``by="kernel"``, each range's kernels matched (``kernels``,
-    one row per kernel pair with its range); ``notes``: what either trace lacked."""
+    one row per kernel pair with its range); ``notes``: what either trace lacked. Two traces without a user range
+    in common are compared whole (one range, WHOLE)."""
     if only is not None and not (a.ranges_named(only) or b.ranges_named(only)):
         raise UsageError(f"no range named {only!r} in either trace; ranges: "
                          f"{', '.join(shared_user_ranges(a, b)[:20]) or 'none'}")
-    tables = {"ranges": compare_ranges(a, b, [only] if only else None)}
+    shared = [n for n in shared_user_ranges(a, b) if a.ranges_named(n) and b.ranges_named(n)]
+    if only is None and not shared:
+        a, b = whole_trace(a), whole_trace(b)
+        shared = [WHOLE] if a.ranges and b.ranges else []
+    tables = {"ranges": compare_ranges(a, b, [only] if only else shared or None)}
     if by == "kernel":
-        names = [only] if only else [n for n in shared_user_ranges(a, b) if a.ranges_named(n) and b.ranges_named(n)]
+        names = [only] if only else shared
         tables["kernels"] = [{"range": n, **c.row()} for n in names
                              for c in match_kernels(kernel_stats(a.ranges_named(n)), kernel_stats(b.ranges_named(n)))]
     tables["notes"] = notes_table(a, b)
