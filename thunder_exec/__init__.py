@@ -8,9 +8,9 @@ never consulted (and segkit_ex cannot notice from inside Thunder, hence ``execut
 What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
 compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.executor), RoPE on q or k
 (thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal attention on cuDNN
-(thunder_exec.attention, compile option ``segkit_attention``). With the compile option ``segkit_fuse="fused"``
-(or ``"auto"``: fusions.cut_cost decides per call) the norms and RoPE go into Thunder's own nvFusion regions as
-operators of its nvFuser executor (thunder_exec.fusible) instead of cutting them. The libraries' own norm / RoPE
+(thunder_exec.attention, compile option ``segkit_attention``). By default (compile option ``segkit_fuse="auto"``;
+fusions.cut_cost decides per call, ``"fused"`` / ``"opaque"`` force it) the norms and RoPE go into Thunder's own
+nvFusion regions as operators of its nvFuser executor (thunder_exec.fusible) instead of cutting them. The libraries' own norm / RoPE
 functions reach those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through
 ``route()`` (thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
 ``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
