@@ -216,3 +216,24 @@ def test_profile_timings_replace_the_defaults_unless_given(jitted):
         assert report.notes[-1] == "profile: 1 of 1 cut(s) measured"
     # without a profile: one kernel and 20 us per call
     assert (measured.kernels, measured.host_us, measured.measured) == (1, 20.0, None)
+
+
+def test_gpu_step_trace_attention_is_not_a_fusible_cut():
+    """The Llama-3-8B step's traces from an H100 (segkit_fuse="opaque", saved by the step table): segkit's cuDNN
+    attention symbols are cuts nvFuser cannot absorb, so they count as not fusible and gain nothing; segkit's norm
+    and RoPE symbols are the fusible cuts; every nvFusion call of the files is a region."""
+    paths = [DATA / "thunder_traces" / f"llama3_8b_h100_opaque.{k}.py" for k in ("fwd", "bwd")]
+    texts = [p.read_text() for p in paths]
+    report = analyze(list(zip(("fwd", "bwd"), texts)), cost_model("h100"), step_ms=10.29)
+    cuts = [c for t in report.traces for c in t.cuts]
+    kind = {}
+    for c in cuts:
+        kind.setdefault(c.symbol.rsplit(".", 1)[-1], set()).add(c.kind)
+    assert kind["segkit_cudnn_sdpa_fwd"] == kind["segkit_cudnn_sdpa_bwd"] == {"not fusible"}
+    assert all(c.gain_us is None for c in cuts if "sdpa" in c.symbol)
+    for name in ("segkit_rms_norm_fwd", "segkit_rms_norm_bwd", "segkit_rope_fwd", "segkit_rope_bwd"):
+        assert kind[name] == {"fusible"}, (name, kind.get(name))
+    calls = [sum(1 for line in text.splitlines() if line.lstrip().startswith(("(", "t", "[")) and "= nvFusion" in line)
+             for text in texts]
+    assert [len(t.regions) for t in report.traces] == calls and min(calls) > 0
+    assert report.fused_step_ms == pytest.approx(10.29 - sum(c.gain_us for c in cuts if c.kind == "fusible") / 1e3)

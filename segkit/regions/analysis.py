@@ -4,8 +4,8 @@ A *region* is a fusion executor's call (``nvFusionN``, ``TorchCompileN``, ``CUDA
 call that takes a tensor a region produced or produces one a region takes: those tensors cross memory (written by
 one kernel, read by the next) only because the call is not inside the region. The gain of fusing a cut is
 estimated as the bytes it forces through memory at copy bandwidth, plus a launch per kernel it adds, plus its host
-call (``CostModel``). segkit's own symbols (``segkit_*``) are the fusible cuts, the ones an estimated fused step
-subtracts; matmuls, attention and collectives are not fusible (nvFuser does not generate them in Thunder's
+call (``CostModel``). segkit's own symbols (``segkit_*``, its attention excepted) are the fusible cuts, the ones
+an estimated fused step subtracts; matmuls, attention and collectives are not fusible (nvFuser does not generate them in Thunder's
 default set-up) and get no gain; any other call is listed with its gain, not counted.
 """
 
@@ -210,12 +210,14 @@ def _plain(x):
 
 
 def _classify(callee: str) -> tuple[str, str]:
+    """A kernel nvFuser does not generate is not fusible, segkit's own too (segkit_cudnn_sdpa_fwd); segkit's
+    other symbols are."""
     name = callee.rsplit(".", 1)[-1]
-    if name.startswith(FUSIBLE_PREFIX):
-        return "fusible", "segkit symbol: an opaque call where a translator would put it inside the region"
     for pattern, reason in NOT_FUSIBLE:
         if pattern.fullmatch(name.lower()):
             return "not fusible", reason
+    if name.startswith(FUSIBLE_PREFIX):
+        return "fusible", "segkit symbol: an opaque call where a translator would put it inside the region"
     return "other", "not claimed by the fusion executor"
 
 
