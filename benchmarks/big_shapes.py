@@ -1,11 +1,12 @@
-"""Issue 21's second norm bar: every norm backward config of at least 32M elements (bf16) searched by
-``segkit tune`` (formulations x nvFuser options x bookend policy, each candidate checked against float64 before
+"""Issue 21's second norm bar, and issue 38's forward campaign: every norm config of at least 32M elements (bf16;
+the backward by default, ``--specs`` the forward, ``--min-elements 0`` every size) searched by ``segkit tune`` (formulations x nvFuser options x bookend policy, each candidate checked against float64 before
 it is timed), its winner's cold-L2 kernel time set against the bytes floor at the copy bandwidth measured in
 the same process. One JSON line per case holds every candidate tried, so the log says what was tried for each
 shape below 90% of the floor; the winners merge into a tuning table for the benchmark to run with
 (``SEGKIT_TUNING_TABLE``).
 
-    python -m benchmarks.big_shapes [--cases SPEC:CONFIG,...] [--shard I/N] [--budget S] [--jsonl F] [--out TABLE]
+    python -m benchmarks.big_shapes [--cases SPEC:CONFIG,...] [--specs rmsnorm_fwd,layernorm_fwd] [--min-elements N]
+        [--shard I/N] [--budget S] [--jsonl F] [--out TABLE]
     python -m benchmarks.sweep --gpus all --each "python -m benchmarks.big_shapes --shard {shard}/{n} ..."
     python -m benchmarks.big_shapes --reference     (no GPU: every candidate checked at the tiny twins, no timing)
     python -m benchmarks.big_shapes --table F.jsonl ...   (the table of earlier runs, e.g. one per GPU; of a case
@@ -23,16 +24,17 @@ from pathlib import Path
 import torch
 
 BIG = 1 << 25  # 32M elements: rows x hidden
-SPECS = ("rmsnorm_bwd", "layernorm_bwd")
+SPECS = ("rmsnorm_bwd", "layernorm_bwd")  # the default
+KNOWN_SPECS = ("rmsnorm_bwd", "layernorm_bwd", "rmsnorm_fwd", "layernorm_fwd")
 BAR = 90.0  # % of the bytes floor
 
 
-def cases() -> list[tuple[str, str]]:
-    """(spec, config) of every norm backward config of at least ``BIG`` elements, smallest first."""
+def cases(specs: tuple[str, ...] = SPECS, min_elements: int = BIG) -> list[tuple[str, str]]:
+    """(spec, config) of every config of ``specs`` of at least ``min_elements`` elements, smallest first."""
     import fusions
 
-    out = [(s, name, cfg.rows * cfg.hidden) for s in SPECS for name, cfg in fusions.get(s).configs.items()
-           if not name.endswith("_tiny") and cfg.rows * cfg.hidden >= BIG]
+    out = [(s, name, cfg.rows * cfg.hidden) for s in specs for name, cfg in fusions.get(s).configs.items()
+           if not name.endswith("_tiny") and cfg.rows * cfg.hidden >= min_elements]
     return [(s, name) for s, name, _ in sorted(out, key=lambda c: (c[2], c[0], c[1]))]
 
 
@@ -45,7 +47,8 @@ def search_case(spec_name: str, config: str, gbs: float | None, budget_s: float 
 
     result = tune_spec(spec_name, config, torch.bfloat16, reference, log=print, budget_s=budget_s)
     cfg = fusions.get(spec_name).config(config, torch.bfloat16)
-    floor_us = norm_bytes(spec_name.split("_")[0], "bwd", cfg) / gbs / 1e3 if gbs else None
+    kind, direction = spec_name.split("_")
+    floor_us = norm_bytes(kind, direction, cfg) / gbs / 1e3 if gbs else None
     win = None if reference else result.winner
 
     def us(t):
@@ -87,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     from segkit.tuning import TuningTable, gpu_model
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.big_shapes", description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", help="comma-separated SPEC:CONFIG (default: every norm backward config >= 32M elements)")
+    p.add_argument("--cases", help="comma-separated SPEC:CONFIG (default: every config of --specs of at least "
+                   "--min-elements)")
+    p.add_argument("--specs", default=",".join(SPECS), help=f"comma-separated, of {', '.join(KNOWN_SPECS)}")
+    p.add_argument("--min-elements", type=int, default=BIG, metavar="N", help="rows x hidden at least (default 32M)")
     p.add_argument("--shard", default="0/1", metavar="I/N", help="only every N-th case from the I-th (one per GPU)")
     p.add_argument("--budget", type=float, default=60.0, metavar="S", help="seconds of candidates per case")
     p.add_argument("--jsonl", help="append one JSON line per case here")
@@ -101,10 +107,14 @@ def main(argv: list[str] | None = None) -> int:
         records = [json.loads(line) for path in args.table for line in Path(path).read_text().splitlines() if line]
         print(table(latest(records)))
         return 0
-    todo = [tuple(c.split(":", 1)) for c in args.cases.split(",")] if args.cases else cases()
-    bad = [c for c in todo if len(c) != 2 or c[0] not in SPECS]
+    specs = tuple(s for s in args.specs.split(",") if s)
+    unknown = [s for s in specs if s not in KNOWN_SPECS]
+    if unknown or not specs:
+        p.error(f"--specs: {', '.join(unknown) or 'none given'}: expected some of {', '.join(KNOWN_SPECS)}")
+    todo = [tuple(c.split(":", 1)) for c in args.cases.split(",")] if args.cases else cases(specs, args.min_elements)
+    bad = [c for c in todo if len(c) != 2 or c[0] not in KNOWN_SPECS]
     if bad:
-        p.error(f"--cases: {':'.join(bad[0])!r} is not SPEC:CONFIG with SPEC one of {', '.join(SPECS)}")
+        p.error(f"--cases: {':'.join(bad[0])!r} is not SPEC:CONFIG with SPEC one of {', '.join(KNOWN_SPECS)}")
     try:
         i, n = parse_shard(args.shard)
     except SegkitError as e:

@@ -26,7 +26,8 @@ def test_reference_search_checks_every_candidate_and_logs_each_trial(tmp_path, c
 
 
 @pytest.mark.parametrize("argv, message", [(["--cases", "softmax:x"], "is not SPEC:CONFIG"),
-                                            (["--shard", "2/2"], "I in 0..N-1")])
+                                            (["--shard", "2/2"], "I in 0..N-1"),
+                                            (["--specs", "rmsnorm_fwd,softmax_fwd"], "--specs: softmax_fwd")])
 def test_bad_arguments_say_what_is_wrong(argv, message, capsys):
     with pytest.raises(SystemExit):
         big_shapes.main(["--reference", *argv])
@@ -52,3 +53,16 @@ def test_time_limit_names_the_cases_left(capsys):
     assert big_shapes.main(["--reference", "--time-limit", "-1", "--cases",
                             "rmsnorm_bwd:sweep_4096x8192,layernorm_bwd:llama2_70b"]) == 0
     assert "not run: rmsnorm_bwd:sweep_4096x8192, layernorm_bwd:llama2_70b" in capsys.readouterr().out
+
+
+def test_forward_campaign_covers_every_forward_sweep_shape_and_its_floor_is_the_forwards():
+    """``--specs rmsnorm_fwd,layernorm_fwd --min-elements 0``: issue 38's forward sweep shapes, all of them; a
+    forward case's floor is the forward spec's bytes (x read, y written), not the backward's."""
+    got = big_shapes.cases(("rmsnorm_fwd", "layernorm_fwd"), 0)
+    for spec in ("rmsnorm_fwd", "layernorm_fwd"):
+        sweep = {n for n in fusions.get(spec).configs if n.startswith("sweep_") and not n.endswith("_tiny")}
+        assert sweep and sweep <= {n for s, n in got if s == spec}
+    cfg = fusions.get("rmsnorm_fwd").config("sweep_4096x8192", None)
+    rec, _ = big_shapes.search_case("rmsnorm_fwd", "sweep_4096x8192", 1000.0, None, reference=True)
+    assert rec["floor_us"] == round(fusions.get("rmsnorm_fwd").bytes_floor(cfg) / 1000.0 / 1e3, 2)
+    assert rec["floor_us"] < round(fusions.get("rmsnorm_bwd").bytes_floor(cfg) / 1000.0 / 1e3, 2)
