@@ -18,7 +18,7 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
   # t: "cuda:0 bf16[4096]"
   # t_norm_weight: "cuda:0 bf16[4096]"
 
-  # /work/main/thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
+  # thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
   (t223, t224) = segkit_rms_norm_fwd(x, weight, 1e-05, False, 'outputs', False)
 
   # /opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/linear.py:134: 	        return F.linear(input, self.weight, self.bias)
@@ -26,7 +26,7 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
     # t576 = ltorch.linear(t223, t_blocks_0_attn_qkv_weight, None)  # t576: "cuda:0 bf16[1, 4096, 6144]"
       # t576 = prims.linear(t223, t_blocks_0_attn_qkv_weight, None)  # t576: "cuda:0 bf16[1, 4096, 6144]"
 
-  # /tmp/gpu-site/litgpt/model.py:479: 	        q, k, v = qkv.split((query_size, key_size, value_size), dim=-1)  # 3x(B, T, C*)
+  # site-packages/litgpt/model.py:479: 	        q, k, v = qkv.split((query_size, key_size, value_size), dim=-1)  # 3x(B, T, C*)
   (t592, t593, t594) = torch.split(t576, (4096, 1024, 1024), -1)
     # (t592, t593, t594) = ltorch.split(t576, (4096, 1024, 1024), -1)
       # t592 = prims.slice_prim(t576, [0, 0, 0], [1, 4096, 4096], [1, 1, 1])  # t592: "cuda:0 bf16[1, 4096, 4096]"
@@ -34,51 +34,51 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
       # t594 = prims.slice_prim(t576, [0, 0, 5120], [1, 4096, 6144], [1, 1, 1])  # t594: "cuda:0 bf16[1, 4096, 1024]"
   del t576
 
-  # /tmp/gpu-site/litgpt/model.py:490: 	        q = q.view(B, T, n_head, head_size)  # (B, T, nh_q, hs)
+  # site-packages/litgpt/model.py:490: 	        q = q.view(B, T, n_head, head_size)  # (B, T, nh_q, hs)
   t595 = torch_prims_reshape_impl(t592, (1, 4096, 32, 128))  # t595: "cuda:0 bf16[1, 4096, 32, 128]"
   del t592
 
-  # /tmp/gpu-site/litgpt/model.py:491: 	        k = k.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
+  # site-packages/litgpt/model.py:491: 	        k = k.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
   t596 = torch_prims_reshape_impl(t593, (1, 4096, 8, 128))  # t596: "cuda:0 bf16[1, 4096, 8, 128]"
   del t593
 
-  # /tmp/gpu-site/litgpt/model.py:492: 	        v = v.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
+  # site-packages/litgpt/model.py:492: 	        v = v.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
   t597 = torch_prims_reshape_impl(t594, (1, 4096, 8, 128))  # t597: "cuda:0 bf16[1, 4096, 8, 128]"
   del t594
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t598 = torch.permute(t595, (0, 2, 1, 3))  # t598: "cuda:0 bf16[1, 32, 4096, 128]"
     # t598 = ltorch.permute(t595, (0, 2, 1, 3))  # t598: "cuda:0 bf16[1, 32, 4096, 128]"
       # t598 = prims.transpose(t595, (0, 2, 1, 3))  # t598: "cuda:0 bf16[1, 32, 4096, 128]"
   del t595
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t599 = torch.permute(t596, (0, 2, 1, 3))  # t599: "cuda:0 bf16[1, 8, 4096, 128]"
     # t599 = ltorch.permute(t596, (0, 2, 1, 3))  # t599: "cuda:0 bf16[1, 8, 4096, 128]"
       # t599 = prims.transpose(t596, (0, 2, 1, 3))  # t599: "cuda:0 bf16[1, 8, 4096, 128]"
   del t596
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t600 = torch.permute(t597, (0, 2, 1, 3))  # t600: "cuda:0 bf16[1, 8, 4096, 128]"
     # t600 = ltorch.permute(t597, (0, 2, 1, 3))  # t600: "cuda:0 bf16[1, 8, 4096, 128]"
       # t600 = prims.transpose(t597, (0, 2, 1, 3))  # t600: "cuda:0 bf16[1, 8, 4096, 128]"
   del t597
 
-  # /tmp/gpu-site/litgpt/model.py:510: 	            q_roped = apply_rope(q[..., :rope_n_elem], cos, sin)
+  # site-packages/litgpt/model.py:510: 	            q_roped = apply_rope(q[..., :rope_n_elem], cos, sin)
   t601 = shallow_copy(t598)  # t601: "cuda:0 bf16[1, 32, 4096, 128]"
 
-  # /work/main/thunder_exec/recognize.py:178: 	            c, s = cos.view(*shape), sin.view(*shape)
+  # thunder_exec/recognize.py:178: 	            c, s = cos.view(*shape), sin.view(*shape)
   t602 = torch_prims_reshape_impl(cos, (1, 1, 4096, 128))  # t602: "cuda:0 f32[1, 1, 4096, 128]"
   t603 = torch_prims_reshape_impl(sin, (1, 1, 4096, 128))  # t603: "cuda:0 f32[1, 1, 4096, 128]"
 
-  # /work/main/thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
+  # thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
   t270 = segkit_rope_fwd(t601, t602, t603, torch.bfloat16, 'outputs', False)  # t270: "cuda:0 bf16[1, 32, 4096, 128]"
   del t601
 
-  # /tmp/gpu-site/litgpt/model.py:511: 	            k_roped = apply_rope(k[..., :rope_n_elem], cos, sin)
+  # site-packages/litgpt/model.py:511: 	            k_roped = apply_rope(k[..., :rope_n_elem], cos, sin)
   t604 = shallow_copy(t599)  # t604: "cuda:0 bf16[1, 8, 4096, 128]"
 
-  # /work/main/thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
+  # thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
   t303 = segkit_rope_fwd(t604, t602, t603, torch.bfloat16, 'outputs', False)  # t303: "cuda:0 bf16[1, 8, 4096, 128]"
   del t604
   [t331, t354, t369] = nvFusion0(t598, t270, t599, t303, t600)
@@ -94,10 +94,10 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
     # t369 = prims.reshape(t363, (1, 32, 4096, 128))  # t369: "cuda:0 bf16[1, 32, 4096, 128]"
   del t598, t270, t599, t303, t600
 
-  # /tmp/gpu-site/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
+  # site-packages/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
   (t374, t372, t373, t375) = segkit_cudnn_sdpa_fwd(t331, t354, t369, True, 0.08838834764831843)
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t605 = torch.permute(t374, (0, 2, 1, 3))  # t605: "cuda:0 bf16[1, 4096, 32, 128]"
     # t605 = ltorch.permute(t374, (0, 2, 1, 3))  # t605: "cuda:0 bf16[1, 4096, 32, 128]"
       # t605 = prims.transpose(t374, (0, 2, 1, 3))  # t605: "cuda:0 bf16[1, 4096, 32, 128]"
@@ -115,7 +115,7 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
     # t403 = prims.convert_element_type(t401, dtypes.bfloat16)  # t403: "cuda:0 bf16[1, 4096, 4096]"
   del t577
 
-  # /work/main/thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
+  # thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
   (t406, t407) = segkit_rms_norm_fwd(t403, t, 1e-05, False, 'outputs', False)
 
   # /opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/linear.py:134: 	        return F.linear(input, self.weight, self.bias)
@@ -147,13 +147,13 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
     # t500 = prims.convert_element_type(t498, dtypes.bfloat16)  # t500: "cuda:0 bf16[1, 4096, 4096]"
   del t580
 
-  # /work/main/thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
+  # thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
   (t503, t504) = segkit_rms_norm_fwd(t500, t_norm_weight, 1e-05, False, 'outputs', False)
   [t508] = nvFusion4(t503)
     # t508 = prims.convert_element_type(t503, dtypes.float32)  # t508: "cuda:0 f32[1, 4096, 4096]"
   del t503
 
-  # /work/main/benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
+  # benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
   t511 = torch.detach(t508)  # t511: "cuda:0 f32[1, 4096, 4096]"
   [t535] = nvFusion5(t511, t508)
     # t514 = prims.sin(t511)  # t514: "cuda:0 f32[1, 4096, 4096]"

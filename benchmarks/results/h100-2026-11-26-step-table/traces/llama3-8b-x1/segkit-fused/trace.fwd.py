@@ -52,10 +52,10 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
     # t369 = prims.reshape(t363, (1, 32, 4096, 128))  # t369: "cuda:0 bf16[1, 32, 4096, 128]"
   del t576
 
-  # /tmp/gpu-site/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
+  # site-packages/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
   (t374, t372, t373, t375) = segkit_cudnn_sdpa_fwd(t331, t354, t369, True, 0.08838834764831843)
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t592 = torch.permute(t374, (0, 2, 1, 3))  # t592: "cuda:0 bf16[1, 4096, 32, 128]"
     # t592 = ltorch.permute(t374, (0, 2, 1, 3))  # t592: "cuda:0 bf16[1, 4096, 32, 128]"
       # t592 = prims.transpose(t374, (0, 2, 1, 3))  # t592: "cuda:0 bf16[1, 4096, 32, 128]"
@@ -105,7 +105,7 @@ def computation(x, cos, sin, t_blocks_0_attn_proj_weight, t_blocks_0_attn_qkv_we
     # t508 = prims.convert_element_type(t503, dtypes.float32)  # t508: "cuda:0 f32[1, 4096, 4096]"
   del t580
 
-  # /work/main/benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
+  # benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
   t511 = torch.detach(t508)  # t511: "cuda:0 f32[1, 4096, 4096]"
   [t535] = nvFusion5(t511, t508)
     # t514 = prims.sin(t511)  # t514: "cuda:0 f32[1, 4096, 4096]"

@@ -55,10 +55,10 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
     # t418 = prims.broadcast_in_dim(t412, (1, 8, 4, 4096, 128), (0, 1, 2, 3, 4))  # t418: "cuda:0 bf16[1, 8, 4, 4096, 128]"
     # t424 = prims.reshape(t418, (1, 32, 4096, 128))  # t424: "cuda:0 bf16[1, 32, 4096, 128]"
 
-  # /tmp/gpu-site/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
+  # site-packages/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
   (t429, t427, t428, t430) = segkit_cudnn_sdpa_fwd(t386, t409, t424, True, 0.08838834764831843)
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t647 = torch.permute(t429, (0, 2, 1, 3))  # t647: "cuda:0 bf16[1, 4096, 32, 128]"
     # t647 = ltorch.permute(t429, (0, 2, 1, 3))  # t647: "cuda:0 bf16[1, 4096, 32, 128]"
       # t647 = prims.transpose(t429, (0, 2, 1, 3))  # t647: "cuda:0 bf16[1, 4096, 32, 128]"
@@ -108,7 +108,7 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
     # t563 = prims.convert_element_type(t558, dtypes.float32)  # t563: "cuda:0 f32[1, 4096, 4096]"
   del t635
 
-  # /work/main/benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
+  # benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
   t566 = torch.detach(t563)  # t566: "cuda:0 f32[1, 4096, 4096]"
   [t590] = nvFusion5(t566, t563)
     # t569 = prims.sin(t566)  # t569: "cuda:0 f32[1, 4096, 4096]"

@@ -20,7 +20,7 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
   # t_blocks_0_norm_2_weight: "cuda:0 bf16[4096]"
   # t_norm_weight: "cuda:0 bf16[4096]"
 
-  # /work/main/thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
+  # thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
   (t268, t269) = segkit_rms_norm_fwd(x, weight, 1e-06, False, 'outputs', False)
 
   # /opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/linear.py:134: 	        return F.linear(input, self.weight, self.bias)
@@ -28,7 +28,7 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
     # t631 = ltorch.linear(t268, t_blocks_0_attn_qkv_weight, None)  # t631: "cuda:0 bf16[1, 4096, 6144]"
       # t631 = prims.linear(t268, t_blocks_0_attn_qkv_weight, None)  # t631: "cuda:0 bf16[1, 4096, 6144]"
 
-  # /tmp/gpu-site/litgpt/model.py:479: 	        q, k, v = qkv.split((query_size, key_size, value_size), dim=-1)  # 3x(B, T, C*)
+  # site-packages/litgpt/model.py:479: 	        q, k, v = qkv.split((query_size, key_size, value_size), dim=-1)  # 3x(B, T, C*)
   (t647, t648, t649) = torch.split(t631, (4096, 1024, 1024), -1)
     # (t647, t648, t649) = ltorch.split(t631, (4096, 1024, 1024), -1)
       # t647 = prims.slice_prim(t631, [0, 0, 0], [1, 4096, 4096], [1, 1, 1])  # t647: "cuda:0 bf16[1, 4096, 4096]"
@@ -36,55 +36,55 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
       # t649 = prims.slice_prim(t631, [0, 0, 5120], [1, 4096, 6144], [1, 1, 1])  # t649: "cuda:0 bf16[1, 4096, 1024]"
   del t631
 
-  # /tmp/gpu-site/litgpt/model.py:490: 	        q = q.view(B, T, n_head, head_size)  # (B, T, nh_q, hs)
+  # site-packages/litgpt/model.py:490: 	        q = q.view(B, T, n_head, head_size)  # (B, T, nh_q, hs)
   t650 = torch_prims_reshape_impl(t647, (1, 4096, 32, 128))  # t650: "cuda:0 bf16[1, 4096, 32, 128]"
   del t647
 
-  # /tmp/gpu-site/litgpt/model.py:491: 	        k = k.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
+  # site-packages/litgpt/model.py:491: 	        k = k.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
   t651 = torch_prims_reshape_impl(t648, (1, 4096, 8, 128))  # t651: "cuda:0 bf16[1, 4096, 8, 128]"
   del t648
 
-  # /tmp/gpu-site/litgpt/model.py:492: 	        v = v.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
+  # site-packages/litgpt/model.py:492: 	        v = v.view(B, T, n_query_groups, head_size)  # (B, T, n_query_groups, hs)
   t652 = torch_prims_reshape_impl(t649, (1, 4096, 8, 128))  # t652: "cuda:0 bf16[1, 4096, 8, 128]"
   del t649
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t653 = torch.permute(t650, (0, 2, 1, 3))  # t653: "cuda:0 bf16[1, 32, 4096, 128]"
     # t653 = ltorch.permute(t650, (0, 2, 1, 3))  # t653: "cuda:0 bf16[1, 32, 4096, 128]"
       # t653 = prims.transpose(t650, (0, 2, 1, 3))  # t653: "cuda:0 bf16[1, 32, 4096, 128]"
   del t650
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t654 = torch.permute(t651, (0, 2, 1, 3))  # t654: "cuda:0 bf16[1, 8, 4096, 128]"
     # t654 = ltorch.permute(t651, (0, 2, 1, 3))  # t654: "cuda:0 bf16[1, 8, 4096, 128]"
       # t654 = prims.transpose(t651, (0, 2, 1, 3))  # t654: "cuda:0 bf16[1, 8, 4096, 128]"
   del t651
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t655 = torch.permute(t652, (0, 2, 1, 3))  # t655: "cuda:0 bf16[1, 8, 4096, 128]"
     # t655 = ltorch.permute(t652, (0, 2, 1, 3))  # t655: "cuda:0 bf16[1, 8, 4096, 128]"
       # t655 = prims.transpose(t652, (0, 2, 1, 3))  # t655: "cuda:0 bf16[1, 8, 4096, 128]"
   del t652
 
-  # /work/main/thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
+  # thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
   (t307, t308) = segkit_rms_norm_fwd(t653, t, 1e-06, False, 'outputs', False)
   (t312, t313) = segkit_rms_norm_fwd(t654, t_blocks_0_attn_norm_k_weight, 1e-06, False, 'outputs', False)
 
-  # /tmp/gpu-site/litgpt/model.py:510: 	            q_roped = apply_rope(q[..., :rope_n_elem], cos, sin)
+  # site-packages/litgpt/model.py:510: 	            q_roped = apply_rope(q[..., :rope_n_elem], cos, sin)
   t656 = shallow_copy(t307)  # t656: "cuda:0 bf16[1, 32, 4096, 128]"
 
-  # /work/main/thunder_exec/recognize.py:178: 	            c, s = cos.view(*shape), sin.view(*shape)
+  # thunder_exec/recognize.py:178: 	            c, s = cos.view(*shape), sin.view(*shape)
   t657 = torch_prims_reshape_impl(cos, (1, 1, 4096, 128))  # t657: "cuda:0 f32[1, 1, 4096, 128]"
   t658 = torch_prims_reshape_impl(sin, (1, 1, 4096, 128))  # t658: "cuda:0 f32[1, 1, 4096, 128]"
 
-  # /work/main/thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
+  # thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
   t325 = segkit_rope_fwd(t656, t657, t658, torch.bfloat16, 'outputs', False)  # t325: "cuda:0 bf16[1, 32, 4096, 128]"
   del t656
 
-  # /tmp/gpu-site/litgpt/model.py:511: 	            k_roped = apply_rope(k[..., :rope_n_elem], cos, sin)
+  # site-packages/litgpt/model.py:511: 	            k_roped = apply_rope(k[..., :rope_n_elem], cos, sin)
   t659 = shallow_copy(t312)  # t659: "cuda:0 bf16[1, 8, 4096, 128]"
 
-  # /work/main/thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
+  # thunder_exec/rope.py:134: 	    return _rope_entry_symbol(x, cos, sin, route, out_dtype)
   t358 = segkit_rope_fwd(t659, t657, t658, torch.bfloat16, 'outputs', False)  # t358: "cuda:0 bf16[1, 8, 4096, 128]"
   del t659
   [t386, t409, t424] = nvFusion0(t307, t325, t312, t358, t655)
@@ -100,10 +100,10 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
     # t424 = prims.reshape(t418, (1, 32, 4096, 128))  # t424: "cuda:0 bf16[1, 32, 4096, 128]"
   del t307, t325, t312, t358, t655
 
-  # /tmp/gpu-site/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
+  # site-packages/litgpt/model.py:593: 	            y = F.scaled_dot_product_attention(
   (t429, t427, t428, t430) = segkit_cudnn_sdpa_fwd(t386, t409, t424, True, 0.08838834764831843)
 
-  # /tmp/gpu-site/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
+  # site-packages/thunder/torch/experimental/dtensor_torch_and_prims.py:69: 	            return single_device_symbol(*args, **kwargs)
   t660 = torch.permute(t429, (0, 2, 1, 3))  # t660: "cuda:0 bf16[1, 4096, 32, 128]"
     # t660 = ltorch.permute(t429, (0, 2, 1, 3))  # t660: "cuda:0 bf16[1, 4096, 32, 128]"
       # t660 = prims.transpose(t429, (0, 2, 1, 3))  # t660: "cuda:0 bf16[1, 4096, 32, 128]"
@@ -121,7 +121,7 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
     # t458 = prims.convert_element_type(t456, dtypes.bfloat16)  # t458: "cuda:0 bf16[1, 4096, 4096]"
   del t632
 
-  # /work/main/thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
+  # thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
   (t461, t462) = segkit_rms_norm_fwd(t458, t_blocks_0_norm_2_weight, 1e-06, False, 'outputs', False)
 
   # /opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/linear.py:134: 	        return F.linear(input, self.weight, self.bias)
@@ -153,13 +153,13 @@ def computation(x, cos, sin, t_blocks_0_attn_norm_k_weight, t, t_blocks_0_attn_p
     # t555 = prims.convert_element_type(t553, dtypes.bfloat16)  # t555: "cuda:0 bf16[1, 4096, 4096]"
   del t635
 
-  # /work/main/thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
+  # thunder_exec/executor.py:298: 	    return _rms_entry_symbol(x, weight, eps, unit_offset, route, round_normed)
   (t558, t559) = segkit_rms_norm_fwd(t555, t_norm_weight, 1e-06, False, 'outputs', False)
   [t563] = nvFusion4(t558)
     # t563 = prims.convert_element_type(t558, dtypes.float32)  # t563: "cuda:0 f32[1, 4096, 4096]"
   del t558
 
-  # /work/main/benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
+  # benchmarks/model_cases.py:95: 	    return (y * y.detach().sin()).mean()
   t566 = torch.detach(t563)  # t566: "cuda:0 f32[1, 4096, 4096]"
   [t590] = nvFusion5(t566, t563)
     # t569 = prims.sin(t566)  # t569: "cuda:0 f32[1, 4096, 4096]"
