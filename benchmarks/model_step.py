@@ -5,7 +5,7 @@ first (compiling) step. A variant that fails is a row with the failure in its no
 JSON file with the machine block (benchmarks/model_table.py); ``--merge`` joins the JSON files of several runs.
 The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measure.py.
 
-    python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10]
+    python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10] [--rounds 3]
         [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR] [--profile DIR]
     python benchmarks/model_step.py --merge a.json b.json --out table.md --json table.json
 """
@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import dataclasses
 import gc
+import statistics
 import time
 import warnings
 from collections.abc import Callable
@@ -86,7 +87,9 @@ class Row:
     case: str
     label: str
     variant: str
-    ms: float | None = None                   # step: CUDA events (wall clock on CPU), median of --iters
+    ms: float | None = None                   # step: CUDA events (wall clock on CPU), median of --iters (with
+                                              # --rounds: the median of the rounds' medians)
+    ms_rounds: list[float] = field(default_factory=list)  # each round's median, rounds interleaved over variants
     host_ms: float | None = None              # host time to issue one step (queue empty at its start), median
     peak_gib: float | None = None             # torch.cuda.max_memory_allocated over the variant (model included)
     kernels: int | None = None                # CUDA kernels of one profiled step
@@ -164,14 +167,17 @@ def changed_inputs(built: Built):
 class Options:
     iters: int = 10
     warmup: int = 3
+    rounds: int = 1  # >1: every variant timed again, round after round over the case's variants (interleaved)
     case_limit_s: float = 400.0
     traces: Path | None = None
     profile: Path | None = None
 
 
-def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, device: str, opts: Options) -> None:
+def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, device: str,
+            opts: Options) -> Callable[[], None]:
     """Fill ``row``: compile and check the variant, time it, check it again on changed inputs (``want``: eager's
-    grads on the inputs and on the changed inputs); a failure propagates (the caller notes it)."""
+    grads on the inputs and on the changed inputs); a failure propagates (the caller notes it). Returns the
+    variant's step, for more rounds."""
     cuda = device.startswith("cuda")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
@@ -196,6 +202,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
         _step(fn, built)
 
     row.ms, row.host_ms = time_steps(step, opts.iters, opts.warmup, cuda)
+    row.ms_rounds = [row.ms]
     with changed_inputs(built):
         row.grad_err = max(row.grad_err, grad_error(_grads(fn, built), want[1]))
     if cuda:
@@ -204,6 +211,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
             profile(step, opts.profile / f"{row.case}-{variant.name}.json.gz")
         row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
     row.note = "; ".join(notes)
+    return step
 
 
 def _first_line(e: BaseException | Warning) -> str:
@@ -224,8 +232,10 @@ def _eager_grads(built: Built) -> list[torch.Tensor | None]:
 
 def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dtype: torch.dtype = torch.bfloat16,
              on_row: Callable[[Row], None] | None = None) -> list[Row]:
-    """One row per variant (``on_row`` sees each as it is made); a variant that fails, or that the case's
-    wall-clock limit leaves out, is a row too."""
+    """One row per variant (``on_row`` sees each as it is made, or with ``opts.rounds`` > 1 once the rounds are
+    done); a variant that fails, or that the case's wall-clock limit leaves out, is a row too. With rounds, every
+    compiled variant stays alive until the case ends and is timed again round after round, the variants in turn,
+    so that a slow spell of the host (another process compiling) lands on all of them rather than on one."""
     _release(device)  # the previous case's model and compiled functions
     start = time.perf_counter()
     try:
@@ -236,7 +246,7 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
     except Exception as e:  # a case that cannot be built or run eagerly is rows too, and the run goes on
         note = f"case failed: {_first_line(e)}"[:240]
         return [Row(case.name, case.name, v.name, note=note) for v in variants]
-    rows = []
+    rows, steps = [], {}
     for variant in variants:
         row = Row(case.name, built.label, variant.name)
         elapsed = time.perf_counter() - start
@@ -244,15 +254,36 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
             row.note = f"skipped: the case had run {elapsed:.0f} s, past its {opts.case_limit_s:.0f} s limit"
         else:
             try:
-                measure(built, variant, want, row, device, opts)
+                steps[variant.name] = measure(built, variant, want, row, device, opts)
             except Exception as e:  # a variant that fails is a row of the table, not the end of the run
                 row.note = f"failed: {_first_line(e)}"[:240]
-        _release(device)
+        if opts.rounds == 1:
+            _release(device)
         rows.append(row)
         print(model_table.row_line(row), flush=True)
-        if on_row:
+        if on_row and opts.rounds == 1:
             on_row(row)
+    if opts.rounds > 1:
+        _more_rounds(rows, steps, opts, device.startswith("cuda"))
+        steps.clear()
+        _release(device)
+        for row in rows:
+            if on_row:
+                on_row(row)
     return rows
+
+
+def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Options, cuda: bool) -> None:
+    """Rounds 2..``opts.rounds`` of the timed variants, each round every variant in turn; a row's step ms becomes
+    the median of its rounds' medians."""
+    timed = [r for r in rows if r.variant in steps]
+    for _ in range(opts.rounds - 1):
+        for row in timed:
+            row.ms_rounds.append(time_steps(steps[row.variant], opts.iters, 1, cuda)[0])
+    for row in timed:
+        row.ms = statistics.median(row.ms_rounds)
+        print(f"{row.case} | {row.variant} | rounds {', '.join(f'{m:.2f}' for m in row.ms_rounds)} ms | "
+              f"median {row.ms:.2f}", flush=True)
 
 
 def _names(values: list[str] | None) -> list[str]:
@@ -265,6 +296,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--variants", action="append", help="variant names, comma separated (default: all)")
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time every variant this many times, round after round over the case's variants "
+                             "(their compiled functions kept alive); the step is the median of the rounds")
     parser.add_argument("--case-limit-s", type=float, default=400.0,
                         help="start no further variant of a case once it has run this long")
     parser.add_argument("--budget-s", type=float,
@@ -296,7 +330,9 @@ def main(argv: list[str] | None = None) -> None:
         if unknown:
             raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
         variants = [known[n] for n in _names(args.variants)] or [v for v in VARIANTS if v.default]
-        opts = Options(args.iters, args.warmup, args.case_limit_s, args.traces, args.profile)
+        if args.rounds < 1:
+            raise SystemExit(f"model_step: --rounds {args.rounds}: at least 1")
+        opts = Options(args.iters, args.warmup, args.rounds, args.case_limit_s, args.traces, args.profile)
         rows, start = [], time.perf_counter()
 
         def keep(row: Row) -> None:  # after every row: a run cut short keeps what it measured

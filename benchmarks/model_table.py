@@ -20,7 +20,8 @@ def _plain(value):
 def document(rows: list, cases: list, variants: list, opts, device: str) -> dict:
     """The JSON document of one run."""
     return {KEY: machine_block(), "variants": {v.name: v.label for v in variants},
-            "run": {"device": device, "iters": opts.iters, "warmup": opts.warmup, "case_limit_s": opts.case_limit_s,
+            "run": {"device": device, "iters": opts.iters, "warmup": opts.warmup, "rounds": opts.rounds,
+                    "case_limit_s": opts.case_limit_s,
                     "step": "grads set to None + forward + backward; bf16; batch 1"},
             "cases": {c.name: c.note for c in cases},
             "rows": [{k: _plain(v) for k, v in dataclasses.asdict(r).items()} for r in rows]}
@@ -82,6 +83,19 @@ def _ratio(ref: float | None, ms: float | None) -> str:
     return f"{ref / ms:.2f}x" if ref and ms else ""
 
 
+def _rounds(run: dict) -> str:
+    n = run.get("rounds") or 1
+    return "" if n == 1 else (f", in each of {n} rounds over the case's variants in turn (step ms: the median of the "
+                              "rounds, the lowest and highest round in brackets)")
+
+
+def _step(r: dict) -> str:
+    rounds = r.get("ms_rounds") or []
+    if len(rounds) < 2:
+        return _num(r["ms"], ".2f")
+    return f"{_num(r['ms'], '.2f')} [{min(rounds):.2f}-{max(rounds):.2f}]"
+
+
 def row_line(row) -> str:
     """One row as a progress line."""
     return (f"{row.case} | {row.variant} | ms {_num(row.ms, '.2f')} | host {_num(row.host_ms, '.2f')} | "
@@ -96,7 +110,7 @@ def markdown(doc: dict) -> str:
             f"{m.get('lightning-thunder')}; nvfuser_direct {m.get('nvfuser_direct')}; litgpt {m.get('litgpt')}; "
             f"transformers {m.get('transformers')}; {m.get('date')}; commit {m.get('commit')}\n\n"
             f"Step = {doc['run'].get('step', '')}; step ms by CUDA events, {doc['run'].get('warmup')} warm-up steps, "
-            f"median of {doc['run'].get('iters')}; host ms = time to issue one step; kernels of one profiled step; "
+            f"median of {doc['run'].get('iters')}{_rounds(doc['run'])}; host ms = time to issue one step; kernels of one profiled step; "
             "nvFusion regions and segkit claims in the last forward / backward execution traces; grad error "
             "against eager, max over grads of max |g - g_eager| / max |g_eager|, on the first step and again "
             "after the timed steps on changed inputs (floats negated, token ids rolled).\n\n")
@@ -111,7 +125,7 @@ def markdown(doc: dict) -> str:
         regions = f"{r['regions'][0]}/{r['regions'][1]}" if r["regions"] else ""
         vs_thunder, vs_compile = (_ratio(ref.get((r["case"], v)), r["ms"]) for v in ("thunder", "compile"))
         lines.append(
-            f"| {r['label']} | {r['variant']} | {_num(r['ms'], '.2f')} | {vs_thunder} | {vs_compile} | "
+            f"| {r['label']} | {r['variant']} | {_step(r)} | {vs_thunder} | {vs_compile} | "
             f"{_num(r['host_ms'], '.2f')} | "
             f"{_num(r['peak_gib'], '.2f')} | {_num(r['kernels'], 'd')} | {regions} | {_claims(r['claims'])} | "
             f"{_num(r['grad_err'], '.1e')} | {_num(r['first_step_s'], '.1f')} | {r['note']} |")

@@ -115,3 +115,35 @@ def test_bad_selections_are_one_line_errors():
         model_table.parse_shard("4/4")
     with pytest.raises(SystemExit, match="unknown variant fast; known: eager"):
         main(["--variants", "fast", "--device", "cpu"])
+
+
+def test_rounds_interleave_the_variants_and_take_the_median(monkeypatch):
+    """--rounds 3: after each variant's first timing, two more rounds over the variants in turn (A B A B, each
+    variant's compiled function kept alive); the step is the median of its three rounds, shown with its range."""
+    import benchmarks.model_step as model_step
+
+    calls = []
+    real_step = model_step._step
+
+    def recording_step(fn, built):
+        calls.append(fn)
+        real_step(fn, built)
+
+    monkeypatch.setattr(model_step, "_step", recording_step)
+    variants = [v for v in VARIANTS if v.name in ("eager", "segkit-opaque")]
+    seen = []
+    rows = run_case(TINY, variants, "cpu", Options(iters=2, warmup=0, rounds=3), dtype=torch.float32,
+                    on_row=seen.append)
+    assert seen == rows  # reported once, after the rounds
+    for r in rows:
+        assert len(r.ms_rounds) == 3 and r.ms == sorted(r.ms_rounds)[1], r
+    tail = calls[-12:]  # rounds 2 and 3: per round and variant a warm-up step and two timed steps (12 calls)
+    runs = []  # consecutive calls of one function merged: the variants in turn
+    for fn in tail:
+        if not runs or runs[-1] is not fn:
+            runs.append(fn)
+    assert len(runs) == 4 and runs[0] is runs[2] and runs[1] is runs[3] and runs[0] is not runs[1], runs
+    doc = model_table.document(rows, [TINY], variants, Options(iters=2, warmup=0, rounds=3), "cpu")
+    line = next(x for x in model_table.markdown(doc).splitlines() if "| eager |" in x)
+    lo, hi = min(rows[0].ms_rounds), max(rows[0].ms_rounds)
+    assert f"[{lo:.2f}-{hi:.2f}]" in line and "in each of 3 rounds" in model_table.markdown(doc)

@@ -10,6 +10,7 @@
 #   MODELS_CASES      comma-separated cases (default: all; python benchmarks/model_step.py --list)
 #   MODELS_VARIANTS   comma-separated variants (default: all)
 #   MODELS_ITERS      timed steps per variant (default 10)
+#   MODELS_ROUNDS     time every variant this many times, the case's variants in turn (default 1; see --rounds)
 #   MODELS_GPUS       how many GPUs to use (default: all)
 #   MODELS_TRACES=1 / MODELS_PROFILE=1   save execution traces / chrome traces under $OUT/models/
 set -uo pipefail
@@ -19,7 +20,7 @@ mkdir -p "$LOG_DIR"
 BUDGET="${MODELS_BUDGET_S:-380}"
 PART="${MODELS_PART:-table}"
 N="${MODELS_GPUS:-$(nvidia-smi -L | wc -l)}"
-ARGS=(--iters "${MODELS_ITERS:-10}" --budget-s "$BUDGET")
+ARGS=(--iters "${MODELS_ITERS:-10}" --rounds "${MODELS_ROUNDS:-1}" --budget-s "$BUDGET")
 [ -n "${MODELS_CASES:-}" ] && ARGS+=(--case "$MODELS_CASES")
 [ -n "${MODELS_VARIANTS:-}" ] && ARGS+=(--variants "$MODELS_VARIANTS")
 [ "${MODELS_TRACES:-0}" = 1 ] && ARGS+=(--traces "$LOG_DIR/traces")
