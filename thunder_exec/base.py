@@ -87,7 +87,7 @@ class FusePolicy:
             raise ValueError(f"segkit_fuse must be a mode ({', '.join(FUSE_MODES)}) or a mapping of ops to modes, "
                              f"got {type(value).__name__} {value!r}")
         specs = {s: g for g, members in FUSE_OPS.items() for s in members}
-        default, by_group, by_spec = "auto", {}, {}
+        default, by_group, by_spec = cls().default, {}, {}
         for key, mode in value.items():
             mode = _fuse_mode(mode, f"segkit_fuse[{key!r}]")
             if key == "*":
