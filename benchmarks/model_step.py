@@ -5,8 +5,9 @@ first (compiling) step. A variant that fails is a row with the failure in its no
 JSON file with the machine block (benchmarks/model_table.py); ``--merge`` joins the JSON files of several runs.
 The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measure.py.
 
-    python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10] [--rounds 3]
-        [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR] [--profile DIR]
+    python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10]
+        [--rounds 3] [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR]
+        [--profile DIR]
     python benchmarks/model_step.py --merge a.json b.json --out table.md --json table.json
 """
 
@@ -254,7 +255,10 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
             row.note = f"skipped: the case had run {elapsed:.0f} s, past its {opts.case_limit_s:.0f} s limit"
         else:
             try:
-                steps[variant.name] = measure(built, variant, want, row, device, opts)
+                step = measure(built, variant, want, row, device, opts)
+                if opts.rounds > 1:  # kept alive for the later rounds; otherwise released with the variant
+                    steps[variant.name] = step
+                del step
             except Exception as e:  # a variant that fails is a row of the table, not the end of the run
                 row.note = f"failed: {_first_line(e)}"[:240]
         if opts.rounds == 1:
@@ -267,8 +271,8 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
         _more_rounds(rows, steps, opts, device.startswith("cuda"))
         steps.clear()
         _release(device)
-        for row in rows:
-            if on_row:
+        if on_row:
+            for row in rows:
                 on_row(row)
     return rows
 

@@ -110,10 +110,10 @@ def markdown(doc: dict) -> str:
             f"{m.get('lightning-thunder')}; nvfuser_direct {m.get('nvfuser_direct')}; litgpt {m.get('litgpt')}; "
             f"transformers {m.get('transformers')}; {m.get('date')}; commit {m.get('commit')}\n\n"
             f"Step = {doc['run'].get('step', '')}; step ms by CUDA events, {doc['run'].get('warmup')} warm-up steps, "
-            f"median of {doc['run'].get('iters')}{_rounds(doc['run'])}; host ms = time to issue one step; kernels of one profiled step; "
-            "nvFusion regions and segkit claims in the last forward / backward execution traces; grad error "
-            "against eager, max over grads of max |g - g_eager| / max |g_eager|, on the first step and again "
-            "after the timed steps on changed inputs (floats negated, token ids rolled).\n\n")
+            f"median of {doc['run'].get('iters')}{_rounds(doc['run'])}; host ms = time to issue one step; kernels of "
+            "one profiled step; nvFusion regions and segkit claims in the last forward / backward execution traces; "
+            "grad error against eager, max over grads of max |g - g_eager| / max |g_eager|, on the first step and "
+            "again after the timed steps on changed inputs (floats negated, token ids rolled).\n\n")
     if "machines" in doc:
         head += "Runs on differing machines: " + "; ".join(f"{x.get('gpu')} {x.get('date')}" for x in doc["machines"])
         head += "\n\n"
