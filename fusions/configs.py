@@ -8,6 +8,14 @@ from dataclasses import dataclass, replace
 import torch
 
 
+def unit_row_dims(shape) -> list[int]:
+    """x's size-1 row dims but one where all are: nvFuser takes a size-1 dim for a broadcast dim, and a dw summed
+    over one is scheduled as separate reductions instead of the one inner-outer kernel, so the norm fusions of a
+    batch-1 step are defined, or squeezed, without them."""
+    dims = [d for d in range(len(shape) - 1) if shape[d] == 1]
+    return dims if len(dims) < len(shape) - 1 else dims[1:]
+
+
 @dataclass(frozen=True)
 class NormConfig:
     """x of ``shape`` (2-D rows x hidden, or 3-D batch x seq x hidden), normalised over the last dim."""

@@ -313,7 +313,8 @@ def test_segkit_fuse_names_its_values():
 @pytest.mark.parametrize("value, want", [
     (None, FusePolicy("auto")),
     ("fused", FusePolicy("fused")),
-    ({"*": "fused", "norm_bwd": "opaque"}, FusePolicy("fused", (("layernorm_bwd", "opaque"), ("rmsnorm_bwd", "opaque")))),
+    ({"*": "fused", "norm_bwd": "opaque"},
+     FusePolicy("fused", (("layernorm_bwd", "opaque"), ("rmsnorm_bwd", "opaque")))),
     ({"norm_fwd": "fused", "layernorm_fwd": "opaque"}, FusePolicy("auto", (("layernorm_fwd", "opaque"),
                                                                            ("rmsnorm_fwd", "fused")))),
     ({"*": "opaque", "rope_bwd": "opaque"}, FusePolicy("opaque")),

@@ -16,7 +16,6 @@ Thunder's nvFuser executor is not loaded, auto is opaque), instead of segkit_ex'
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -76,7 +75,7 @@ class FusePolicy:
         return dict(self.overrides).get(spec_name, self.default)
 
     @classmethod
-    def parse(cls, value) -> "FusePolicy":
+    def parse(cls, value) -> FusePolicy:
         """A mode, or a mapping {"*" | a FUSE_OPS group | one of its specs: mode}; anything else is a ValueError
         naming the key or value at fault. A spec's own key beats its group's."""
         if value is None:
@@ -130,19 +129,10 @@ def compile_options() -> CompileOptions:
         warn_if_shadowed(cd.executors_list)
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
-    fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | auto (default), "
-                              "or a mapping of ops (norm_fwd, norm_bwd, rope_fwd, rope_bwd, a spec, '*') to those")
-    return CompileOptions("outputs" if policy is None else policy, bool(check), _parsed(fuse))
-
-
-def _parsed(fuse) -> FusePolicy:
-    """FusePolicy.parse, memoized for the hashable values (a mapping is parsed each time: compile time only)."""
-    return _parse_mode(fuse) if fuse is None or isinstance(fuse, str) else FusePolicy.parse(fuse)
-
-
-@functools.lru_cache(maxsize=8)
-def _parse_mode(fuse) -> FusePolicy:
-    return FusePolicy.parse(fuse)
+    fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | "
+                              "auto (default), or a mapping of ops (norm_fwd, norm_bwd, rope_fwd, rope_bwd, a spec, "
+                              "'*') to those")
+    return CompileOptions("outputs" if policy is None else policy, bool(check), FusePolicy.parse(fuse))
 
 
 def supported(d) -> bool:

@@ -20,7 +20,7 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.transforms import get_grad, put_grad
 import thunder.torch as ltorch
 
-from fusions.configs import NormConfig
+from fusions.configs import NormConfig, unit_row_dims
 from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
 from thunder_exec.fusible import chosen, norm_config, param_meta, stats_meta
 from thunder_exec.route_verify import verify_route
@@ -42,10 +42,8 @@ def _norm_runner(spec_name: str, a: torch.Tensor, param_dtype: torch.dtype, eps:
 
 def runner_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape segkit's norm fusion is defined at for x of ``shape``: x's own when it is 2-D or 3-D with no
-    size-1 row dim, else (rows, hidden). A size-1 dim is a broadcast dim to nvFuser, and a dw summed over it
-    splits the backward into three kernels (B = 1 in a training step: (1, 4096, 4096) took about 147 us on an
-    H200 against 32 us for the same rows as (4096, 4096))."""
-    if len(shape) in (2, 3) and 1 not in shape[:-1]:
+    size-1 row dim (fusions.configs.unit_row_dims says why), else (rows, hidden)."""
+    if len(shape) in (2, 3) and not unit_row_dims(shape):
         return shape
     return (math.prod(shape[:-1]), shape[-1])
 

@@ -25,7 +25,7 @@ from thunder.core.devices import DeviceType
 from thunder.core.proxies import TensorProxy
 
 from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
-from fusions.configs import ApplyRopeConfig, NormConfig
+from fusions.configs import ApplyRopeConfig, NormConfig, unit_row_dims
 from fusions.cut_cost import FUSED, OPAQUE, crossing_bytes, decide
 from segkit.tuning import gpu_model
 from thunder_exec.base import CompileOptions, torch_dtype
@@ -99,14 +99,6 @@ def rms_fwd_translator(a, weight, eps, round_normed, *, fd, lc_to_nv_map):
     return rmsnorm_fwd.body(fd, _nv(a, lc_to_nv_map), _nv(weight, lc_to_nv_map), cfg, a.ndim)
 
 
-def _unit_row_dims(a) -> list[int]:
-    """x's size-1 row dims, which the backward translators squeeze off while one row dim stays: nvFuser takes a
-    size-1 dim for a broadcast, and a dw summed over one is scheduled as separate reductions
-    (thunder_exec.executor.runner_shape says the same for the opaque path)."""
-    dims = [d for d in range(a.ndim - 1) if a.shape[d] == 1]
-    return dims if len(dims) < a.ndim - 1 else dims[1:]
-
-
 def _squeezed(fd, tensors, dims: list[int]):
     return [fd.ops.squeeze(t, dims=dims) if dims else t for t in tensors]
 
@@ -122,7 +114,7 @@ def _unsqueezed(fd, t, a, dims: list[int]):
 def rms_bwd_translator(g, a, rstd, weight, eps, round_normed, *, fd, lc_to_nv_map):
     cfg = norm_config(a, weight, eps, round_normed=round_normed)
     nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
-    dims = _unit_row_dims(a)
+    dims = unit_row_dims(a.shape)
     x, dy, r = _squeezed(fd, (nv(a), nv(g), nv(rstd)), dims)
     dx, dw = rmsnorm_bwd.body(fd, x, dy, r, nv(weight), cfg, a.ndim - len(dims))
     return _unsqueezed(fd, dx, a, dims), dw
@@ -137,7 +129,7 @@ def ln_fwd_translator(a, weight, bias, eps, *, fd, lc_to_nv_map):
 def ln_bwd_translator(g, a, mean, rstd, weight, eps, *, fd, lc_to_nv_map):
     cfg = norm_config(a, weight, eps)
     nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
-    dims = _unit_row_dims(a)
+    dims = unit_row_dims(a.shape)
     x, dy, m, r = _squeezed(fd, (nv(a), nv(g), nv(mean), nv(rstd)), dims)
     dx, dw, db = layernorm_bwd.body(fd, x, dy, m, r, nv(weight), cfg, a.ndim - len(dims))
     return _unsqueezed(fd, dx, a, dims), dw, db
