@@ -8,6 +8,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
+# A committed GPU run whose saved Thunder traces and torch.profiler profiles are test inputs too (one copy of each).
+H100_STEP = ROOT / "benchmarks" / "results" / "h100-2026-11-26-step-table"
 THUNDER_FIXTURES = sorted((DATA / "thunder").glob("*.py"))
 SHARED_EXAMPLE = ROOT.parent / "shared" / "examples" / "nanogpt_layernorm_legacy_nvfuser.py"
 

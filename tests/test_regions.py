@@ -20,7 +20,7 @@ from segkit.regions.measure import CallTiming, call_timings
 from segkit.regions.parse import call_key
 from segkit.trace import capture
 from segkit_cli.main import main
-from tests.conftest import DATA
+from tests.conftest import DATA, H100_STEP
 from thunder_exec.regions import CallRanges, regions, save_traces
 
 LLAMA = [DATA / "thunder_traces" / f"litgpt_llama_tiny_cpu.{k}.py" for k in ("fwd", "bwd")]
@@ -222,7 +222,7 @@ def test_gpu_step_trace_attention_is_not_a_fusible_cut():
     """The Llama-3-8B step's traces from an H100 (segkit_fuse="opaque", saved by the step table): segkit's cuDNN
     attention symbols are cuts nvFuser cannot absorb, so they count as not fusible and gain nothing; segkit's norm
     and RoPE symbols are the fusible cuts; every nvFusion call of the files is a region."""
-    paths = [DATA / "thunder_traces" / f"llama3_8b_h100_opaque.{k}.py" for k in ("fwd", "bwd")]
+    paths = [H100_STEP / "traces" / "llama3-8b-x1" / "segkit-opaque" / f"trace.{k}.py" for k in ("fwd", "bwd")]
     texts = [p.read_text() for p in paths]
     report = analyze(list(zip(("fwd", "bwd"), texts)), cost_model("h100"), step_ms=10.29)
     cuts = [c for t in report.traces for c in t.cuts]

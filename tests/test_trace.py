@@ -21,7 +21,7 @@ from segkit.trace.diff import KernelStats, compare, compare_ranges, compare_tabl
 from segkit.trace.model import TraceError, short_name
 from segkit.trace.plot import plot_compare
 from segkit.trace.report import show
-from tests.conftest import DATA
+from tests.conftest import DATA, H100_STEP
 
 NSYS = DATA / "traces" / "workload_nsys.sqlite"
 TORCH = DATA / "traces" / "workload_torch.json.gz"
@@ -218,8 +218,7 @@ def test_capture_and_profile_on_cpu(tmp_path):
 def test_traces_without_ranges_are_compared_whole():
     """Two torch.profiler profiles of one Llama-3-8B training step on an H100 (torch.compile; Thunder + segkit_ex),
     recorded without a user range: compared as one range each, every kernel of both files in the kernel table."""
-    a_path, b_path = DATA / "traces" / "step_llama3_8b_compile_h100.json.gz", \
-        DATA / "traces" / "step_llama3_8b_segkit_auto_h100.json.gz"
+    a_path, b_path = (H100_STEP / "profiles" / f"llama3-8b-x1-{v}.json.gz" for v in ("compile", "segkit-auto"))
     a, b = trace.load(a_path), trace.load(b_path)
     assert not a.user_range_names() and not b.user_range_names()
     tables = compare_tables(a, b, by="kernel")
