@@ -1,8 +1,9 @@
 """Issue 21's second norm bar, and issue 38's forward campaign: every norm config of at least 32M elements (bf16;
-the backward by default, ``--specs`` the forward, ``--min-elements 0`` every size) searched by ``segkit tune`` (formulations x nvFuser options x bookend policy, each candidate checked against float64 before
-it is timed), its winner's cold-L2 kernel time set against the bytes floor at the copy bandwidth measured in
-the same process. One JSON line per case holds every candidate tried, so the log says what was tried for each
-shape below 90% of the floor; the winners merge into a tuning table for the benchmark to run with
+the backward by default, ``--specs`` the forward, ``--min-elements 0`` every size) searched by ``segkit tune``
+(formulations x nvFuser options x bookend policy, each candidate checked against float64 before it is timed),
+its winner's cold-L2 kernel time set against the bytes floor at the copy bandwidth measured in the same process.
+One JSON line per case holds every candidate tried, so the log says what was tried for each shape below 90% of
+the floor; the winners merge into a tuning table for the benchmark to run with
 (``SEGKIT_TUNING_TABLE``).
 
     python -m benchmarks.big_shapes [--cases SPEC:CONFIG,...] [--specs rmsnorm_fwd,layernorm_fwd] [--min-elements N]

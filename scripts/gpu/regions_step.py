@@ -5,8 +5,8 @@ torch.profiler profile of 3 segkit_ex steps jitted with CallRanges (each call in
 
     python scripts/gpu/regions_step.py OUT_DIR [--iters 10]
 
-Writes OUT_DIR/{thunder,segkit_ex,segkit_fused,segkit_ex_profiled}/step.{fwd,bwd}.py, OUT_DIR/segkit_ex_profiled/profile.json
-and OUT_DIR/steps.json ({variant: step ms}, and the GPU). The model, timing and litgpt import are
+Writes OUT_DIR/{thunder,segkit_ex,segkit_fused,segkit_ex_profiled}/step.{fwd,bwd}.py,
+OUT_DIR/segkit_ex_profiled/profile.json and OUT_DIR/steps.json ({variant: step ms}, and the GPU). The model, timing and litgpt import are
 the step table's (benchmarks/model_cases.py, benchmarks/model_measure.py).
 """
 
@@ -41,8 +41,9 @@ def main() -> None:
     cos, sin = model_mod.build_rope_cache(4096, cfg.rope_n_elem, device="cuda")
     x = torch.randn(1, 4096, cfg.n_embd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     steps = {"gpu": torch.cuda.get_device_name()}
-    for variant, executors, options in [("thunder", None, {}), ("segkit_ex", thunder_exec.executors(), {"segkit_fuse": "opaque"}),
-                                        ("segkit_fused", thunder_exec.executors(), {"segkit_fuse": "fused"})]:
+    ours = thunder_exec.executors()
+    for variant, executors, options in [("thunder", None, {}), ("segkit_ex", ours, {"segkit_fuse": "opaque"}),
+                                        ("segkit_fused", ours, {"segkit_fuse": "fused"})]:
         fn = thunder.jit(model, executors=executors, **options)
         steps[variant] = time_steps(lambda: fn(x, cos[None], sin[None]).backward(), args.iters, 3, cuda=True)[0]
         paths = save_traces(fn, args.out / variant, "step")

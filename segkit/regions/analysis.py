@@ -5,8 +5,8 @@ call that takes a tensor a region produced or produces one a region takes: those
 one kernel, read by the next) only because the call is not inside the region. The gain of fusing a cut is
 estimated as the bytes it forces through memory at copy bandwidth, plus a launch per kernel it adds, plus its host
 call (``CostModel``). segkit's own symbols (``segkit_*``, its attention excepted) are the fusible cuts, the ones
-an estimated fused step subtracts; matmuls, attention and collectives are not fusible (nvFuser does not generate them in Thunder's
-default set-up) and get no gain; any other call is listed with its gain, not counted.
+an estimated fused step subtracts; matmuls, attention and collectives are not fusible (nvFuser does not generate
+them in Thunder's default set-up) and get no gain; any other call is listed with its gain, not counted.
 """
 
 from __future__ import annotations
