@@ -45,7 +45,7 @@ class Variant:
     """One way to run the model. ``fuse`` is segkit_ex's ``segkit_fuse`` compile option ("fused": segkit's symbols
     inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel; pairs: a mode per op, as the
     option's mapping); ``graphs`` adds Thunder's ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs
-    copied into static buffers)."""
+    copied into static buffers); ``attention`` is segkit_ex's ``segkit_attention`` compile option."""
 
     name: str
     label: str
@@ -55,6 +55,7 @@ class Variant:
     segkit: bool = False
     fuse: str | tuple[tuple[str, str], ...] | None = None
     graphs: bool = False
+    attention: str | None = None
 
     @property
     def fuse_option(self) -> str | dict[str, str] | None:
@@ -75,6 +76,8 @@ VARIANTS = [
             segkit=True, fuse=(("rope_fwd", "fused"), ("rope_bwd", "fused"))),
     Variant("segkit-norms-fused", "Thunder + segkit_ex (norms fused, RoPE opaque)", default=False, thunder=True,
             segkit=True, fuse=(("norm_fwd", "fused"), ("norm_bwd", "fused"))),
+    Variant("segkit-auto-as-is", "Thunder + segkit_ex (auto, cuDNN reads q in Thunder's layout)", default=False,
+            thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
     Variant("segkit-graphs", "Thunder + segkit_ex (fused) + CUDA graphs", thunder=True, segkit=True, fuse="fused",
             graphs=True),
@@ -113,6 +116,8 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
     import thunder_exec
 
     options = {"segkit_fuse": variant.fuse_option} if variant.fuse else {}
+    if variant.attention:
+        options["segkit_attention"] = variant.attention
     if variant.graphs:
         from thunder.transforms.cudagraph import CUDAGraphTransform
 

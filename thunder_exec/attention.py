@@ -9,7 +9,17 @@ difference.
 What it takes (the checker): CUDA tensors, q / k / v of one 16-bit dtype, (B, H, T, D) with the same B, H and D
 (litgpt repeats k / v before SDPA), D a multiple of 8 up to 128, no mask, no dropout, and cuDNN attention enabled
 in torch (``torch.backends.cuda.cudnn_sdp_enabled()``). Anything else stays with Thunder. The compile option
-``segkit_attention`` ("cudnn", the default, or "thunder") turns it off.
+``segkit_attention`` chooses: "cudnn" (the default), "cudnn-as-is" or "thunder" (off).
+
+The layout of q. torch allocates cuDNN's y (and so dq) in q's memory order. A model's q leaves its RoPE region
+contiguous, (B, H, T, D), while the model reads y as ``y.transpose(1, 2).reshape(B, T, C)`` and its grad dy arrives
+as that view's transpose, (B, T, H, D) in memory. So y is copied once in the forward and dy once in the backward.
+"cudnn" therefore asks for q in (B, T, H, D) memory order (``prims.stride_order``, which Thunder's nvFuser
+executor fuses into the region that computes q), so that y's reshape is a view and dy already has y's layout:
+
+    q (B, H, T, D), strides (T*H*D, D, H*D, 1)  ->  cuDNN  ->  y, same strides  ->  transpose(1, 2): (B, T, H, D)
+                                                                                    contiguous, reshape: a view
+"cudnn-as-is" passes q as Thunder leaves it (the comparison).
 
     y, lse, seed, offset = segkit_cudnn_sdpa_fwd(q, k, v, is_causal, scale)     # lse: (B, H, T, 1) fp32
     dq, dk, dv = segkit_cudnn_sdpa_bwd(dy, q, k, v, y, lse, seed, offset, is_causal, scale)
@@ -18,7 +28,7 @@ in torch (``torch.backends.cuda.cudnn_sdp_enabled()``). Anything else stays with
 from __future__ import annotations
 
 import torch
-from thunder.core import devices, dtypes
+from thunder.core import devices, dtypes, prims
 from thunder.core.compile_data import get_compile_option
 from thunder.core.proxies import TensorProxy
 from thunder.core.transforms import get_grad, put_grads
@@ -28,6 +38,10 @@ from thunder_exec.base import segkit_ex
 
 #: the widest head dim segkit routes to cuDNN (cuDNN's fused attention covers up to 128 on every supported GPU)
 MAX_HEAD_DIM = 128
+
+#: ``prims.stride_order`` of a (B, H, T, D) tensor laid out as (B, T, H, D): each dim's rank, innermost first
+BTHD_ORDER = (3, 1, 2, 0)
+CHOICES = ("cudnn", "cudnn-as-is", "thunder")
 
 
 def attention_refusal(query, key, value, attn_mask, dropout_p) -> str | None:
@@ -76,24 +90,32 @@ cudnn_sdpa_fwd = segkit_ex.register_operator("segkit_cudnn_sdpa_fwd", meta=_fwd_
 cudnn_sdpa_bwd = segkit_ex.register_operator("segkit_cudnn_sdpa_bwd", meta=_bwd_meta, fn=_bwd_impl)
 
 
-def _enabled() -> bool:
-    choice = get_compile_option("segkit_attention", "attention backend for SDPA under segkit_ex: cudnn | thunder")
-    if choice not in (None, "cudnn", "thunder"):
-        raise ValueError(f"segkit_attention must be 'cudnn' or 'thunder', got {choice!r}")
-    return choice != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
+def _choice() -> str:
+    choice = get_compile_option("segkit_attention", "attention backend for SDPA under segkit_ex: " + " | ".join(CHOICES))
+    if choice is not None and choice not in CHOICES:
+        raise ValueError(f"segkit_attention must be one of {CHOICES}, got {choice!r}")
+    return choice or CHOICES[0]
 
 
 def _checker(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None) -> bool:
-    return _enabled() and attention_refusal(query, key, value, attn_mask, dropout_p) is None
+    return (_choice() != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
+            and attention_refusal(query, key, value, attn_mask, dropout_p) is None)
+
+
+def _query(query):
+    """q as cuDNN should read it: in (B, T, H, D) memory order unless the option says as is (module docstring)."""
+    return query if _choice() == "cudnn-as-is" else prims.stride_order(query, BTHD_ORDER)
 
 
 def _execution(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
-    return cudnn_sdpa_fwd(query, key, value, is_causal, scale)[0]
+    return cudnn_sdpa_fwd(_query(query), key, value, is_causal, scale)[0]
 
 
 def _grad(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
-    y, lse, seed, offset = cudnn_sdpa_fwd(query, key, value, is_causal, scale)
-    dq, dk, dv = cudnn_sdpa_bwd(get_grad(y), query, key, value, y, lse, seed, offset, is_causal, scale)
+    # dq flows back through stride_order's grad (an identity) to the q the model computed
+    q = _query(query)
+    y, lse, seed, offset = cudnn_sdpa_fwd(q, key, value, is_causal, scale)
+    dq, dk, dv = cudnn_sdpa_bwd(get_grad(y), q, key, value, y, lse, seed, offset, is_causal, scale)
     put_grads((query, key, value), (dq, dk, dv))
     return y
 

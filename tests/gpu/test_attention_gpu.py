@@ -48,3 +48,48 @@ def test_attention_matches_eager(option):
     for got, eager, want in zip([y, *g], [ye, *ge], [y64, *g64]):
         scale = want.abs().max()
         assert (got - want).abs().max() <= (eager - want).abs().max() + scale * 2 ** -8
+
+
+def _litgpt_attention(qkv, cos, sin, heads=8):
+    """litgpt's CausalSelfAttention between its two linears: split, heads, RoPE, SDPA, heads back."""
+    from litgpt.model import apply_rope
+
+    B, T, C3 = qkv.shape
+    D = C3 // (3 * heads)
+    q, k, v = (t.view(B, T, heads, D).transpose(1, 2) for t in qkv.split(C3 // 3, dim=-1))
+    y = F.scaled_dot_product_attention(apply_rope(q, cos, sin), apply_rope(k, cos, sin), v, is_causal=True)
+    return y.transpose(1, 2).reshape(B, T, C3 // 3)
+
+
+def _copy_kernels(fn, *args, dy):
+    """Names of the copy kernels (ATen's ``copy_``, not nvFuser's) of one forward + backward."""
+    fn(*args).backward(dy)  # compile first
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn(*args).backward(dy)
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+            and "copy" in e.name.lower() and "nvfuser" not in e.name.lower()]
+
+
+def test_query_in_bthd_order_saves_the_copies_of_y_and_dy():
+    """With q in (B, T, H, D) memory order ("cudnn") cuDNN's y needs no copy to become (B, T, C), nor dy to reach
+    y's layout: the step runs fewer ATen copies than with q as Thunder leaves it, and the same numbers."""
+    pytest.importorskip("litgpt")
+    torch.manual_seed(0)
+    B, T, H, D = 1, 1024, 8, 128
+    qkv = torch.randn(B, T, 3 * H * D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    angles = torch.rand(T, D, device="cuda") * 6.28
+    cos, sin = angles.cos().to(torch.bfloat16), angles.sin().to(torch.bfloat16)
+    dy = torch.randn(B, T, H * D, device="cuda", dtype=torch.bfloat16)
+    copies, grads = {}, {}
+    for option in ("cudnn", "cudnn-as-is"):
+        jf = thunder.jit(_litgpt_attention, executors=thunder_exec.executors(), segkit_attention=option)
+        copies[option] = _copy_kernels(jf, qkv, cos, sin, dy=dy)
+        qkv.grad = None
+        jf(qkv, cos, sin).backward(dy)
+        grads[option] = qkv.grad.clone()
+        qkv.grad = None
+        assert "segkit_cudnn_sdpa_bwd" in _symbols(thunder.last_backward_traces(jf)[-1])
+    assert len(copies["cudnn"]) < len(copies["cudnn-as-is"]), copies
+    torch.testing.assert_close(grads["cudnn"], grads["cudnn-as-is"])  # bf16 tolerances: another kernel may sum differently
