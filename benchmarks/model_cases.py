@@ -88,11 +88,12 @@ def import_litgpt():
     return importlib.import_module("litgpt.model"), importlib.import_module("litgpt.config")
 
 
-def sin_weighted_mean(y: torch.Tensor) -> torch.Tensor:
-    """mean(y * sin(y).detach()) in fp32: a loss whose grad (sin y) reaches every element. Not mean(y^2): right
-    after an RMSNorm of unit weight that is constant, and every grad before the norm would be rounding noise."""
-    y = y.float()
-    return (y * y.detach().sin()).mean()
+def mean_sin(y: torch.Tensor) -> torch.Tensor:
+    """mean(sin(y)) in fp32: a loss whose grad (cos y) reaches every element. Not mean(y^2): right after an RMSNorm
+    of unit weight that is constant, and every grad before the norm would be rounding noise. No ``detach``: Thunder
+    0.2.6 runs ``torch.detach`` outside its nvFuser regions and still differentiates the detached branch (a full
+    fp32 grad written, then dropped by ``detach_vjp``), a cost of the loss that no model's step has."""
+    return y.float().sin().mean()
 
 
 class Blocks(torch.nn.Module):
@@ -106,7 +107,7 @@ class Blocks(torch.nn.Module):
     def forward(self, x, cos, sin):
         for block in self.blocks:
             x = block(x, cos, sin)
-        return sin_weighted_mean(self.norm(x))
+        return mean_sin(self.norm(x))
 
 
 def build_litgpt(case: Case, device: str, dtype: torch.dtype) -> Built:
@@ -151,7 +152,7 @@ class HFCausalLMLoss(torch.nn.Module):
         for layer in inner.layers:
             h = layer(h, attention_mask=None, position_embeddings=cos_sin, position_ids=position_ids)
             h = h[0] if isinstance(h, tuple) else h
-        return sin_weighted_mean(self.lm.lm_head(inner.norm(h)))
+        return mean_sin(self.lm.lm_head(inner.norm(h)))
 
 
 def build_hf_llama(case: Case, device: str, dtype: torch.dtype) -> Built:
