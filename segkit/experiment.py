@@ -18,6 +18,8 @@ once, replayed with no host work), checked against the reference like the call.
 
 from __future__ import annotations
 
+import gc
+
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -80,8 +82,13 @@ def graph_replay(call: Callable[[], Any], warmup: int = 3) -> tuple[Callable[[],
             call()
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outs = call()
+    gc.collect()
+    gc.disable()  # a collection inside the capture can free nvFuser state that syncs the device: the process aborts
+    try:
+        with torch.cuda.graph(graph):
+            outs = call()
+    finally:
+        gc.enable()
     return graph.replay, outs
 
 

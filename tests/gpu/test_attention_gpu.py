@@ -80,7 +80,7 @@ def test_query_in_bthd_order_saves_the_copies_of_y_and_dy():
     B, T, H, D = 1, 1024, 8, 128
     qkv = torch.randn(B, T, 3 * H * D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     angles = torch.rand(T, D, device="cuda") * 6.28
-    cos, sin = angles.cos().to(torch.bfloat16), angles.sin().to(torch.bfloat16)
+    cos, sin = angles.cos().to(torch.bfloat16)[None], angles.sin().to(torch.bfloat16)[None]  # litgpt's (1, T, D)
     dy = torch.randn(B, T, H * D, device="cuda", dtype=torch.bfloat16)
     copies, grads = {}, {}
     for option in ("cudnn", "cudnn-as-is"):
@@ -92,4 +92,6 @@ def test_query_in_bthd_order_saves_the_copies_of_y_and_dy():
         qkv.grad = None
         assert "segkit_cudnn_sdpa_bwd" in _symbols(thunder.last_backward_traces(jf)[-1])
     assert len(copies["cudnn"]) < len(copies["cudnn-as-is"]), copies
-    torch.testing.assert_close(grads["cudnn"], grads["cudnn-as-is"])  # bf16 tolerances: another kernel may sum differently
+    # another cuDNN kernel may sum in another order: equal to bf16 rounding of the largest grad
+    scale = grads["cudnn-as-is"].abs().max().item()
+    torch.testing.assert_close(grads["cudnn"], grads["cudnn-as-is"], rtol=2 ** -7, atol=scale * 2 ** -7)
