@@ -26,6 +26,8 @@ JSON); a shard still running ``--grace`` after it gets SIGINT, and SIGKILL ``--g
 to the launcher does the same at once). Each shard rewrites its report after every case, so even a killed shard
 contributes the durations and outcomes of the cases it finished. The ``sweep`` record lists per device the cases
 not run and why, and where each shard's time went (``timing``); the exit code is 3 when cases did not run.
+A shard whose process dies mid-case starts again with the cases it had left; the case it died in is recorded as
+``crashed`` (``--respawns``, benchmarks/sweep_respawn.py).
 
 ``--resume WORKDIR`` continues a sweep that did not complete, with exactly the cases it did not run, and merges
 all its runs into one document (benchmarks/sweep_resume.py says how; the README's "Resuming" what it refuses).
@@ -40,6 +42,7 @@ elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -52,7 +55,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import sweep_resume
+from benchmarks import sweep_respawn, sweep_resume
 from benchmarks.sweep_estimate import EstimateError, estimate_report
 from benchmarks.machine import KEY, machine_block
 
@@ -232,6 +235,7 @@ class ShardJob:
     pin: bool = True  # set CUDA_VISIBLE_DEVICES (off on SLURM, where the scheduler pins the job's GPU)
     deadline: float | None = None  # epoch seconds: the shard is interrupted at deadline + grace_s
     grace_s: float = 30.0  # after the deadline before SIGINT, and after SIGINT before SIGKILL
+    respawns: int = 0  # a pytest shard whose process dies mid-case starts again this often (sweep_respawn)
 
 
 @dataclass
@@ -322,11 +326,17 @@ def _finished(job: ShardJob, result: ShardResult) -> None:
 
 
 def run_local(jobs: list[ShardJob]) -> list[ShardResult]:
-    """All shards at once, one process each, on this host; a line as each one finishes."""
+    """All shards at once, one process each, on this host (a pytest shard that dies mid-case started again with
+    the cases it had left, ``ShardJob.respawns`` times); a line as each one finishes."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
+    def run(job: ShardJob) -> ShardResult:
+        if "SEGKIT_SWEEP_REPORT" in job.env:  # a pytest shard: a crash is named even with no respawn
+            return sweep_respawn.run_with_respawns(job, run_job, job.respawns)
+        return run_job(job)
+
     with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
-        futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+        futures = {pool.submit(run, job): i for i, job in enumerate(jobs)}
         results: list[ShardResult | None] = [None] * len(jobs)
         for future in as_completed(futures):
             i = futures[future]
@@ -413,6 +423,8 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
         if missing:
             not_run[shard.device] = dict(sorted(missing.items()))
         timing[shard.device] = _timing(report, result, shard_durations)
+        if report.get("crashes"):
+            timing[shard.device]["crashes"] = report["crashes"]
         path = work / f"shard{shard.index}.json"
         # pytest-benchmark opens its JSON when pytest starts and fills it only where the shard timed benchmarks
         text = path.read_text().strip() if path.exists() else ""
@@ -495,6 +507,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu-name", help="with --write-durations: the GPU, for a record that does not name it")
     p.add_argument("--alone", type=Path, metavar="ONE_GPU.json",
                    help="with --estimate-one-gpu: a one-GPU sweep of some of the same cases, for the contention factor")
+    p.add_argument("--respawns", type=int, default=2, metavar="N",
+                   help="a shard whose pytest process dies mid-case starts again with the cases it had left (the "
+                        "one it died in recorded as 'crashed'), at most N times (default 2)")
     p.add_argument("--each", metavar="CMD", help="instead of pytest: run CMD once per device, {shard}/{device}/{n} "
                                                  "filled in (independent seeds for fuzz / tune)")
     p.add_argument("--backend", choices=("local", "submitit"), default="local")
@@ -573,7 +588,8 @@ def main(argv: list[str] | None = None) -> int:
             durations = {**(resume.durations if resume else {}), **load_durations(args.durations or
                                                                                  [p for p in [committed] if p])}
             shards = [s for s in balance(cases, durations, devices) if s.cases]
-            jobs = [_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit, args.grace, compile_vars)
+            jobs = [dataclasses.replace(_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit,
+                                                    args.grace, compile_vars), respawns=args.respawns)
                     for s in shards]
         collected = time.time()
         limit = "" if deadline is None else f"; time limit {args.time_limit:g} s ({deadline - collected:.0f} s left)"

@@ -8,8 +8,8 @@ JSON says per case where its number came from.
 It also keeps the shard inside the sweep's time limit and leaves a trace if it is killed anyway: a case that
 would start after ``SEGKIT_SWEEP_DEADLINE`` is skipped with a reason naming the limit (so pytest ends
 normally and pytest-benchmark writes its JSON), and the shard's report (durations, outcomes, cases not run,
-when the shard reached each stage) is rewritten atomically after every case. A benchmark case whose harness
-calls ``timing_starts()`` also reports how long it took to get there (``prepare_s``: building and compiling the
+when the shard reached each stage, the case now running) is rewritten atomically as every case starts and ends.
+A benchmark case whose harness calls ``timing_starts()`` also reports how long it took to get there (``prepare_s``: building and compiling the
 executor and the correctness check, its first call), which the sweep sums per shard as compile time. Without ``SEGKIT_SWEEP_SHARD``
 in the environment it does nothing.
 """
@@ -35,6 +35,7 @@ _outcomes: dict[str, str] = {}
 _not_run: dict[str, str] = {}  # node id -> why this shard did not run it
 _prepare: dict[str, float] = {}  # node id -> seconds from its start to its first timed round (see timing_starts)
 _current: dict[str, object] = {"nodeid": None, "setup_s": 0.0, "call_started": None}  # the case in its call
+_running: dict[str, str | None] = {"nodeid": None}  # the case started and not yet torn down (a crash names it)
 _stamps: dict[str, float | None] = {"configured": None, "collected": None, "first_case": None, "last_case_end": None}
 
 
@@ -50,7 +51,8 @@ def _write_report() -> None:
         return
     ran = [k for k in _outcomes if k not in _not_run]  # a case stopped mid-way has no outcome: not run
     doc = {"durations": {k: round(_durations[k], 6) for k in ran}, "outcomes": {k: _outcomes[k] for k in ran},
-           "prepare_s": {k: round(_prepare[k], 6) for k in ran if k in _prepare}, "not_run": _not_run, "stamps": _stamps, "pid": os.getpid()}
+           "prepare_s": {k: round(_prepare[k], 6) for k in ran if k in _prepare}, "not_run": _not_run, "stamps": _stamps,
+           "running": _running["nodeid"], "pid": os.getpid()}
     tmp = Path(f"{out}.tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     os.replace(tmp, out)
@@ -81,8 +83,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_runtest_logstart(nodeid: str, location) -> None:
-    if _active() and _stamps["first_case"] is None:
+    if not _active():
+        return
+    if _stamps["first_case"] is None:
         _stamps["first_case"] = time.time()
+    _running["nodeid"] = nodeid
+    _write_report()  # a process that dies in this case leaves its name (benchmarks.sweep_respawn)
 
 
 def timing_starts() -> None:
@@ -121,6 +127,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _outcomes.setdefault(report.nodeid, "error" if report.failed and report.when != "call" else report.outcome)
     if report.when == "teardown":
         _stamps["last_case_end"] = time.time()
+        _running["nodeid"] = None
         _write_report()
 
 

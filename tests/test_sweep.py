@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import summarize, sweep_resume
-from benchmarks.sweep import SweepError, balance, collect, main, resolve_devices
+from benchmarks.sweep import INCOMPLETE, SweepError, balance, collect, main, resolve_devices
 from tests.conftest import ROOT
 
 
@@ -449,3 +449,28 @@ def test_sweep_sh_resumes_until_the_suite_is_complete(suite, tmp_path):
     assert doc["sweep"]["complete"] and doc["sweep"]["counts"] == {"passed": 2} and len(doc["sweep"]["runs"]) == 2
     assert "whole sweep: {'passed': 2}, complete: True" in proc.stdout
     assert (tmp_path / "out" / "sweep" / "workdir.tgz").stat().st_size > 0
+
+
+def test_a_shard_that_dies_mid_case_runs_the_rest_and_names_the_crash(tmp_path):
+    """One device, a case that aborts its process: the shard starts again with the cases after it, the merged
+    record holds every other case's outcome and benchmark, the dead one as 'crashed', and the exit code says a
+    case failed. With --respawns 0 the cases after it are not run, with the crash named as the reason."""
+    suite = tmp_path / "bench_crash.py"
+    suite.write_text((ROOT / "tests" / "data" / "sweep_suite" / "bench_crash.py").read_text())
+    merged = tmp_path / "merged.json"
+    assert main(["--devices", "0", "-o", str(merged), "--workdir", str(tmp_path / "w"), "--", str(suite)]) == 1
+    sweep = json.loads(merged.read_text())["sweep"]
+    outcomes = {k.split("::")[1]: v["outcome"] for k, v in sweep["outcomes"].items()}
+    assert outcomes == {**{f"test_before[{n}]": "passed" for n in range(3)}, "test_dies": "crashed",
+                        **{f"test_after[{n}]": "passed" for n in range(4)}}
+    assert sweep["complete"] and sweep["counts"] == {"passed": 7, "crashed": 1}
+    assert [r["crashed"].split("::")[1] for r in sweep["timing"]["0"]["crashes"]] == ["test_dies"]
+    assert len(json.loads(merged.read_text())["benchmarks"]) == 4  # the respawned process's records merged
+
+    once = tmp_path / "once.json"
+    assert main(["--devices", "0", "--respawns", "0", "-o", str(once), "--workdir", str(tmp_path / "w0"), "--",
+                 str(suite)]) == INCOMPLETE
+    sweep = json.loads(once.read_text())["sweep"]
+    assert [k.split("::")[1] for k, v in sweep["outcomes"].items() if v["outcome"] == "crashed"] == ["test_dies"]
+    assert sorted(k.split("::")[1] for k in sweep["not_run"]["0"]) == [f"test_after[{n}]" for n in range(4)]
+    assert all("crashed" in why for why in sweep["not_run"]["0"].values())
