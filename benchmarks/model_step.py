@@ -79,8 +79,8 @@ VARIANTS = [
     Variant("segkit-auto-as-is", "Thunder + segkit_ex (auto, cuDNN reads q in Thunder's layout)", default=False,
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
-    Variant("segkit-graphs", "Thunder + segkit_ex (fused) + CUDA graphs", thunder=True, segkit=True, fuse="fused",
-            graphs=True),
+    Variant("segkit-graphs", "Thunder + segkit_ex (auto, the default) + CUDA graphs", thunder=True, segkit=True,
+            fuse="auto", graphs=True),
 ]
 
 
