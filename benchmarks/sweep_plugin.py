@@ -9,9 +9,9 @@ It also keeps the shard inside the sweep's time limit and leaves a trace if it i
 would start after ``SEGKIT_SWEEP_DEADLINE`` is skipped with a reason naming the limit (so pytest ends
 normally and pytest-benchmark writes its JSON), and the shard's report (durations, outcomes, cases not run,
 when the shard reached each stage, the case now running) is rewritten atomically as every case starts and ends.
-A benchmark case whose harness calls ``timing_starts()`` also reports how long it took to get there (``prepare_s``: building and compiling the
-executor and the correctness check, its first call), which the sweep sums per shard as compile time. Without ``SEGKIT_SWEEP_SHARD``
-in the environment it does nothing.
+A benchmark case whose harness calls ``timing_starts()`` also reports how long it took to get there
+(``prepare_s``: building and compiling the executor and the correctness check, its first call), which the sweep
+sums per shard as compile time. Without ``SEGKIT_SWEEP_SHARD`` in the environment it does nothing.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def _write_report() -> None:
         return
     ran = [k for k in _outcomes if k not in _not_run]  # a case stopped mid-way has no outcome: not run
     doc = {"durations": {k: round(_durations[k], 6) for k in ran}, "outcomes": {k: _outcomes[k] for k in ran},
-           "prepare_s": {k: round(_prepare[k], 6) for k in ran if k in _prepare}, "not_run": _not_run, "stamps": _stamps,
-           "running": _running["nodeid"], "pid": os.getpid()}
+           "prepare_s": {k: round(_prepare[k], 6) for k in ran if k in _prepare}, "not_run": _not_run,
+           "stamps": _stamps, "running": _running["nodeid"], "pid": os.getpid()}
     tmp = Path(f"{out}.tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     os.replace(tmp, out)

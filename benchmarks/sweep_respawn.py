@@ -18,32 +18,36 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # benchmarks.sweep imports this module
+    from benchmarks.sweep import ShardJob, ShardResult
 
 CRASHED = "crashed"  # the outcome of a case its shard's process died in
 
 
-def _report(job) -> dict:
+def _report(job: ShardJob) -> dict:
     path = Path(job.env["SEGKIT_SWEEP_REPORT"])
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _benchmark_json(job) -> Path:
+def _benchmark_json(job: ShardJob) -> Path:
     return Path(next(a for a in job.command if a.startswith("--benchmark-json=")).split("=", 1)[1])
 
 
-def died_in(report: dict, result) -> str | None:
+def died_in(report: dict, result: ShardResult) -> str | None:
     """The case a process died in: the one its report says was running, unless the launcher stopped it (SIGINT or
     SIGKILL at the time limit, which merge() reports as such)."""
     return None if result.interrupted or result.killed else report.get("running")
 
 
-def left_after(job, report: dict) -> list[str]:
+def left_after(job: ShardJob, report: dict) -> list[str]:
     """The job's cases that its process neither finished nor declined (time limit, not collected)."""
     done = set(report.get("outcomes") or {}) | set(report.get("not_run") or {})
     return [c for c in job.shard.cases if c not in done]
 
 
-def respawned(job, cases: list[str], attempt: int):
+def respawned(job: ShardJob, cases: list[str], attempt: int) -> ShardJob:
     """``job`` for ``cases`` only, its files named ``shardI.rN.*`` so that no attempt overwrites another's."""
     def renamed(path: str) -> str:
         p = Path(path)
@@ -59,7 +63,7 @@ def respawned(job, cases: list[str], attempt: int):
                                log=renamed(job.log))
 
 
-def run_with_respawns(job, run: Callable, respawns: int):
+def run_with_respawns(job: ShardJob, run: Callable[[ShardJob], ShardResult], respawns: int) -> ShardResult:
     """``run(job)``, and again with the cases left while the process died mid-case, at most ``respawns`` times and
     never past the job's deadline. Returns one result spanning the attempts; their reports and JSON are folded
     into the first attempt's files."""
@@ -81,7 +85,7 @@ def run_with_respawns(job, run: Callable, respawns: int):
     return fold(attempts)
 
 
-def fold(attempts: list) -> object:
+def fold(attempts: list[tuple[ShardJob, ShardResult]]) -> ShardResult:
     """The attempts' reports and pytest-benchmark documents written as the first attempt's, and their span."""
     first_job, first = attempts[0]
     merged = {"durations": {}, "outcomes": {}, "prepare_s": {}, "not_run": {}, "crashes": []}

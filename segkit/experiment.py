@@ -19,7 +19,6 @@ once, replayed with no host work), checked against the reference like the call.
 from __future__ import annotations
 
 import gc
-
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

@@ -91,7 +91,7 @@ cudnn_sdpa_bwd = segkit_ex.register_operator("segkit_cudnn_sdpa_bwd", meta=_bwd_
 
 
 def _choice() -> str:
-    choice = get_compile_option("segkit_attention", "attention backend for SDPA under segkit_ex: " + " | ".join(CHOICES))
+    choice = get_compile_option("segkit_attention", "SDPA under segkit_ex: " + " | ".join(CHOICES))
     if choice is not None and choice not in CHOICES:
         raise ValueError(f"segkit_attention must be one of {CHOICES}, got {choice!r}")
     return choice or CHOICES[0]
