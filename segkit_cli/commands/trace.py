@@ -1,4 +1,5 @@
-"""``segkit trace show|compare``: read, tabulate and compare recorded traces (nsys, sqlite, chrome JSON)."""
+"""``segkit trace show|compare|idle``: read, tabulate and compare recorded traces (nsys, sqlite, chrome JSON), and
+find where the GPU waits for the host."""
 
 from __future__ import annotations
 
@@ -30,6 +31,13 @@ def register(sub) -> None:
     p.add_argument("--plot", type=argtypes.plot_file, help="write an image (.png, .svg, .pdf): kernel timeline per "
                    "range and kernel time A vs B")
     p.set_defaults(func=run_compare)
+    p = trace.add_parser("idle", help="where the GPU waits: gaps between kernels, and which the host caused",
+                         epilog=_TABLE_OUTPUT)
+    p.add_argument("report", type=argtypes.trace_file)
+    p.add_argument("--min-us", type=float, default=10.0, help="list gaps of at least this many us (default 10)")
+    p.add_argument("--top", type=int, default=20, help="at most this many gaps, the longest (default 20)")
+    _add_table_output(p, ["table", "markdown", "csv", "json"])
+    p.set_defaults(func=run_idle)
 
 
 def _add_table_output(p: argparse.ArgumentParser, formats: list[str]) -> None:
@@ -61,4 +69,15 @@ def run_compare(args: argparse.Namespace) -> int:
 
         out = plot_compare(a, b, args.plot, [args.range] if args.range else None)
         print(f"plot: {out}", file=sys.stderr if args.format in ("json", "csv") else sys.stdout)
+    return 0
+
+
+def run_idle(args: argparse.Namespace) -> int:
+    from segkit.trace import load
+    from segkit.trace.idle import idle_tables
+    from segkit.trace.report import write_tables
+
+    trace = load(args.report)
+    write_tables(idle_tables(trace, args.min_us, args.top), args.format, args.table, args.csv_dir,
+                 title=trace.describe())
     return 0

@@ -1,0 +1,66 @@
+"""Where the GPU waits: the gaps between a trace's kernels, and which of them the host caused.
+
+A gap is host-bound when the next kernel's launch call started only after the GPU had run out of work: the host
+was late, and CUDA graphs (or less host work) would close it. A gap whose kernel was launched before the GPU went
+idle is the device's own (a dependency, a copy, a memset):
+
+    GPU    [ kernel a ]...............idle...............[ kernel b ]
+    host          launch a ....... (host work) ....... launch b          -> host-bound: lag = launch b - end of a
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from segkit.trace.model import Kernel, Trace
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The GPU idle between the end of ``after`` (the last of the work so far) and the start of ``before``."""
+
+    after: Kernel
+    before: Kernel
+    idle_ns: int
+    host_lag_ns: int | None  # launch of ``before`` minus the end of ``after``; None when the launch is unknown
+
+    @property
+    def host_bound(self) -> bool:
+        return self.host_lag_ns is not None and self.host_lag_ns > 0
+
+
+def gaps(trace: Trace) -> list[Gap]:
+    """Every stretch with no kernel running, in time order (kernels on several streams counted as one busy span)."""
+    out: list[Gap] = []
+    kernels = sorted(trace.kernels, key=lambda k: k.start_ns)
+    last = None  # the kernel that ends last among those started so far
+    for k in kernels:
+        if last is not None and k.start_ns > last.end_ns:
+            lag = None if k.launch_ns is None else k.launch_ns - last.end_ns
+            out.append(Gap(last, k, k.start_ns - last.end_ns, lag))
+        if last is None or k.end_ns > last.end_ns:
+            last = k
+    return out
+
+
+def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20) -> dict[str, list[dict]]:
+    """``summary``: span, busy and idle time, and how much of the idle the host caused; ``gaps``: the ``top``
+    longest gaps of at least ``min_us``, in time order, with the kernels around them."""
+    if not trace.kernels:
+        return {"summary": [], "gaps": []}
+    all_gaps = gaps(trace)
+    start = min(k.start_ns for k in trace.kernels)
+    span = max(k.end_ns for k in trace.kernels) - start
+    idle = sum(g.idle_ns for g in all_gaps)
+    host = sum(g.idle_ns for g in all_gaps if g.host_bound)
+    summary = [{"kernels": len(trace.kernels), "span us": round(span / 1e3, 1),
+                "busy us": round((span - idle) / 1e3, 1), "idle us": round(idle / 1e3, 1),
+                "host-bound idle us": round(host / 1e3, 1), "gaps": len(all_gaps),
+                "host-bound gaps": sum(g.host_bound for g in all_gaps)}]
+    long = sorted((g for g in all_gaps if g.idle_ns >= min_us * 1e3), key=lambda g: -g.idle_ns)[:top]
+    rows = [{"at us": round((g.after.end_ns - start) / 1e3, 1), "idle us": round(g.idle_ns / 1e3, 1),
+             "host-bound": "yes" if g.host_bound else "no" if g.host_lag_ns is not None else "?",
+             "launch lag us": None if g.host_lag_ns is None else round(g.host_lag_ns / 1e3, 1),
+             "after": g.after.key, "before": g.before.key}
+            for g in sorted(long, key=lambda g: g.after.end_ns)]
+    return {"summary": summary, "gaps": rows}

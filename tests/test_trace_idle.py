@@ -1,0 +1,55 @@
+"""``segkit trace idle`` on CPU: the gaps between kernels and which the host caused, on hand-made kernels (two
+streams overlapping, an unknown launch) and on the committed H100 profiles of the Llama-3-8B step, where stock
+Thunder and segkit_ex share a host stall after the first fusion that torch.compile does not have."""
+
+from __future__ import annotations
+
+import pytest
+
+from segkit.trace.idle import gaps, idle_tables
+from segkit.trace.model import Kernel, Trace
+from segkit_cli.main import main
+from tests.conftest import ROOT
+
+PROFILES = ROOT / "benchmarks" / "results" / "h100-2026-11-26-mean-sin-step" / "profiles"
+
+
+def _k(name, start_us, dur_us, launch_us=None):
+    return Kernel(name, int(start_us * 1e3), int(dur_us * 1e3), launch_ns=None if launch_us is None else
+                  int(launch_us * 1e3))
+
+
+def test_overlapping_streams_leave_no_gap_and_the_launch_decides_who_waited():
+    trace = Trace("t", "torch", [
+        _k("a", 0, 10, launch_us=-5), _k("b", 5, 20, launch_us=-4),    # b overlaps a on another stream
+        _k("c", 40, 5, launch_us=30),                                  # launched 5 us after the GPU idled: host
+        _k("d", 60, 5, launch_us=20),                                  # launched long before: the device's own
+        _k("e", 70, 1)], [], [])                                       # launch unknown
+    found = [(g.after.name, g.before.name, g.idle_ns // 1000, g.host_bound, g.host_lag_ns) for g in gaps(trace)]
+    assert found == [("b", "c", 15, True, 5000), ("c", "d", 15, False, -25000), ("d", "e", 5, False, None)]
+    summary = idle_tables(trace, min_us=0)["summary"][0]
+    assert (summary["span us"], summary["idle us"], summary["host-bound idle us"]) == (71.0, 35.0, 15.0)
+    assert [r["host-bound"] for r in idle_tables(trace, min_us=0)["gaps"]] == ["yes", "no", "?"]
+
+
+@pytest.mark.parametrize("variant, stalls", [("segkit-auto", True), ("thunder", True), ("compile", False)])
+def test_the_llama_step_profiles_show_thunders_host_stall_after_the_first_fusion(variant, stalls):
+    from segkit.trace import load
+
+    trace = load(PROFILES / f"llama3-8b-x1-{variant}.json.gz")
+    first = gaps(trace)[0]
+    assert first.host_bound and first.before.key.startswith("nvjet")  # waiting to launch the qkv GEMM
+    assert (first.idle_ns > 500_000) == stalls, first.idle_ns
+    summary = idle_tables(trace)["summary"][0]
+    busy = sum(k.duration_ns for k in trace.kernels) / 1e3  # one stream: busy time is the kernels' sum
+    assert summary["busy us"] == pytest.approx(busy, abs=0.2)
+    assert summary["idle us"] == pytest.approx(summary["span us"] - busy, abs=0.2)
+
+
+def test_cli_prints_the_summary_and_the_long_gaps(capsys):
+    assert main(["trace", "idle", str(PROFILES / "llama3-8b-x1-segkit-auto.json.gz"), "--min-us", "50",
+                 "--format", "json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["gaps"]) == 2 and all(r["idle us"] >= 50 for r in doc["gaps"])
