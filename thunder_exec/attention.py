@@ -19,7 +19,9 @@ executor fuses into the region that computes q), so that y's reshape is a view a
 
     q (B, H, T, D), strides (T*H*D, D, H*D, 1)  ->  cuDNN  ->  y, same strides  ->  transpose(1, 2): (B, T, H, D)
                                                                                     contiguous, reshape: a view
-"cudnn-as-is" passes q as Thunder leaves it (the comparison).
+"cudnn-as-is" passes q as Thunder leaves it (the comparison). Where q is already a (B, T, H, D) view of the qkv
+projection (a model without RoPE), nothing computes it: Thunder's torch executor runs the lone ``stride_order`` as a
+copy of q, and "cudnn-as-is" is the better choice there (not measured).
 
     y, lse, seed, offset = segkit_cudnn_sdpa_fwd(q, k, v, is_causal, scale)     # lse: (B, H, T, 1) fp32
     dq, dk, dv = segkit_cudnn_sdpa_bwd(dy, q, k, v, y, lse, seed, offset, is_causal, scale)
