@@ -6,13 +6,16 @@ idle is the device's own (a dependency, a copy, a memset):
 
     GPU    [ kernel a ]...............idle...............[ kernel b ]
     host          launch a ....... (host work) ....... launch b          -> host-bound: lag = launch b - end of a
+
+Each gap also names the longest API call that overlaps it: a launch that itself takes hundreds of us (a profiler's
+activity buffer request inside the first launch of a capture does) is the host work, not the framework's Python.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from segkit.trace.model import Kernel, Trace
+from segkit.trace.model import ApiCall, Kernel, Trace
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class Gap:
     before: Kernel
     idle_ns: int
     host_lag_ns: int | None  # launch of ``before`` minus the end of ``after``; None when the launch is unknown
+    longest_call: ApiCall | None = None  # the longest API call overlapping the gap
 
     @property
     def host_bound(self) -> bool:
@@ -37,7 +41,9 @@ def gaps(trace: Trace) -> list[Gap]:
     for k in kernels:
         if last is not None and k.start_ns > last.end_ns:
             lag = None if k.launch_ns is None else k.launch_ns - last.end_ns
-            out.append(Gap(last, k, k.start_ns - last.end_ns, lag))
+            calls = [c for c in trace.api if c.start_ns < k.start_ns and c.end_ns > last.end_ns]
+            longest = max(calls, key=lambda c: c.end_ns - c.start_ns, default=None)
+            out.append(Gap(last, k, k.start_ns - last.end_ns, lag, longest))
         if last is None or k.end_ns > last.end_ns:
             last = k
     return out
@@ -61,6 +67,8 @@ def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20) -> dict[str, 
     rows = [{"at us": round((g.after.end_ns - start) / 1e3, 1), "idle us": round(g.idle_ns / 1e3, 1),
              "host-bound": "yes" if g.host_bound else "no" if g.host_lag_ns is not None else "?",
              "launch lag us": None if g.host_lag_ns is None else round(g.host_lag_ns / 1e3, 1),
+             "longest API call in it": None if g.longest_call is None else
+             f"{g.longest_call.name} {(g.longest_call.end_ns - g.longest_call.start_ns) / 1e3:.1f} us",
              "after": g.after.key, "before": g.before.key}
             for g in sorted(long, key=lambda g: g.after.end_ns)]
     return {"summary": summary, "gaps": rows}
