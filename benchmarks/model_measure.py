@@ -85,13 +85,17 @@ def kernels_per_step(step: Callable[[], None]) -> int:
 
 
 def profile(step: Callable[[], None], path: Path) -> None:
-    """One step under torch.profiler, its chrome trace at ``path`` (gzipped when it ends in .gz)."""
+    """One step under torch.profiler, its chrome trace at ``path`` (gzipped when it ends in .gz). A first step runs
+    under the profiler's warm-up and is not kept: the profiler allocates its activity buffers inside the first
+    launch it sees (a 780 us ``cuLaunchKernelEx`` in a one-step capture on H100), which is not the step's time."""
     from segkit.timing import claim_cupti
 
     claim_cupti("torch.profiler")
     path.parent.mkdir(parents=True, exist_ok=True)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as prof:
-        step()
-        torch.cuda.synchronize()
-    prof.export_chrome_trace(str(path))
+    with torch.profiler.profile(activities=activities, schedule=torch.profiler.schedule(wait=0, warmup=1, active=1),
+                                on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
+        for _ in range(2):
+            step()
+            torch.cuda.synchronize()
+            prof.step()
