@@ -87,7 +87,7 @@ def kernels_per_step(step: Callable[[], None]) -> int:
 def profile(step: Callable[[], None], path: Path) -> None:
     """One step under torch.profiler, its chrome trace at ``path`` (gzipped when it ends in .gz). A first step runs
     under the profiler's warm-up and is not kept: the profiler allocates its activity buffers inside the first
-    launch it sees (a 780 us ``cuLaunchKernelEx`` in a one-step capture on H100), which is not the step's time."""
+    launch it sees, which makes that launch hundreds of us long, none of it the step's."""
     from segkit.timing import claim_cupti
 
     claim_cupti("torch.profiler")

@@ -26,7 +26,6 @@ class Gap:
     before: Kernel
     idle_ns: int
     host_lag_ns: int | None  # launch of ``before`` minus the end of ``after``; None when the launch is unknown
-    longest_call: ApiCall | None = None  # the longest API call overlapping the gap
 
     @property
     def host_bound(self) -> bool:
@@ -41,12 +40,20 @@ def gaps(trace: Trace) -> list[Gap]:
     for k in kernels:
         if last is not None and k.start_ns > last.end_ns:
             lag = None if k.launch_ns is None else k.launch_ns - last.end_ns
-            calls = [c for c in trace.api if c.start_ns < k.start_ns and c.end_ns > last.end_ns]
-            longest = max(calls, key=lambda c: c.end_ns - c.start_ns, default=None)
-            out.append(Gap(last, k, k.start_ns - last.end_ns, lag, longest))
+            out.append(Gap(last, k, k.start_ns - last.end_ns, lag))
         if last is None or k.end_ns > last.end_ns:
             last = k
     return out
+
+
+def longest_call(trace: Trace, gap: Gap) -> ApiCall | None:
+    """The longest API call overlapping ``gap`` (a scan of every call: asked only for the gaps a table lists)."""
+    calls = [c for c in trace.api if c.start_ns < gap.before.start_ns and c.end_ns > gap.after.end_ns]
+    return max(calls, key=lambda c: c.end_ns - c.start_ns, default=None)
+
+
+def _call_text(call: ApiCall | None) -> str | None:
+    return None if call is None else f"{call.name} {(call.end_ns - call.start_ns) / 1e3:.1f} us"
 
 
 def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20) -> dict[str, list[dict]]:
@@ -67,8 +74,7 @@ def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20) -> dict[str, 
     rows = [{"at us": round((g.after.end_ns - start) / 1e3, 1), "idle us": round(g.idle_ns / 1e3, 1),
              "host-bound": "yes" if g.host_bound else "no" if g.host_lag_ns is not None else "?",
              "launch lag us": None if g.host_lag_ns is None else round(g.host_lag_ns / 1e3, 1),
-             "longest API call in it": None if g.longest_call is None else
-             f"{g.longest_call.name} {(g.longest_call.end_ns - g.longest_call.start_ns) / 1e3:.1f} us",
+             "longest API call in it": _call_text(longest_call(trace, g)),
              "after": g.after.key, "before": g.before.key}
             for g in sorted(long, key=lambda g: g.after.end_ns)]
     return {"summary": summary, "gaps": rows}
