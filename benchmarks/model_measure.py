@@ -88,12 +88,11 @@ def profile(step: Callable[[], None], path: Path) -> None:
     """One step under torch.profiler, its chrome trace at ``path`` (gzipped when it ends in .gz). A first step runs
     under the profiler's warm-up and is not kept: the profiler allocates its activity buffers inside the first
     launch it sees, which makes that launch hundreds of us long, none of it the step's."""
-    from segkit.timing import claim_cupti
+    from segkit.timing import cuda_profiler
 
-    claim_cupti("torch.profiler")
     path.parent.mkdir(parents=True, exist_ok=True)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities, schedule=torch.profiler.schedule(wait=0, warmup=1, active=1),
+    with cuda_profiler(activities, schedule=torch.profiler.schedule(wait=0, warmup=1, active=1),
                                 on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
         for _ in range(2):
             step()

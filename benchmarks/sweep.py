@@ -32,6 +32,9 @@ A shard whose process dies mid-case starts again with the cases it had left; the
 ``--resume WORKDIR`` continues a sweep that did not complete, with exactly the cases it did not run, and merges
 all its runs into one document (benchmarks/sweep_resume.py says how; the README's "Resuming" what it refuses).
 
+``--per-gpu N`` runs N shards on each GPU (labelled "device.slot"): for a test suite whose cases mostly wait on the
+CPU (tracing, compiling); a benchmark suite keeps one shard per GPU, or its timings share the GPU.
+
 ``--estimate-one-gpu MERGED`` computes the one-GPU time of a sweep's cases (benchmarks/sweep_estimate.py);
 ``--write-durations MERGED`` keeps a sweep's durations as the committed file of its suite and GPU.
 
@@ -72,11 +75,15 @@ class Shard:
     """One worker: the device it is pinned to and the cases it runs."""
 
     index: int
-    device: str
+    device: str  # the GPU it is pinned to (what CUDA_VISIBLE_DEVICES holds)
     cases: list[str] = field(default_factory=list)
     expected_s: float = 0.0  # what balancing weighed: measured seconds, a never-timed case as the median one
     known_s: float = 0.0  # measured seconds only (from --durations)
     untimed: int = 0  # cases no earlier sweep timed
+    label: str = ""  # what the record names it by: the device, or "device.slot" with several shards per GPU
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.device
 
     def estimate(self) -> str:
         """What the launcher can honestly say about this shard's duration before it runs."""
@@ -205,12 +212,21 @@ def default_durations(pytest_args: list[str], gpu: str | None) -> Path | None:
     return others[0] if others else None
 
 
-def balance(cases: list[str], durations: dict[str, float], devices: list[str]) -> list[Shard]:
+def slots(devices: list[str], per_gpu: int = 1) -> list[Shard]:
+    """Empty shards, ``per_gpu`` on each device: one each on every device first, then a second each, and so on
+    (labelled "device.slot" when there are several per GPU)."""
+    if per_gpu < 1:
+        raise SweepError(f"--per-gpu {per_gpu}: expected at least 1 shard per GPU")
+    pairs = [(d, d if per_gpu == 1 else f"{d}.{k}") for k in range(per_gpu) for d in devices]
+    return [Shard(i, d, label=label) for i, (d, label) in enumerate(pairs)]
+
+
+def balance(cases: list[str], durations: dict[str, float], devices: list[str], per_gpu: int = 1) -> list[Shard]:
     """Longest case first onto the least loaded shard; a case never timed counts as the median known one (of
     these cases; where none of them was timed, of all ``durations``: what a resumed sweep ran so far)."""
     known = [durations[c] for c in cases if c in durations] or list(durations.values())
     default = statistics.median(known) if known else 1.0
-    shards = [Shard(i, d) for i, d in enumerate(devices)]
+    shards = slots(devices, per_gpu)
     for case in sorted(cases, key=lambda c: (-durations.get(c, default), c)):
         target = min(shards, key=lambda s: (s.expected_s, s.index))
         target.cases.append(case)
@@ -299,7 +315,7 @@ def _pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool, dea
     name = name or f"shard{shard.index}"
     cases = work / f"{name}.cases"
     cases.write_text("\n".join(shard.cases) + "\n")
-    env = {"SEGKIT_SWEEP_SHARD": str(cases), "SEGKIT_SWEEP_DEVICE": shard.device,
+    env = {"SEGKIT_SWEEP_SHARD": str(cases), "SEGKIT_SWEEP_DEVICE": shard.label,
            "SEGKIT_SWEEP_REPORT": str(work / f"{name}.report.json"), **compile_vars,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     if deadline is not None:
@@ -315,13 +331,13 @@ def _each_job(shard: Shard, template: str, n: int, work: Path, pin: bool, deadli
         command = template.format(shard=shard.index, device=shard.device, n=n)
     except (KeyError, IndexError, ValueError) as e:
         raise SweepError(f"--each {template!r}: only {{shard}}, {{device}} and {{n}} can be filled in ({e})") from None
-    return ShardJob(shard, shlex.split(command), {"SEGKIT_SWEEP_DEVICE": shard.device, **compile_vars}, str(ROOT),
+    return ShardJob(shard, shlex.split(command), {"SEGKIT_SWEEP_DEVICE": shard.label, **compile_vars}, str(ROOT),
                     str(work / f"shard{shard.index}.log"), pin, deadline, grace_s)
 
 
 def _finished(job: ShardJob, result: ShardResult) -> None:
     how = " (killed after SIGINT)" if result.killed else " (interrupted)" if result.interrupted else ""
-    print(f"shard {job.shard.index} (device {job.shard.device}) finished after {result.ended - result.started:.1f} s: "
+    print(f"shard {job.shard.index} (device {job.shard.label}) finished after {result.ended - result.started:.1f} s: "
           f"exit {result.code}{how}, log {job.log}", flush=True)
 
 
@@ -396,11 +412,16 @@ def _why_not_run(result: ShardResult) -> str:
 def _machine(shards: list[Shard], shard_infos: list[dict], gbs: dict[str, float]) -> dict:
     """The sweep's machine block: the launcher's view of the devices the shards ran on, with what a shard saw
     filled in where the launcher could not see a GPU (a submitit job on another node)."""
-    block = machine_block(gbs or None, [s.device for s in shards])
+    block = machine_block(gbs or None, _gpus(shards))
     seen = next((m[KEY] for m in shard_infos if isinstance(m.get(KEY), dict) and m[KEY].get("gpu")), None)
     if block["gpu"] is None and seen:
-        block.update(gpu=seen["gpu"], driver=seen["driver"], cuda=seen["cuda"], gpu_count=len(shards))
+        block.update(gpu=seen["gpu"], driver=seen["driver"], cuda=seen["cuda"], gpu_count=len(_gpus(shards)))
     return block
+
+
+def _gpus(shards: list[Shard]) -> list[str]:
+    """The distinct devices the shards ran on, in order."""
+    return list(dict.fromkeys(s.device for s in shards))
 
 
 def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher: dict | None = None) -> dict:
@@ -414,23 +435,23 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
         report = json.loads(report_path.read_text()) if report_path.exists() else {}
         shard_durations = report.get("durations") or {}
         durations.update(shard_durations)
-        outcomes.update({k: {"outcome": v, "device": shard.device} for k, v in (report.get("outcomes") or {}).items()})
+        outcomes.update({k: {"outcome": v, "device": shard.label} for k, v in (report.get("outcomes") or {}).items()})
         missing = dict(report.get("not_run") or {})
         done = set(report.get("outcomes") or {})
         for case in shard.cases:
             if case not in done and case not in missing:
                 missing[case] = _why_not_run(result)
         if missing:
-            not_run[shard.device] = dict(sorted(missing.items()))
-        timing[shard.device] = _timing(report, result, shard_durations)
+            not_run[shard.label] = dict(sorted(missing.items()))
+        timing[shard.label] = _timing(report, result, shard_durations)
         if report.get("crashes"):
-            timing[shard.device]["crashes"] = report["crashes"]
+            timing[shard.label]["crashes"] = report["crashes"]
         path = work / f"shard{shard.index}.json"
         # pytest-benchmark opens its JSON when pytest starts and fills it only where the shard timed benchmarks
         text = path.read_text().strip() if path.exists() else ""
         doc = json.loads(text) if text else {}
         benchmarks += doc.get("benchmarks", [])
-        machines.append({**doc.get("machine_info", {}), "sweep_device": shard.device, "exit_code": result.code,
+        machines.append({**doc.get("machine_info", {}), "sweep_device": shard.label, "exit_code": result.code,
                          "interrupted": result.interrupted, "killed": result.killed,
                          "benchmark_json": "written" if doc else
                          "none" if not (result.interrupted or result.killed) else
@@ -447,8 +468,7 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
     merged["benchmarks"] = sorted(benchmarks, key=lambda b: b["fullname"])
     counts = sweep_resume.outcome_counts(outcomes, not_run)
     n_not_run = counts.get("not run", 0)
-    merged["sweep"] = {"devices": [s.device for s in shards], "shards": machines,
-                       "cases": {s.device: len(s.cases) for s in shards}, "counts": counts,
+    merged["sweep"] = {"devices": _gpus(shards), "shards": machines, "cases": {s.label: len(s.cases) for s in shards}, "counts": counts,
                        "complete": not n_not_run, "not_run": not_run, "timing": timing,
                        "launcher": launcher or {}, "durations": durations, "outcomes": outcomes}
     return merged
@@ -474,6 +494,9 @@ def _parser() -> argparse.ArgumentParser:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--gpus", help="'all' (default) or N: how many of the visible GPUs to use")
     where.add_argument("--devices", help="explicit device ids, e.g. 0,1,3 (labels only without a GPU: a dry run)")
+    p.add_argument("--per-gpu", type=int, default=1, metavar="N",
+                   help="N shards on each GPU (default 1). For a test suite whose cases mostly wait on the CPU "
+                        "(compiling, tracing); never for a benchmark suite, whose timings need the GPU alone")
     p.add_argument("-o", "--output", type=Path, help="merged pytest-benchmark JSON (pytest mode)")
     p.add_argument("--durations", type=Path, action="append", default=[],
                    help="earlier merged JSON (or a durations file) to balance by; default: the committed "
@@ -572,12 +595,13 @@ def main(argv: list[str] | None = None) -> int:
         shard_dir.mkdir(parents=True, exist_ok=True)
         pin = not (args.backend == "submitit" and args.submitit_cluster in (None, "slurm"))
         deadline = None if args.time_limit is None else launched + args.time_limit
-        threads = args.compile_threads or max(1, (os.cpu_count() or 1) // len(devices))
+        n_shards = len(devices) * args.per_gpu
+        threads = args.compile_threads or max(1, (os.cpu_count() or 1) // n_shards)
         cache = {"none": None, "workdir": work / "compile-cache"}.get(args.compile_cache, Path(args.compile_cache))
         compile_vars = compile_env(threads, cache)
         if args.each:
-            shards = [Shard(i, d) for i, d in enumerate(devices)]
-            jobs = [_each_job(s, args.each, len(devices), work, pin, deadline, args.grace, compile_vars)
+            shards = slots(devices, args.per_gpu)
+            jobs = [_each_job(s, args.each, len(shards), work, pin, deadline, args.grace, compile_vars)
                     for s in shards]
         else:
             # a resumed run balances by the seconds its earlier runs measured, and new --durations over those
@@ -587,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"balancing by the committed durations {committed.relative_to(ROOT)}", flush=True)
             durations = {**(resume.durations if resume else {}), **load_durations(args.durations or
                                                                                  [p for p in [committed] if p])}
-            shards = [s for s in balance(cases, durations, devices) if s.cases]
+            shards = [s for s in balance(cases, durations, devices, args.per_gpu) if s.cases]
             jobs = [dataclasses.replace(_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit,
                                                     args.grace, compile_vars), respawns=args.respawns)
                     for s in shards]
@@ -597,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
                 else f"collected in {collected - launched:.1f} s")
         print(f"{what}{limit}; shard files and logs in {shard_dir}", flush=True)
         for s in shards:
-            print(f"shard {s.index} on device {s.device}: {len(s.cases) or 'one command'} case(s), {s.estimate()}",
+            print(f"shard {s.index} on device {s.label}: {len(s.cases) or 'one command'} case(s), {s.estimate()}",
                   flush=True)
         restore = _stop_on_signals()
         warmup_s = None
@@ -620,7 +644,8 @@ def main(argv: list[str] | None = None) -> int:
             return max((0 if c == 5 else c) for c in codes)
         launcher = {"collect_s": round(collected - launched, 3), "wall_s": round(time.time() - launched, 3),
                     "time_limit_s": args.time_limit, "grace_s": args.grace if deadline is not None else None,
-                    "stopped_by_signal": _STOP.is_set(), "warmup_s": warmup_s, "compile_threads": threads,
+                    "stopped_by_signal": _STOP.is_set(), "warmup_s": warmup_s, "shards_per_gpu": args.per_gpu,
+                    "compile_threads": threads,
                     "compile_cache": None if cache is None else str(cache)}
         merged = merge(shards, shard_dir, results, launcher)
         left = {c for per_device in merged["sweep"]["not_run"].values() for c in per_device}

@@ -76,7 +76,7 @@ def run_with_respawns(job: ShardJob, run: Callable[[ShardJob], ShardResult], res
         late = job.deadline is not None and time.time() >= job.deadline
         if late or dead is None or not left:  # no case to blame (stopped, or died starting up): no new attempt
             break
-        print(f"shard {job.shard.index} (device {job.shard.device}) died in {dead} (exit {last.code}): "
+        print(f"shard {job.shard.index} (device {job.shard.label}) died in {dead} (exit {last.code}): "
               f"starting again with the {len(left)} case(s) left", flush=True)
         retry = respawned(job, left, len(attempts))
         attempts.append((retry, run(retry)))

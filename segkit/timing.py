@@ -13,7 +13,7 @@ import re
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,16 @@ def _is_kernel(event) -> bool:
     return event.device_type == torch.autograd.DeviceType.CUDA and not event.name.startswith(("Memcpy", "Memset"))
 
 
+def cuda_profiler(activities: Sequence[Any] | None = None, **kwargs: Any) -> torch.profiler.profile:
+    """``torch.profiler.profile`` (CUDA activity unless ``activities`` says otherwise), CUPTI claimed first when it
+    records CUDA: the one way segkit, its benchmarks and its GPU tests start torch.profiler, so that nvFuser's
+    profiler later in the process raises instead of exiting the process."""
+    activities = list(activities or [torch.profiler.ProfilerActivity.CUDA])
+    if torch.profiler.ProfilerActivity.CUDA in activities:
+        claim_cupti("torch.profiler")
+    return torch.profiler.profile(activities=activities, **kwargs)
+
+
 class KernelTimer:
     """A pytest-benchmark timer whose durations are the kernel time of the timed call, in seconds.
     ``last`` holds (name, microseconds) of each kernel of the last timed call, in launch order."""
@@ -87,12 +97,11 @@ class KernelTimer:
 
     def __call__(self) -> float:
         if self._prof is None:
-            claim_cupti("torch.profiler")
-        torch.cuda.synchronize()
-        if self._prof is None:
-            self._prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
+            self._prof = cuda_profiler()
+            torch.cuda.synchronize()
             self._prof.__enter__()
             return 0.0
+        torch.cuda.synchronize()
         prof, self._prof = self._prof, None
         prof.__exit__(None, None, None)
         kernels = sorted((e for e in prof.events() if _is_kernel(e)), key=lambda e: e.time_range.start)

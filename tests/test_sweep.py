@@ -113,6 +113,34 @@ def test_balance_uses_last_durations_longest_first():
     assert shards[0].expected_s == 15.0 and shards[1].expected_s == 12.5
 
 
+def test_several_shards_per_gpu_are_labelled_and_pinned_to_their_gpu(suite, tmp_path):
+    """--per-gpu 2 over two devices: four shards, each case's record names its shard ("device.slot"), the shards
+    of one device are pinned to that device, and the record lists each GPU once."""
+    out = tmp_path / "tests.json"
+    assert main(["--devices", "0,1", "--per-gpu", "2", "--workdir", str(tmp_path / "w"), "-o", str(out),
+                 "--", suite, "-k", "plain or sum"]) == 0
+    doc = json.loads(out.read_text())
+    labels = {o["device"] for o in doc["sweep"]["outcomes"].values()}
+    assert labels == {"0.0", "1.0", "0.1", "1.1"} and doc["sweep"]["devices"] == ["0", "1"]
+    assert set(doc["sweep"]["timing"]) == labels and doc["sweep"]["launcher"]["shards_per_gpu"] == 2
+    assert {b["extra_info"]["sweep_device"] for b in doc["benchmarks"]} <= labels
+
+
+def test_per_gpu_each_commands_are_pinned_to_their_gpu(tmp_path):
+    cmd = (f"{sys.executable} -c \"import os; open(r'{tmp_path}/out{{shard}}-{{device}}-{{n}}-' "
+           f"+ os.environ['CUDA_VISIBLE_DEVICES'], 'w')\"")
+    assert main(["--devices", "3,7", "--per-gpu", "2", "--each", cmd, "--workdir", str(tmp_path / "w")]) == 0
+    assert sorted(p.name for p in tmp_path.glob("out*")) == ["out0-3-4-3", "out1-7-4-7", "out2-3-4-3", "out3-7-4-7"]
+
+
+def test_per_gpu_shards_take_one_gpu_each_before_any_takes_a_second():
+    shards = balance(["a", "b", "c", "d"], {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, ["5", "6"], per_gpu=2)
+    assert [(s.device, s.label, s.cases) for s in shards] == [("5", "5.0", ["a"]), ("6", "6.0", ["b"]),
+                                                              ("5", "5.1", ["c"]), ("6", "6.1", ["d"])]
+    with pytest.raises(SweepError, match="--per-gpu 0"):
+        balance(["a"], {}, ["0"], per_gpu=0)
+
+
 def test_balancing_by_a_previous_sweep_reads_its_durations(swept, suite, tmp_path):
     tmp, doc = swept
     rerun = tmp_path / "rerun.json"

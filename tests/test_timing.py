@@ -3,7 +3,10 @@
 CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; torch.profiler after nvFuser's sees no kernel), so the second
 one to ask must get an error that says so."""
 
+from pathlib import Path
+
 import pytest
+import torch
 
 from segkit import timing
 
@@ -21,3 +24,22 @@ def test_nvfusers_profiler_first_refuses_torch_profiler(monkeypatch):
     timing.claim_cupti("nvFuser's profiler")
     with pytest.raises(RuntimeError, match="torch.profiler cannot profile.*separate process"):
         timing.KernelTimer()()
+
+
+def test_cuda_profiler_claims_cupti_only_when_it_records_cuda(monkeypatch):
+    monkeypatch.setattr(timing, "_cupti_owner", [])
+    timing.cuda_profiler([torch.profiler.ProfilerActivity.CPU])
+    assert timing._cupti_owner == []
+    timing.cuda_profiler()
+    assert timing._cupti_owner == ["torch.profiler"]
+
+
+def test_torch_profiler_starts_only_through_cuda_profiler():
+    """A torch.profiler started elsewhere takes CUPTI without claiming it, and nvFuser's profiler later in the same
+    process exits it (two GPU suite shards died that way, in the test after the attention test)."""
+    ROOT = Path(__file__).resolve().parent.parent
+    found = [f"{p.relative_to(ROOT)}:{i}" for folder in ("segkit", "segkit_cli", "fusions", "thunder_exec",
+                                                         "benchmarks", "scripts", "tests")
+             for p in sorted((ROOT / folder).rglob("*.py")) if p.name != "test_timing.py"
+             for i, line in enumerate(p.read_text().splitlines(), 1) if "profiler.profile(" in line]
+    assert [f for f in found if not f.startswith("segkit/timing.py:")] == []

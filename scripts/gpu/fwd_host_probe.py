@@ -37,6 +37,7 @@ from fusions.norm_fwd_rows import FwdRows, FwdRowsSchedule, compile_kernel, sche
 from segkit.compare import compare  # noqa: E402
 from segkit.errors import error_summary  # noqa: E402
 from segkit.nvf import compiled, to_nvfuser  # noqa: E402
+from segkit.timing import cuda_profiler  # noqa: E402
 from segkit.tuning import TuningTable  # noqa: E402
 
 SHAPES = {(576000, 384): FwdRowsSchedule(4, vec=4, tidx=32), (16384, 256): FwdRowsSchedule(4, vec=8)}
@@ -66,7 +67,7 @@ def wall_us(fn, calls: int) -> float:
 
 def kernel_us(fn, calls: int = 20) -> float:
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with cuda_profiler() as prof:
         for _ in range(calls):
             fn()
         torch.cuda.synchronize()

@@ -15,13 +15,14 @@ import torch
 import fusions
 from fusions.configs import NormConfig
 from fusions.runner import runner
+from segkit.timing import cuda_profiler
 
 
 def kernels(call, reps: int = 10) -> tuple[int, float]:
     """(kernels per call, summed kernel us per call) over ``reps`` calls under torch.profiler."""
     call()
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with cuda_profiler() as prof:
         for _ in range(reps):
             call()
         torch.cuda.synchronize()

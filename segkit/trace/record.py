@@ -14,6 +14,7 @@ from pathlib import Path
 import nvtx
 import torch
 
+from segkit.timing import cuda_profiler
 from segkit.trace.model import USER_DOMAIN, Trace, TraceError
 
 
@@ -40,7 +41,7 @@ def capture(path: str | None = None):
     if torch.cuda.is_available():
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     holder = Capture()
-    with torch.profiler.profile(activities=activities) as prof:
+    with cuda_profiler(activities) as prof:
         yield holder
     if torch.cuda.is_available():
         torch.cuda.synchronize()

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 import thunder
 import thunder_exec
+from segkit.timing import cuda_profiler
 from tests.test_thunder_exec import _symbols
 
 pytestmark = pytest.mark.gpu
@@ -65,13 +66,14 @@ def _copy_kernels(fn, *args, dy):
     """Names of the copy kernels (ATen's ``copy_``, not nvFuser's) of one forward + backward."""
     fn(*args).backward(dy)  # compile first
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with cuda_profiler() as prof:
         fn(*args).backward(dy)
         torch.cuda.synchronize()
     return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
             and "copy" in e.name.lower() and "nvfuser" not in e.name.lower()]
 
 
+@pytest.mark.fresh_process  # torch.profiler takes CUPTI
 def test_query_in_bthd_order_saves_the_copies_of_y_and_dy():
     """With q in (B, T, H, D) memory order ("cudnn") cuDNN's y needs no copy to become (B, T, C), nor dy to reach
     y's layout: the step runs fewer ATen copies than with q as Thunder leaves it, and the same numbers."""

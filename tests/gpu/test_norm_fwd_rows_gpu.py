@@ -16,6 +16,7 @@ import fusions
 import fusions.spec
 from fusions.norm_fwd_rows import FWD_ROWS, FwdRows, FwdRowsSchedule, candidates
 from segkit.compare import compare
+from segkit.timing import cuda_profiler
 
 pytestmark = pytest.mark.gpu
 
@@ -74,7 +75,7 @@ def test_the_inference_variant_and_a_3d_input_run_one_kernel():
     (y,) = run.execute(list(inputs.values()))
     ref = spec.reference(inputs, cfg)[0]
     assert y.shape == cfg.shape and all(d.ok for d in compare([ref], [y]))
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with cuda_profiler() as prof:
         run.execute(list(inputs.values()))
         torch.cuda.synchronize()
     kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]

@@ -9,6 +9,7 @@ import fusions
 import segkit
 from segkit.compare import diff
 from segkit.nvf import compiled
+from segkit.timing import cuda_profiler
 from segkit.tuned import TunedFusion
 from segkit.tuning import TuningTable
 
@@ -56,7 +57,7 @@ def test_manual_schedule_is_one_kernel(name):
     nvfd = compiled(spec.build(cfg, table=TuningTable()))
     nvfd.execute(args)
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with cuda_profiler() as prof:
         nvfd.execute(args)
         torch.cuda.synchronize()
     names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
