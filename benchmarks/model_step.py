@@ -45,7 +45,7 @@ class Variant:
     """One way to run the model. ``fuse`` is segkit_ex's ``segkit_fuse`` compile option ("fused": segkit's symbols
     inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel; pairs: a mode per op, as the
     option's mapping); ``graphs`` adds Thunder's ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs
-    copied into static buffers); ``attention`` is segkit_ex's ``segkit_attention`` compile option."""
+    copied into static buffers; with ``inductor``, torch.compile's reduce-overhead mode); ``attention`` is segkit_ex's ``segkit_attention`` compile option."""
 
     name: str
     label: str
@@ -65,6 +65,8 @@ class Variant:
 VARIANTS = [
     Variant("eager", "eager"),
     Variant("compile", "torch.compile", inductor=True),
+    Variant("compile-graphs", "torch.compile (reduce-overhead: CUDA graphs)", default=False, inductor=True,
+            graphs=True),
     Variant("thunder", "Thunder", thunder=True),
     Variant("segkit-fused", "Thunder + segkit_ex (fused)", thunder=True, segkit=True, fuse="fused"),
     Variant("segkit-opaque", "Thunder + segkit_ex (opaque)", thunder=True, segkit=True, fuse="opaque"),
@@ -109,7 +111,7 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
     if variant.graphs and not device.startswith("cuda"):
         raise ValueError(f"variant {variant.name}: CUDA graphs need a CUDA device, not {device!r}")
     if variant.inductor:
-        return torch.compile(model)
+        return torch.compile(model, mode="reduce-overhead" if variant.graphs else None)
     if not variant.thunder:
         return model
     import thunder
