@@ -124,11 +124,19 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _current.update(nodeid=report.nodeid, setup_s=report.duration, call_started=None)
     # The call's outcome, unless set-up or teardown failed or skipped the case.
     if report.when == "call" or report.outcome != "passed":
-        _outcomes.setdefault(report.nodeid, "error" if report.failed and report.when != "call" else report.outcome)
+        _outcomes.setdefault(report.nodeid, _outcome(report))
     if report.when == "teardown":
         _stamps["last_case_end"] = time.time()
         _running["nodeid"] = None
         _write_report()
+
+
+def _outcome(report: pytest.TestReport) -> str:
+    """pytest's words: an expected failure is "xfailed" (pytest reports it as skipped), an unexpected pass of a
+    non-strict xfail "xpassed", a failed set-up or teardown "error"."""
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed"
+    return "error" if report.failed and report.when != "call" else report.outcome
 
 
 def _gpu_name() -> str | None:

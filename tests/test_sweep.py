@@ -133,6 +133,18 @@ def test_per_gpu_each_commands_are_pinned_to_their_gpu(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("out*")) == ["out0-3-4-3", "out1-7-4-7", "out2-3-4-3", "out3-7-4-7"]
 
 
+def test_merged_outcomes_use_pytests_words(tmp_path):
+    """An expected failure is "xfailed", not "skipped" (pytest reports it as skipped): a GPU suite's table must not
+    count a strict xfail on a known nvFuser bug as a skipped test."""
+    suite = tmp_path / "bench_outcomes.py"
+    suite.write_text((ROOT / "tests" / "data" / "sweep_suite" / "bench_outcomes.py").read_text())
+    out = tmp_path / "outcomes.json"
+    assert main(["--devices", "0,1", "-o", str(out), "--", str(suite)]) == 1  # one case fails
+    outcomes = {k.split("::")[1]: v["outcome"] for k, v in json.loads(out.read_text())["sweep"]["outcomes"].items()}
+    assert outcomes == {"test_passes": "passed", "test_expected_failure": "xfailed", "test_unexpected_pass": "xpassed",
+                        "test_skipped": "skipped", "test_fails": "failed"}
+
+
 def test_per_gpu_shards_take_one_gpu_each_before_any_takes_a_second():
     shards = balance(["a", "b", "c", "d"], {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, ["5", "6"], per_gpu=2)
     assert [(s.device, s.label, s.cases) for s in shards] == [("5", "5.0", ["a"]), ("6", "6.0", ["b"]),
