@@ -4,6 +4,12 @@ Non-finite values: a NaN must be NaN on both sides and an Inf the same Inf on bo
 are equal); anywhere else a NaN or Inf on one side only is a mismatch, reported with its first position.
 The relative error is taken over the positions finite on both sides. Each diff counts the NaN / +Inf /
 -Inf of both sides, so a verdict never hides them. A ``CheckReport`` holds one diff per output of a run.
+
+Two tensors on one GPU are compared there, the CPU's otherwise, ``CHUNK`` elements at a time in float64: the
+benchmarks check GB-sized outputs before they time them, and copying those to the host in float64 made the
+check most of a benchmark case's time (and the host's memory bandwidth the resource that shards of a sweep
+fought over). Every step is exact in float64 (subtract, abs, max, first index of the max), so where the
+comparison runs does not change its verdict.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from dataclasses import dataclass, field
 import torch
 
 from segkit.dtypes import from_torch
+
+CHUNK = 1 << 26  # elements compared at a time: each float64 temporary is then 512 MiB at most
 
 #: Relative tolerance by the checked output's dtype: max|a - b| / max|ref| must stay below it.
 TOLERANCE = {
@@ -35,6 +43,9 @@ class NonFinite:
     @classmethod
     def of(cls, t: torch.Tensor) -> "NonFinite":
         return cls(int(torch.isnan(t).sum()), int(torch.isposinf(t).sum()), int(torch.isneginf(t).sum()))
+
+    def __add__(self, other: "NonFinite") -> "NonFinite":
+        return NonFinite(self.nan + other.nan, self.posinf + other.posinf, self.neginf + other.neginf)
 
     @property
     def total(self) -> int:
@@ -129,27 +140,50 @@ def diff(index: int, ref: torch.Tensor, got: torch.Tensor, tol: float | None = N
     if ref.dtype != got.dtype and not _float64_reference(ref.dtype, got.dtype):
         return OutputDiff(index, ref.dtype, float("inf"), float("inf"), (), tol, got_dtype=got.dtype,
                           label=label or "output")
-    r = ref.detach().to("cpu", torch.float64)
-    g = got.detach().to("cpu", torch.float64)
-    counts = dict(ref_nonfinite=NonFinite.of(r), got_nonfinite=NonFinite.of(g), shapes=shapes)
+    device = ref.device if ref.device == got.device else torch.device("cpu")
+    r, g = ref.detach().to(device).reshape(-1), got.detach().to(device).reshape(-1)
+    scan = _Scan()
+    for start in range(0, r.numel(), CHUNK):
+        scan.add(start, r[start:start + CHUNK].to(torch.float64), g[start:start + CHUNK].to(torch.float64))
+    counts = dict(ref_nonfinite=scan.ref_nonfinite, got_nonfinite=scan.got_nonfinite, shapes=shapes)
     if r.numel() == 0:
         return OutputDiff(index, ref.dtype, 0.0, 0.0, (), tol, **counts)
-    same_nan = torch.isnan(r) & torch.isnan(g)
-    same_inf = torch.isinf(r) & (r == g)
-    finite = torch.isfinite(r) & torch.isfinite(g)
-    differ = ~(same_nan | same_inf | finite)
-    if bool(differ.any()):
-        first = int(torch.nonzero(differ.flatten())[0])
-        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), _index(first, r.shape), tol,
-                          nonfinite_mismatches=int(differ.sum()), ref_at_worst=float(r.flatten()[first]),
-                          got_at_worst=float(g.flatten()[first]), **counts)
-    err = torch.where(finite, (r - g).abs(), torch.zeros_like(r))
-    flat = int(torch.argmax(err).item())
-    max_abs = float(err.flatten()[flat])
-    scale = float(torch.where(finite, r.abs(), torch.zeros_like(r)).max())
-    rel = max_abs / scale if scale > 0 else max_abs
-    return OutputDiff(index, ref.dtype, rel, max_abs, _index(flat, r.shape), tol,
-                      ref_at_worst=float(r.flatten()[flat]), got_at_worst=float(g.flatten()[flat]), **counts)
+    if scan.differ:
+        first = scan.first_differ
+        return OutputDiff(index, ref.dtype, float("inf"), float("inf"), _index(first, ref.shape), tol,
+                          nonfinite_mismatches=scan.differ, ref_at_worst=float(r[first]),
+                          got_at_worst=float(g[first]), **counts)
+    rel = scan.max_abs / scan.scale if scan.scale > 0 else scan.max_abs
+    return OutputDiff(index, ref.dtype, rel, scan.max_abs, _index(scan.at, ref.shape), tol,
+                      ref_at_worst=float(r[scan.at]), got_at_worst=float(g[scan.at]), **counts)
+
+
+@dataclass
+class _Scan:
+    """What ``diff`` keeps of the chunks seen so far (positions are flat indices into the whole tensor)."""
+
+    ref_nonfinite: NonFinite = NonFinite()
+    got_nonfinite: NonFinite = NonFinite()
+    differ: int = 0  # positions where NaN / Inf differ
+    first_differ: int = -1
+    max_abs: float = -1.0  # largest |ref - got| over the positions finite on both sides (0 where none is)
+    at: int = 0  # its first position
+    scale: float = 0.0  # largest finite |ref| there
+
+    def add(self, start: int, r: torch.Tensor, g: torch.Tensor) -> None:
+        self.ref_nonfinite += NonFinite.of(r)
+        self.got_nonfinite += NonFinite.of(g)
+        finite = torch.isfinite(r) & torch.isfinite(g)
+        differ = ~((torch.isnan(r) & torch.isnan(g)) | (torch.isinf(r) & (r == g)) | finite)
+        n = int(differ.sum())
+        if n and not self.differ:
+            self.first_differ = start + int(torch.nonzero(differ)[0])
+        self.differ += n
+        err = torch.where(finite, (r - g).abs(), torch.zeros_like(r))
+        i = int(torch.argmax(err))
+        if float(err[i]) > self.max_abs:  # strictly: a tie keeps the earlier chunk's, the first position
+            self.max_abs, self.at = float(err[i]), start + i
+        self.scale = max(self.scale, float(torch.where(finite, r.abs(), torch.zeros_like(r)).max()))
 
 
 def compare(refs: Sequence[torch.Tensor], gots: Sequence[torch.Tensor],
