@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from segkit.trace.idle import gaps, idle_tables, longest_call
-from segkit.trace.model import Kernel, Trace
+from segkit.trace.idle import gaps, idle_tables, lead_in_ns, longest_call
+from segkit.trace.model import Kernel, Range, Trace
 from segkit_cli.main import main
 from tests.conftest import ROOT
 
@@ -57,3 +57,28 @@ def test_cli_prints_the_summary_and_the_long_gaps(capsys):
 
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["gaps"]) == 2 and all(r["idle us"] >= 50 for r in doc["gaps"])
+
+
+def test_the_lead_in_runs_from_the_last_step_range_to_its_first_kernel():
+    kernels = [_k("warm", 0, 10), _k("a", 130, 10, launch_us=125), _k("b", 140, 10)]
+    steps = [Range("step", 0, 100_000), Range("step", 100_000, 200_000)]  # the kept step is the last one
+    trace = Trace("t", "torch", kernels, steps, [])
+    assert lead_in_ns(trace, "step") == 30_000
+    assert idle_tables(trace, min_us=0)["summary"][0]["lead-in us ('step' to first kernel)"] == 30.0
+    assert lead_in_ns(trace, "other") is None and "lead-in" not in " ".join(idle_tables(trace, step="x")["summary"][0])
+
+
+def test_the_step_tables_profile_records_the_step_range(tmp_path, monkeypatch):
+    """benchmarks.model_measure.profile on a CPU step: the chrome trace holds the step range the lead-in needs."""
+    import torch
+
+    from benchmarks import model_measure
+    from segkit import timing
+    from segkit.trace import load
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)  # no GPU here; the profiler records CPU ops
+    monkeypatch.setattr(timing, "_cupti_owner", [])
+    x = torch.randn(64, 64, requires_grad=True)
+    path = tmp_path / "p.json"
+    model_measure.profile(lambda: (x @ x).sum().backward(), path)
+    assert len(load(path).ranges_named(model_measure.STEP_RANGE)) == 1  # the kept (second) step only

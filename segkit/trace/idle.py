@@ -9,6 +9,13 @@ idle is the device's own (a dependency, a copy, a memset):
 
 Each gap also names the longest API call that overlaps it: a launch that itself takes hundreds of us (a profiler's
 activity buffer request inside the first launch of a capture does) is the host work, not the framework's Python.
+
+A profile whose step is a named range (the step table's profiles: ``step``) also gives the step's lead-in: from the
+range's start on the host to the first kernel on the GPU. A step timed by CUDA events starts with the GPU idle, so
+the lead-in is in its time, and no gap between kernels shows it:
+
+    host   [ step ........ launch k1 ... ]
+    GPU                              [ k1 ][ k2 ] ...      lead-in = start of k1 - start of the step range
 """
 
 from __future__ import annotations
@@ -56,9 +63,20 @@ def _call_text(call: ApiCall | None) -> str | None:
     return None if call is None else f"{call.name} {(call.end_ns - call.start_ns) / 1e3:.1f} us"
 
 
-def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20) -> dict[str, list[dict]]:
-    """``summary``: span, busy and idle time, and how much of the idle the host caused; ``gaps``: the ``top``
-    longest gaps of at least ``min_us``, in time order, with the kernels around them."""
+def lead_in_ns(trace: Trace, step: str) -> int | None:
+    """From the start of the last range named ``step`` to the first kernel that starts after it (None: no such
+    range, or no kernel after it)."""
+    ranges = trace.ranges_named(step)
+    if not ranges:
+        return None
+    begin = max(r.start_ns for r in ranges)
+    return min((k.start_ns - begin for k in trace.kernels if k.start_ns >= begin), default=None)
+
+
+def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20, step: str = "step") -> dict[str, list[dict]]:
+    """``summary``: span, busy and idle time, how much of the idle the host caused, and the lead-in of the range
+    named ``step`` where there is one; ``gaps``: the ``top`` longest gaps of at least ``min_us``, in time order,
+    with the kernels around them."""
     if not trace.kernels:
         return {"summary": [], "gaps": []}
     all_gaps = gaps(trace)
@@ -70,6 +88,8 @@ def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20) -> dict[str, 
                 "busy us": round((span - idle) / 1e3, 1), "idle us": round(idle / 1e3, 1),
                 "host-bound idle us": round(host / 1e3, 1), "gaps": len(all_gaps),
                 "host-bound gaps": sum(g.host_bound for g in all_gaps)}]
+    if (lead := lead_in_ns(trace, step)) is not None:
+        summary[0][f"lead-in us ({step!r} to first kernel)"] = round(lead / 1e3, 1)
     long = sorted((g for g in all_gaps if g.idle_ns >= min_us * 1e3), key=lambda g: -g.idle_ns)[:top]
     rows = [{"at us": round((g.after.end_ns - start) / 1e3, 1), "idle us": round(g.idle_ns / 1e3, 1),
              "host-bound": "yes" if g.host_bound else "no" if g.host_lag_ns is not None else "?",
