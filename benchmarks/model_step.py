@@ -45,7 +45,8 @@ class Variant:
     """One way to run the model. ``fuse`` is segkit_ex's ``segkit_fuse`` compile option ("fused": segkit's symbols
     inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel; pairs: a mode per op, as the
     option's mapping); ``graphs`` adds Thunder's ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs
-    copied into static buffers; with ``inductor``, torch.compile's reduce-overhead mode); ``attention`` is segkit_ex's ``segkit_attention`` compile option."""
+    copied into static buffers; with ``inductor``, torch.compile's reduce-overhead mode); ``attention`` is
+    segkit_ex's ``segkit_attention`` compile option."""
 
     name: str
     label: str

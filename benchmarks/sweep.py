@@ -468,7 +468,8 @@ def merge(shards: list[Shard], work: Path, results: list[ShardResult], launcher:
     merged["benchmarks"] = sorted(benchmarks, key=lambda b: b["fullname"])
     counts = sweep_resume.outcome_counts(outcomes, not_run)
     n_not_run = counts.get("not run", 0)
-    merged["sweep"] = {"devices": _gpus(shards), "shards": machines, "cases": {s.label: len(s.cases) for s in shards}, "counts": counts,
+    merged["sweep"] = {"devices": _gpus(shards), "shards": machines,
+                       "cases": {s.label: len(s.cases) for s in shards}, "counts": counts,
                        "complete": not n_not_run, "not_run": not_run, "timing": timing,
                        "launcher": launcher or {}, "durations": durations, "outcomes": outcomes}
     return merged
