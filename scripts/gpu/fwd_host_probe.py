@@ -10,9 +10,7 @@ Each way of running the same math is timed three ways:
 The ways: nvFuser's default schedule through ``fd.execute`` (FusionExecutorCache); segkit's builder as it runs
 today (its rule or the tuning table's winner on this GPU); the forward rows schedule (fusions/norm_fwd_rows.py)
 through ``manual_execute``, through its compiled ``KernelExecutor.run`` called directly (raw, and as the
-formulation's ``execute`` with its host views), through a ``FusionExecutorCache(auto_schedule=False)`` holding
-the scheduled fusion (an experiment: it keeps launch parameters per input signature, as fd.execute does), and
-replayed from a CUDA graph (the floor: one graph launch, static inputs); and torch.compile of the same op.
+formulation's ``execute`` with its host views), and replayed from a CUDA graph (the floor: one graph launch, static inputs); and torch.compile of the same op.
 
 Usage (GPU host, < 2 minutes): python scripts/gpu/fwd_host_probe.py [--out FILE.json]
   [--schedule CHUNK,VEC,TIDX,UNROLL] (default: one warp per row at 384, one vector per thread at 256; TIDX 0:
@@ -97,14 +95,6 @@ def ways(cfg, args, sched: FwdRowsSchedule) -> dict:
     launch = compile_kernel(recorded, sched, cfg, args).ke.run  # what FwdRows.execute launches
     out["hand: KernelExecutor.run"] = lambda: launch(args)
     out["hand: FwdRows.execute"] = lambda: run.execute(args)
-    try:
-        import nvfuser_direct as nvf
-
-        fec = nvf.FusionExecutorCache(scheduled().fusion, 0, False)
-        fec.execute(args)
-        out["hand: FusionExecutorCache(auto_schedule=False)"] = lambda: fec.execute(args)
-    except Exception as e:  # the segmenter or a launch constraint refuses the scheduled fusion
-        out["hand: FusionExecutorCache(auto_schedule=False)"] = f"refused: {error_summary(e, 200)}"
     try:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
