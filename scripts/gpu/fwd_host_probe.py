@@ -10,7 +10,8 @@ Each way of running the same math is timed three ways:
 The ways: nvFuser's default schedule through ``fd.execute`` (FusionExecutorCache); segkit's builder as it runs
 today (its rule or the tuning table's winner on this GPU); the forward rows schedule (fusions/norm_fwd_rows.py)
 through ``manual_execute``, through its compiled ``KernelExecutor.run`` called directly (raw, and as the
-formulation's ``execute`` with its host views), and replayed from a CUDA graph (the floor: one graph launch, static inputs); and torch.compile of the same op.
+formulation's ``execute`` with its host views), and replayed from a CUDA graph (the floor: one graph launch, static
+inputs); and torch.compile of the same op.
 
 Usage (GPU host, < 2 minutes): python scripts/gpu/fwd_host_probe.py [--out FILE.json]
   [--schedule CHUNK,VEC,TIDX,UNROLL] (default: one warp per row at 384, one vector per thread at 256; TIDX 0:
