@@ -13,9 +13,9 @@ import torch
 # segkit_ex's opaque symbols, and (segkit_nv_*) the operators thunder_exec.fusible puts into nvFuser's regions
 NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm",
            "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"}
-STEP_RANGE = "step"  # the record_function range around each profiled step (segkit trace idle --step)
 NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd", "segkit_nv_rms_norm_bwd"}
 ROPE_FW, ROPE_BW = {"segkit_rope_fwd", "segkit_nv_rope_fwd"}, {"segkit_rope_bwd", "segkit_nv_rope_bwd"}
+STEP_RANGE = "step"  # the record_function range around each profiled step (segkit trace idle --step)
 
 
 def _bsyms(bsyms):
@@ -94,7 +94,7 @@ def profile(step: Callable[[], None], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with cuda_profiler(activities, schedule=torch.profiler.schedule(wait=0, warmup=1, active=1),
-                                on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
+                       on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
         for _ in range(2):
             with torch.profiler.record_function(STEP_RANGE):  # segkit trace idle: its lead-in to the first kernel
                 step()
