@@ -15,7 +15,6 @@ NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", 
            "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"}
 NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd", "segkit_nv_rms_norm_bwd"}
 ROPE_FW, ROPE_BW = {"segkit_rope_fwd", "segkit_nv_rope_fwd"}, {"segkit_rope_bwd", "segkit_nv_rope_bwd"}
-STEP_RANGE = "step"  # the record_function range around each profiled step (segkit trace idle --step)
 
 
 def _bsyms(bsyms):
@@ -90,6 +89,7 @@ def profile(step: Callable[[], None], path: Path) -> None:
     under the profiler's warm-up and is not kept: the profiler allocates its activity buffers inside the first
     launch it sees, which makes that launch hundreds of us long, none of it the step's."""
     from segkit.timing import cuda_profiler
+    from segkit.trace.idle import STEP_RANGE
 
     path.parent.mkdir(parents=True, exist_ok=True)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from segkit.trace.model import ApiCall, Kernel, Trace
 
+STEP_RANGE = "step"  # the range a step table profile records each step in (benchmarks.model_measure.profile)
+
 
 @dataclass(frozen=True)
 class Gap:
@@ -73,7 +75,7 @@ def lead_in_ns(trace: Trace, step: str) -> int | None:
     return min((k.start_ns - begin for k in trace.kernels if k.start_ns >= begin), default=None)
 
 
-def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20, step: str = "step") -> dict[str, list[dict]]:
+def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20, step: str = STEP_RANGE) -> dict[str, list[dict]]:
     """``summary``: span, busy and idle time, how much of the idle the host caused, and the lead-in of the range
     named ``step`` where there is one; ``gaps``: the ``top`` longest gaps of at least ``min_us``, in time order,
     with the kernels around them."""

@@ -36,7 +36,7 @@ def register(sub) -> None:
     p.add_argument("report", type=argtypes.trace_file)
     p.add_argument("--min-us", type=float, default=10.0, help="list gaps of at least this many us (default 10)")
     p.add_argument("--top", type=int, default=20, help="at most this many gaps, the longest (default 20)")
-    p.add_argument("--step", default="step", help="the range a step is recorded in: its lead-in, from its start "
+    p.add_argument("--step", help="the range a step is recorded in: its lead-in, from its start "
                    "to the first kernel, is in the summary (default: step, as the step table records it)")
     _add_table_output(p, ["table", "markdown", "csv", "json"])
     p.set_defaults(func=run_idle)
@@ -76,10 +76,10 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_idle(args: argparse.Namespace) -> int:
     from segkit.trace import load
-    from segkit.trace.idle import idle_tables
+    from segkit.trace.idle import STEP_RANGE, idle_tables
     from segkit.trace.report import write_tables
 
     trace = load(args.report)
-    write_tables(idle_tables(trace, args.min_us, args.top, args.step), args.format, args.table, args.csv_dir,
-                 title=trace.describe())
+    tables = idle_tables(trace, args.min_us, args.top, args.step or STEP_RANGE)
+    write_tables(tables, args.format, args.table, args.csv_dir, title=trace.describe())
     return 0
