@@ -53,25 +53,30 @@ def save_traces(fn, folder: Path) -> None:
     saver(fn, folder)
 
 
+def time_step(step: Callable[[], None], cuda: bool) -> tuple[float, float]:
+    """(step ms, host ms) of one step: CUDA events around it (wall clock on CPU), and the host time to issue it."""
+    if cuda:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+    t0 = time.perf_counter()
+    step()
+    host = (time.perf_counter() - t0) * 1e3
+    if not cuda:
+        return host, host
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end), host
+
+
 def time_steps(step: Callable[[], None], iters: int, warmup: int, cuda: bool) -> tuple[float, float | None]:
-    """(step ms, host ms): CUDA events around each step (wall clock on CPU), and the host time to issue it."""
+    """(step ms, host ms): the medians of ``iters`` steps timed one by one (``time_step``) after ``warmup`` steps;
+    host ms is None on CPU."""
     for _ in range(warmup):
         step()
     if cuda:
         torch.cuda.synchronize()
-    times, hosts = [], []
-    for _ in range(iters):
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-        t0 = time.perf_counter()
-        step()
-        hosts.append((time.perf_counter() - t0) * 1e3)
-        if cuda:
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-    return statistics.median(times if cuda else hosts), statistics.median(hosts) if cuda else None
+    times, hosts = zip(*(time_step(step, cuda) for _ in range(iters)))
+    return statistics.median(times), statistics.median(hosts) if cuda else None
 
 
 def kernels_per_step(step: Callable[[], None]) -> int:

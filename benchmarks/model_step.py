@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
 from benchmarks import model_table  # noqa: E402
 from benchmarks.model_measure import (  # noqa: E402
-    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, kernels_per_step, profile, save_traces, time_steps, trace_counts)
+    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, kernels_per_step, profile, save_traces, time_step, time_steps, trace_counts)
 
 __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "import_litgpt",
            "run_case"]
@@ -76,9 +76,13 @@ VARIANTS = [
     Variant("segkit-fwd-fused", "Thunder + segkit_ex (fused, norm backward opaque)", default=False, thunder=True,
             segkit=True, fuse=(("*", "fused"), ("norm_bwd", "opaque"))),
     Variant("segkit-rope-fused", "Thunder + segkit_ex (RoPE fused, norms opaque)", default=False, thunder=True,
-            segkit=True, fuse=(("rope_fwd", "fused"), ("rope_bwd", "fused"))),
+            segkit=True, fuse=(("*", "opaque"), ("rope_fwd", "fused"), ("rope_bwd", "fused"))),
     Variant("segkit-norms-fused", "Thunder + segkit_ex (norms fused, RoPE opaque)", default=False, thunder=True,
-            segkit=True, fuse=(("norm_fwd", "fused"), ("norm_bwd", "fused"))),
+            segkit=True, fuse=(("*", "opaque"), ("norm_fwd", "fused"), ("norm_bwd", "fused"))),
+    Variant("segkit-rope-bwd-fused", "Thunder + segkit_ex (auto, RoPE backward fused)", default=False, thunder=True,
+            segkit=True, fuse=(("*", "auto"), ("rope_bwd", "fused"))),
+    Variant("segkit-rope-bwd-opaque", "Thunder + segkit_ex (auto, RoPE backward opaque)", default=False,
+            thunder=True, segkit=True, fuse=(("*", "auto"), ("rope_bwd", "opaque"))),
     Variant("segkit-auto-as-is", "Thunder + segkit_ex (auto, cuDNN reads q in Thunder's layout)", default=False,
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
@@ -97,11 +101,14 @@ class Row:
     ms: float | None = None                   # step: CUDA events (wall clock on CPU), median of --iters (with
                                               # --rounds: the median of the rounds' medians)
     ms_rounds: list[float] = field(default_factory=list)  # each round's median, rounds interleaved over variants
+    ms_steps: list[float] = field(default_factory=list)   # rounds 2..: every step, the variants interleaved step by
+                                                          # step (pass i of every variant side by side)
     host_ms: float | None = None              # host time to issue one step (queue empty at its start), median
     peak_gib: float | None = None             # torch.cuda.max_memory_allocated over the variant (model included)
     kernels: int | None = None                # CUDA kernels of one profiled step
     regions: tuple[int, int] | None = None    # nvFusion regions in the last forward / backward execution trace
     claims: dict[str, int] = field(default_factory=dict)  # segkit norm / RoPE symbols, forward and backward
+    cuts: list[dict] = field(default_factory=list)  # each fusible call's choice (thunder_exec.fusible.Choice)
     grad_err: float | None = None             # max |g - g_eager| / max |g_eager| over grads, first step and rerun
     first_step_s: float | None = None         # the first step (tracing, compiling and running it)
     note: str = ""
@@ -191,10 +198,16 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
+    if variant.segkit:
+        from thunder_exec import fusible
+
+        fusible.clear_notes()  # this variant's choices alone
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fn = make(variant, built.model, device)
         got = _grads(fn, built)
+    if variant.segkit:
+        row.cuts = [dataclasses.asdict(c) for c in fusible.CHOICES.all()]
     if cuda:
         torch.cuda.synchronize()
     row.first_step_s = time.perf_counter() - t0
@@ -286,12 +299,25 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
 
 
 def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Options, cuda: bool) -> None:
-    """Rounds 2..``opts.rounds`` of the timed variants, each round every variant in turn; a row's step ms becomes
-    the median of its rounds' medians."""
+    """Rounds 2..``opts.rounds``, the variants interleaved step by step: a warm-up step of each variant, then
+    ``opts.iters`` passes of one timed step of every variant in turn (A B C A B C ...), so that a drift of the GPU's
+    clocks or a slow spell of the host lands on every variant alike. A round's median per variant goes to
+    ``ms_rounds`` (the row's step ms: the median of its rounds' medians); every interleaved step's time goes to
+    ``ms_steps``, pass by pass, for the paired ratios of the table (model_table.paired_ratio)."""
     timed = [r for r in rows if r.variant in steps]
     for _ in range(opts.rounds - 1):
         for row in timed:
-            row.ms_rounds.append(time_steps(steps[row.variant], opts.iters, 1, cuda)[0])
+            steps[row.variant]()
+        if cuda:
+            torch.cuda.synchronize()
+        this_round = {row.variant: [] for row in timed}
+        for _ in range(opts.iters):
+            for row in timed:
+                ms, _host = time_step(steps[row.variant], cuda)
+                this_round[row.variant].append(ms)
+                row.ms_steps.append(ms)
+        for row in timed:
+            row.ms_rounds.append(statistics.median(this_round[row.variant]))
     for row in timed:
         row.ms = statistics.median(row.ms_rounds)
         print(f"{row.case} | {row.variant} | rounds {', '.join(f'{m:.2f}' for m in row.ms_rounds)} ms | "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import statistics
 from pathlib import Path
 
 from benchmarks.machine import KEY, block_of, machine_block
@@ -73,20 +74,42 @@ def _num(value, fmt: str) -> str:
     return "" if value is None else format(value, fmt)
 
 
-def _claims(c: dict) -> str:
+def _claims(c: dict, cuts: list[dict]) -> str:
+    """"norms 3/3, RoPE 2/2" and, where some fusible calls stayed opaque (Row.cuts), "; opaque: rope_bwd x2"."""
     if not c:
         return ""
-    return f"norms {c['norm_fw']}/{c['norm_bw']}, RoPE {c['rope_fw']}/{c['rope_bw']}"
+    text = f"norms {c['norm_fw']}/{c['norm_bw']}, RoPE {c['rope_fw']}/{c['rope_bw']}"
+    opaque = [x["spec"] for x in cuts if x["chosen"] == "opaque"]
+    if opaque:
+        text += "; opaque: " + ", ".join(f"{s} x{opaque.count(s)}" for s in dict.fromkeys(opaque))
+    return text
 
 
-def _ratio(ref: float | None, ms: float | None) -> str:
-    return f"{ref / ms:.2f}x" if ref and ms else ""
+def paired_ratio(ref_steps: list[float], steps: list[float]) -> tuple[float, int] | None:
+    """(the median over passes of ref step / this step, how many passes this one was faster in) for two variants
+    timed step by step in the same interleaved passes (Row.ms_steps); None unless both have the same passes."""
+    if not steps or len(steps) != len(ref_steps):
+        return None
+    return statistics.median(r / m for r, m in zip(ref_steps, steps)), sum(m < r for r, m in zip(ref_steps, steps))
+
+
+def _ratio(ref: dict | None, r: dict) -> str:
+    """This row against ``ref``'s: paired over the interleaved passes where both have them ("1.02x (61/90)": the
+    median ratio, and faster in 61 of 90 passes), else the ratio of the step medians."""
+    if ref is None or not ref["ms"] or not r["ms"]:
+        return ""
+    paired = paired_ratio(ref.get("ms_steps") or [], r.get("ms_steps") or [])
+    if paired is None or ref is r:
+        return f"{ref['ms'] / r['ms']:.2f}x"
+    return f"{paired[0]:.3f}x ({paired[1]}/{len(r['ms_steps'])})"
 
 
 def _rounds(run: dict) -> str:
     n = run.get("rounds") or 1
-    return "" if n == 1 else (f", in each of {n} rounds over the case's variants in turn (step ms: the median of the "
-                              "rounds, the lowest and highest round in brackets)")
+    return "" if n == 1 else (f", in each of {n} rounds (step ms: the median of the rounds, the lowest and highest "
+                              "round in brackets; rounds 2.. interleave the case's variants step by step, and the "
+                              "vs columns pair them: the median over those passes of the reference's step over "
+                              "the row's, and in how many passes the row was faster)")
 
 
 def _step(r: dict) -> str:
@@ -120,14 +143,15 @@ def markdown(doc: dict) -> str:
     lines = ["| case | variant | step ms | vs Thunder | vs torch.compile | host ms | peak GiB | kernels/step | "
              "nvFusion fw/bw | segkit claims fw/bw | max rel grad err | first step s | note |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    ref = {(r["case"], r["variant"]): r["ms"] for r in doc["rows"]}
+    ref = {(r["case"], r["variant"]): r for r in doc["rows"]}
     for r in doc["rows"]:
         regions = f"{r['regions'][0]}/{r['regions'][1]}" if r["regions"] else ""
-        vs_thunder, vs_compile = (_ratio(ref.get((r["case"], v)), r["ms"]) for v in ("thunder", "compile"))
+        vs_thunder, vs_compile = (_ratio(ref.get((r["case"], v)), r) for v in ("thunder", "compile"))
         lines.append(
             f"| {r['label']} | {r['variant']} | {_step(r)} | {vs_thunder} | {vs_compile} | "
             f"{_num(r['host_ms'], '.2f')} | "
-            f"{_num(r['peak_gib'], '.2f')} | {_num(r['kernels'], 'd')} | {regions} | {_claims(r['claims'])} | "
+            f"{_num(r['peak_gib'], '.2f')} | {_num(r['kernels'], 'd')} | {regions} | "
+            f"{_claims(r['claims'], r.get('cuts') or [])} | "
             f"{_num(r['grad_err'], '.1e')} | {_num(r['first_step_s'], '.1f')} | {r['note']} |")
     legend = ["Variants: " + "; ".join(f"{k} = {v}" for k, v in doc.get("variants", {}).items())]
     notes = [f"* {name}: {note}" for name, note in doc.get("cases", {}).items() if note]

@@ -6,8 +6,11 @@ costs:
   cut  = 2 * crossing bytes / copy bandwidth   (each tensor crossing the cut written, then read back)
          + extra kernels * kernel_us + host_us
 
-``decide`` is a pure function of the spec, config, GPU name, tuning table and ``CutPolicy`` (the constants, a
-parameter): no tuning entry (or no gain) means fused. thunder_exec's ``segkit_fuse="auto"`` and ``segkit
+Where the step itself was measured both ways (fusions/cut_evidence.py: the spec fused, then opaque), that
+measurement decides instead: opaque where it saved more kernel time than the extra call's host time.
+
+``decide`` is a pure function of the spec, config, GPU name, tuning table, step evidence and ``CutPolicy`` (the
+constants, a parameter): no evidence and no tuning entry (or no gain) means fused. thunder_exec's ``segkit_fuse="auto"`` and ``segkit
 regions`` quote its ``CutDecision.describe()``.
 """
 
@@ -18,6 +21,8 @@ import math
 from dataclasses import dataclass, replace
 
 import fusions
+from fusions import cut_evidence
+from fusions.cut_evidence import CutEvidence, EvidenceTable
 from fusions.spec import signature, tuning_table
 from segkit.frontend import FusionDefinition
 from segkit.regions import GPU_BANDWIDTH
@@ -67,6 +72,7 @@ class CutDecision:
     host_us: float
     us: float | None = None  # segkit's tuned time (the tuning table's entry), None without one
     default_us: float | None = None  # nvFuser's default, same run
+    measured: CutEvidence | None = None  # the step measured both ways: it decided
 
     @property
     def cut_us(self) -> float:
@@ -78,6 +84,9 @@ class CutDecision:
         return None if self.us is None or self.default_us is None else self.default_us - self.us
 
     def describe(self) -> str:
+        if self.measured is not None:
+            return (f"{self.spec} {self.signature} on {self.gpu}: {self.decision} ({self.why}); "
+                    f"{self.measured.describe()}: gain {self.measured.gain_us:.1f} us vs host {self.host_us:.1f} us")
         gain = ("no tuning entry" if self.gain_us is None else
                 f"tuned {self.us:.1f} us vs nvFuser default {self.default_us:.1f} us: gain {self.gain_us:.1f} us")
         cut = (f"cut {self.cut_us:.1f} us = {self.crossing_bytes / 1e6:.2f} MB x2 at "
@@ -96,16 +105,24 @@ def crossing_bytes(spec_name: str, cfg) -> int:
 
 
 def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = None,
-           policy: CutPolicy = CutPolicy()) -> CutDecision:
+           policy: CutPolicy = CutPolicy(), evidence: EvidenceTable | None = None) -> CutDecision:
     """Opaque (keep segkit's cut) or fused (into Thunder's nvFuser region) for one call of ``spec_name`` with
-    ``cfg`` on the GPU named ``gpu``, from ``table`` (default: the committed tuning table) and ``policy``."""
+    ``cfg`` on the GPU named ``gpu``, from ``evidence`` (default: the committed step measurements) where it has
+    the call, else from ``table`` (default: the committed tuning table) and ``policy``."""
     table = table if table is not None else tuning_table()
+    evidence = evidence if evidence is not None else cut_evidence.committed()
     entry = table.lookup(gpu, spec_name, signature(cfg))
+    measured = evidence.lookup(gpu, spec_name, signature(cfg))
     nbytes = crossing_bytes(spec_name, cfg)
     counted_as, bw = policy.bandwidth(gpu)
     costs = dict(crossing_bytes=nbytes, counted_as=counted_as, bandwidth=bw, memory_us=2 * nbytes / bw * 1e6,
                  kernels_us=policy.extra_kernels * policy.kernel_us, host_us=policy.host_us)
     base = dict(spec=spec_name, signature=signature(cfg), gpu=gpu)
+    if measured is not None:
+        opaque = measured.gain_us > policy.host_us
+        return CutDecision(**base, decision=OPAQUE if opaque else FUSED, measured=measured, **costs,
+                           why="measured in a step: the cut saved more kernel time than its call costs" if opaque
+                           else "measured in a step: the cut saved less kernel time than its call costs")
     if entry is None or entry.us is None or entry.default_us is None:
         return CutDecision(**base, decision=FUSED, why="no measured tuning entry", **costs)
     d = CutDecision(**base, decision=FUSED, why="the cut costs more than the tuned kernel gains", us=entry.us,

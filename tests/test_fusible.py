@@ -16,8 +16,9 @@ import fusions
 import segkit
 import thunder
 import thunder_exec
-from fusions import cut_cost, layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
+from fusions import cut_cost, cut_evidence, layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig
+from fusions.cut_evidence import CutEvidence, EvidenceTable
 from fusions.spec import nv_dtype, signature
 from segkit.compare import diff
 from segkit.frontend import FusionDefinition
@@ -251,6 +252,44 @@ def test_bandwidth_per_gpu_and_policy_as_a_parameter():
     assert cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(10.0, 60.0), slow_host).decision == cut_cost.FUSED
 
 
+def _evidence(fused_us: float, opaque_us: float, gpu: str = H100) -> EvidenceTable:
+    return EvidenceTable([CutEvidence(gpu, "rmsnorm_bwd", signature(NARROW), fused_us, opaque_us, "case",
+                                      "run: profiles case-a vs case-b", "today")])
+
+
+def test_step_evidence_decides_over_the_tuning_table():
+    """Measured in a step, the cut wins where it saved more kernel time than its call's host time, whatever the
+    standalone tuning says; loses where it saved less; and only on the GPU it was measured on."""
+    no_gain = _table(10.0, 10.0)  # the tuning table alone: fused
+    assert cut_cost.decide("rmsnorm_bwd", NARROW, H100, no_gain, evidence=EvidenceTable()).decision == cut_cost.FUSED
+    d = cut_cost.decide("rmsnorm_bwd", NARROW, H100, no_gain, evidence=_evidence(200.0, 150.0))
+    assert d.decision == cut_cost.OPAQUE and d.measured.gain_us == 50.0
+    for part in ("opaque", "measured in the case step", "200.0 us fused", "150.0 us opaque", "gain 50.0 us"):
+        assert part in d.describe(), d.describe()
+    small = cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(10.0, 60.0), evidence=_evidence(155.0, 150.0))
+    assert small.decision == cut_cost.FUSED and "saved less" in small.why  # 5 us < host 8 us; the table said cut
+    other_gpu = cut_cost.decide("rmsnorm_bwd", NARROW, H200, no_gain, evidence=_evidence(200.0, 150.0))
+    assert other_gpu.decision == cut_cost.FUSED and other_gpu.measured is None
+
+
+def test_evidence_file_round_trips_and_names_a_bad_record(tmp_path):
+    table = _evidence(200.0, 150.0)
+    path = tmp_path / "ev.json"
+    table.save(path)
+    assert EvidenceTable.load(path).records() == table.records()
+    assert EvidenceTable.load(tmp_path / "none.json").records() == []
+    path.write_text('{"records": [{"gpu": "x"}]}')
+    with pytest.raises(segkit.errors.TuningTableError, match="ev.json: record 0 must have exactly the fields"):
+        EvidenceTable.load(path)
+
+
+def test_committed_evidence_is_well_formed():
+    """Every committed record names a spec, a GPU, a source and a gain that decides one way."""
+    for r in cut_evidence.committed().records():
+        assert r.spec in fusions.names() and r.gpu.startswith("NVIDIA") and " vs " in r.source, r
+        assert r.fused_us > 0 and r.opaque_us > 0, r
+
+
 # --------------------------------------------------------------------------- the compile option on CPU
 def _litgpt_block_piece():
     """litgpt's RMSNorm (fp32 weight, bf16 x) and apply_rope on q, as its CausalSelfAttention calls them."""
@@ -301,6 +340,20 @@ def test_fused_without_nvfuser_claims_opaquely_with_one_warning(opaque_piece):
     assert {"segkit_rms_norm_bwd", "segkit_rope_bwd"} <= {
         b.sym.name for b in thunder.last_backward_traces(jf)[-1].bound_symbols}
     assert torch.equal(loss, loss0) and all(torch.equal(g, w) for g, w in zip(grads, grads0))
+
+
+def test_choices_record_what_each_call_became():
+    """The opaque mode records every norm and RoPE call it cut, forward and backward, with its signature: what the
+    step table keeps per variant (Row.cuts) and benchmarks.cut_evidence reads."""
+    step, leaves = _litgpt_block_piece()
+    fusible.clear_notes()
+    _grads(step, leaves, segkit_fuse="opaque")
+    got = {(c.spec, c.chosen, c.mode) for c in fusible.CHOICES.all()}
+    assert got == {(s, "opaque", "opaque") for s in ("rmsnorm_fwd", "rmsnorm_bwd", "rope_fwd", "rope_bwd")}, got
+    rope = next(c for c in fusible.CHOICES.all() if c.spec == "rope_bwd")
+    assert rope.signature.startswith("shape=(2, 4, 8, 16)"), rope
+    fusible.clear_notes()
+    assert fusible.CHOICES.all() == []
 
 
 def test_segkit_fuse_names_its_values():

@@ -117,9 +117,10 @@ def test_bad_selections_are_one_line_errors():
         main(["--variants", "fast", "--device", "cpu"])
 
 
-def test_rounds_interleave_the_variants_and_take_the_median(monkeypatch):
-    """--rounds 3: after each variant's first timing, two more rounds over the variants in turn (A B A B, each
-    variant's compiled function kept alive); the step is the median of its three rounds, shown with its range."""
+def test_rounds_interleave_the_variants_step_by_step_and_take_the_median(monkeypatch):
+    """--rounds 3: after each variant's first timing, two more rounds in which the variants alternate step by step
+    (a warm-up step of each, then A B A B: each variant's compiled function kept alive); the step is the median of
+    its three rounds, shown with its range, and every interleaved step is kept for the paired ratios."""
     import benchmarks.model_step as model_step
 
     calls = []
@@ -137,16 +138,33 @@ def test_rounds_interleave_the_variants_and_take_the_median(monkeypatch):
     assert seen == rows  # reported once, after the rounds
     for r in rows:
         assert len(r.ms_rounds) == 3 and r.ms == sorted(r.ms_rounds)[1], r
-    tail = calls[-12:]  # rounds 2 and 3: per round and variant a warm-up step and two timed steps (12 calls)
-    runs = []  # consecutive calls of one function merged: the variants in turn
-    for fn in tail:
-        if not runs or runs[-1] is not fn:
-            runs.append(fn)
-    assert len(runs) == 4 and runs[0] is runs[2] and runs[1] is runs[3] and runs[0] is not runs[1], runs
+        assert len(r.ms_steps) == 4 and all(m > 0 for m in r.ms_steps), r  # 2 rounds x 2 passes
+    tail = calls[-12:]  # rounds 2 and 3: per round a warm-up step of each variant, then two passes (12 calls)
+    assert all(a is not b for a, b in zip(tail, tail[1:])), "the variants did not alternate step by step"
+    assert {id(f) for f in tail[0::2]} == {id(tail[0])} and {id(f) for f in tail[1::2]} == {id(tail[1])}
     doc = model_table.document(rows, [TINY], variants, Options(iters=2, warmup=0, rounds=3), "cpu")
     line = next(x for x in model_table.markdown(doc).splitlines() if "| eager |" in x)
     lo, hi = min(rows[0].ms_rounds), max(rows[0].ms_rounds)
     assert f"[{lo:.2f}-{hi:.2f}]" in line and "in each of 3 rounds" in model_table.markdown(doc)
+
+
+def test_paired_ratio_follows_the_passes_not_the_medians():
+    """A clock drift that slows both variants pass after pass leaves the paired ratio at the true one (1.25x, the
+    row faster in every pass) where the ratio of medians of unpaired blocks could say anything; rows without the
+    same passes fall back to the medians' ratio."""
+    ref = [10.0 * (1 + 0.1 * i) for i in range(5)]
+    row = [r / 1.25 for r in ref]
+    assert model_table.paired_ratio(ref, row) == (pytest.approx(1.25), 5)
+    assert model_table.paired_ratio(ref, row[:4]) is None and model_table.paired_ratio([], []) is None
+    base = dict(case="c", label="c", regions=None, claims={}, host_ms=None, peak_gib=None, kernels=None,
+                grad_err=None, first_step_s=None, note="", ms_rounds=[])
+    rows = [dict(base, variant="compile", ms=12.0, ms_steps=ref), dict(base, variant="segkit-auto", ms=9.0,
+                                                                        ms_steps=row),
+            dict(base, variant="thunder", ms=10.0, ms_steps=[])]
+    doc = {model_table.KEY: {}, "run": {"rounds": 3}, "rows": rows}
+    md = model_table.markdown(doc)
+    assert "| segkit-auto | 9.00 | 1.11x | 1.250x (5/5) |" in md, md  # Thunder ran no passes: the medians
+    assert "| thunder | 10.00 | 1.00x | 1.20x |" in md, md
 
 
 def test_loss_keeps_thunders_step_free_of_detach_and_its_grads_informative():

@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from thunder.core import dtypes
@@ -27,6 +28,7 @@ from thunder.core.proxies import TensorProxy
 from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig, unit_row_dims
 from fusions.cut_cost import FUSED, OPAQUE, crossing_bytes, decide
+from fusions.spec import signature
 from segkit.tuning import gpu_model
 from thunder_exec.base import CompileOptions, torch_dtype
 
@@ -219,10 +221,48 @@ def _fall_back(why: str) -> None:
                   stacklevel=4)
 
 
+@dataclass(frozen=True)
+class Choice:
+    """What one call of a fusible spec became: ``chosen`` FUSED or OPAQUE, under ``mode`` (segkit_fuse), and why
+    (the cut decision's ``describe()`` under "auto")."""
+
+    spec: str
+    signature: str
+    mode: str
+    chosen: str
+    why: str
+
+
+@dataclass
+class Choices:
+    """The choices of the compilations since the last ``clear_notes()``, one per (spec, signature, mode), the
+    oldest dropped past ``maxsize``: which calls a step cut, and why (the step table records them)."""
+
+    maxsize: int = 256
+    _items: OrderedDict = field(default_factory=OrderedDict)
+
+    def add(self, choice: Choice) -> None:
+        self._items[(choice.spec, choice.signature, choice.mode)] = choice
+        self._items.move_to_end((choice.spec, choice.signature, choice.mode))
+        if len(self._items) > self.maxsize:
+            self._items.popitem(last=False)
+
+    def all(self) -> list[Choice]:
+        return list(self._items.values())
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+CHOICES = Choices()
+
+
 def clear_notes() -> None:
-    """Forget which fallbacks were said and the cut costs computed (the next compile says and computes again)."""
+    """Forget which fallbacks were said, the cut costs computed and the choices made (the next compile says,
+    computes and records again)."""
     _fall_back.cache_clear()
     crossing_bytes.cache_clear()
+    CHOICES.clear()
 
 
 def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | None:
@@ -230,6 +270,7 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
     nvFuser regions, else None (emit segkit_ex's opaque symbols, as without the option)."""
     mode = options.fuse.mode(spec_name)
     if mode == OPAQUE:
+        CHOICES.add(Choice(spec_name, signature(cfg), mode, OPAQUE, "segkit_fuse opaque"))
         return None
     symbols = registered()
     if symbols is None:  # "auto" decides opaque here; "fused" was asked for and is told why not
@@ -243,6 +284,9 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
         return None
     if not _on(symbols.device, x) or not all(isinstance(s, int) for s in x.shape):
         return None
-    if mode == "auto" and decide(spec_name, cfg, gpu_model()).decision == OPAQUE:
-        return None
+    if mode == "auto":
+        d = decide(spec_name, cfg, gpu_model())
+        CHOICES.add(Choice(spec_name, d.signature, mode, d.decision, d.describe()))
+        return None if d.decision == OPAQUE else symbols
+    CHOICES.add(Choice(spec_name, signature(cfg), mode, FUSED, f"segkit_fuse {mode}"))
     return symbols

@@ -1,0 +1,99 @@
+"""Cut decisions measured in a real training step; where one exists it decides instead of the cut cost model.
+
+The cost model (fusions/cut_cost.py) weighs segkit's tuned kernel against nvFuser's default schedule of the same
+fusion *alone*. Inside Thunder's region the fused op can cost far more than alone, which no standalone tuning
+sees. litgpt >= 0.5.5's RoPE backward is the case in point: Thunder's region joins it with the backward of the
+qkv split, a cat, and nvFuser lowers a cat by computing every piece for every output element:
+
+    dq --rope_bwd--+
+    dk --sum--rope_bwd--+--cat--> dqkv      one resize kernel: each element computes all three pieces
+    dv --sum------------+
+
+Opaque, the two RoPE adjoints run as segkit's own kernels and the region keeps only the sums and a plain cat.
+
+So a step profiled twice, the spec fused and the spec opaque, everything else the same, decides from the nvFuser
+kernel time of the two steps (segkit's opaque kernels are nvFuser kernels too; GEMMs, attention and fills are the
+same in both): opaque where fused_us - opaque_us exceeds the host time of the extra call (CutPolicy.host_us).
+``python -m benchmarks.cut_evidence`` writes the records from the step table's profiles; each names its source.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from segkit.errors import TuningTableError
+
+EVIDENCE_PATH = Path(__file__).with_name("cut_evidence.json")
+
+
+@dataclass(frozen=True)
+class CutEvidence:
+    """One spec's calls of one signature in one step, fused against opaque (times in microseconds)."""
+
+    gpu: str
+    spec: str
+    signature: str
+    fused_us: float  # nvFuser kernel time of one step, the spec fused into Thunder's regions
+    opaque_us: float  # the same step, the spec's calls opaque
+    case: str  # the step table's case (benchmarks/model_cases.py)
+    source: str  # where the two profiles are, and which variants they are
+    measured: str  # date and versions
+
+    @property
+    def gain_us(self) -> float:
+        """What cutting saves in the step's kernel time (negative: fusing is better)."""
+        return self.fused_us - self.opaque_us
+
+    def describe(self) -> str:
+        return (f"measured in the {self.case} step ({self.source}): nvFuser kernels {self.fused_us:.1f} us fused, "
+                f"{self.opaque_us:.1f} us opaque")
+
+
+class EvidenceTable:
+    """CutEvidence per (GPU, spec, signature); a later record replaces an earlier one."""
+
+    def __init__(self, records=()) -> None:
+        self._items: dict[tuple[str, str, str], CutEvidence] = {}
+        for r in records:
+            self.put(r)
+
+    def put(self, record: CutEvidence) -> None:
+        self._items[(record.gpu, record.spec, record.signature)] = record
+
+    def lookup(self, gpu: str | None, spec: str, signature: str) -> CutEvidence | None:
+        return None if gpu is None else self._items.get((gpu, spec, signature))
+
+    def records(self) -> list[CutEvidence]:
+        return sorted(self._items.values(), key=lambda r: (r.gpu, r.spec, r.signature))
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvidenceTable:
+        """The records of ``path`` (none where it does not exist); a malformed file is a TuningTableError naming
+        it and the record at fault."""
+        path = Path(path)
+        if not path.exists():
+            return cls()
+        try:
+            raw = json.loads(path.read_text())["records"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise TuningTableError(f"{path}: not a cut evidence file ({e})") from None
+        names = {f.name for f in fields(CutEvidence)}
+        out = cls()
+        for i, d in enumerate(raw):
+            if not isinstance(d, dict) or set(d) != names:
+                raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(names)}, "
+                                       f"got {sorted(d) if isinstance(d, dict) else type(d).__name__}")
+            out.put(CutEvidence(**d))
+        return out
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps({"records": [asdict(r) for r in self.records()]}, indent=1) + "\n")
+
+
+@functools.lru_cache(maxsize=1)
+def committed() -> EvidenceTable:
+    """fusions/cut_evidence.json, read once (``committed.cache_clear()`` to read it again)."""
+    return EvidenceTable.load(EVIDENCE_PATH)

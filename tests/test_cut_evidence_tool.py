@@ -1,0 +1,57 @@
+"""benchmarks.cut_evidence on committed H200 step profiles (benchmarks/results/h200x4-2026-11-26-fuse-policies:
+Llama-3-8B x1 with segkit's RoPE fused into Thunder's regions, and with it opaque): the records carry each
+profile's nvFuser kernel time, summed here straight from the chrome traces, and refuse a run that does not
+fuse the spec."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmarks import cut_evidence
+from benchmarks.machine import KEY
+from fusions.cut_evidence import EvidenceTable
+
+RUN = Path(__file__).resolve().parent.parent / "benchmarks/results/h200x4-2026-11-26-fuse-policies"
+SIG = "shape=(1, 32, 4096, 128) cos_batch=1 table_dtype=float32 out_dtype=None bfloat16"
+
+
+def _nvfuser_us(path: Path) -> float:
+    events = json.load(gzip.open(path))["traceEvents"]
+    return sum(e["dur"] for e in events if e.get("cat") == "kernel" and e["name"].startswith("nvf"))
+
+
+def _run(tmp_path: Path, fused_chosen: str = "fused") -> Path:
+    (tmp_path / "profiles").mkdir()
+    for variant, src in (("a", "segkit-fused"), ("b", "segkit-norms-fused")):
+        shutil.copy(RUN / "profiles" / f"llama3-8b-x1-{src}.json.gz", tmp_path / "profiles" / f"llama3-8b-x1-{variant}.json.gz")
+    machine = json.loads((RUN / "model_step.json").read_text())[KEY]
+    rows = [dict(case="llama3-8b-x1", variant="a", cuts=[dict(spec="rope_bwd", signature=SIG, mode="fused",
+                                                               chosen=fused_chosen, why="")]),
+            dict(case="llama3-8b-x1", variant="b", cuts=[dict(spec="rope_bwd", signature=SIG, mode="opaque",
+                                                               chosen="opaque", why="")])]
+    (tmp_path / "model_step.json").write_text(json.dumps({KEY: machine, "rows": rows}))
+    return tmp_path
+
+
+def test_records_carry_each_profiles_nvfuser_time(tmp_path):
+    run = _run(tmp_path)
+    (r,) = cut_evidence.evidence(run, "rope_bwd", "a", "b")
+    assert r.gpu == "NVIDIA H200" and r.signature == SIG and r.case == "llama3-8b-x1"
+    assert r.fused_us == pytest.approx(_nvfuser_us(run / "profiles/llama3-8b-x1-a.json.gz"), abs=0.01)
+    assert r.opaque_us == pytest.approx(_nvfuser_us(run / "profiles/llama3-8b-x1-b.json.gz"), abs=0.01)
+    out = tmp_path / "ev.json"
+    cut_evidence.main([str(run), "--spec", "rope_bwd", "--fused", "a", "--opaque", "b", "--out", str(out)])
+    assert EvidenceTable.load(out).records() == [r]
+
+
+def test_a_run_that_did_not_fuse_the_spec_is_refused(tmp_path):
+    run = _run(tmp_path, fused_chosen="opaque")
+    with pytest.raises(SystemExit, match="variant a fused no rope_bwd call"):
+        cut_evidence.evidence(run, "rope_bwd", "a", "b")
+    with pytest.raises(SystemExit, match="no case of .* has both a and c"):
+        cut_evidence.evidence(run, "rope_bwd", "a", "c")
