@@ -1,6 +1,8 @@
 """Step evidence for segkit_fuse="auto" (fusions/cut_evidence.py) from a step table run that profiled two variants
-differing in one spec's mode: the nvFuser kernel time of each profiled step, one record per signature of the
-spec's calls in the fused variant (its ``cuts``), keyed by the run's GPU.
+differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
+attention, which both variants run alike and whose time follows the SM clock of the moment), one record per
+signature of the spec's calls in the fused variant (its ``cuts``), keyed by the run's GPU. Every other kernel
+counts, whoever runs it: a cut can hand work to another executor (a lone cat left to torch, say).
 
     python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \\
         --opaque segkit-rope-bwd-opaque [--write | --out FILE]
@@ -19,9 +21,13 @@ from fusions.cut_evidence import EVIDENCE_PATH, CutEvidence, EvidenceTable
 from segkit.trace import load
 
 
-def nvfuser_kernel_us(profile: Path) -> float:
-    """The summed time of the nvFuser kernels of a profiled step (segkit's opaque kernels included)."""
-    return sum(k.duration_ns for k in load(profile).kernels if k.name.startswith(("nvf::", "nvfuser_"))) / 1e3
+COMPUTE_BOUND = ("nvjet", "gemm", "cutlass", "cudnn", "flash", "sdpa")  # kernel names of matmuls and attention
+
+
+def memory_bound_us(profile: Path) -> float:
+    """The summed time of a profiled step's kernels, leaving out matmuls and attention (``COMPUTE_BOUND``)."""
+    return sum(k.duration_ns for k in load(profile).kernels
+               if not any(m in k.name.lower() for m in COMPUTE_BOUND)) / 1e3
 
 
 def _row(rows: list[dict], case: str, variant: str) -> dict | None:
@@ -53,7 +59,7 @@ def evidence(run: Path, spec: str, fused: str, opaque: str) -> list[CutEvidence]
             path = run / "profiles" / f"{case}-{v}.json.gz"
             if not path.exists():
                 raise SystemExit(f"cut_evidence: no profile {path} (run with MODELS_PROFILE=1)")
-            us[v] = nvfuser_kernel_us(path)
+            us[v] = memory_bound_us(path)
         source = f"{run.name}: profiles {case}-{fused} vs {case}-{opaque}"
         out += [CutEvidence(gpu, spec, s, round(us[fused], 2), round(us[opaque], 2), case, source, measured)
                 for s in sigs]

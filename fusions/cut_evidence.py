@@ -9,11 +9,12 @@ qkv split, a cat, and nvFuser lowers a cat by computing every piece for every ou
     dk --sum--rope_bwd--+--cat--> dqkv      one resize kernel: each element computes all three pieces
     dv --sum------------+
 
-Opaque, the two RoPE adjoints run as segkit's own kernels and the region keeps only the sums and a plain cat.
+Opaque, the two RoPE adjoints run as segkit's own kernels, but the region is left with the sums and a lone cat,
+which Thunder hands to torch: what the cut saves in one kernel it can pay in another.
 
-So a step profiled twice, the spec fused and the spec opaque, everything else the same, decides from the nvFuser
-kernel time of the two steps (segkit's opaque kernels are nvFuser kernels too; GEMMs, attention and fills are the
-same in both): opaque where fused_us - opaque_us exceeds the host time of the extra call (CutPolicy.host_us).
+So a step profiled twice, the spec fused and the spec opaque, everything else the same, decides from the
+memory-bound kernel time of the two steps (every kernel but the matmuls and attention, which both run alike):
+opaque where fused_us - opaque_us exceeds the host time of the extra call (CutPolicy.host_us).
 ``python -m benchmarks.cut_evidence`` writes the records from the step table's profiles; each names its source.
 """
 
@@ -36,7 +37,7 @@ class CutEvidence:
     gpu: str
     spec: str
     signature: str
-    fused_us: float  # nvFuser kernel time of one step, the spec fused into Thunder's regions
+    fused_us: float  # memory-bound kernel time of one step, the spec fused into Thunder's regions
     opaque_us: float  # the same step, the spec's calls opaque
     case: str  # the step table's case (benchmarks/model_cases.py)
     source: str  # where the two profiles are, and which variants they are
@@ -48,8 +49,8 @@ class CutEvidence:
         return self.fused_us - self.opaque_us
 
     def describe(self) -> str:
-        return (f"measured in the {self.case} step ({self.source}): nvFuser kernels {self.fused_us:.1f} us fused, "
-                f"{self.opaque_us:.1f} us opaque")
+        return (f"measured in the {self.case} step ({self.source}): memory-bound kernels {self.fused_us:.1f} us "
+                f"fused, {self.opaque_us:.1f} us opaque")
 
 
 class EvidenceTable:
