@@ -99,10 +99,15 @@ class ApplyRopeConfig:
     dtype: torch.dtype = torch.bfloat16
     table_dtype: torch.dtype | None = None
     out_dtype: torch.dtype | None = None  # y (and dy): x's dtype unless given (HF promotes bf16 q with fp32 tables)
+    # x's (dy's) memory layout as nvFuser's stride_order where it arrives permuted (q from cuDNN's attention in
+    # (B, T, H, n) order: (3, 1, 2, 0)), so that the fusion reads it in place; None: contiguous
+    x_stride_order: tuple[int, int, int, int] | None = None
 
     def __post_init__(self) -> None:
         if len(self.shape) != 4 or any(s < 1 for s in self.shape) or self.shape[-1] % 2:
             raise ValueError(f"{self.name}: RoPE shape {self.shape} must be (B, H, T, n) with an even n")
+        if self.x_stride_order is not None and sorted(self.x_stride_order) != [0, 1, 2, 3]:
+            raise ValueError(f"{self.name}: x_stride_order {self.x_stride_order} must be a permutation of 0..3")
         if self.cos_batch not in (1, self.shape[0]):
             raise ValueError(f"{self.name}: cos batch {self.cos_batch} must be 1 or the batch {self.shape[0]}")
 
@@ -118,6 +123,9 @@ class ApplyRopeConfig:
 def apply_rope_configs() -> dict[str, ApplyRopeConfig]:
     """litgpt-shaped q (B, n_head, T, rope_n_elem); tables fp32 as litgpt keeps them."""
     cfgs = [ApplyRopeConfig("Llama-3-8B_q", (1, 32, 4096, 128), table_dtype=torch.float32),
+            # q (and dq) as segkit's cuDNN attention lays them out, (B, T, H, n) in memory: read in place
+            ApplyRopeConfig("Llama-3-8B_q_bthd", (1, 32, 4096, 128), table_dtype=torch.float32,
+                            x_stride_order=(3, 1, 2, 0)),
             ApplyRopeConfig("phi-2_q", (1, 32, 2048, 32), table_dtype=torch.float32),
             ApplyRopeConfig("hf-Llama-3-8B_q", (2, 32, 4096, 128), cos_batch=2),  # HF: tables per position_ids row
             # HF under autocast: bf16 q, fp32 tables, fp32 result

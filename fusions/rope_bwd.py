@@ -10,6 +10,7 @@ import fusions._rope as R
 from fusions.configs import ApplyRopeConfig, apply_rope_configs
 from fusions.rope_fwd import broadcast_table, define_inputs, halves, make_tables, table
 from fusions.spec import FusionSpec, dt, nv_dtype, randn
+from segkit.layout import laid_out
 
 
 def define(fd, cfg: ApplyRopeConfig) -> None:
@@ -30,7 +31,7 @@ def body(fd, g, cos, sin, cfg: ApplyRopeConfig, shape: tuple[int, ...] | None = 
 
 def inputs(cfg: ApplyRopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
     cos, sin = make_tables(cfg, device)
-    return {"dy": randn(cfg.shape, gen, cfg.out), "cos": cos, "sin": sin}
+    return {"dy": laid_out(randn(cfg.shape, gen, cfg.out), cfg.x_stride_order), "cos": cos, "sin": sin}
 
 
 def reference(inp: dict, cfg: ApplyRopeConfig) -> tuple:

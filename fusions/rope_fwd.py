@@ -16,6 +16,7 @@ import torch
 import fusions._rope as R
 from fusions.configs import ApplyRopeConfig, apply_rope_configs
 from fusions.spec import FusionSpec, dt, nv_dtype, randn
+from segkit.layout import laid_out
 
 
 def define_tables(fd, cfg: ApplyRopeConfig):
@@ -33,9 +34,11 @@ def table(fd, t, cfg: ApplyRopeConfig, ndim: int = 4):
 
 
 def define_inputs(fd, cfg: ApplyRopeConfig, dtype: torch.dtype) -> tuple:
-    """x (or dy) of cfg.shape and ``dtype``, cos and sin: every input defined before the first op (repro scripts
-    keep that order)."""
-    x = fd.define_tensor(shape=list(cfg.shape), contiguity=[True] * 4, dtype=dt(fd, nv_dtype(dtype).name))
+    """x (or dy) of cfg.shape and ``dtype`` (laid out as cfg.x_stride_order), cos and sin: every input defined
+    before the first op (repro scripts keep that order)."""
+    order = list(cfg.x_stride_order) if cfg.x_stride_order is not None else None
+    x = fd.define_tensor(shape=list(cfg.shape), contiguity=[True] * 4, dtype=dt(fd, nv_dtype(dtype).name),
+                         stride_order=order)
     return (x, *define_tables(fd, cfg))
 
 
@@ -73,7 +76,7 @@ def make_tables(cfg: ApplyRopeConfig, device: str) -> tuple[torch.Tensor, torch.
 
 def inputs(cfg: ApplyRopeConfig, device: str, gen: torch.Generator) -> dict[str, torch.Tensor]:
     cos, sin = make_tables(cfg, device)
-    return {"x": randn(cfg.shape, gen, cfg.dtype), "cos": cos, "sin": sin}
+    return {"x": laid_out(randn(cfg.shape, gen, cfg.dtype), cfg.x_stride_order), "cos": cos, "sin": sin}
 
 
 def broadcast_table(t: torch.Tensor) -> torch.Tensor:

@@ -28,6 +28,7 @@ from segkit.check import CheckReport
 from segkit.compare import compare
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
+from segkit.layout import laid_out
 from segkit.nvf import compiled, nvfuser_available
 from segkit.verdicts import Verdicts
 
@@ -109,10 +110,13 @@ class SpecRunner:
     fd: Any
     outputs: tuple[int, ...] | None = None
     staged: Any = None  # a multi-fusion formulation the tuning table chose for this GPU (e.g. two-stage norm bwd)
+    layouts: tuple[tuple[int, ...] | None, ...] = ()  # each fusion input's stride_order (None: contiguous)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """Outputs of the fusion on ``tensors`` (made contiguous: the builders define contiguous inputs)."""
-        args = [t if t.is_contiguous() else t.contiguous() for t in tensors]
+        """Outputs of the fusion on ``tensors``, each laid out as the fusion defines it (contiguous, or the
+        permuted layout a config asks for: those are read in place)."""
+        args = [t if t.is_contiguous() and o is None else laid_out(t, o)
+                for t, o in zip(tensors, self.layouts or (None,) * len(tensors))]
         if not (nvfuser_available() and all(t.is_cuda for t in args)):
             if not self.check:
                 return run_reference(self.fd, args)
@@ -138,12 +142,19 @@ class SpecRunner:
         return CheckReport(compare(refs, outputs), label)
 
 
+def _make_runner(spec_name: str, cfg: Any, policy: str, check: bool, outputs: tuple[int, ...] | None) -> SpecRunner:
+    fd = fusion_for(spec_name, cfg, policy, outputs)
+    layouts = tuple(v.stride_order if v.shape is not None and len(v.shape) else None for v in fd.fusion.inputs)
+    if all(o is None or list(o) == sorted(o, reverse=True) for o in layouts):
+        layouts = ()  # every input contiguous: the fast path
+    return SpecRunner(spec_name, cfg, policy, check, fd, outputs, staged_for(spec_name, cfg, outputs=outputs), layouts)
+
+
 def runner(spec_name: str, cfg: Any, policy: str, check: bool = False,
            outputs: tuple[int, ...] | None = None) -> SpecRunner:
     """The cached SpecRunner of ``spec_name`` for ``cfg`` under bookend ``policy`` (only ``outputs`` when given)."""
-    return RUNNERS.get((spec_name, cfg, policy, check, outputs), lambda: SpecRunner(
-        spec_name, cfg, policy, check, fusion_for(spec_name, cfg, policy, outputs), outputs,
-        staged_for(spec_name, cfg, outputs=outputs)))
+    return RUNNERS.get((spec_name, cfg, policy, check, outputs),
+                       lambda: _make_runner(spec_name, cfg, policy, check, outputs))
 
 
 def staged_for(spec_name: str, cfg: Any, gpu: str | None = None, table: Any = None,

@@ -92,3 +92,28 @@ def alias_loses_layout(contiguity: Sequence[bool | None], stride_order: Sequence
     csrc/transform_replay.cpp:353 at 7e04d265a), and an op's output is all-contiguous (csrc/ops/utils.cpp:490-494),
     so a row-major input with a non-contiguous dim has its view written as if it were dense."""
     return not allocation_domain_kept(stride_order) and any(c is False for c in contiguity)
+
+
+def dense_stride_order(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...] | None:
+    """nvFuser's stride_order of a tensor that is dense in some order of its dims (a permuted contiguous tensor:
+    no gaps, no overlap, no broadcast stride), else None."""
+    if any(st == 0 and sz != 1 for sz, st in zip(sizes, strides)):
+        return None
+    contiguity, order = compute_tensor_descriptor(sizes, strides)
+    return tuple(order) if all(c in (True, None) for c in contiguity) else None
+
+
+def dims_outer_first(stride_order: Sequence[int]) -> list[int]:
+    """The dims in memory order, outermost first, for nvFuser's ``stride_order`` (higher: outer)."""
+    return sorted(range(len(stride_order)), key=lambda d: -stride_order[d])
+
+
+def laid_out(t, stride_order: Sequence[int] | None):
+    """The torch tensor ``t``'s values dense in nvFuser's ``stride_order`` (None: contiguous): ``t`` itself where
+    it already is, else a copy (what a fusion input defined with that stride_order must be given)."""
+    if stride_order is None:
+        return t.contiguous()
+    if dense_stride_order(t.shape, t.stride()) == tuple(stride_order):
+        return t
+    outer = dims_outer_first(stride_order)
+    return t.permute(outer).contiguous().permute([outer.index(d) for d in range(t.dim())])

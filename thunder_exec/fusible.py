@@ -46,13 +46,19 @@ def norm_config(a, weight, eps: float, bias: bool = False, round_normed: bool = 
                       None if param == io else param, round_normed)
 
 
-def rope_config(x, cos, x_dtype, out_dtype) -> ApplyRopeConfig:
-    """The RoPE config of a call: x as (B, H, T, n) with H the product of the middle dims, the tables' batch."""
-    T, n = x.shape[-2], x.shape[-1]
-    shape = (x.shape[0], math.prod(x.shape[1:-2]), T, n)
+def rope_shape(x) -> tuple[int, int, int, int]:
+    """x as RoPE's (B, H, T, n): H the product of the middle dims."""
+    return (x.shape[0], math.prod(x.shape[1:-2]), x.shape[-2], x.shape[-1])
+
+
+def rope_config(x, cos, x_dtype, out_dtype, x_stride_order=None) -> ApplyRopeConfig:
+    """The RoPE config of a call: x as ``rope_shape``, the tables' batch, x's layout where it is permuted (a
+    run-time tensor's; a trace's proxies have none)."""
+    shape = rope_shape(x)
+    T, n = shape[2], shape[3]
     table, io, out = torch_dtype(cos.dtype), torch_dtype(x_dtype), torch_dtype(out_dtype)
     return ApplyRopeConfig("thunder", shape, math.prod(cos.shape) // (T * n), io, None if table == io else table,
-                           None if out == io else out)
+                           None if out == io else out, x_stride_order)
 
 
 # --------------------------------------------------------------------------- metas

@@ -18,9 +18,10 @@ from thunder.core.transforms import get_grad, put_grad, sum_to
 import thunder.torch as ltorch
 
 from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
-from thunder_exec.fusible import chosen, rope_config
+from thunder_exec.fusible import chosen, rope_config, rope_shape
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner
+from segkit.layout import dense_stride_order
 
 
 def rope_refusal(x, cos, sin) -> str | None:
@@ -37,18 +38,23 @@ def rope_refusal(x, cos, sin) -> str | None:
     return None
 
 
-def _runner(spec_name: str, x, cos, x_dtype, out_dtype, policy: str, check: bool) -> SpecRunner:
+def _runner(spec_name: str, x, cos, x_dtype, out_dtype, policy: str, check: bool, order) -> SpecRunner:
     def make() -> SpecRunner:
-        return runner(spec_name, rope_config(x, cos, x_dtype, out_dtype), policy, check)
+        return runner(spec_name, rope_config(x, cos, x_dtype, out_dtype, order), policy, check)
 
-    return RUNNERS.get((spec_name, x.shape, x_dtype, out_dtype, cos.shape, cos.dtype, policy, check), make)
+    return RUNNERS.get((spec_name, x.shape, x_dtype, out_dtype, cos.shape, cos.dtype, policy, check, order), make)
 
 
 def _run(spec_name: str, x, cos, sin, x_dtype, out_dtype, policy, check):
-    run = _runner(spec_name, x, cos, x_dtype, out_dtype, policy, check)
-    shape, cos_batch = run.cfg.shape, run.cfg.cos_batch
+    """segkit's fusion on x (B, H, T, n); an x laid out in another order of its dims (dq from cuDNN's attention,
+    which keeps (B, T, H, n) order) is read in place by a fusion defined with its layout, not copied first."""
+    shape = rope_shape(x)
+    xs = x.reshape(shape)
+    order = None if xs.is_contiguous() else dense_stride_order(xs.shape, xs.stride())
+    run = _runner(spec_name, x, cos, x_dtype, out_dtype, policy, check, order)
+    cos_batch = run.cfg.cos_batch
     table = shape[2:] if cos_batch == 1 else (cos_batch, *shape[2:])
-    (y,) = run([x.reshape(shape), cos.reshape(table), sin.reshape(table)])
+    (y,) = run([xs, cos.reshape(table), sin.reshape(table)])
     return y.reshape(x.shape)
 
 
