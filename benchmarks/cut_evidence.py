@@ -2,7 +2,7 @@
 differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
 attention, which both variants run alike and whose time follows the SM clock of the moment), one record per
 signature of the spec's calls in the fused variant (its ``cuts``), keyed by the run's GPU. Every other kernel
-counts, whoever runs it: a cut can hand work to another executor (a lone cat left to torch, say).
+counts, whoever runs it: a cut can hand work to another executor (a layout copy in torch, say).
 
     python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \\
         --opaque segkit-rope-bwd-opaque [--write | --out FILE]

@@ -71,7 +71,7 @@ VARIANTS = [
     Variant("thunder", "Thunder", thunder=True),
     Variant("segkit-fused", "Thunder + segkit_ex (fused)", thunder=True, segkit=True, fuse="fused"),
     Variant("segkit-opaque", "Thunder + segkit_ex (opaque)", thunder=True, segkit=True, fuse="opaque"),
-    Variant("segkit-auto", "Thunder + segkit_ex (auto, the default: cut cost model)", thunder=True, segkit=True,
+    Variant("segkit-auto", "Thunder + segkit_ex (auto, the default: step evidence, else the cut cost model)", thunder=True, segkit=True,
             fuse="auto"),
     Variant("segkit-fwd-fused", "Thunder + segkit_ex (fused, norm backward opaque)", default=False, thunder=True,
             segkit=True, fuse=(("*", "fused"), ("norm_bwd", "opaque"))),

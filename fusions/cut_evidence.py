@@ -9,8 +9,8 @@ qkv split, a cat, and nvFuser lowers a cat by computing every piece for every ou
     dk --sum--rope_bwd--+--cat--> dqkv      one resize kernel: each element computes all three pieces
     dv --sum------------+
 
-Opaque, the two RoPE adjoints run as segkit's own kernels, but the region is left with the sums and a lone cat,
-which Thunder hands to torch: what the cut saves in one kernel it can pay in another.
+Opaque, the two RoPE adjoints run as segkit's own kernels and the region keeps the sums and the cat: what the cut
+saves in one kernel it can pay in others (an input copied to the layout the opaque call wants, a kernel more).
 
 So a step profiled twice, the spec fused and the spec opaque, everything else the same, decides from the
 memory-bound kernel time of the two steps (every kernel but the matmuls and attention, which both run alike):
