@@ -10,8 +10,8 @@ Where the step itself was measured both ways (fusions/cut_evidence.py: the spec 
 measurement decides instead: opaque where it saved more kernel time than the extra call's host time.
 
 ``decide`` is a pure function of the spec, config, GPU name, tuning table, step evidence and ``CutPolicy`` (the
-constants, a parameter): no evidence and no tuning entry (or no gain) means fused. thunder_exec's ``segkit_fuse="auto"`` and ``segkit
-regions`` quote its ``CutDecision.describe()``.
+constants, a parameter): no evidence and no tuning entry (or no gain) means fused. thunder_exec's
+``segkit_fuse="auto"`` and ``segkit regions`` quote its ``CutDecision.describe()``.
 """
 
 from __future__ import annotations

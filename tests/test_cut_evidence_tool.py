@@ -30,7 +30,8 @@ def _memory_bound_us(path: Path) -> float:
 def _run(tmp_path: Path, fused_chosen: str = "fused") -> Path:
     (tmp_path / "profiles").mkdir()
     for variant, src in (("a", "segkit-fused"), ("b", "segkit-norms-fused")):
-        shutil.copy(RUN / "profiles" / f"llama3-8b-x1-{src}.json.gz", tmp_path / "profiles" / f"llama3-8b-x1-{variant}.json.gz")
+        shutil.copy(RUN / "profiles" / f"llama3-8b-x1-{src}.json.gz",
+                    tmp_path / "profiles" / f"llama3-8b-x1-{variant}.json.gz")
     machine = json.loads((RUN / "model_step.json").read_text())[KEY]
     rows = [dict(case="llama3-8b-x1", variant="a", cuts=[dict(spec="rope_bwd", signature=SIG, mode="fused",
                                                                chosen=fused_chosen, why="")]),

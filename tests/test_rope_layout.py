@@ -49,7 +49,8 @@ def test_a_permuted_x_is_read_in_place_with_the_contiguous_paths_numbers(spec_na
     assert permuted.layouts == (BTHD, None, None)
     copies = []
     real_contiguous = torch.Tensor.contiguous
-    monkeypatch.setattr(torch.Tensor, "contiguous", lambda t, *a, **k: copies.append(t.shape) or real_contiguous(t, *a, **k))
+    monkeypatch.setattr(torch.Tensor, "contiguous",
+                        lambda t, *a, **k: copies.append(t.shape) or real_contiguous(t, *a, **k))
     (got,) = permuted([x, cos, sin])
     assert not copies, f"the runner copied inputs of shapes {copies}"
     monkeypatch.undo()
