@@ -72,8 +72,7 @@ VARIANTS = [
     Variant("segkit-fused", "Thunder + segkit_ex (fused)", thunder=True, segkit=True, fuse="fused"),
     Variant("segkit-opaque", "Thunder + segkit_ex (opaque)", thunder=True, segkit=True, fuse="opaque"),
     Variant("segkit-auto", "Thunder + segkit_ex (auto, the default: step evidence, else the cut cost model)",
-            thunder=True, segkit=True,
-            fuse="auto"),
+            thunder=True, segkit=True, fuse="auto"),
     Variant("segkit-fwd-fused", "Thunder + segkit_ex (fused, norm backward opaque)", default=False, thunder=True,
             segkit=True, fuse=(("*", "fused"), ("norm_bwd", "opaque"))),
     Variant("segkit-rope-fused", "Thunder + segkit_ex (RoPE fused, norms opaque)", default=False, thunder=True,
@@ -208,7 +207,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
         fn = make(variant, built.model, device)
         got = _grads(fn, built)
     if variant.segkit:
-        row.cuts = [dataclasses.asdict(c) for c in fusible.CHOICES.all()]
+        row.cuts = [dataclasses.asdict(c) for c in fusible.CHOICES.values()]
     if cuda:
         torch.cuda.synchronize()
     row.first_step_s = time.perf_counter() - t0
@@ -311,14 +310,11 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
             steps[row.variant]()
         if cuda:
             torch.cuda.synchronize()
-        this_round = {row.variant: [] for row in timed}
         for _ in range(opts.iters):
             for row in timed:
-                ms, _host = time_step(steps[row.variant], cuda)
-                this_round[row.variant].append(ms)
-                row.ms_steps.append(ms)
+                row.ms_steps.append(time_step(steps[row.variant], cuda)[0])
         for row in timed:
-            row.ms_rounds.append(statistics.median(this_round[row.variant]))
+            row.ms_rounds.append(statistics.median(row.ms_steps[-opts.iters:]))
     for row in timed:
         row.ms = statistics.median(row.ms_rounds)
         print(f"{row.case} | {row.variant} | rounds {', '.join(f'{m:.2f}' for m in row.ms_rounds)} ms | "

@@ -44,12 +44,18 @@ class LRUCache:
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
         found = self._items.get(key)
         if found is None:
-            found = self._items[key] = make()
-            if len(self._items) > self.maxsize:
-                self._items.popitem(last=False)
+            found = make()
+            self.put(key, found)
         else:
             self._items.move_to_end(key)
         return found
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """``value`` under ``key``, replacing what was there, as the most recently used."""
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self.maxsize:
+            self._items.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -144,8 +150,9 @@ class SpecRunner:
 
 def _make_runner(spec_name: str, cfg: Any, policy: str, check: bool, outputs: tuple[int, ...] | None) -> SpecRunner:
     fd = fusion_for(spec_name, cfg, policy, outputs)
-    layouts = tuple(v.stride_order if v.shape is not None and len(v.shape) else None for v in fd.fusion.inputs)
-    if all(o is None or list(o) == sorted(o, reverse=True) for o in layouts):
+    layouts = tuple(None if not v.shape or v.stride_order is None or list(v.stride_order) == sorted(v.stride_order,
+                    reverse=True) else tuple(v.stride_order) for v in fd.fusion.inputs)  # None: contiguous
+    if not any(layouts):
         layouts = ()  # every input contiguous: the fast path
     return SpecRunner(spec_name, cfg, policy, check, fd, outputs, staged_for(spec_name, cfg, outputs=outputs), layouts)
 

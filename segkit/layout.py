@@ -8,6 +8,7 @@ times stride of the next inner non-broadcast dim (1 for the innermost).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -96,7 +97,13 @@ def alias_loses_layout(contiguity: Sequence[bool | None], stride_order: Sequence
 
 def dense_stride_order(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...] | None:
     """nvFuser's stride_order of a tensor that is dense in some order of its dims (a permuted contiguous tensor:
-    no gaps, no overlap, no broadcast stride), else None."""
+    no gaps, no overlap, no broadcast stride), else None. Cached: it is asked on every call of a fusion whose
+    input may come permuted (to pick the fusion, then to lay the input out)."""
+    return _dense_stride_order(tuple(sizes), tuple(strides))
+
+
+@functools.lru_cache(maxsize=1024)
+def _dense_stride_order(sizes: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...] | None:
     if any(st == 0 and sz != 1 for sz, st in zip(sizes, strides)):
         return None
     contiguity, order = compute_tensor_descriptor(sizes, strides)

@@ -348,12 +348,12 @@ def test_choices_record_what_each_call_became():
     step, leaves = _litgpt_block_piece()
     fusible.clear_notes()
     _grads(step, leaves, segkit_fuse="opaque")
-    got = {(c.spec, c.chosen, c.mode) for c in fusible.CHOICES.all()}
+    got = {(c.spec, c.chosen, c.mode) for c in fusible.CHOICES.values()}
     assert got == {(s, "opaque", "opaque") for s in ("rmsnorm_fwd", "rmsnorm_bwd", "rope_fwd", "rope_bwd")}, got
-    rope = next(c for c in fusible.CHOICES.all() if c.spec == "rope_bwd")
+    rope = next(c for c in fusible.CHOICES.values() if c.spec == "rope_bwd")
     assert rope.signature.startswith("shape=(2, 4, 8, 16)"), rope
     fusible.clear_notes()
-    assert fusible.CHOICES.all() == []
+    assert fusible.CHOICES.values() == []
 
 
 def test_segkit_fuse_names_its_values():

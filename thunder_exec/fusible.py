@@ -16,8 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from thunder.core import dtypes
@@ -28,6 +27,7 @@ from thunder.core.proxies import TensorProxy
 from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig, unit_row_dims
 from fusions.cut_cost import FUSED, OPAQUE, crossing_bytes, decide
+from fusions.runner import LRUCache
 from fusions.spec import signature
 from segkit.tuning import gpu_model
 from thunder_exec.base import CompileOptions, torch_dtype
@@ -239,28 +239,13 @@ class Choice:
     why: str
 
 
-@dataclass
-class Choices:
-    """The choices of the compilations since the last ``clear_notes()``, one per (spec, signature, mode), the
-    oldest dropped past ``maxsize``: which calls a step cut, and why (the step table records them)."""
-
-    maxsize: int = 256
-    _items: OrderedDict = field(default_factory=OrderedDict)
-
-    def add(self, choice: Choice) -> None:
-        self._items[(choice.spec, choice.signature, choice.mode)] = choice
-        self._items.move_to_end((choice.spec, choice.signature, choice.mode))
-        if len(self._items) > self.maxsize:
-            self._items.popitem(last=False)
-
-    def all(self) -> list[Choice]:
-        return list(self._items.values())
-
-    def clear(self) -> None:
-        self._items.clear()
+# The choices of the compilations since the last ``clear_notes()``, one per (spec, signature, mode), the oldest
+# dropped past maxsize: which calls a step cut, and why (the step table records them).
+CHOICES = LRUCache(maxsize=256)
 
 
-CHOICES = Choices()
+def _record(choice: Choice) -> None:
+    CHOICES.put((choice.spec, choice.signature, choice.mode), choice)
 
 
 def clear_notes() -> None:
@@ -276,7 +261,7 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
     nvFuser regions, else None (emit segkit_ex's opaque symbols, as without the option)."""
     mode = options.fuse.mode(spec_name)
     if mode == OPAQUE:
-        CHOICES.add(Choice(spec_name, signature(cfg), mode, OPAQUE, "segkit_fuse opaque"))
+        _record(Choice(spec_name, signature(cfg), mode, OPAQUE, "segkit_fuse opaque"))
         return None
     symbols = registered()
     if symbols is None:  # "auto" decides opaque here; "fused" was asked for and is told why not
@@ -292,7 +277,7 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
         return None
     if mode == "auto":
         d = decide(spec_name, cfg, gpu_model())
-        CHOICES.add(Choice(spec_name, d.signature, mode, d.decision, d.describe()))
+        _record(Choice(spec_name, d.signature, mode, d.decision, d.describe()))
         return None if d.decision == OPAQUE else symbols
-    CHOICES.add(Choice(spec_name, signature(cfg), mode, FUSED, f"segkit_fuse {mode}"))
+    _record(Choice(spec_name, signature(cfg), mode, FUSED, f"segkit_fuse {mode}"))
     return symbols

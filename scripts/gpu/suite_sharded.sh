@@ -4,7 +4,7 @@
 #   SUITE_LIMIT_S=480 bash scripts/gpu/suite_sharded.sh [TEST PATHS]     (default: tests, i.e. every gpu test)
 #
 # SUITE_PER_GPU=2 (default) runs two shards on each GPU, so that one shard's CPU work (tracing, compiling) overlaps
-# the other's GPU work: with one shard per GPU the suite did not fit 10 minutes on 4 x H100.
+# the other's GPU work.
 #
 # Shards are balanced by the committed durations of this suite on this GPU (benchmarks/durations/tests-<gpu>.json,
 # which benchmarks.sweep picks itself), or by SUITE_DURATIONS=FILE (an earlier gpu_tests.json).
