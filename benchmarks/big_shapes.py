@@ -7,7 +7,7 @@ the floor; the winners merge into a tuning table for the benchmark to run with
 (``SEGKIT_TUNING_TABLE``).
 
     python -m benchmarks.big_shapes [--cases SPEC:CONFIG,...] [--specs rmsnorm_fwd,layernorm_fwd] [--min-elements N]
-        [--shard I/N] [--budget S] [--jsonl F] [--out TABLE]
+        [--shard I/N] [--budget S] [--budget-wide S] [--jsonl F] [--out TABLE [--skip-tuned]]
     python -m benchmarks.sweep --gpus all --each "python -m benchmarks.big_shapes --shard {shard}/{n} ..."
     python -m benchmarks.big_shapes --reference     (no GPU: every candidate checked at the tiny twins, no timing)
     python -m benchmarks.big_shapes --table F.jsonl ...   (the table of earlier runs, e.g. one per GPU; of a case
@@ -28,6 +28,9 @@ BIG = 1 << 25  # 32M elements: rows x hidden
 SPECS = ("rmsnorm_bwd", "layernorm_bwd")  # the default
 KNOWN_SPECS = ("rmsnorm_bwd", "layernorm_bwd", "rmsnorm_fwd", "layernorm_fwd")
 BAR = 90.0  # % of the bytes floor
+#: the widest hidden searched with --budget; wider rows get --budget-wide (their search is nvFuser's heuristic
+#: overrides first, the hand schedules last: fusions/norm_tune.py)
+NARROW_HIDDEN = 1024
 
 
 def cases(specs: tuple[str, ...] = SPECS, min_elements: int = BIG) -> list[tuple[str, str]]:
@@ -65,6 +68,22 @@ def search_case(spec_name: str, config: str, gbs: float | None, budget_s: float 
     return rec, result
 
 
+def budget_for(spec_name: str, config: str, narrow_s: float | None, wide_s: float | None) -> float | None:
+    """The search budget of one case: ``wide_s`` (when given) for rows wider than ``NARROW_HIDDEN``."""
+    import fusions
+
+    wide = fusions.get(spec_name).config(config).hidden > NARROW_HIDDEN
+    return wide_s if wide and wide_s is not None else narrow_s
+
+
+def tuned_already(table, gpu: str, spec_name: str, config: str) -> bool:
+    """Whether ``table`` holds a winner for this case (its sizes and bf16) on ``gpu``: a resumed campaign skips it."""
+    import fusions
+    from fusions.spec import signature
+
+    return table.lookup(gpu, spec_name, signature(fusions.get(spec_name).config(config, torch.bfloat16))) is not None
+
+
 def latest(records: list[dict]) -> list[dict]:
     """One record per case and GPU, the last one given: a rerun (a longer budget, a changed search) supersedes."""
     return list({(r["spec"], r["config"], r["gpu"]): r for r in records}.values())
@@ -97,8 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-elements", type=int, default=BIG, metavar="N", help="rows x hidden at least (default 32M)")
     p.add_argument("--shard", default="0/1", metavar="I/N", help="only every N-th case from the I-th (one per GPU)")
     p.add_argument("--budget", type=float, default=60.0, metavar="S", help="seconds of candidates per case")
+    p.add_argument("--budget-wide", type=float, metavar="S", help=f"seconds of candidates per case of hidden > "
+                   f"{NARROW_HIDDEN} (default: --budget)")
     p.add_argument("--jsonl", help="append one JSON line per case here")
     p.add_argument("--out", help="merge each case's winner into this tuning table")
+    p.add_argument("--skip-tuned", action="store_true", help="leave out the cases --out already holds a winner "
+                   "for on this GPU (a campaign resumed over several calls)")
     p.add_argument("--reference", action="store_true", help="no GPU: check the candidates at the tiny twins")
     p.add_argument("--time-limit", type=float, metavar="S", help="start no case after this many seconds (the "
                    "cases left are named at the end)")
@@ -123,6 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= i < n:
         p.error(f"--shard {args.shard!r}: expected I/N with I in 0..N-1, e.g. 0/2")
     todo = todo[i::n]
+    if args.skip_tuned and not args.out:
+        p.error("--skip-tuned skips the cases --out already holds: give --out")
+    if args.skip_tuned and not args.reference:
+        held = TuningTable.load(args.out)
+        done = [c for c in todo if tuned_already(held, gpu_model(), *c)]
+        todo = [c for c in todo if c not in done]
+        print(f"--skip-tuned: {len(done)} cases already in {args.out} for {gpu_model()}", flush=True)
     gbs = None
     if not args.reference:
         from benchmarks.harness import copy_bandwidth_gbs
@@ -136,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(f"{s_}:{c}" for s_, c in todo[k:]), flush=True)
             break
         print(f"\n=== {spec_name}:{config}", flush=True)
-        rec, result = search_case(spec_name, config, gbs, None if args.reference else args.budget, args.reference)
+        budget = None if args.reference else budget_for(spec_name, config, args.budget, args.budget_wide)
+        rec, result = search_case(spec_name, config, gbs, budget, args.reference)
         if args.out and not args.reference:
             tuned = TuningTable.load(args.out)
             tuned.put(result.entry(gpu_model()))

@@ -121,3 +121,37 @@ def test_nanogpt_host_wall_bar_compares_segkit_runtime_with_bare_execute(tmp_pat
     kernel, wall = targets.nanogpt(rows)
     assert kernel[1] == "2.00x floor" and "best thunder 5.0 us = 2.00x floor" in kernel[2]
     assert wall[1] == "1.25x (segkit runtime path)" and "thunder 90 us" in wall[2]
+
+
+def _norm_fwd_targets(tmp_path, benches: list[tuple]) -> dict[str, list]:
+    """Issue 38's forward bars of a run made of (kind, shape, executor, us, pct) bf16 forward benchmarks."""
+    from benchmarks import targets
+    from benchmarks.summarize import load_runs
+
+    def b(kind, shape, executor, us, pct):
+        return {"name": f"test_norm_fwd[{kind}-{shape}-bfloat16-{executor}]", "params": {
+            "kind": kind, "shape": shape, "dtype": "UNSERIALIZABLE[torch.bfloat16]", "executor": executor},
+            "extra_info": {"kernel_us_median": us, "pct_of_copy_bw": pct, "kernels": 1}}
+
+    (tmp_path / "r.json").write_text(json.dumps({"machine_info": {}, "benchmarks": [b(*x) for x in benches]}))
+    _, rows = load_runs([tmp_path / "r.json"])
+    return {row[0]: row for row in targets.norm_fwd(rows)}
+
+
+def test_forward_bars_count_a_case_won_only_against_all_three_rivals(tmp_path):
+    rivals = ("torch.compile", "liger", "quack")
+    table = _norm_fwd_targets(tmp_path, [
+        *[("rmsnorm", "mixorder_576000x384", ex, us, pct) for ex, us, pct in
+          (("segkit", 200.0, 95.0), ("torch.compile", 204.0, 93.0), ("liger", 260.0, 73.0), ("quack", 201.0, 94.5))],
+        *[("layernorm", "mixorder_576000x384", ex, us, 80.0) for ex, us in
+          (("segkit", 230.0), ("torch.compile", 210.0), ("liger", 300.0), ("quack", 220.0))],
+        ("rmsnorm", "sweep_4096x256", "segkit", 4.0, 50.0), ("rmsnorm", "sweep_4096x256", "torch.compile", 5.0, 40.0)])
+    fastest = table[f"norm fwd bf16: segkit fastest of segkit, {', '.join(rivals)} in >= 32 of 40"]
+    assert fastest[1] == "missed: 1 of 3"  # 4096x256 is faster than torch.compile alone: Liger, Quack not measured
+    assert "layernorm mixorder_576000x384 (torch.compile 210.0 vs 230.0 us)" in fastest[2]
+    assert "sweep_4096x256 (no liger, quack)" in fastest[2]
+    assert table[f"norm fwd bf16 rmsnorm 576000 x 384: faster than {', '.join(rivals)}"][1] == "met"
+    layernorm = table[f"norm fwd bf16 layernorm 576000 x 384: faster than {', '.join(rivals)}"]
+    assert layernorm[1] == "missed" and "torch.compile 210.0 us (0.91x)" in layernorm[2]
+    floor = table["norm fwd bf16 >= 32M elements: segkit >= 90% of floor"]
+    assert floor[1] == "1 of 2" and "layernorm mixorder_576000x384 80%" in floor[2]

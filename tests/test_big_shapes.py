@@ -66,3 +66,29 @@ def test_forward_campaign_covers_every_forward_sweep_shape_and_its_floor_is_the_
     rec, _ = big_shapes.search_case("rmsnorm_fwd", "sweep_4096x8192", 1000.0, None, reference=True)
     assert rec["floor_us"] == round(fusions.get("rmsnorm_fwd").bytes_floor(cfg) / 1000.0 / 1e3, 2)
     assert rec["floor_us"] < round(fusions.get("rmsnorm_bwd").bytes_floor(cfg) / 1000.0 / 1e3, 2)
+
+
+def test_wide_rows_get_the_wide_budget():
+    assert big_shapes.budget_for("rmsnorm_fwd", "sweep_4096x1024", 15.0, 8.0) == 15.0
+    assert big_shapes.budget_for("rmsnorm_fwd", "sweep_4096x4096", 15.0, 8.0) == 8.0
+    assert big_shapes.budget_for("rmsnorm_fwd", "sweep_4096x4096", 15.0, None) == 15.0
+
+
+def test_a_case_the_table_holds_for_this_gpu_is_tuned_already_and_only_there():
+    """A resumed campaign (``--skip-tuned``) leaves out what the table holds for this GPU, by the case's sizes and
+    bf16: another GPU's winner, or another dtype's, does not count."""
+    from segkit.tuning import TableEntry, TuningTable
+
+    entry = TableEntry(gpu="G", spec="rmsnorm_fwd", config="sweep_4096x1024", signature="4096x1024 bfloat16",
+                       formulation="fwd_rows", chunk=8, bookend="none", us=1.0)
+    table = TuningTable([entry])
+    assert big_shapes.tuned_already(table, "G", "rmsnorm_fwd", "sweep_4096x1024")
+    assert not big_shapes.tuned_already(table, "H", "rmsnorm_fwd", "sweep_4096x1024")
+    assert not big_shapes.tuned_already(table, "G", "layernorm_fwd", "sweep_4096x1024")
+    assert not big_shapes.tuned_already(table, "G", "rmsnorm_fwd", "sweep_16384x1024")
+
+
+def test_skip_tuned_needs_the_table_it_skips_by(capsys):
+    with pytest.raises(SystemExit):
+        big_shapes.main(["--cases", "rmsnorm_fwd:sweep_4096x1024", "--skip-tuned"])
+    assert "--skip-tuned skips the cases --out already holds" in capsys.readouterr().err
