@@ -1,4 +1,4 @@
-"""The norm forward's rows formulation on nvFuser: every candidate of ``segkit tune``'s quick grid at two of the
+"""The norm forward's rows formulation on nvFuser: every candidate of ``segkit tune``'s quick grid at three of the
 issue's forward shapes (bf16), and at 576000 x 384 the schedules the tuning table holds (the ones segkit_ex
 runs), against the float64 reference within the specs' tolerances. A candidate nvFuser refuses fails naming its
 schedule, so one run says which schedules compile and which are right. The grid is made for 132 SMs (H100 SXM
@@ -24,7 +24,7 @@ def _label(v):
     return f"c{v.chunk}-v{v.vec}-t{v.tidx}-u{v.unroll}" if isinstance(v, FwdRowsSchedule) else str(v)
 
 
-GRID_SHAPES = ("sweep_16384x256", "sweep_65536x1024")
+GRID_SHAPES = ("sweep_16384x256", "sweep_65536x1024", "sweep_4096x8192")  # the last: rows of 128-512 threads
 TUNED_SHAPE = "mixorder_576000x384"
 
 
