@@ -53,29 +53,34 @@ def save_traces(fn, folder: Path) -> None:
     saver(fn, folder)
 
 
-def time_step(step: Callable[[], None], cuda: bool) -> tuple[float, float]:
-    """(step ms, host ms) of one step: CUDA events around it (wall clock on CPU), and the host time to issue it."""
+def time_step(step: Callable[[], None], cuda: bool, steps: int = 1) -> tuple[float, float]:
+    """(step ms, host ms) of one step: CUDA events around it (wall clock on CPU), and the host time to issue it.
+    ``steps`` > 1: that many steps issued back to back between the events, per step, as a training loop runs them:
+    the host issues the next step while the GPU still runs this one, so the time from a step's start to its first
+    kernel (Thunder's prologue, Dynamo's guards) hides behind the previous step's kernels, where a lone step pays it."""
     if cuda:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
     t0 = time.perf_counter()
-    step()
-    host = (time.perf_counter() - t0) * 1e3
+    for _ in range(steps):
+        step()
+    host = (time.perf_counter() - t0) * 1e3 / steps
     if not cuda:
         return host, host
     end.record()
     end.synchronize()
-    return start.elapsed_time(end), host
+    return start.elapsed_time(end) / steps, host
 
 
-def time_steps(step: Callable[[], None], iters: int, warmup: int, cuda: bool) -> tuple[float, float | None]:
-    """(step ms, host ms): the medians of ``iters`` steps timed one by one (``time_step``) after ``warmup`` steps;
-    host ms is None on CPU."""
+def time_steps(step: Callable[[], None], iters: int, warmup: int, cuda: bool,
+               steps: int = 1) -> tuple[float, float | None]:
+    """(step ms, host ms): the medians of ``iters`` timings (``time_step``, of ``steps`` steps each) after
+    ``warmup`` steps; host ms is None on CPU."""
     for _ in range(warmup):
         step()
     if cuda:
         torch.cuda.synchronize()
-    times, hosts = zip(*(time_step(step, cuda) for _ in range(iters)))
+    times, hosts = zip(*(time_step(step, cuda, steps) for _ in range(iters)))
     return statistics.median(times), statistics.median(hosts) if cuda else None
 
 

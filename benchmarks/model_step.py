@@ -191,6 +191,7 @@ class Options:
     case_limit_s: float = 400.0
     traces: Path | None = None
     profile: Path | None = None
+    back_to_back: int = 1  # steps per timing, issued back to back (a training loop's steady state)
 
 
 def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, device: str,
@@ -227,7 +228,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     def step() -> None:
         _step(fn, built)
 
-    row.ms, row.host_ms = time_steps(step, opts.iters, opts.warmup, cuda)
+    row.ms, row.host_ms = time_steps(step, opts.iters, opts.warmup, cuda, opts.back_to_back)
     row.ms_rounds = [row.ms]
     with changed_inputs(built):
         row.grad_err = max(row.grad_err, grad_error(_grads(fn, built), want[1]))
@@ -316,7 +317,7 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
             torch.cuda.synchronize()
         for _ in range(opts.iters):
             for row in timed:
-                row.ms_steps.append(time_step(steps[row.variant], cuda)[0])
+                row.ms_steps.append(time_step(steps[row.variant], cuda, opts.back_to_back)[0])
         for row in timed:
             row.ms_rounds.append(statistics.median(row.ms_steps[-opts.iters:]))
     for row in timed:
@@ -338,6 +339,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=1,
                         help="time every variant this many times, round after round over the case's variants "
                              "(their compiled functions kept alive); the step is the median of the rounds")
+    parser.add_argument("--back-to-back", type=int, default=1, metavar="K",
+                        help="time K steps issued back to back, per step (a training loop's steady state: a step's "
+                             "host lead-in hides behind the previous step's kernels); default 1, each step alone")
     parser.add_argument("--case-limit-s", type=float, default=400.0,
                         help="start no further variant of a case once it has run this long")
     parser.add_argument("--budget-s", type=float,
@@ -369,9 +373,10 @@ def main(argv: list[str] | None = None) -> None:
         if unknown:
             raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
         variants = [known[n] for n in _names(args.variants)] or [v for v in VARIANTS if v.default]
-        if args.rounds < 1:
-            raise SystemExit(f"model_step: --rounds {args.rounds}: at least 1")
-        opts = Options(args.iters, args.warmup, args.rounds, args.case_limit_s, args.traces, args.profile)
+        if args.rounds < 1 or args.back_to_back < 1:
+            raise SystemExit(f"model_step: --rounds {args.rounds}, --back-to-back {args.back_to_back}: at least 1")
+        opts = Options(args.iters, args.warmup, args.rounds, args.case_limit_s, args.traces, args.profile,
+                       args.back_to_back)
         rows, start = [], time.perf_counter()
 
         def keep(row: Row) -> None:  # after every row: a run cut short keeps what it measured

@@ -22,7 +22,7 @@ def document(rows: list, cases: list, variants: list, opts, device: str) -> dict
     """The JSON document of one run."""
     return {KEY: machine_block(), "variants": {v.name: v.label for v in variants},
             "run": {"device": device, "iters": opts.iters, "warmup": opts.warmup, "rounds": opts.rounds,
-                    "case_limit_s": opts.case_limit_s,
+                    "back_to_back": opts.back_to_back, "case_limit_s": opts.case_limit_s,
                     "step": "grads set to None + forward + backward; bf16; batch 1"},
             "cases": {c.name: c.note for c in cases},
             "rows": [{k: _plain(v) for k, v in dataclasses.asdict(r).items()} for r in rows]}
@@ -104,6 +104,12 @@ def _ratio(ref: dict | None, r: dict) -> str:
     return f"{paired[0]:.3f}x ({paired[1]}/{len(r['ms_steps'])})"
 
 
+def _back_to_back(run: dict) -> str:
+    k = run.get("back_to_back") or 1
+    return "" if k == 1 else (f" around {k} steps issued back to back, per step (a training loop's steady state: "
+                              "each step's host lead-in overlaps the previous step's kernels)")
+
+
 def _rounds(run: dict) -> str:
     n = run.get("rounds") or 1
     return "" if n == 1 else (f", in each of {n} rounds (step ms: the median of the rounds, the lowest and highest "
@@ -132,7 +138,8 @@ def markdown(doc: dict) -> str:
     head = (f"GPU: {m.get('gpu')} (driver {m.get('driver')}); torch {m.get('torch')}; Thunder "
             f"{m.get('lightning-thunder')}; nvfuser_direct {m.get('nvfuser_direct')}; litgpt {m.get('litgpt')}; "
             f"transformers {m.get('transformers')}; {m.get('date')}; commit {m.get('commit')}\n\n"
-            f"Step = {doc['run'].get('step', '')}; step ms by CUDA events, {doc['run'].get('warmup')} warm-up steps, "
+            f"Step = {doc['run'].get('step', '')}; step ms by CUDA events{_back_to_back(doc['run'])}, "
+            f"{doc['run'].get('warmup')} warm-up steps, "
             f"median of {doc['run'].get('iters')}{_rounds(doc['run'])}; host ms = time to issue one step; kernels of "
             "one profiled step; nvFusion regions and segkit claims in the last forward / backward execution traces; "
             "grad error against eager, max over grads of max |g - g_eager| / max |g_eager|, on the first step and "

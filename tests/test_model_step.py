@@ -185,3 +185,18 @@ def test_loss_keeps_thunders_step_free_of_detach_and_its_grads_informative():
     assert not any("detach" in str(t) for t in (thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]))
     want = x64.grad
     assert want.abs().max() > 0 and (built.inputs[0].grad.double() - want).abs().max() <= 1e-4 * want.abs().max()
+
+
+def test_back_to_back_timing_issues_k_steps_per_timing_and_reports_per_step(monkeypatch):
+    """``--back-to-back K``: every timing issues K steps before its closing event (no wait between them) and reports
+    the time per step; the table says so."""
+    from benchmarks import model_measure
+
+    clock = iter(range(100))
+    monkeypatch.setattr(model_measure.time, "perf_counter", lambda: float(next(clock)))
+    issued = []
+    ms, host = model_measure.time_step(lambda: issued.append(1), cuda=False, steps=4)
+    assert len(issued) == 4 and ms == host == pytest.approx(1e3 / 4)  # one clock tick (1 s) over 4 steps
+    rows = run_case(TINY, VARIANTS[:1], "cpu", Options(iters=1, warmup=0, back_to_back=3), dtype=torch.float32)
+    doc = model_table.document(rows, [TINY], VARIANTS[:1], Options(iters=1, warmup=0, back_to_back=3), "cpu")
+    assert doc["run"]["back_to_back"] == 3 and "around 3 steps issued back to back" in model_table.markdown(doc)

@@ -11,6 +11,7 @@
 #   MODELS_VARIANTS   comma-separated variants (default: all)
 #   MODELS_ITERS      timed steps per variant (default 10)
 #   MODELS_ROUNDS     time every variant this many times, the case's variants in turn (default 1; see --rounds)
+#   MODELS_BACK_TO_BACK=K   time K steps issued back to back, per step (a training loop's steady state)
 #   MODELS_GPUS       how many GPUs to use (default: all)
 #   MODELS_TRACES=1 / MODELS_PROFILE=1   save execution traces / chrome traces under $OUT/models/
 set -uo pipefail
@@ -22,6 +23,7 @@ PART="${MODELS_PART:-table}"
 N="${MODELS_GPUS:-$(nvidia-smi -L | wc -l)}"
 ARGS=(--iters "${MODELS_ITERS:-10}" --rounds "${MODELS_ROUNDS:-1}" --budget-s "$BUDGET")
 [ -n "${MODELS_CASES:-}" ] && ARGS+=(--case "$MODELS_CASES")
+[ -n "${MODELS_BACK_TO_BACK:-}" ] && ARGS+=(--back-to-back "$MODELS_BACK_TO_BACK")
 [ -n "${MODELS_VARIANTS:-}" ] && ARGS+=(--variants "$MODELS_VARIANTS")
 [ "${MODELS_TRACES:-0}" = 1 ] && ARGS+=(--traces "$LOG_DIR/traces")
 [ "${MODELS_PROFILE:-0}" = 1 ] && ARGS+=(--profile "$LOG_DIR/profiles")
