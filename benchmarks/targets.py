@@ -98,15 +98,15 @@ def norm_fwd(rows: list[dict]) -> list[list]:
               ("not fastest: " + "; ".join(lost)) if lost else ""]]
     for kind in ("rmsnorm", "layernorm"):
         ex = cases.get(("bfloat16", kind, "mixorder_576000x384"), {})
+        bar = f"norm fwd bf16 {kind} 576000 x 384: faster than {', '.join(FWD_RIVALS)}"
         if "segkit" not in ex:
-            table.append([f"norm fwd bf16 {kind} 576000 x 384: faster than {', '.join(FWD_RIVALS)}", "not measured", ""])
+            table.append([bar, "not measured", ""])
             continue
         seg = ex["segkit"]["us"]
         ok = all(n in ex and ex[n]["us"] > seg for n in FWD_RIVALS)
-        table.append([f"norm fwd bf16 {kind} 576000 x 384: faster than {', '.join(FWD_RIVALS)}",
-                      "met" if ok else "missed", f"segkit {seg:.1f} us; " + ", ".join(
-                          f"{n} {ex[n]['us']:.1f} us ({ex[n]['us'] / seg:.2f}x)" if n in ex else f"{n} not measured"
-                          for n in FWD_RIVALS)])
+        rivals = ", ".join(f"{n} {ex[n]['us']:.1f} us ({ex[n]['us'] / seg:.2f}x)" if n in ex else f"{n} not measured"
+                           for n in FWD_RIVALS)
+        table.append([bar, "met" if ok else "missed", f"segkit {seg:.1f} us; {rivals}"])
     big = [(c, ex["segkit"]) for c, ex in cases.items() if "segkit" in ex
            and _elements(ex["segkit"]["params"]["kind"], ex["segkit"]["params"]["shape"]) >= BIG]
     below = [(c, r) for c, r in big if r["pct"] < 90]
@@ -169,8 +169,8 @@ def fp8_amax(rows: list[dict]) -> list[list]:
 
 def main() -> None:
     _, rows = load_runs([Path(a) for a in sys.argv[1:]])
-    print(tabulate(norm_bwd(rows) + norm_fwd(rows) + nanogpt(rows) + rope(rows) + fp8_amax(rows), headers=["target", "result", "detail"],
-                   tablefmt="github"))
+    table = norm_bwd(rows) + norm_fwd(rows) + nanogpt(rows) + rope(rows) + fp8_amax(rows)
+    print(tabulate(table, headers=["target", "result", "detail"], tablefmt="github"))
 
 
 if __name__ == "__main__":
