@@ -109,20 +109,20 @@ def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = Non
     """Opaque (keep segkit's cut) or fused (into Thunder's nvFuser region) for one call of ``spec_name`` with
     ``cfg`` on the GPU named ``gpu``, from ``evidence`` (default: the committed step measurements) where it has
     the call, else from ``table`` (default: the committed tuning table) and ``policy``."""
-    table = table if table is not None else tuning_table()
+    sig = signature(cfg)
     evidence = evidence if evidence is not None else cut_evidence.committed()
-    entry = table.lookup(gpu, spec_name, signature(cfg))
-    measured = evidence.lookup(gpu, spec_name, signature(cfg))
+    measured = evidence.lookup(gpu, spec_name, sig)
     nbytes = crossing_bytes(spec_name, cfg)
     counted_as, bw = policy.bandwidth(gpu)
     costs = dict(crossing_bytes=nbytes, counted_as=counted_as, bandwidth=bw, memory_us=2 * nbytes / bw * 1e6,
                  kernels_us=policy.extra_kernels * policy.kernel_us, host_us=policy.host_us)
-    base = dict(spec=spec_name, signature=signature(cfg), gpu=gpu)
+    base = dict(spec=spec_name, signature=sig, gpu=gpu)
     if measured is not None:
         opaque = measured.gain_us > policy.host_us
         return CutDecision(**base, decision=OPAQUE if opaque else FUSED, measured=measured, **costs,
                            why="measured in a step: the cut saved more kernel time than its call costs" if opaque
                            else "measured in a step: the cut saved less kernel time than its call costs")
+    entry = (table if table is not None else tuning_table()).lookup(gpu, spec_name, sig)
     if entry is None or entry.us is None or entry.default_us is None:
         return CutDecision(**base, decision=FUSED, why="no measured tuning entry", **costs)
     d = CutDecision(**base, decision=FUSED, why="the cut costs more than the tuned kernel gains", us=entry.us,

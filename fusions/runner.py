@@ -28,7 +28,7 @@ from segkit.check import CheckReport
 from segkit.compare import compare
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
-from segkit.layout import laid_out
+from segkit.layout import allocation_domain_kept, laid_out
 from segkit.nvf import compiled, nvfuser_available
 from segkit.verdicts import Verdicts
 
@@ -150,8 +150,8 @@ class SpecRunner:
 
 def _make_runner(spec_name: str, cfg: Any, policy: str, check: bool, outputs: tuple[int, ...] | None) -> SpecRunner:
     fd = fusion_for(spec_name, cfg, policy, outputs)
-    layouts = tuple(None if not v.shape or v.stride_order is None or list(v.stride_order) == sorted(v.stride_order,
-                    reverse=True) else tuple(v.stride_order) for v in fd.fusion.inputs)  # None: contiguous
+    layouts = tuple(tuple(v.stride_order) if v.shape and allocation_domain_kept(v.stride_order) else None
+                    for v in fd.fusion.inputs)  # None: contiguous (row-major, or no order given)
     if not any(layouts):
         layouts = ()  # every input contiguous: the fast path
     return SpecRunner(spec_name, cfg, policy, check, fd, outputs, staged_for(spec_name, cfg, outputs=outputs), layouts)
