@@ -7,7 +7,7 @@ The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measu
 
     python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10]
         [--rounds 3] [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR]
-        [--profile DIR]
+        [--profile DIR] [--host-profile DIR] [--back-to-back K]
     python benchmarks/model_step.py --merge a.json b.json --out table.md --json table.json
 """
 
@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
 from benchmarks import model_table  # noqa: E402
 from benchmarks.model_measure import (  # noqa: E402
-    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, kernels_per_step, profile, save_traces, time_step, time_steps, trace_counts)
+    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, time_step, time_steps, trace_counts)
 
 __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "import_litgpt",
            "run_case"]
@@ -192,6 +192,7 @@ class Options:
     traces: Path | None = None
     profile: Path | None = None
     back_to_back: int = 1  # steps per timing, issued back to back (a training loop's steady state)
+    host_profile: Path | None = None
 
 
 def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, device: str,
@@ -236,6 +237,8 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
         row.kernels = kernels_per_step(step)
         if opts.profile:
             profile(step, opts.profile / f"{row.case}-{variant.name}.json.gz")
+    if opts.host_profile:
+        host_profile(step, opts.host_profile / f"{row.case}-{variant.name}.txt")
         row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
     row.note = "; ".join(notes)
     return step
@@ -352,6 +355,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", help="the rows and the machine block")
     parser.add_argument("--traces", type=Path, help="save each Thunder variant's forward/backward traces here")
     parser.add_argument("--profile", type=Path, help="one torch.profiler chrome trace per variant here (.json.gz)")
+    parser.add_argument("--host-profile", type=Path,
+                        help="where each variant's host time per step goes (cProfile, text) here")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
     parser.add_argument("--list", action="store_true", help="print the cases and variants")
     args = parser.parse_args(argv)
@@ -376,7 +381,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.rounds < 1 or args.back_to_back < 1:
             raise SystemExit(f"model_step: --rounds {args.rounds}, --back-to-back {args.back_to_back}: at least 1")
         opts = Options(args.iters, args.warmup, args.rounds, args.case_limit_s, args.traces, args.profile,
-                       args.back_to_back)
+                       args.back_to_back, args.host_profile)
         rows, start = [], time.perf_counter()
 
         def keep(row: Row) -> None:  # after every row: a run cut short keeps what it measured

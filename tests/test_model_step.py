@@ -200,3 +200,15 @@ def test_back_to_back_timing_issues_k_steps_per_timing_and_reports_per_step(monk
     rows = run_case(TINY, VARIANTS[:1], "cpu", Options(iters=1, warmup=0, back_to_back=3), dtype=torch.float32)
     doc = model_table.document(rows, [TINY], VARIANTS[:1], Options(iters=1, warmup=0, back_to_back=3), "cpu")
     assert doc["run"]["back_to_back"] == 3 and "around 3 steps issued back to back" in model_table.markdown(doc)
+
+
+def test_host_profile_names_where_the_steps_host_time_goes(tmp_path):
+    """``--host-profile DIR``: each variant's steps under cProfile, a text file per case and variant whose listing
+    names the step's own functions (here the eager model's forward), per-step total first."""
+    opts = Options(iters=1, warmup=0, host_profile=tmp_path)
+    run_case(TINY, VARIANTS[:1], "cpu", opts, dtype=torch.float32)
+    (path,) = tmp_path.glob("*.txt")
+    assert path.name == f"{TINY.name}-{VARIANTS[0].name}.txt"
+    text = path.read_text()
+    assert text.startswith("host profile: 10 steps back to back,") and "== by cumulative" in text
+    assert "forward" in text and "backward" in text

@@ -14,6 +14,7 @@
 #   MODELS_BACK_TO_BACK=K   time K steps issued back to back, per step (a training loop's steady state)
 #   MODELS_GPUS       how many GPUs to use (default: all)
 #   MODELS_TRACES=1 / MODELS_PROFILE=1   save execution traces / chrome traces under $OUT/models/
+#   MODELS_HOST_PROFILE=1   where each variant's host time per step goes (cProfile text) under $OUT/models/host/
 set -uo pipefail
 source .gpu/activate.sh
 LOG_DIR="${OUT:-/tmp}/models"
@@ -27,6 +28,7 @@ ARGS=(--iters "${MODELS_ITERS:-10}" --rounds "${MODELS_ROUNDS:-1}" --budget-s "$
 [ -n "${MODELS_VARIANTS:-}" ] && ARGS+=(--variants "$MODELS_VARIANTS")
 [ "${MODELS_TRACES:-0}" = 1 ] && ARGS+=(--traces "$LOG_DIR/traces")
 [ "${MODELS_PROFILE:-0}" = 1 ] && ARGS+=(--profile "$LOG_DIR/profiles")
+[ "${MODELS_HOST_PROFILE:-0}" = 1 ] && ARGS+=(--host-profile "$LOG_DIR/host")
 {
   python -c "import benchmarks.model_cases as m; m.import_litgpt(); print('litgpt.model imports')"
   if [ "$PART" != table ]; then
