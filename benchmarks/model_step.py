@@ -34,7 +34,8 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
 from benchmarks import model_table  # noqa: E402
 from benchmarks.model_measure import (  # noqa: E402
-    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, time_step, time_steps, trace_counts)
+    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, time_step, time_steps,
+    trace_counts)
 
 __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "import_litgpt",
            "run_case"]

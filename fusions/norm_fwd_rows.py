@@ -7,8 +7,12 @@ The fusion is the builder's own (``define`` of rmsnorm_fwd / layernorm_fwd, look
 config's 2-D twin (rows x hidden: a 3-D x is a host view), so the reference interpreter runs the same math the
 kernel runs; only the schedule is written here. The loop nest of y (and of every tensor, by propagation)::
 
-    [rows, hidden] -> [rows / chunk  (BIDx), chunk / unroll (TIDy), unroll (serial, loaded together),
+    [rows, hidden] -> [rows / chunk  (BIDx), (steps (serial, one row group after another),)
+                       chunk / steps / unroll (TIDy), unroll (serial, loaded together),
                        (hidden / vec / tidx (serial),) tidx (TIDx), vec (vectorized)]
+
+``steps`` > 1 makes the CTAs persistent-like: fewer, each walking ``steps`` groups of rows in turn, so the grid is
+a few CTAs per SM instead of tens of thousands of short ones (576000 x 384 at 8 rows per CTA launches 72000).
 
 nvFuser's inner-persistent heuristic puts one or two rows in a 48-96 thread block at hidden 384 (issue 38);
 which chunk / tidx / vec / unroll pays differs by GPU and shape: ``segkit tune`` measures ``candidates`` below
@@ -48,28 +52,29 @@ MAX_PER_THREAD = 64  # x elements a thread keeps in registers (hidden / tidx x u
 
 @dataclass(frozen=True)
 class FwdRowsSchedule(HandSchedule):
-    """``chunk`` rows per CTA, of which each thread row (TIDy) holds ``unroll`` (loaded together), ``vec``
-    hidden elements per vectorized access, ``tidx`` threads per row (None: hidden / vec, one vector each;
-    fewer, e.g. one warp, loop over the rest of the row)."""
+    """``chunk`` rows per CTA, in ``steps`` groups one after another, of which each thread row (TIDy) holds
+    ``unroll`` (loaded together), ``vec`` hidden elements per vectorized access, ``tidx`` threads per row (None:
+    hidden / vec, one vector each; fewer, e.g. one warp, loop over the rest of the row)."""
 
     chunk: int
     vec: int = 8
     tidx: int | None = None
     unroll: int = 1
+    steps: int = 1
 
     def threads(self, hidden: int) -> int:
         return self.tidx or hidden // self.vec
 
     def rows_y(self) -> int:
-        return self.chunk // self.unroll
+        return self.chunk // self.unroll // self.steps
 
     def check(self, rows: int, hidden: int, itemsize: int, what: str) -> None:
         """That the schedule fits ``rows`` x ``hidden`` of ``itemsize``-byte elements (``what``: for the message)."""
         problems = []
-        if min(self.chunk, self.vec, self.unroll, self.tidx or 1) < 1:
-            problems.append("chunk, vec, tidx and unroll must be positive")
-        elif self.chunk % self.unroll:
-            problems.append(f"unroll {self.unroll} does not divide chunk {self.chunk}")
+        if min(self.chunk, self.vec, self.unroll, self.steps, self.tidx or 1) < 1:
+            problems.append("chunk, vec, tidx, unroll and steps must be positive")
+        elif self.chunk % (self.unroll * self.steps):
+            problems.append(f"unroll {self.unroll} x steps {self.steps} does not divide chunk {self.chunk}")
         elif rows % self.chunk:
             problems.append(f"chunk {self.chunk} does not divide the {rows} rows")
         if self.vec >= 1 and (hidden % self.vec or hidden % (self.vec * self.threads(hidden))):
@@ -87,7 +92,8 @@ class FwdRowsSchedule(HandSchedule):
     def describe(self) -> str:
         per_row = f", {self.tidx} threads per row" if self.tidx else ""
         unroll = f", {self.unroll} rows per thread" if self.unroll != 1 else ""
-        return f"forward rows schedule ({self.chunk} rows per CTA, vec {self.vec}{per_row}{unroll})"
+        steps = f", in {self.steps} steps" if self.steps != 1 else ""
+        return f"forward rows schedule ({self.chunk} rows per CTA{steps}, vec {self.vec}{per_row}{unroll})"
 
 
 def flat(cfg: NormConfig) -> NormConfig:
@@ -209,29 +215,34 @@ def _schedule(fusion, s: FwdRowsSchedule, hidden: int, vector_params: bool, PT, 
         t.cache_before()
     ref = rows_outs[0]
 
-    # [R, H] -> [R/chunk, chunk/U, U, (H/V/T,) T, V]: BIDx, TIDy, serial (in registers), (serial,) TIDx, vectorized
+    # [R, H] -> [R/chunk, (S,) chunk/S/U, U, (H/V/T,) T, V]: BIDx, (serial row groups,) TIDy, serial (in
+    # registers), (serial,) TIDx, vectorized
     ref.split(1, s.vec)
     looped = s.threads(hidden) * s.vec < hidden
     if looped:
         ref.split(1, s.tidx)
     ref.split(0, s.unroll)
     ref.split(0, s.rows_y())
+    stepped = s.steps > 1
+    if stepped:
+        ref.split(0, s.steps)
     sched.transform_like(ref)
 
+    y_axis = 2 if stepped else 1  # TIDy; the serial hidden loop (looped) sits two axes after it
     for tv in _reductions(fusion):  # the sums over hidden: serial per thread (vector, loop), then across TIDx
         n = len(tv.get_loop_domain())
-        tv.rfactor([3, n - 1] if looped else [n - 1])
+        tv.rfactor([y_axis + 2, n - 1] if looped else [n - 1])
 
     ref.axis(0).parallelize(PT.grid_x)
-    ref.axis(1).parallelize(PT.block_y)
-    ref.axis(4 if looped else 3).parallelize(PT.block_x)
+    ref.axis(y_axis).parallelize(PT.block_y)
+    ref.axis(y_axis + (3 if looped else 2)).parallelize(PT.block_x)
     sched.parallelize_like(ref)
     for tv in loads + rows_outs:  # x, y; the weight (and bias) where vec of their dtype fits a vector access
         if len(tv.get_logical_domain()) == 2 or vector_params:
             tv.axis(-1).parallelize(PT.vectorize)
     x_load = next(t for t in loads if len(t.get_logical_domain()) == 2)
     if s.unroll > 1:  # the thread's rows all loaded before their reductions: computed outside the serial row axis
-        sched.inline_at(ref, 2, True, [x_load])
+        sched.inline_at(ref, y_axis + 1, True, [x_load])
         sched.inline_most([v for v in fusion.vals() if v.is_tensor() and v is not x_load])
     else:
         sched.inline_most()
@@ -246,23 +257,27 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[FwdRo
     giving every SM a CTA: quick, 16-byte and 8-byte vectors, one warp or one vector per thread per row, 4 or 8
     thread rows per CTA, one or two rows per thread, half a warp per row with 16-byte vectors, more bytes in
     flight per thread where the whole row is one vector per thread (16-byte vectors, 2 or 4 rows per thread: a
-    bandwidth-bound narrow row wants them), and 128 to 512 threads per row, one or two rows per CTA, for rows too
-    wide for one vector per thread; without ``quick`` a wider grid (vectors down to 4 bytes, 16 to 256
-    threads per row, 1 to 16 thread rows, up to 4 rows per thread)."""
+    bandwidth-bound narrow row wants them), 128 to 512 threads per row, one or two rows per CTA, for rows too
+    wide for one vector per thread, and the narrow-row winners in 4 to 64 steps per CTA; without ``quick`` a wider
+    grid (vectors down to 4 bytes, 16 to 256 threads per row, 1 to 16 thread rows, up to 4 rows per thread, 1 or
+    8 steps)."""
     V = VECTOR_BYTES // cfg.dtype.itemsize
     if quick:
-        grid = [(v, t, y, u) for u in (1, 2) for t in (32, None) for y in (4, 8) for v in (V, V // 2)
-                if u == 1 or y == 4] + [(V, 16, 8, 1)]  # half a warp per row, 16-byte vectors (hidden 384)
-        grid += [(V, None, y, u) for y, u in ((8, 2), (2, 4), (4, 4))]  # 2 or 4 rows of 16-byte vectors each
-        grid += [(V, t, y, 1) for t in (128, 256, 512) for y in (1, 2)]  # wide rows: 4-16 warps per row
+        grid = [(v, t, y, u, 1) for u in (1, 2) for t in (32, None) for y in (4, 8) for v in (V, V // 2)
+                if u == 1 or y == 4] + [(V, 16, 8, 1, 1)]  # half a warp per row, 16-byte vectors (hidden 384)
+        grid += [(V, None, y, u, 1) for y, u in ((8, 2), (2, 4), (4, 4))]  # 2 or 4 rows of 16-byte vectors each
+        grid += [(V, t, y, 1, 1) for t in (128, 256, 512) for y in (1, 2)]  # wide rows: 4-16 warps per row
+        # the narrow-row winners (16-byte vectors half a warp per row; 8-byte vectors a warp per row, 2 rows per
+        # thread) walking 4 to 64 row groups per CTA
+        grid += [(v, t, y, u, st) for v, t, y, u in ((V, 16, 8, 1), (V // 2, 32, 4, 2)) for st in (4, 16, 64)]
     else:
-        grid = [(v, t, y, u) for u in (1, 2, 4) for t in (32, 16, 64, 128, 256, None) for y in (1, 2, 4, 8, 16)
-                for v in (V, V // 2, V // 4)]
+        grid = [(v, t, y, u, st) for u in (1, 2, 4) for t in (32, 16, 64, 128, 256, None) for y in (1, 2, 4, 8, 16)
+                for v in (V, V // 2, V // 4) for st in (1, 8)]
     out: list[FwdRowsSchedule] = []
-    for v, t, y, u in grid:
+    for v, t, y, u, st in grid:
         if v < 1 or (t is not None and t * v >= cfg.hidden):  # no loop over the row: the one-vector schedule
             continue
-        s = FwdRowsSchedule(y * u, vec=v, tidx=t, unroll=u)
+        s = FwdRowsSchedule(y * u * st, vec=v, tidx=t, unroll=u, steps=st)
         try:
             s.check(cfg.rows, cfg.hidden, cfg.dtype.itemsize, cfg.name)
         except SegkitError:

@@ -43,6 +43,7 @@ def _check(spec_name: str, cfg: NormConfig, sched: FwdRowsSchedule, outputs=None
     ((48, 128), torch.float16, FwdRowsSchedule(8, vec=4, tidx=8, unroll=2)),     # a loop over the row, 2 rows each
     ((2, 8, 64), torch.bfloat16, FwdRowsSchedule(16, vec=8, tidx=4, unroll=4)),  # 3-D x: a host view
     ((24, 40), torch.float32, FwdRowsSchedule(6, vec=4, unroll=3)),
+    ((64, 96), torch.bfloat16, FwdRowsSchedule(32, vec=8, tidx=4, unroll=2, steps=4)),  # 4 row groups per CTA
 ])
 def test_the_recorded_forward_matches_the_float64_reference(spec_name, shape, dtype, sched):
     cfg = NormConfig("t", shape, dtype, eps=1e-5, bias=spec_name == "layernorm_fwd")
@@ -73,7 +74,8 @@ def test_the_fusion_is_the_builders_at_the_2d_twin():
 
 @pytest.mark.parametrize("sched, dtype, message", [
     (FwdRowsSchedule(7), torch.bfloat16, "chunk 7 does not divide the 576000 rows"),
-    (FwdRowsSchedule(8, unroll=3), torch.bfloat16, "unroll 3 does not divide chunk 8"),
+    (FwdRowsSchedule(8, unroll=3), torch.bfloat16, "unroll 3 x steps 1 does not divide chunk 8"),
+    (FwdRowsSchedule(8, unroll=2, steps=3), torch.bfloat16, "unroll 2 x steps 3 does not divide chunk 8"),
     (FwdRowsSchedule(4, vec=8, tidx=32), torch.bfloat16, "vec 8 x 32 threads do not divide hidden 384"),
     (FwdRowsSchedule(4, vec=5), torch.bfloat16, "vec 5 x 76 threads do not divide hidden 384"),
     (FwdRowsSchedule(4, vec=8), torch.float32, "vec 8 x 4 bytes exceeds a 16-byte vector access"),
@@ -134,6 +136,11 @@ def test_tune_offers_the_hand_schedules_first_at_a_narrow_hidden_last_at_a_wide_
     assert {s.tidx for s in quick} == {None, 16, 32} and {s.unroll for s in quick} == {1, 2, 4}
     assert {(s.vec, s.unroll) for s in quick if s.tidx is None} >= {(8, 2), (8, 4)}  # 16-byte vectors, 2 or 4 rows
     assert all(cfg.rows // s.chunk >= 132 for s in quick)
+    stepped = [s for s in quick if s.steps > 1]  # the narrow-row winners, persistent-like: a few CTAs per SM
+    assert {s.steps for s in stepped} == {4, 16, 64}
+    assert all(s.chunk == s.steps * s.rows_y() * s.unroll for s in stepped)
+    ctas = [cfg.rows // s.chunk for s in stepped]
+    assert min(ctas) < 16 * 132 < max(ctas)  # from under one wave of 16 CTAs per SM to many
     assert len(candidates(cfg, 132, quick=False)) > 4 * len(quick)
     assert len(fwd_candidates(cfg, 132, quick=False).overrides) > len(fwd_candidates(cfg, 132).overrides)
     wide = spec.config("sweep_65536x4096", torch.bfloat16)

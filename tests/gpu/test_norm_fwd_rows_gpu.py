@@ -21,7 +21,9 @@ from segkit.timing import cuda_profiler
 pytestmark = pytest.mark.gpu
 
 def _label(v):
-    return f"c{v.chunk}-v{v.vec}-t{v.tidx}-u{v.unroll}" if isinstance(v, FwdRowsSchedule) else str(v)
+    if not isinstance(v, FwdRowsSchedule):
+        return str(v)
+    return f"c{v.chunk}-v{v.vec}-t{v.tidx}-u{v.unroll}" + (f"-s{v.steps}" if v.steps != 1 else "")
 
 
 GRID_SHAPES = ("sweep_16384x256", "sweep_65536x1024", "sweep_4096x8192")  # the last: rows of 128-512 threads
