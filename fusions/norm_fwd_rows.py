@@ -11,8 +11,8 @@ kernel runs; only the schedule is written here. The loop nest of y (and of every
                        chunk / steps / unroll (TIDy), unroll (serial, loaded together),
                        (hidden / vec / tidx (serial),) tidx (TIDx), vec (vectorized)]
 
-``steps`` > 1 makes the CTAs persistent-like: fewer, each walking ``steps`` groups of rows in turn, so the grid is
-a few CTAs per SM instead of tens of thousands of short ones (576000 x 384 at 8 rows per CTA launches 72000).
+``steps`` > 1 makes the CTAs persistent-like: fewer, each walking ``steps`` groups of rows in turn, a few CTAs per
+SM instead of tens of thousands of short ones (576000 x 384 at 8 rows per CTA launches 72000).
 
 nvFuser's inner-persistent heuristic puts one or two rows in a 48-96 thread block at hidden 384 (issue 38);
 which chunk / tidx / vec / unroll pays differs by GPU and shape: ``segkit tune`` measures ``candidates`` below
@@ -258,18 +258,15 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[FwdRo
     thread rows per CTA, one or two rows per thread, half a warp per row with 16-byte vectors, more bytes in
     flight per thread where the whole row is one vector per thread (16-byte vectors, 2 or 4 rows per thread: a
     bandwidth-bound narrow row wants them), 128 to 512 threads per row, one or two rows per CTA, for rows too
-    wide for one vector per thread, and the narrow-row winners in 4 to 64 steps per CTA; without ``quick`` a wider
-    grid (vectors down to 4 bytes, 16 to 256 threads per row, 1 to 16 thread rows, up to 4 rows per thread, 1 or
-    8 steps)."""
+    wide for one vector per thread; without ``quick`` a wider grid (vectors down to 4 bytes, 16 to 256 threads per
+    row, 1 to 16 thread rows, up to 4 rows per thread, 1 or 8 steps). Steps are not in the quick grid: they lost
+    to one step at 576000 x 384 on an H100 (benchmarks/results/h100-2026-11-26-fwd-steps-probe)."""
     V = VECTOR_BYTES // cfg.dtype.itemsize
     if quick:
         grid = [(v, t, y, u, 1) for u in (1, 2) for t in (32, None) for y in (4, 8) for v in (V, V // 2)
                 if u == 1 or y == 4] + [(V, 16, 8, 1, 1)]  # half a warp per row, 16-byte vectors (hidden 384)
         grid += [(V, None, y, u, 1) for y, u in ((8, 2), (2, 4), (4, 4))]  # 2 or 4 rows of 16-byte vectors each
         grid += [(V, t, y, 1, 1) for t in (128, 256, 512) for y in (1, 2)]  # wide rows: 4-16 warps per row
-        # the narrow-row winners (16-byte vectors half a warp per row; 8-byte vectors a warp per row, 2 rows per
-        # thread) walking 4 to 64 row groups per CTA
-        grid += [(v, t, y, u, st) for v, t, y, u in ((V, 16, 8, 1), (V // 2, 32, 4, 2)) for st in (4, 16, 64)]
     else:
         grid = [(v, t, y, u, st) for u in (1, 2, 4) for t in (32, 16, 64, 128, 256, None) for y in (1, 2, 4, 8, 16)
                 for v in (V, V // 2, V // 4) for st in (1, 8)]
