@@ -238,9 +238,9 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
         row.kernels = kernels_per_step(step)
         if opts.profile:
             profile(step, opts.profile / f"{row.case}-{variant.name}.json.gz")
+        row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
     if opts.host_profile:
         host_profile(step, opts.host_profile / f"{row.case}-{variant.name}.txt")
-        row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
     row.note = "; ".join(notes)
     return step
 

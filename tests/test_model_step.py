@@ -206,7 +206,8 @@ def test_host_profile_names_where_the_steps_host_time_goes(tmp_path):
     """``--host-profile DIR``: each variant's steps under cProfile, a text file per case and variant whose listing
     names the step's own functions (here the eager model's forward), per-step total first."""
     opts = Options(iters=1, warmup=0, host_profile=tmp_path)
-    run_case(TINY, VARIANTS[:1], "cpu", opts, dtype=torch.float32)
+    (row,) = run_case(TINY, VARIANTS[:1], "cpu", opts, dtype=torch.float32)
+    assert row.ms > 0 and (row.host_ms, row.peak_gib, row.kernels) == (None, None, None)  # the GPU columns: GPU only
     (path,) = tmp_path.glob("*.txt")
     assert path.name == f"{TINY.name}-{VARIANTS[0].name}.txt"
     text = path.read_text()
