@@ -9,6 +9,7 @@ The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measu
         [--rounds 3] [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR]
         [--profile DIR] [--host-profile DIR] [--back-to-back K]
     python benchmarks/model_step.py --merge a.json b.json --out table.md --json table.json
+    python benchmarks/model_step.py --bars a.json [b.json ...]
 """
 
 from __future__ import annotations
@@ -359,6 +360,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host-profile", type=Path,
                         help="where each variant's host time per step goes (cProfile, text) here")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
+    parser.add_argument("--bars", nargs="+", metavar="JSON",
+                        help="issue 37's timing bars (segkit_ex's default against stock Thunder and torch.compile) "
+                             "on each of these runs' JSON files")
     parser.add_argument("--list", action="store_true", help="print the cases and variants")
     args = parser.parse_args(argv)
     if args.list:
@@ -366,6 +370,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"case {c.name}: {c.kind} {c.config} T={c.T} {c.overrides} {c.note}")
         for v in VARIANTS:
             print(f"variant {v.name}: {v.label}")
+        return
+    if args.bars:
+        from tabulate import tabulate
+
+        rows = [row for p in args.bars for row in model_table.bars(model_table.merge([Path(p)]))]
+        print(tabulate(rows, headers=["bar", "result", "detail"], tablefmt="github"))
         return
     if args.merge:
         doc = model_table.merge([Path(p) for p in args.merge])

@@ -96,12 +96,50 @@ def paired_ratio(ref_steps: list[float], steps: list[float]) -> tuple[float, int
 def _ratio(ref: dict | None, r: dict) -> str:
     """This row against ``ref``'s: paired over the interleaved passes where both have them ("1.02x (61/90)": the
     median ratio, and faster in 61 of 90 passes), else the ratio of the step medians."""
-    if ref is None or not ref["ms"] or not r["ms"]:
+    got = speedup(ref, r)
+    if got is None:
         return ""
+    ratio, faster, passes = got
+    return f"{ratio:.2f}x" if faster is None else f"{ratio:.3f}x ({faster}/{passes})"
+
+
+def speedup(ref: dict | None, r: dict) -> tuple[float, int | None, int] | None:
+    """``r``'s speed-up over ``ref`` (above 1: ``r`` is faster): (the median over the interleaved passes of ref's
+    step over r's, in how many passes r was faster, passes) where both rows have the same passes, else (the ratio
+    of the step medians, None, 0); None where either has no step time."""
+    if ref is None or not ref.get("ms") or not r.get("ms"):
+        return None
     paired = paired_ratio(ref.get("ms_steps") or [], r.get("ms_steps") or [])
     if paired is None or ref is r:
-        return f"{ref['ms'] / r['ms']:.2f}x"
-    return f"{paired[0]:.3f}x ({paired[1]}/{len(r['ms_steps'])})"
+        return ref["ms"] / r["ms"], None, 0
+    return paired[0], paired[1], len(r["ms_steps"])
+
+
+STEP_BAR_CASES = ("llama3-8b-x1", "llama3-8b-x2")  # issue 37: faster than torch.compile on the Llama-3-8B step
+
+
+def bars(doc: dict, variant: str = "segkit-auto") -> list[list[str]]:
+    """Issue 37's timing bars on one step-table run, as [bar, met / missed / not measured, detail] rows:
+    ``variant`` (segkit_ex's default) not slower than stock Thunder on any case, and faster than torch.compile on
+    the Llama-3-8B cases (one met is the bar). A case without both rows is "not measured", never met."""
+    by = {(r["case"], r["variant"]): r for r in doc["rows"]}
+    k = doc["run"].get("back_to_back") or 1
+    timing = f"{doc[KEY].get('gpu')}, " + ("each step alone" if k == 1 else f"{k} steps back to back")
+    out = []
+    for case in dict.fromkeys(r["case"] for r in doc["rows"]):
+        ours = by.get((case, variant))
+        rivals = [("thunder", "not slower than stock Thunder", lambda x: x >= 1.0)]
+        if case in STEP_BAR_CASES:
+            rivals.append(("compile", "faster than torch.compile", lambda x: x > 1.0))
+        for rival, what, ok in rivals:
+            got = speedup(by.get((case, rival)), ours) if ours else None
+            if got is None:
+                out.append([f"{case}: {what}", "not measured", timing])
+                continue
+            ratio, faster, passes = got
+            how = "step medians" if faster is None else f"paired, faster in {faster}/{passes}"
+            out.append([f"{case}: {what}", "met" if ok(ratio) else "missed", f"{ratio:.3f}x ({how}); {timing}"])
+    return out
 
 
 def _back_to_back(run: dict) -> str:

@@ -213,3 +213,29 @@ def test_host_profile_names_where_the_steps_host_time_goes(tmp_path):
     text = path.read_text()
     assert text.startswith("host profile: 10 steps back to back,") and "== by cumulative" in text
     assert "forward" in text and "backward" in text
+
+
+def test_step_bars_pair_the_passes_and_never_pass_a_case_not_measured():
+    """``--bars``: segkit_ex's default against stock Thunder on every case (not slower: ratio >= 1) and against
+    torch.compile on the Llama-3-8B cases (faster), paired over the interleaved passes where both rows have them,
+    else from the step medians; a missing rival is "not measured"."""
+    from benchmarks.machine import KEY
+
+    def row(case, variant, ms, steps=None):
+        return {"case": case, "variant": variant, "ms": ms, "ms_steps": steps or []}
+
+    doc = {KEY: {"gpu": "Test GPU"}, "run": {"back_to_back": 5}, "rows": [
+        row("llama3-8b-x1", "thunder", 11.0, [11.0, 11.0, 11.0]),
+        row("llama3-8b-x1", "compile", 9.0, [9.0, 10.0, 10.0]),  # faster by median, slower in 2 of 3 passes
+        row("llama3-8b-x1", "segkit-auto", 9.5, [9.5, 9.5, 9.5]),
+        row("pythia-1b-x2", "thunder", 5.0),
+        row("pythia-1b-x2", "segkit-auto", 5.5),  # no passes: the step medians decide
+        row("qwen3-8b-x1", "segkit-auto", 9.0)]}
+    got = {bar: (result, detail) for bar, result, detail in model_table.bars(doc)}
+    assert got["llama3-8b-x1: not slower than stock Thunder"][0] == "met"
+    result, detail = got["llama3-8b-x1: faster than torch.compile"]
+    assert result == "met" and detail.startswith("1.053x (paired, faster in 2/3); Test GPU, 5 steps back to back")
+    assert got["pythia-1b-x2: not slower than stock Thunder"][0] == "missed"
+    assert "step medians" in got["pythia-1b-x2: not slower than stock Thunder"][1]
+    assert "pythia-1b-x2: faster than torch.compile" not in got  # only the Llama-3-8B cases carry that bar
+    assert got["qwen3-8b-x1: not slower than stock Thunder"][0] == "not measured"
