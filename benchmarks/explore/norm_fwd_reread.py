@@ -5,8 +5,8 @@ row was read moments before), as a looped Triton reduction does. RMSNorm: x for 
 norm: x for the mean, x again for the variance about it, x a third time for y. The same tensor goes in each time.
 
 Side by side in one process, y alone (the inference forward the suite times), CUPTI kernel time with a cold L2:
-the spec's own fusion (nvFuser's defaults), the re-reading fusion, torch.compile of the eager norm. Each is
-checked against the spec's float64 reference first.
+the spec's own fusion (nvFuser's defaults), the re-reading fusion, torch.compile as the forward suite sets it up
+(benchmarks/executors.py). Each is checked against the spec's float64 reference first.
 
     python benchmarks/explore/norm_fwd_reread.py [KIND:SHAPE ...]   (default: the wide-row sweep shapes)
 """
@@ -14,9 +14,9 @@ import sys
 
 import nvfuser_direct as nvf
 import torch
-import torch.nn.functional as F
 
 import fusions._norm as N
+from benchmarks.executors import norm_forward
 from benchmarks.explore.common import build, norm_case, reporter
 from fusions.spec import dt
 from segkit.compare import compare
@@ -51,26 +51,20 @@ def define_reread(fd, kind: str, cfg) -> None:
     fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
 
 
-def eager(kind: str, cfg):
-    if kind == "rmsnorm":
-        return lambda x, w: F.rms_norm(x, (cfg.hidden,), w, cfg.eps)
-    return lambda x, w, b=None: F.layer_norm(x, (cfg.hidden,), w, b, cfg.eps)
-
-
 def explore(case: str) -> None:
     kind, shape = case.split(":")
     spec, cfg, inputs, floor = norm_case(kind, "fwd", shape)
     report = reporter(kind, shape, floor)
-    x = inputs[0]
-    (want,) = spec.reference(dict(zip(["x", "weight", "bias"], inputs)), cfg)[:1]
+    x, named = inputs[0], dict(zip(["x", "weight", "bias"], inputs))
+    (want,) = spec.reference(named, cfg)[:1]
     default = build(spec, cfg, keep=[0])
     with nvf.FusionDefinition() as reread:
         define_reread(reread, kind, cfg)
     reread_args = inputs + [x] * (1 if kind == "rmsnorm" else 2)
-    compiled = torch.compile(eager(kind, cfg))
+    compiled = norm_forward(kind, cfg, "torch.compile", named)
     runs = [("nvFuser defaults", lambda: default.execute(inputs)),
             ("re-read (x per pass)", lambda: reread.execute(reread_args)),
-            ("torch.compile", lambda: [compiled(*inputs)])]
+            ("torch.compile", lambda: [compiled.fn()])]
     for tag, fn in runs:
         try:
             (y,) = fn()
