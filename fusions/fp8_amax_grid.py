@@ -1,0 +1,234 @@
+"""fp8 amax statistics in one kernel (the formulation "grid_tiles"): the bit tiles' loop nest
+(fusions/fp8_amax_bit_tiles.py) with the reductions across tiles done by nvFuser grid reductions in the same
+kernel, so no second fusion reads partials back. At 4096 x 4096 the bit tiles' second fusion is several small
+kernels, a large part of a short call.
+
+x is viewed as int32 pairs of bf16, (P, chunk, Q, W / 2), one CTA per tile (BIDx = p, BIDy = q)::
+
+    lo, hi = v & 0x7FFF, (v >> 16) & 0x7FFF                 |x| of the even and odd column, as integer bits
+    row[p, r] = max_{q, w} max(lo, hi)       block reduction over TIDx, grid reduction over BIDy
+    col[q, w] = max_{p, r} lo | hi           per thread over its steps, block over TIDy, grid over BIDx
+    all       = max_{p, r, q, w} max(lo, hi) per thread over its steps, block over TIDy, TIDx, grid over both
+
+Each amax leaves as the bits of its fp32 value (a bf16's own bits << 16). The column pair (even, odd) leaves as
+one int64, (hi << 48) | (lo << 16): on a little-endian GPU that is the two columns' fp32 values side by side, so
+the host views the (Q, W / 2) int64 as the (cols,) fp32 column amax, without an interleaving kernel.
+
+Where the row reduction crosses tiles (``row_after_loop``):
+
+* True: each step's row segments (a block reduction over TIDx) are kept in shared memory, chunk values per CTA,
+  and one grid reduction over BIDy after the loop takes the row amax, a thread per row;
+* False: the grid reduction sits in the loop, one per step (nvFuser's "entrances" into a grid reduction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import torch
+
+from fusions.amax_staged import abs_bits, i32, x_viewed
+from fusions.configs import AmaxConfig
+from fusions.formulations import Formulation, register
+from fusions.fp8_amax_tiles import TileSchedule
+from fusions.fp8_amax_tiles import candidates as tile_candidates
+from fusions.spec import dt
+from segkit.errors import SegkitError
+from segkit.frontend import FusionDefinition
+from segkit.interp import run_reference
+from segkit.runnable import RunsOnBoth
+
+GRID_TILES = "grid_tiles"
+
+
+@dataclass(frozen=True)
+class GridSchedule(TileSchedule):
+    """A tile schedule (in bf16 columns, as the bit tiles') and where the row reduction crosses tiles."""
+
+    row_after_loop: bool = True
+
+    def describe(self) -> str:
+        where = "after the loop" if self.row_after_loop else "in the loop"
+        return super().describe().replace("tile schedule (", "one-kernel tile schedule (", 1)[:-1] + \
+            f", rows across tiles {where})"
+
+
+def define_grid(fd, cfg: AmaxConfig, s: GridSchedule) -> None:
+    """The one fusion on x's bits (P, chunk, Q, W / 2): the amaxes ``cfg.amaxes`` asks for, in its order, each the
+    bits of its fp32 value; the column amax as int64 pairs (module docstring)."""
+    P, Q, W2 = cfg.lead // s.chunk, cfg.cols // s.width, s.width // 2
+    v = fd.define_tensor(shape=[P, s.chunk, Q, W2], contiguity=[True] * 4, dtype=dt(fd, "Int32"))
+    lo, hi = abs_bits(fd, v)
+    both = fd.ops.maximum(lo, hi)
+    c16, int64 = i32(fd, 16), dt(fd, "Int")
+
+    def row():
+        if s.row_after_loop:  # the segments (P, chunk, Q) first: what shared memory holds
+            return fd.ops.max(fd.ops.max(both, dims=[3]), dims=[2])
+        return fd.ops.max(both, dims=[2, 3])
+
+    def col():
+        lo32, hi32 = (fd.ops.bitwise_left_shift(fd.ops.max(t, dims=[0, 1]), c16) for t in (lo, hi))
+        hi64 = fd.ops.bitwise_left_shift(fd.ops.cast(hi32, dtype=int64), fd.define_scalar(32, dtype=int64))
+        return fd.ops.bitwise_or(hi64, fd.ops.cast(lo32, dtype=int64))
+
+    make = {"row": lambda: fd.ops.bitwise_left_shift(row(), c16), "col": col,
+            "all": lambda: fd.ops.bitwise_left_shift(fd.ops.max(both, dims=[0, 1, 2, 3]), c16)}
+    for name in cfg.amaxes:
+        fd.add_output(make[name]())
+
+
+def schedule_grid(nvfd: Any, s: GridSchedule) -> None:
+    """The loop nest of the bit tiles on the translated fusion (``s`` in int32 pairs: width and vec halved),
+    each reduction split into its per-thread, block and grid parts (module docstring)."""
+    import nvfuser_direct as nvf
+
+    PT, sched, fusion = nvf.ParallelType, nvf.schedule, nvfd.fusion
+    guard = nvf.FusionGuard(fusion)
+    try:
+        tensors = [v for v in fusion.vals() if v.is_tensor()]
+        x = next(v for v in fusion.inputs() if v.is_tensor())
+        reduced = {tv: frozenset(i for i, d in enumerate(tv.get_logical_domain()) if d.is_reduction())
+                   for tv in tensors}
+        # row_after_loop: the row amax (P, chunk, rQ) of the segments, and what is computed from it, keep their own
+        # loop nest (a thread per row), outside the tiles'
+        rows = [tv for tv in tensors if len(tv.get_logical_domain()) == 3 and reduced[tv] == {2}]
+        after = _consumers_of(rows, tensors)
+        ref = x.cache_after()
+        # [P, chunk, Q, W/2] -> [P, S, U, Y, Q, X, V]: BIDx, serial steps, unrolled steps, TIDy, BIDy, TIDx, vector
+        ref.split(3, s.vec)
+        ref.split(1, s.rows)
+        ref.split(1, s.unroll)
+        tiled = [ref] + [tv for tv in tensors if tv is not x and tv not in after]
+        sched.transform_like(ref, tiled)
+        last = 6
+        for tv in tiled:
+            r = reduced.get(tv, frozenset())
+            if not r or len(tv.get_logical_domain()) != 4:
+                continue
+            if r == {3}:  # the row segments: per thread over V, then TIDx
+                tv.rfactor([last])
+            elif r == {2, 3}:  # the row amax in the loop: per thread over V, then TIDx and BIDy
+                tv.rfactor([last])
+            elif r == {0, 1}:  # a column amax: per thread over the steps, then TIDy, then BIDx
+                tv.rfactor([1, 2])
+            elif r == {0, 1, 2, 3}:  # the tensorwise amax: per thread over the steps and V, then the rest
+                tv.rfactor([1, 2, last])
+        ref.axis(0).parallelize(PT.grid_x)
+        ref.axis(2).parallelize(PT.unroll)
+        ref.axis(3).parallelize(PT.block_y)
+        ref.axis(4).parallelize(PT.grid_y)
+        ref.axis(5).parallelize(PT.block_x)
+        sched.parallelize_like(ref)
+        ref.axis(-1).parallelize(PT.vectorize)
+        for row in rows:
+            _schedule_row_after_loop(row, [tv for tv in after if tv is not row], s, sched, PT)
+        sched.inline_most([t for t in fusion.vals() if t.is_tensor() and t is not ref])
+        sched.inline_at(ref, 2, True, [ref])
+    finally:
+        del guard
+
+
+def _schedule_row_after_loop(row: Any, rest: list, s: GridSchedule, sched: Any, PT: Any) -> None:
+    """The row amax (P, chunk, rQ) over the segments in shared memory: a thread per row, (chunk / Y / X, X, Y) on
+    (serial, TIDx, TIDy) as the tiles use them, the Q segments a grid reduction over BIDy."""
+    import nvfuser_direct as nvf
+
+    segments = row.definition().input(0)
+    segments.set_memory_type(nvf.MemoryType.shared)
+    threads_x = s.width // s.vec
+    row.split(1, s.rows)
+    row.split(1, threads_x)  # [P, chunk / Y / X (ceil), X, Y, rQ]
+    for axis, pt in ((0, PT.grid_x), (1, PT.serial), (2, PT.block_x), (3, PT.block_y), (4, PT.grid_y)):
+        row.axis(axis).parallelize(pt)
+    if rest:
+        sched.transform_like(row, rest)
+        sched.parallelize_like(row, -1, rest)
+
+
+def _consumers_of(roots: list, tensors: list) -> list:
+    """``roots`` and every tensor of ``tensors`` computed from them (before any scheduling: matched by their
+    printed IR, which names each tensor once)."""
+    out, todo = list(roots), list(roots)
+    while todo:
+        for use in todo.pop().uses():
+            tv = next((t for t in tensors if str(t) == str(use.output(0))), None)  # the same printed IR
+            if tv is not None and tv not in out:
+                out.append(tv)
+                todo.append(tv)
+    return out
+
+
+@dataclass
+class AmaxGridTiles(RunsOnBoth):
+    """The fp8 amaxes of bf16 x in one hand-scheduled kernel (module docstring)."""
+
+    cfg: AmaxConfig
+    schedule: GridSchedule
+    _kernel: Any = field(default=None, init=False, repr=False)  # the scheduled nvFuser definition, compiled
+    formulation: ClassVar[str] = GRID_TILES
+
+    def __post_init__(self) -> None:
+        if self.cfg.dtype != torch.bfloat16:
+            raise SegkitError(f"the {GRID_TILES} formulation of fp8_amax reads bf16 bits; {self.cfg.name} is "
+                              f"{self.cfg.dtype} (the tiles formulation reads any float)")
+        if "col" not in self.cfg.amaxes and "all" not in self.cfg.amaxes:
+            raise SegkitError(f"the {GRID_TILES} formulation of fp8_amax takes a column or a tensorwise amax; "
+                              f"{self.cfg.name} asks for the row amax only (one inner reduction, x read once)")
+        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
+        if self.schedule.vec % 2:
+            raise SegkitError(f"{GRID_TILES}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
+
+    def describe(self) -> str:
+        return self.schedule.describe()
+
+    def recorded(self) -> FusionDefinition:
+        with FusionDefinition() as fd:
+            define_grid(fd, self.cfg, self.schedule)
+        return fd
+
+    def _args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        s, c = self.schedule, self.cfg
+        shape = (c.lead // s.chunk, s.chunk, c.cols // s.width, s.width // 2)
+        return [x_viewed(inputs[0], c, GRID_TILES, shape, torch.int32)]
+
+    def _assembled(self, x: torch.Tensor, outs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Views: the row amax's bits as fp32 in x's leading dims, the column pairs' int64 as (cols,) fp32, the
+        tensorwise amax's bits as a 0-dim fp32."""
+        shape = {"row": x.shape[:-1], "col": (self.cfg.cols,), "all": ()}
+        return [o.view(torch.float32).reshape(shape[n]) for n, o in zip(self.cfg.amaxes, outs)]
+
+    def on_reference(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        return self._assembled(inputs[0], run_reference(self.recorded(), self._args(inputs)))
+
+    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        args = self._args(inputs)
+        if self._kernel is None:
+            self._kernel = self._compiled(args)
+        return self._assembled(inputs[0], self._kernel.ke.run(args))  # its KernelExecutor, past manual_execute
+
+    def _compiled(self, args: list[torch.Tensor]) -> Any:
+        from segkit.errors import error_summary
+        from segkit.nvf import to_nvfuser
+
+        try:
+            nvfd = to_nvfuser(self.recorded())
+            schedule_grid(nvfd, replace(self.schedule, width=self.schedule.width // 2, vec=self.schedule.vec // 2))
+            nvfd.manual_execute(args)  # compiles the KernelExecutor (and runs it once)
+        except Exception as e:
+            raise SegkitError(f"nvFuser refused the {self.describe()} for {self.cfg.name} {self.cfg.shape}: "
+                              f"{error_summary(e, 240)}") from None
+        return nvfd
+
+
+register(Formulation(GRID_TILES, ("fp8_amax",),
+                     lambda spec_name, cfg, how: AmaxGridTiles(cfg, GridSchedule.from_dict(how.chunk, how.schedule))))
+
+
+def candidates(cfg: AmaxConfig, sm_count: int) -> list[GridSchedule]:
+    """The tile schedules (fusions/fp8_amax_tiles.candidates, likeliest first), rows across tiles after the loop
+    first, then in the loop."""
+    tiles = tile_candidates(cfg, sm_count)
+    return [GridSchedule(**vars(t), row_after_loop=after) for after in (True, False) for t in tiles]
