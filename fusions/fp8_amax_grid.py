@@ -14,11 +14,15 @@ Each amax leaves as the bits of its fp32 value (a bf16's own bits << 16). The co
 one int64, (hi << 48) | (lo << 16): on a little-endian GPU that is the two columns' fp32 values side by side, so
 the host views the (Q, W / 2) int64 as the (cols,) fp32 column amax, without an interleaving kernel.
 
-Where the row reduction crosses tiles (``row_after_loop``):
+Where the row reduction crosses tiles (``row_after_loop``), one grid reduction over BIDy per loop step either way
+(nvFuser's "entrances" into a grid reduction):
 
-* True: each step's row segments (a block reduction over TIDx) are kept in shared memory, chunk values per CTA,
-  and one grid reduction over BIDy after the loop takes the row amax, a thread per row;
-* False: the grid reduction sits in the loop, one per step (nvFuser's "entrances" into a grid reduction).
+* True: each step's row segments (a block reduction over TIDx) stay in registers, chunk / rows per thread, and
+  the grid reductions run after the loop, so no step's loads wait on another CTA;
+* False: each step's grid reduction sits in the loop.
+
+Rows across tiles through shared memory, a thread per row, are refused by nvFuser 0.2.36: a block reduction's
+result is valid in TIDx 0 only, and a consumer parallelized on TIDx fails its sync analysis (sync_information.cpp:65).
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def define_grid(fd, cfg: AmaxConfig, s: GridSchedule) -> None:
     c16, int64 = i32(fd, 16), dt(fd, "Int")
 
     def row():
-        if s.row_after_loop:  # the segments (P, chunk, Q) first: what shared memory holds
+        if s.row_after_loop:  # the segments (P, chunk, Q) first: what the registers hold until the loop ends
             return fd.ops.max(fd.ops.max(both, dims=[3]), dims=[2])
         return fd.ops.max(both, dims=[2, 3])
 
@@ -92,16 +96,13 @@ def schedule_grid(nvfd: Any, s: GridSchedule) -> None:
         x = next(v for v in fusion.inputs() if v.is_tensor())
         reduced = {tv: frozenset(i for i, d in enumerate(tv.get_logical_domain()) if d.is_reduction())
                    for tv in tensors}
-        # row_after_loop: the row amax (P, chunk, rQ) of the segments, and what is computed from it, keep their own
-        # loop nest (a thread per row), outside the tiles'
-        rows = [tv for tv in tensors if len(tv.get_logical_domain()) == 3 and reduced[tv] == {2}]
-        after = _consumers_of(rows, tensors)
+        kept = [tv for tv in tensors if len(tv.get_logical_domain()) == 4 and reduced[tv] == {3}]  # the segments
         ref = x.cache_after()
         # [P, chunk, Q, W/2] -> [P, S, U, Y, Q, X, V]: BIDx, serial steps, unrolled steps, TIDy, BIDy, TIDx, vector
         ref.split(3, s.vec)
         ref.split(1, s.rows)
         ref.split(1, s.unroll)
-        tiled = [ref] + [tv for tv in tensors if tv is not x and tv not in after]
+        tiled = [ref] + [tv for tv in tensors if tv is not x]
         sched.transform_like(ref, tiled)
         last = 6
         for tv in tiled:
@@ -123,42 +124,11 @@ def schedule_grid(nvfd: Any, s: GridSchedule) -> None:
         ref.axis(5).parallelize(PT.block_x)
         sched.parallelize_like(ref)
         ref.axis(-1).parallelize(PT.vectorize)
-        for row in rows:
-            _schedule_row_after_loop(row, [tv for tv in after if tv is not row], s, sched, PT)
-        sched.inline_most([t for t in fusion.vals() if t.is_tensor() and t is not ref])
+        # the segments stay out of the row amax's loop: computed in the tiles' loop, reduced across tiles after it
+        sched.inline_most([t for t in fusion.vals() if t.is_tensor() and t is not ref and t not in kept])
         sched.inline_at(ref, 2, True, [ref])
     finally:
         del guard
-
-
-def _schedule_row_after_loop(row: Any, rest: list, s: GridSchedule, sched: Any, PT: Any) -> None:
-    """The row amax (P, chunk, rQ) over the segments in shared memory: a thread per row, (chunk / Y / X, X, Y) on
-    (serial, TIDx, TIDy) as the tiles use them, the Q segments a grid reduction over BIDy."""
-    import nvfuser_direct as nvf
-
-    segments = row.definition().input(0)
-    segments.set_memory_type(nvf.MemoryType.shared)
-    threads_x = s.width // s.vec
-    row.split(1, s.rows)
-    row.split(1, threads_x)  # [P, chunk / Y / X (ceil), X, Y, rQ]
-    for axis, pt in ((0, PT.grid_x), (1, PT.serial), (2, PT.block_x), (3, PT.block_y), (4, PT.grid_y)):
-        row.axis(axis).parallelize(pt)
-    if rest:
-        sched.transform_like(row, rest)
-        sched.parallelize_like(row, -1, rest)
-
-
-def _consumers_of(roots: list, tensors: list) -> list:
-    """``roots`` and every tensor of ``tensors`` computed from them (before any scheduling: matched by their
-    printed IR, which names each tensor once)."""
-    out, todo = list(roots), list(roots)
-    while todo:
-        for use in todo.pop().uses():
-            tv = next((t for t in tensors if str(t) == str(use.output(0))), None)  # the same printed IR
-            if tv is not None and tv not in out:
-                out.append(tv)
-                todo.append(tv)
-    return out
 
 
 @dataclass
