@@ -20,8 +20,7 @@ from fusions import (
 )
 # the multi-fusion formulations register themselves (fusions.formulations) on import
 from fusions import (  # noqa: F401
-    fp8_amax_bit_tiles, fp8_amax_bits, fp8_amax_grid, fp8_amax_tiles, norm_bwd_rows, norm_bwd_two_stage,
-    rope_bwd_sums_then_cat)
+    fp8_amax_bit_tiles, fp8_amax_bits, fp8_amax_tiles, norm_bwd_rows, norm_bwd_two_stage, rope_bwd_sums_then_cat)
 from fusions import norm_fwd_rows  # noqa: F401  (the forward rows formulation)
 from fusions import qkv_rope_bwd_slices  # noqa: F401
 from fusions.spec import FusionSpec

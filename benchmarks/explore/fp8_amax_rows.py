@@ -1,6 +1,6 @@
 """Exploration behind fusions/fp8_amax_rows.py and fusions/fp8_amax_tiles.py: rowwise + columnwise + tensorwise
-amax with x read once by a hand-written schedule (whole rows per CTA, tiles, or tiles in one kernel), against
-segkit (as tuned for this GPU), segkit + reuse and
+amax with x read once by a hand-written schedule (whole rows per CTA, or tiles), against segkit (as tuned for
+this GPU), segkit + reuse and
 torch.compile with and without the seed's reuse FX pass, side by side in one process; cold-L2 kernel time
 (CUPTI, per kernel), each candidate checked against the float64 reference and run twice for identical bits
 before it is timed.
@@ -16,12 +16,11 @@ import torch
 from benchmarks.executors import amax
 from benchmarks.harness import copy_bandwidth_gbs, flush_l2, kernel_us
 from benchmarks.workloads import amax_bytes, case_data
-from fusions import fp8_amax_grid, fp8_amax_rows, fp8_amax_tiles
+from fusions import fp8_amax_rows, fp8_amax_tiles
 from segkit.compare import diff
 from segkit.timing import kernel_breakdown
 
 FORMS = {"rows": (fp8_amax_rows.AmaxRows, fp8_amax_rows.candidates),
-         "grid": (fp8_amax_grid.AmaxGridTiles, fp8_amax_grid.candidates),
          "tiles": (fp8_amax_tiles.AmaxTiles, fp8_amax_tiles.candidates)}
 
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
@@ -31,7 +30,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("shapes", nargs="*", default=["4096x4096", "16384x8192", "8192x28672"])
     ap.add_argument("--budget", type=float, default=70.0, help="seconds of candidates per shape and form")
-    ap.add_argument("--form", default="tiles,rows", help="comma-separated: tiles, rows, grid")
+    ap.add_argument("--form", default="tiles,rows", help="comma-separated: tiles, rows")
     args = ap.parse_args()
     gbs = copy_bandwidth_gbs()
     print(f"{torch.cuda.get_device_name()} {SMS} SMs, copy {gbs:.0f} GB/s, torch {torch.__version__}", flush=True)

@@ -1,7 +1,10 @@
-"""fp8 amax statistics in one kernel (the formulation "grid_tiles"): the bit tiles' loop nest
-(fusions/fp8_amax_bit_tiles.py) with the reductions across tiles done by nvFuser grid reductions in the same
-kernel, so no second fusion reads partials back. At 4096 x 4096 the bit tiles' second fusion is several small
-kernels, a large part of a short call.
+"""Exploration for issue 38's fp8 bar (rowwise + columnwise + tensorwise amax at 4096 x 4096): the bit tiles'
+loop nest (fusions/fp8_amax_bit_tiles.py) in one kernel, the reductions across tiles done by nvFuser grid
+reductions, so that no second fusion reads partials back (the bit tiles' second fusion is several small kernels,
+a large part of a short call). Each schedule is checked against the float64 reference before it is timed, beside
+segkit as tuned for this GPU (the bit tiles) and torch.compile, CUPTI kernel time with a cold L2.
+
+    python benchmarks/explore/fp8_amax_grid.py [SHAPE ...] [--budget S] [--in-loop]
 
 x is viewed as int32 pairs of bf16, (P, chunk, Q, W / 2), one CTA per tile (BIDx = p, BIDy = q)::
 
@@ -14,12 +17,13 @@ Each amax leaves as the bits of its fp32 value (a bf16's own bits << 16). The co
 one int64, (hi << 48) | (lo << 16): on a little-endian GPU that is the two columns' fp32 values side by side, so
 the host views the (Q, W / 2) int64 as the (cols,) fp32 column amax, without an interleaving kernel.
 
-Where the row reduction crosses tiles (``row_after_loop``), one grid reduction over BIDy per loop step either way
-(nvFuser's "entrances" into a grid reduction):
+Where the row reduction crosses tiles (``row_after_loop``; one grid reduction over BIDy per loop step either way,
+nvFuser's "entrances" into a grid reduction):
 
 * True: each step's row segments (a block reduction over TIDx) stay in registers, chunk / rows per thread, and
   the grid reductions run after the loop, so no step's loads wait on another CTA;
-* False: each step's grid reduction sits in the loop.
+* False (``--in-loop``): each step's grid reduction sits in the loop. nvFuser 0.2.36 accepts this schedule and
+  returns wrong row and column amaxes; a later run of it did not return.
 
 Rows across tiles through shared memory, a thread per row, are refused by nvFuser 0.2.36: a block reduction's
 result is valid in TIDx 0 only, and a consumer parallelized on TIDx fails its sync analysis (sync_information.cpp:65).
@@ -35,7 +39,6 @@ import torch
 
 from fusions.amax_staged import abs_bits, i32, x_viewed
 from fusions.configs import AmaxConfig
-from fusions.formulations import Formulation, register
 from fusions.fp8_amax_tiles import TileSchedule
 from fusions.fp8_amax_tiles import candidates as tile_candidates
 from fusions.spec import dt
@@ -44,7 +47,7 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.runnable import RunsOnBoth
 
-GRID_TILES = "grid_tiles"
+GRID_TILES = "grid_tiles"  # its name in messages (not a registered formulation: it never won)
 
 
 @dataclass(frozen=True)
@@ -193,12 +196,61 @@ class AmaxGridTiles(RunsOnBoth):
         return nvfd
 
 
-register(Formulation(GRID_TILES, ("fp8_amax",),
-                     lambda spec_name, cfg, how: AmaxGridTiles(cfg, GridSchedule.from_dict(how.chunk, how.schedule))))
+def candidates(cfg: AmaxConfig, sm_count: int, in_loop: bool) -> list[GridSchedule]:
+    """The bit tiles' schedules (fusions/fp8_amax_tiles.candidates, likeliest first), with the rows across tiles
+    after the loop or (``in_loop``) in it."""
+    return [GridSchedule(**vars(t), row_after_loop=not in_loop) for t in tile_candidates(cfg, sm_count)]
 
 
-def candidates(cfg: AmaxConfig, sm_count: int) -> list[GridSchedule]:
-    """The tile schedules (fusions/fp8_amax_tiles.candidates, likeliest first), rows across tiles after the loop
-    first, then in the loop."""
-    tiles = tile_candidates(cfg, sm_count)
-    return [GridSchedule(**vars(t), row_after_loop=after) for after in (True, False) for t in tiles]
+def main() -> None:
+    import argparse
+    import time
+
+    from benchmarks.executors import amax
+    from benchmarks.harness import copy_bandwidth_gbs, flush_l2
+    from benchmarks.workloads import amax_bytes, case_data
+    from segkit.compare import diff
+    from segkit.timing import kernel_breakdown
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("shapes", nargs="*", default=["4096x4096"])
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds of candidates per shape")
+    ap.add_argument("--in-loop", action="store_true", help="the row grid reductions in the loop (wrong on 0.2.36)")
+    args = ap.parse_args()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    gbs = copy_bandwidth_gbs()
+    print(f"{torch.cuda.get_device_name()} {sms} SMs, copy {gbs:.0f} GB/s, torch {torch.__version__}", flush=True)
+    for shape in args.shapes:
+        cfg, inputs, refs, _ = case_data("fp8_amax", shape, torch.bfloat16)
+        cfg = replace(cfg, amaxes=("row", "col", "all"))
+        floor_us = amax_bytes(cfg) / gbs / 1e3
+        x = [inputs["x"]]
+        for ex in ("segkit", "torch.compile"):  # segkit: the bit tiles, stage 1 then stage 2's kernels
+            ks = kernel_breakdown(amax(cfg, ex, inputs).fn, 20, flush=flush_l2)
+            us = sum(k.us for k in ks)
+            print(f"RES {shape} {ex:60s} {us:8.1f} us {100 * floor_us / us:5.1f}% floor "
+                  f"kernels [{', '.join(f'{k.us:.1f}' for k in ks)}]", flush=True)
+        t_end = time.time() + args.budget
+        for s in candidates(cfg, sms, args.in_loop):
+            if time.time() > t_end:
+                print(f"budget: stopped before {s}", flush=True)
+                break
+            tag = s.describe().split("(", 1)[1].rstrip(")")
+            try:
+                run = AmaxGridTiles(cfg, s)
+                out = run.execute(x)
+                bad = [str(d) for i, (r, g) in enumerate(zip(refs, out)) if not (d := diff(i, r, g)).ok]
+                if bad:
+                    print(f"WRONG {shape} {tag}: {'; '.join(bad)}", flush=True)
+                    continue
+                ks = kernel_breakdown(lambda run=run, x=x: run.execute(x), 20, flush=flush_l2)
+            except SegkitError as e:
+                print(f"FAIL {shape} {tag}: {e}", flush=True)
+                continue
+            us = sum(k.us for k in ks)
+            print(f"RES {shape} {tag:60s} {us:8.1f} us {100 * floor_us / us:5.1f}% floor "
+                  f"kernels [{', '.join(f'{k.us:.1f}' for k in ks)}]", flush=True)
+
+
+if __name__ == "__main__":
+    main()
