@@ -255,9 +255,10 @@ def _reductions(fusion) -> list:
 def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[FwdRowsSchedule]:
     """The schedules ``segkit tune`` tries at ``cfg`` on a GPU of ``sm_count`` SMs, each fitting it (``check``) and
     giving every SM a CTA: quick, 16-byte and 8-byte vectors, one warp or one vector per thread per row, 4 or 8
-    thread rows per CTA, one or two rows per thread, half a warp per row with 16-byte vectors, more bytes in
-    flight per thread where the whole row is one vector per thread (16-byte vectors, 2 or 4 rows per thread: a
-    bandwidth-bound narrow row wants them), 128 to 512 threads per row, one or two rows per CTA, for rows too
+    thread rows per CTA, one or two rows per thread, half a warp per row with 16-byte vectors (4 to 16 thread
+    rows, one or two rows per thread), more bytes in flight per thread where the whole row is one vector per
+    thread (16-byte vectors, 2 or 4 rows per thread: a bandwidth-bound narrow row wants them), 128 to 512 threads
+    per row, one or two rows per CTA, for rows too
     wide for one vector per thread; without ``quick`` a wider grid (vectors down to 4 bytes, 16 to 256 threads per
     row, 1 to 16 thread rows, up to 4 rows per thread, 1 or 8 steps). Steps are not in the quick grid: measured on
     the narrow-row winners, every step count lost to one step (the results README of the steps probe)."""
@@ -265,6 +266,7 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[FwdRo
     if quick:
         grid = [(v, t, y, u, 1) for u in (1, 2) for t in (32, None) for y in (4, 8) for v in (V, V // 2)
                 if u == 1 or y == 4] + [(V, 16, 8, 1, 1)]  # half a warp per row, 16-byte vectors (hidden 384)
+        grid += [(V, 16, y, u, 1) for y, u in ((4, 2), (8, 2), (16, 1))]  # its neighbours: more rows per CTA
         grid += [(V, None, y, u, 1) for y, u in ((8, 2), (2, 4), (4, 4))]  # 2 or 4 rows of 16-byte vectors each
         grid += [(V, t, y, 1, 1) for t in (128, 256, 512) for y in (1, 2)]  # wide rows: 4-16 warps per row
     else:
