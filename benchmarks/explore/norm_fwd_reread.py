@@ -4,8 +4,12 @@ no pass keeps the row in registers or shared memory. Each later pass reads the r
 row was read moments before), as a looped Triton reduction does. RMSNorm: x for sum(x^2), x again for y; layer
 norm: x for the mean, x again for the variance about it, x a third time for y. The same tensor goes in each time.
 
+nvFuser segments that fusion. The hand-written rows schedule does not: with ``reread`` (fusions/norm_fwd_rows.py)
+it loads x once per pass inside one kernel, from the builder's own fusion.
+
 Side by side in one process, y alone (the inference forward the suite times), CUPTI kernel time with a cold L2:
-the spec's own fusion (nvFuser's defaults), the re-reading fusion, torch.compile as the forward suite sets it up
+the spec's own fusion (nvFuser's defaults), segkit as tuned for this GPU, the re-reading fusion, the rows
+schedule at 128-512 threads per row with and without ``reread``, torch.compile as the forward suite sets it up
 (benchmarks/executors.py). Each is checked against the spec's float64 reference first.
 
     python benchmarks/explore/norm_fwd_reread.py [KIND:SHAPE ...]   (default: the wide-row sweep shapes)
@@ -18,12 +22,14 @@ import torch
 import fusions._norm as N
 from benchmarks.executors import norm_forward
 from benchmarks.explore.common import build, norm_case, reporter
+from fusions.norm_fwd_rows import FwdRows, FwdRowsSchedule
 from fusions.spec import dt
+from segkit.errors import SegkitError
 from segkit.compare import compare
 from segkit.timing import kernel_breakdown
 
 DEFAULT = [f"{k}:{s}" for k in ("rmsnorm", "layernorm")
-           for s in ("sweep_4096x8192", "sweep_16384x8192", "sweep_65536x8192", "sweep_16384x16384", "llama2_70b")]
+           for s in ("sweep_16384x8192", "sweep_65536x8192", "sweep_16384x16384", "llama2_70b", "sweep_65536x4096")]
 
 
 def define_reread(fd, kind: str, cfg) -> None:
@@ -62,9 +68,21 @@ def explore(case: str) -> None:
         define_reread(reread, kind, cfg)
     reread_args = inputs + [x] * (1 if kind == "rmsnorm" else 2)
     compiled = norm_forward(kind, cfg, "torch.compile", named)
+    tuned = norm_forward(kind, cfg, "segkit", named)
     runs = [("nvFuser defaults", lambda: default.execute(inputs)),
+            ("segkit (as tuned)", lambda: list(tuned.fn())[:1]),
             ("re-read (x per pass)", lambda: reread.execute(reread_args)),
             ("torch.compile", lambda: [compiled.fn()])]
+    for tidx in (128, 256, 512):
+        for rows in (1, 2, 4):
+            for again in (True, False):
+                s = FwdRowsSchedule(rows, vec=8, tidx=tidx, reread=again)
+                try:
+                    hand = FwdRows(spec.name, cfg, s).with_outputs((0,))
+                except SegkitError:
+                    continue
+                runs.append((f"rows {tidx}x{rows}{' reread' if again else ''}",
+                             lambda hand=hand: hand.execute(inputs)))
     for tag, fn in runs:
         try:
             (y,) = fn()
