@@ -283,6 +283,8 @@ def _schedule(fusion, s: FwdRowsSchedule, hidden: int, vector_params: bool, PT, 
     ref.axis(0).parallelize(PT.grid_x)
     ref.axis(y_axis).parallelize(PT.block_y)
     ref.axis(y_axis + (3 if looped else 2)).parallelize(PT.block_x)
+    if s.reread and looped:  # each pass's loop over the row unrolled: its loads independent, issued together
+        ref.axis(y_axis + 2).parallelize(PT.unroll)
     sched.parallelize_like(ref)
     for tv in loads + rows_outs:  # x, y; the weight (and bias) where vec of their dtype fits a vector access
         if len(tv.get_logical_domain()) == 2 or vector_params:

@@ -12,7 +12,7 @@ the spec's own fusion (nvFuser's defaults), segkit as tuned for this GPU, the re
 schedule at 128-512 threads per row with and without ``reread``, torch.compile as the forward suite sets it up
 (benchmarks/executors.py). Each is checked against the spec's float64 reference first.
 
-    python benchmarks/explore/norm_fwd_reread.py [KIND:SHAPE ...]   (default: the wide-row sweep shapes)
+    python benchmarks/explore/norm_fwd_reread.py [KIND:SHAPE ...] [--only-reread]   (default: wide-row shapes)
 """
 import sys
 
@@ -57,6 +57,9 @@ def define_reread(fd, kind: str, cfg) -> None:
     fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
 
 
+ONLY_REREAD = "--only-reread" in sys.argv  # the rows schedule with reread only (not without)
+
+
 def explore(case: str) -> None:
     kind, shape = case.split(":")
     spec, cfg, inputs, floor = norm_case(kind, "fwd", shape)
@@ -75,7 +78,7 @@ def explore(case: str) -> None:
             ("torch.compile", lambda: [compiled.fn()])]
     for tidx in (128, 256, 512):
         for rows in (1, 2, 4):
-            for again in (True, False):
+            for again in (True, False)[:1 if ONLY_REREAD else 2]:
                 s = FwdRowsSchedule(rows, vec=8, tidx=tidx, reread=again)
                 try:
                     hand = FwdRows(spec.name, cfg, s).with_outputs((0,))
@@ -95,6 +98,6 @@ def explore(case: str) -> None:
 
 
 if __name__ == "__main__":
-    for case in sys.argv[1:] or DEFAULT:
+    for case in [a for a in sys.argv[1:] if not a.startswith("--")] or DEFAULT:
         explore(case)
         torch.cuda.empty_cache()
