@@ -61,7 +61,6 @@ class FwdRowsSchedule(HandSchedule):
     tidx: int | None = None
     unroll: int = 1
     steps: int = 1
-    reread: bool = False  # x read from global memory once per pass over the row instead of kept in registers
 
     def threads(self, hidden: int) -> int:
         return self.tidx or hidden // self.vec
@@ -74,8 +73,6 @@ class FwdRowsSchedule(HandSchedule):
         problems = []
         if min(self.chunk, self.vec, self.unroll, self.steps, self.tidx or 1) < 1:
             problems.append("chunk, vec, tidx, unroll and steps must be positive")
-        elif self.reread and self.unroll != 1:
-            problems.append(f"reread loads each pass's x where the pass uses it: unroll {self.unroll} must be 1")
         elif self.chunk % (self.unroll * self.steps):
             problems.append(f"unroll {self.unroll} x steps {self.steps} does not divide chunk {self.chunk}")
         elif rows % self.chunk:
@@ -86,7 +83,7 @@ class FwdRowsSchedule(HandSchedule):
             problems.append(f"vec {self.vec} x {itemsize} bytes exceeds a {VECTOR_BYTES}-byte vector access")
         if not problems and self.threads(hidden) * self.rows_y() > 1024:
             problems.append(f"{self.threads(hidden)} x {self.rows_y()} threads exceed a CTA's 1024")
-        if not problems and not self.reread and hidden // self.threads(hidden) * self.unroll > MAX_PER_THREAD:
+        if not problems and hidden // self.threads(hidden) * self.unroll > MAX_PER_THREAD:
             problems.append(f"{hidden // self.threads(hidden)} x {self.unroll} elements per thread exceed "
                             f"{MAX_PER_THREAD} registers")
         if problems:
@@ -96,8 +93,7 @@ class FwdRowsSchedule(HandSchedule):
         per_row = f", {self.tidx} threads per row" if self.tidx else ""
         unroll = f", {self.unroll} rows per thread" if self.unroll != 1 else ""
         steps = f", in {self.steps} steps" if self.steps != 1 else ""
-        reread = ", x read once per pass" if self.reread else ""
-        return f"forward rows schedule ({self.chunk} rows per CTA{steps}, vec {self.vec}{per_row}{unroll}{reread})"
+        return f"forward rows schedule ({self.chunk} rows per CTA{steps}, vec {self.vec}{per_row}{unroll})"
 
 
 def flat(cfg: NormConfig) -> NormConfig:
@@ -139,8 +135,6 @@ class FwdRows(RunsOnBoth):
         if self.outputs is not None:
             fd = FusionDefinition.from_fusion(fd.fusion.keep_outputs(self.outputs))
         fork_read_outputs(fd)
-        if self.schedule.reread:
-            read_x_per_pass(fd.fusion)
         return fd
 
     def _args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -180,42 +174,6 @@ def fork_read_outputs(fd: FusionDefinition) -> None:
         fd.fusion.replace_output(v, fd.ops.set(v))
 
 
-def read_x_per_pass(fusion: Any) -> None:
-    """Give each op that reads a value computed elementwise from x (the 2-D input) beyond its first reader its own
-    copy of that computation, back to a cast of x, so that every pass over the row reads x itself: the schedule
-    then loads x once per pass (``FwdRowsSchedule.reread``), the later passes mostly from L2, instead of keeping
-    the row in registers between them, as a looped Triton reduction does. RMSNorm::
-
-        xf = cast(x)                                    xf = cast(x);  xf2 = cast(x)
-        ss = sum(xf * xf);  y = xf * rstd(ss) * w  ->   ss = sum(xf * xf);  y = xf2 * rstd(ss) * w
-
-    Layer norm reads x three times (the mean, the variance about it, y). The math is the builder's, unchanged."""
-    from segkit.ir import Op, map_values
-    from segkit.ops import catalogue
-
-    x = next(v for v in fusion.inputs if v.is_tensor and len(v.shape) == 2)
-    from_x = {id(x)}
-    for op in fusion.ops:
-        opdef = catalogue.get(op.name)
-        if opdef is not None and opdef.elementwise and any(id(v) in from_x for v in op.inputs):
-            from_x.update(id(o) for o in op.outputs)
-
-    def clone(v, before: Op, made: dict):
-        if v is x or id(v) in made:
-            return made.get(id(v), x)
-        op = v.definition
-        args = {k: map_values(a, lambda u: clone(u, before, made) if id(u) in from_x else u) for k, a in op.args.items()}
-        new = fusion.new_value(v.dtype, v.shape, broadcast=v.broadcast, expanded=v.expanded)
-        fusion.add_op(Op(op.name, args, [new], op.site), fusion.ops.index(before))
-        made[id(v)] = new
-        from_x.add(id(new))  # a later copy of a value read from it goes back to x too
-        return new
-
-    for v in [o for op in list(fusion.ops) for o in op.outputs if id(o) in from_x]:
-        for use in fusion.uses(v)[1:]:
-            fusion.replace_uses(v, clone(v, use, {}), [use])
-
-
 def compile_kernel(recorded: Any, s: FwdRowsSchedule, cfg: NormConfig, args: list[torch.Tensor]):
     """The recorded 2-D forward of ``cfg`` as an nvFuser definition scheduled by ``s``, its KernelExecutor
     (``.ke``) compiled for ``args``. A schedule nvFuser refuses is a SegkitError naming it."""
@@ -252,12 +210,7 @@ def schedule_fwd(nvfd: Any, s: FwdRowsSchedule, hidden: int, vector_params: bool
 def _schedule(fusion, s: FwdRowsSchedule, hidden: int, vector_params: bool, PT, sched) -> None:
     ins = [v for v in fusion.inputs() if v.is_tensor()]
     rows_outs = [v for v in fusion.outputs() if v.is_tensor() and len(v.get_logical_domain()) == 2]  # y
-    loads = []
-    for t in ins:
-        if s.reread and len(t.get_logical_domain()) == 2:  # x: one load per pass, each where its pass reads it
-            loads += [t.cache_after(cached_uses=[use]) for use in list(t.uses())]
-        else:
-            loads.append(t.cache_after())
+    loads = [t.cache_after() for t in ins]
     for t in rows_outs:
         t.cache_before()
     ref = rows_outs[0]
@@ -283,8 +236,6 @@ def _schedule(fusion, s: FwdRowsSchedule, hidden: int, vector_params: bool, PT, 
     ref.axis(0).parallelize(PT.grid_x)
     ref.axis(y_axis).parallelize(PT.block_y)
     ref.axis(y_axis + (3 if looped else 2)).parallelize(PT.block_x)
-    if s.reread and looped:  # each pass's loop over the row unrolled: its loads independent, issued together
-        ref.axis(y_axis + 2).parallelize(PT.unroll)
     sched.parallelize_like(ref)
     for tv in loads + rows_outs:  # x, y; the weight (and bias) where vec of their dtype fits a vector access
         if len(tv.get_logical_domain()) == 2 or vector_params:

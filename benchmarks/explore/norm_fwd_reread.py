@@ -4,15 +4,15 @@ no pass keeps the row in registers or shared memory. Each later pass reads the r
 row was read moments before), as a looped Triton reduction does. RMSNorm: x for sum(x^2), x again for y; layer
 norm: x for the mean, x again for the variance about it, x a third time for y. The same tensor goes in each time.
 
-nvFuser segments that fusion. The hand-written rows schedule does not: with ``reread`` (fusions/norm_fwd_rows.py)
-it loads x once per pass inside one kernel, from the builder's own fusion.
+nvFuser segments that fusion. (The rows schedule loading x once per pass inside one kernel, commits c412af1 and
+8347075, lost too and was removed: benchmarks/results/h200-2026-11-26-fwd-reread-rows-probe/.)
 
 Side by side in one process, y alone (the inference forward the suite times), CUPTI kernel time with a cold L2:
 the spec's own fusion (nvFuser's defaults), segkit as tuned for this GPU, the re-reading fusion, the rows
-schedule at 128-512 threads per row with and without ``reread``, torch.compile as the forward suite sets it up
+schedule (fusions/norm_fwd_rows.py) at 128-512 threads per row, torch.compile as the forward suite sets it up
 (benchmarks/executors.py). Each is checked against the spec's float64 reference first.
 
-    python benchmarks/explore/norm_fwd_reread.py [KIND:SHAPE ...] [--only-reread]   (default: wide-row shapes)
+    python benchmarks/explore/norm_fwd_reread.py [KIND:SHAPE ...]   (default: wide-row shapes)
 """
 import sys
 
@@ -24,8 +24,8 @@ from benchmarks.executors import norm_forward
 from benchmarks.explore.common import build, norm_case, reporter
 from fusions.norm_fwd_rows import FwdRows, FwdRowsSchedule
 from fusions.spec import dt
-from segkit.errors import SegkitError
 from segkit.compare import compare
+from segkit.errors import SegkitError
 from segkit.timing import kernel_breakdown
 
 DEFAULT = [f"{k}:{s}" for k in ("rmsnorm", "layernorm")
@@ -57,9 +57,6 @@ def define_reread(fd, kind: str, cfg) -> None:
     fd.add_output(fd.ops.cast(y, dtype=N.io(fd, cfg)))
 
 
-ONLY_REREAD = "--only-reread" in sys.argv  # the rows schedule with reread only (not without)
-
-
 def explore(case: str) -> None:
     kind, shape = case.split(":")
     spec, cfg, inputs, floor = norm_case(kind, "fwd", shape)
@@ -78,14 +75,11 @@ def explore(case: str) -> None:
             ("torch.compile", lambda: [compiled.fn()])]
     for tidx in (128, 256, 512):
         for rows in (1, 2, 4):
-            for again in (True, False)[:1 if ONLY_REREAD else 2]:
-                s = FwdRowsSchedule(rows, vec=8, tidx=tidx, reread=again)
-                try:
-                    hand = FwdRows(spec.name, cfg, s).with_outputs((0,))
-                except SegkitError:
-                    continue
-                runs.append((f"rows {tidx}x{rows}{' reread' if again else ''}",
-                             lambda hand=hand: hand.execute(inputs)))
+            try:
+                hand = FwdRows(spec.name, cfg, FwdRowsSchedule(rows, vec=8, tidx=tidx)).with_outputs((0,))
+            except SegkitError:  # the schedule does not fit this shape
+                continue
+            runs.append((f"rows {tidx}x{rows}", lambda hand=hand: hand.execute(inputs)))
     for tag, fn in runs:
         try:
             (y,) = fn()
@@ -98,6 +92,6 @@ def explore(case: str) -> None:
 
 
 if __name__ == "__main__":
-    for case in [a for a in sys.argv[1:] if not a.startswith("--")] or DEFAULT:
+    for case in sys.argv[1:] or DEFAULT:
         explore(case)
         torch.cuda.empty_cache()
