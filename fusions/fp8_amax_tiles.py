@@ -117,18 +117,21 @@ def schedule_tiles(nvfd: Any, s: TileSchedule) -> None:
                 tv.rfactor([len(tv.get_loop_domain()) - 1])
             else:  # col_part over the chunk: serial over S and U, then TIDy
                 tv.rfactor([1, 2])
-        ref.axis(0).parallelize(PT.grid_x)
-        ref.axis(2).parallelize(PT.unroll)
-        ref.axis(3).parallelize(PT.block_y)
-        ref.axis(4).parallelize(PT.grid_y)
-        ref.axis(5).parallelize(PT.block_x)
-        sched.parallelize_like(ref)
-        ref.axis(-1).parallelize(PT.vectorize)
+        parallelize_tile_nest(ref, PT, sched)
         sched.inline_most([t for t in _tensors(fusion) if t is not ref])
         # the load sits outside the unrolled steps: U vectors per thread in registers, loaded before the reductions
         sched.inline_at(ref, 2, True, [ref])
     finally:
         del guard
+
+
+def parallelize_tile_nest(ref: Any, PT: Any, sched: Any) -> None:
+    """``ref``'s loop nest [P, S, U, Y, Q, W/V, V] on (BIDx, serial, unrolled, TIDy, BIDy, TIDx, vectorized), the
+    parallel types propagated to every tensor, the vectorized load only on ``ref``."""
+    for axis, pt in ((0, PT.grid_x), (2, PT.unroll), (3, PT.block_y), (4, PT.grid_y), (5, PT.block_x)):
+        ref.axis(axis).parallelize(pt)
+    sched.parallelize_like(ref)
+    ref.axis(-1).parallelize(PT.vectorize)
 
 
 def _tensors(fusion) -> list:

@@ -39,7 +39,7 @@ import torch
 
 from fusions.amax_staged import abs_bits, i32, x_viewed
 from fusions.configs import AmaxConfig
-from fusions.fp8_amax_tiles import TileSchedule
+from fusions.fp8_amax_tiles import TileSchedule, parallelize_tile_nest
 from fusions.fp8_amax_tiles import candidates as tile_candidates
 from fusions.spec import dt
 from segkit.errors import SegkitError
@@ -118,13 +118,7 @@ def schedule_grid(nvfd: Any, s: GridSchedule) -> None:
                 tv.rfactor([1, 2])
             elif r == {0, 1, 2, 3}:  # the tensorwise amax: per thread over the steps and V, then the rest
                 tv.rfactor([1, 2, last])
-        ref.axis(0).parallelize(PT.grid_x)
-        ref.axis(2).parallelize(PT.unroll)
-        ref.axis(3).parallelize(PT.block_y)
-        ref.axis(4).parallelize(PT.grid_y)
-        ref.axis(5).parallelize(PT.block_x)
-        sched.parallelize_like(ref)
-        ref.axis(-1).parallelize(PT.vectorize)
+        parallelize_tile_nest(ref, PT, sched)
         # the segments stay out of the row amax's loop: computed in the tiles' loop, reduced across tiles after it
         sched.inline_most([t for t in fusion.vals() if t.is_tensor() and t is not ref and t not in kept])
         sched.inline_at(ref, 2, True, [ref])
