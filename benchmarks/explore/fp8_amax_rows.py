@@ -1,9 +1,8 @@
 """Exploration behind fusions/fp8_amax_rows.py and fusions/fp8_amax_tiles.py: rowwise + columnwise + tensorwise
 amax with x read once by a hand-written schedule (whole rows per CTA, or tiles), against segkit (as tuned for
-this GPU), segkit + reuse and
-torch.compile with and without the seed's reuse FX pass, side by side in one process; cold-L2 kernel time
-(CUPTI, per kernel), each candidate checked against the float64 reference and run twice for identical bits
-before it is timed.
+this GPU), segkit + reuse and torch.compile with and without the seed's reuse FX pass, side by side in one
+process; cold-L2 kernel time (CUPTI, per kernel), each candidate checked against the float64 reference and run
+twice for identical bits before it is timed.
 
     python benchmarks/explore/fp8_amax_rows.py [SHAPE ...] [--form tiles,rows] [--budget S]
 """
