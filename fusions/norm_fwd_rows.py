@@ -258,9 +258,10 @@ def candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> list[FwdRo
     thread rows per CTA, one or two rows per thread, half a warp per row with 16-byte vectors (4 to 16 thread
     rows, one or two rows per thread), more bytes in flight per thread where the whole row is one vector per
     thread (16-byte vectors, 2 or 4 rows per thread: a bandwidth-bound narrow row wants them), 128 to 512 threads
-    per row, one or two rows per CTA, for rows too wide for one vector per thread; without ``quick`` a wider grid (vectors down to 4 bytes, 16 to 256 threads per
-    row, 1 to 16 thread rows, up to 4 rows per thread, 1 or 8 steps). Steps are not in the quick grid: measured on
-    the narrow-row winners, every step count lost to one step (the results README of the steps probe)."""
+    per row, one or two rows per CTA, for rows too wide for one vector per thread; without ``quick`` a wider grid
+    (vectors down to 4 bytes, 16 to 256 threads per row, 1 to 16 thread rows, up to 4 rows per thread, 1 or 8
+    steps). Steps are not in the quick grid: measured on the narrow-row winners, every step count lost to one step
+    (the results README of the steps probe)."""
     V = VECTOR_BYTES // cfg.dtype.itemsize
     if quick:
         grid = [(v, t, y, u, 1) for u in (1, 2) for t in (32, None) for y in (4, 8) for v in (V, V // 2)
