@@ -57,6 +57,20 @@ def define_bits_stage2(fd, cfg: AmaxConfig, s: TileSchedule) -> None:
             fd.add_output(col if name == "col" else fd.ops.max(col, dims=[0]))
 
 
+def check_bit_tiles(formulation: str, cfg: AmaxConfig, s: TileSchedule) -> None:
+    """That tiles on x's bits (``formulation``: for the message) can compute ``cfg`` with ``s``: bf16 x, a column
+    amax or a tensorwise one (taken from the rows' bits), a schedule that fits, and an even vec (int32 pairs)."""
+    if cfg.dtype != torch.bfloat16:
+        raise SegkitError(f"the {formulation} formulation of fp8_amax reads bf16 bits; {cfg.name} is {cfg.dtype} "
+                          f"(the tiles formulation reads any float)")
+    if "col" not in cfg.amaxes and "all" not in cfg.amaxes:
+        raise SegkitError(f"the {formulation} formulation of fp8_amax takes a column or a tensorwise amax; "
+                          f"{cfg.name} asks for the row amax only (one inner reduction, x read once)")
+    s.check(cfg.lead, cfg.cols, f"{cfg.name} {cfg.shape}")
+    if s.vec % 2:
+        raise SegkitError(f"{formulation}: vec {s.vec} must be even (vectors of int32 pairs)")
+
+
 @dataclass
 class AmaxBitTiles(AmaxTiles):
     """The tiles on x's bits (bf16 only): the loop nest of ``schedule_tiles`` over int32 pairs of bf16, vectors of
@@ -70,18 +84,7 @@ class AmaxBitTiles(AmaxTiles):
     defines: ClassVar[tuple[Callable, Callable]] = (define_bits_stage1, define_bits_stage2)
 
     def __post_init__(self) -> None:
-        if self.cfg.dtype != torch.bfloat16:
-            raise SegkitError(f"the {self.formulation} formulation of fp8_amax reads bf16 bits; {self.cfg.name} is "
-                              f"{self.cfg.dtype} (the tiles formulation reads any float)")
-        super().__post_init__()
-        if self.schedule.vec % 2:
-            raise SegkitError(f"{self.formulation}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
-
-    def check_amaxes(self) -> None:
-        """A column amax, or a tensorwise one (taken from the rows' bits)."""
-        if "col" not in self.cfg.amaxes and "all" not in self.cfg.amaxes:
-            raise SegkitError(f"the {self.formulation} formulation of fp8_amax takes a column or a tensorwise amax; "
-                              f"{self.cfg.name} asks for the row amax only (one inner reduction, x read once)")
+        check_bit_tiles(self.formulation, self.cfg, self.schedule)
 
     @property
     def segments(self) -> int:

@@ -39,6 +39,7 @@ import torch
 
 from fusions.amax_staged import abs_bits, i32, x_viewed
 from fusions.configs import AmaxConfig
+from fusions.fp8_amax_bit_tiles import check_bit_tiles
 from fusions.fp8_amax_tiles import TileSchedule, parallelize_tile_nest
 from fusions.fp8_amax_tiles import candidates as tile_candidates
 from fusions.spec import dt
@@ -136,15 +137,7 @@ class AmaxGridTiles(RunsOnBoth):
     formulation: ClassVar[str] = GRID_TILES
 
     def __post_init__(self) -> None:
-        if self.cfg.dtype != torch.bfloat16:
-            raise SegkitError(f"the {GRID_TILES} formulation of fp8_amax reads bf16 bits; {self.cfg.name} is "
-                              f"{self.cfg.dtype} (the tiles formulation reads any float)")
-        if "col" not in self.cfg.amaxes and "all" not in self.cfg.amaxes:
-            raise SegkitError(f"the {GRID_TILES} formulation of fp8_amax takes a column or a tensorwise amax; "
-                              f"{self.cfg.name} asks for the row amax only (one inner reduction, x read once)")
-        self.schedule.check(self.cfg.lead, self.cfg.cols, f"{self.cfg.name} {self.cfg.shape}")
-        if self.schedule.vec % 2:
-            raise SegkitError(f"{GRID_TILES}: vec {self.schedule.vec} must be even (vectors of int32 pairs)")
+        check_bit_tiles(GRID_TILES, self.cfg, self.schedule)
 
     def describe(self) -> str:
         return self.schedule.describe()
