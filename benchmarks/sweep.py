@@ -14,7 +14,7 @@ pinned to one device with ``CUDA_VISIBLE_DEVICES`` and each keeping only its own
 sweep (``--durations LAST.json``; longest first onto the least loaded shard), and each shard measures its
 own GPU's copy bandwidth, so every case's "% of copy bandwidth" is against the GPU it ran on. The merged
 file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchmarks.summarize``,
-``benchmarks.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
+``lab.campaigns.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
 per-shard exit codes and machine info, per-case durations for the next balance; and a top-level ``machine``
 block (benchmarks/machine.py). Each shard compiles with a fixed thread budget and one Inductor / Triton cache
 shared by all shards (``--compile-threads``, ``--compile-cache``, ``--warmup``); without ``--durations`` the

@@ -1,7 +1,7 @@
 """float8 scaling statistics: amax of |x| per row (over the last dim), per column (over the leading dims) and over
 all, in fp32, formulated so that x can be read once.
 
-Variants (``AmaxConfig.variant``), timed side by side by ``scripts/gpu/reuse.sh``:
+Variants (``AmaxConfig.variant``), timed side by side by ``lab/drivers/reuse.sh``:
 
 * ``direct``: each amax reduces |x| (what a user writes; ``segkit.reuse_reductions`` then feeds the global amax
   from the smaller of the row and column amaxes);

@@ -21,7 +21,7 @@ and keeps the winner in the tuning table.
 Host side: the kernel is compiled once into a KernelExecutor and launched with ``KernelExecutor.run`` directly.
 That call re-derives its launch parameters and output sizes on every call (nvfuser_direct gives its arguments no
 cache id, which is what lets ``fd.execute``'s FusionExecutorCache keep them per input signature); the probe
-``scripts/gpu/fwd_host_probe.py`` measures what that costs against ``fd.execute``. nvfuser_direct 0.2.36 offers no
+``lab/probes/fwd_host_probe.py`` measures what that costs against ``fd.execute``. nvfuser_direct 0.2.36 offers no
 way around it from Python: no binding sets a cache id or passes preallocated outputs to ``KernelExecutor.run``
 (python/python_direct/runtime.cpp), and ``FusionExecutorCache(auto_schedule=False)`` runs the pre-segmenter passes,
 whose ``DecomposeReshardingsPass`` resets the loop domain of a reduction with split serial axes (the hand

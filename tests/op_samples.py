@@ -480,5 +480,5 @@ def _uncompilable() -> dict[str, OpSamples]:
 
 
 #: Op x dtype combinations nvFuser accepts but cannot compile, which segkit refuses while recording
-#: (tests/test_nvfuser_dtype_rules.py checks the refusal; scripts/gpu/opsfix_probe.py runs them on nvFuser).
+#: (tests/test_nvfuser_dtype_rules.py checks the refusal; lab/probes/opsfix_probe.py runs them on nvFuser).
 UNCOMPILABLE = _uncompilable()

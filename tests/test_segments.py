@@ -89,7 +89,7 @@ def _browser() -> str | None:
 
 def test_report_is_one_self_contained_page(tmp_path):
     if segkit.nvfuser_available():
-        pytest.skip("GPU machine: the GPU report is made by scripts/gpu/segments.sh")
+        pytest.skip("GPU machine: this test checks the CPU report; the GPU one is made on the GPU host")
     page = tmp_path / "report.html"
     assert main(["report", str(ROPE), "-o", str(page)]) == 0
     text = page.read_text()

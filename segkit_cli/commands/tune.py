@@ -127,7 +127,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """--shard I/N as (I, N); benchmarks/big_shapes.py parses its --shard with it too."""
+    """--shard I/N as (I, N); lab/campaigns/big_shapes.py parses its --shard with it too."""
     from segkit.errors import SegkitError
 
     try:
