@@ -1,7 +1,7 @@
-"""benchmarks.cut_evidence on committed H200 step profiles (benchmarks/results/h200x4-2026-11-26-fuse-policies:
-Llama-3-8B x1 with segkit's RoPE fused into Thunder's regions, and with it opaque): the records carry each
-profile's kernel time outside matmuls and attention, summed here straight from the chrome traces, and refuse a
-run that does not fuse the spec."""
+"""benchmarks.cut_evidence on recorded H200 step profiles (tests/data/step_h200_fuse_policies: Llama-3-8B x1 with
+segkit's RoPE fused into Thunder's regions, and with it opaque): the records carry each profile's kernel time
+outside matmuls and attention, summed here straight from the chrome traces, and refuse a run that does not fuse
+the spec."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import pytest
 from benchmarks import cut_evidence
 from benchmarks.machine import KEY
 from fusions.cut_evidence import EvidenceTable
+from tests.conftest import DATA
 
-RUN = Path(__file__).resolve().parent.parent / "benchmarks/results/h200x4-2026-11-26-fuse-policies"
+RUN = DATA / "step_h200_fuse_policies"
 SIG = "shape=(1, 32, 4096, 128) cos_batch=1 table_dtype=float32 out_dtype=None bfloat16"
 
 

@@ -414,9 +414,11 @@ def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
     assert sweep.default_durations(["-m", "gpu", "tests"], "NVIDIA H200").name == "tests-h200.json"
     # written back from a merged sweep (here: into a temporary folder)
     monkeypatch.setattr(sweep, "DURATIONS_DIR", tmp_path)
-    merged = ROOT / "benchmarks" / "results" / "h200x4-2026-11-26-norm-bwd-sweep" / "norm_bwd_bf16.json"
+    merged = ROOT / "tests" / "data" / "sweep_h200x4_norm_bwd" / "norm_bwd_bf16.json"
     path = sweep.write_durations(merged, [], None)
-    assert path == tmp_path / "test_norm_bwd-h200.json" and json.loads(path.read_text()) == committed
+    written = json.loads(path.read_text())
+    assert path == tmp_path / "test_norm_bwd-h200.json" and written["from"] == str(merged.relative_to(ROOT))
+    assert {**written, "from": None} == {**committed, "from": None}  # the committed file came from this sweep
     (tmp_path / "bare.json").write_text(json.dumps({"sweep": {"durations": {"t.py::a": 1.0}}}))
     with pytest.raises(SweepError, match="does not name its pytest arguments"):
         sweep.write_durations(tmp_path / "bare.json", [], "NVIDIA H200")
@@ -427,7 +429,7 @@ def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
 def test_the_one_gpu_estimate_of_the_committed_4_gpu_sweep():
     from benchmarks.sweep_estimate import estimate, estimate_report
 
-    merged = ROOT / "benchmarks" / "results" / "h200x4-2026-11-26-norm-bwd-sweep" / "norm_bwd_bf16.json"
+    merged = ROOT / "tests" / "data" / "sweep_h200x4_norm_bwd" / "norm_bwd_bf16.json"
     sweep = json.loads(merged.read_text())["sweep"]
     e = estimate(merged)
     timing = sorted(sweep["timing"].values(), key=lambda t: t["to_first_case_s"])

@@ -10,9 +10,9 @@ import pytest
 from segkit.trace.idle import gaps, idle_tables, lead_in_ns, longest_call
 from segkit.trace.model import Kernel, Range, Trace
 from segkit_cli.main import main
-from tests.conftest import ROOT
+from tests.conftest import DATA
 
-PROFILES = ROOT / "benchmarks" / "results" / "h100-2026-11-26-mean-sin-step" / "profiles"
+PROFILES = DATA / "step_h100_mean_sin" / "profiles"
 
 
 def _k(name, start_us, dur_us, launch_us=None):
