@@ -37,9 +37,9 @@ def copy_gbs() -> float:
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
-    """The machine block (benchmarks/machine.py) in place of pytest-benchmark's hostname; copy_gbs stays at top
+    """The machine block (sweep/machine.py) in place of pytest-benchmark's hostname; copy_gbs stays at top
     level too (the sweep plugin stamps it on every record)."""
-    from benchmarks.machine import KEY, machine_block
+    from sweep.machine import KEY, machine_block
 
     copy_gbs = _COPY_GBS[0] if _COPY_GBS else None
     machine_info.pop("node", None)

@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from benchmarks.machine import KEY
+from sweep.machine import KEY
 from fusions.cut_evidence import EVIDENCE_PATH, CutEvidence, EvidenceTable
 from segkit.trace import load
 

@@ -10,7 +10,7 @@ import math
 import statistics
 from pathlib import Path
 
-from benchmarks.machine import KEY, block_of, machine_block
+from sweep.machine import KEY, block_of, machine_block
 from benchmarks.model_cases import CASES
 
 def _plain(value):

@@ -6,7 +6,7 @@ measured copy bandwidth and its speedup over each competitor (geometric means), 
 Several runs (a suite split across GPU calls) are summarized together; every ratio still compares
 executors measured in the same run, because each case's executors run back to back in one session.
 A run is a pytest-benchmark JSON (a merged sweep's too), ``scripts/gpu/perf.sh``'s ``results.json`` or a
-``SEGKIT_BENCH_LOG`` JSON-lines file; each carries its machine block (benchmarks/machine.py), printed above
+``SEGKIT_BENCH_LOG`` JSON-lines file; each carries its machine block (sweep/machine.py), printed above
 the tables. Runs on different GPU models are refused (their ratios do not belong in one column); a file
 written before machine blocks existed reads as an unknown machine, named by its folder.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from benchmarks.machine import FIELDS, block_of, legacy_block
+from sweep.machine import FIELDS, block_of, legacy_block
 
 
 class MixedMachines(Exception):

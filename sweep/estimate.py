@@ -1,4 +1,4 @@
-"""``python -m benchmarks.sweep --estimate-one-gpu MERGED [--alone ONE_GPU.json]``: the one-GPU side of a
+"""``python -m sweep --estimate-one-gpu MERGED [--alone ONE_GPU.json]``: the one-GPU side of a
 scale-out ratio, computed from a merged sweep instead of measured.
 
 A sweep over N GPUs records every case's duration and each shard's start-up. One GPU running the same cases
@@ -61,7 +61,7 @@ def estimate(path: Path, alone: Path | None = None) -> Estimate:
     launcher = sweep.get("launcher") or {}
     if not timing or "wall_s" not in launcher:
         raise EstimateError(f"{path}: the sweep record has no per-shard timing or launcher wall (written before "
-                            "benchmarks.sweep recorded them)")
+                            "sweep recorded them)")
     runs = sweep.get("runs") or [{"wall_s": launcher["wall_s"]}]
     first = statistics.median(t["to_first_case_s"] for t in timing if t.get("to_first_case_s") is not None)
     tail = statistics.median(t["other_s"] for t in timing if t.get("other_s") is not None)

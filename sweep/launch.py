@@ -1,22 +1,22 @@
 """Shard a pytest suite over the GPUs of a host (or over cluster jobs), one pinned process per GPU, and merge.
 
-    python -m benchmarks.sweep --gpus all -o norm_bwd.json -- benchmarks/test_norm_bwd.py -k bfloat16
-    python -m benchmarks.sweep --gpus all --time-limit 500 --workdir $OUT/w -o $OUT/w/norm_bwd.json -- ...
-    python -m benchmarks.sweep --gpus all --time-limit 500 --resume $OUT/w -o $OUT/w/norm_bwd.json
-    python -m benchmarks.sweep --gpus 4 -o gpu_tests.json -- -m gpu tests
-    python -m benchmarks.sweep --gpus all --each "segkit fuzz --minutes 9 --seed {shard} -o findings/{shard}"
-    python -m benchmarks.sweep --gpus 8 --backend submitit --slurm-partition gpu -o run.json -- benchmarks
+    python -m sweep --gpus all -o norm_bwd.json -- benchmarks/test_norm_bwd.py -k bfloat16
+    python -m sweep --gpus all --time-limit 500 --workdir $OUT/w -o $OUT/w/norm_bwd.json -- ...
+    python -m sweep --gpus all --time-limit 500 --resume $OUT/w -o $OUT/w/norm_bwd.json
+    python -m sweep --gpus 4 -o gpu_tests.json -- -m gpu tests
+    python -m sweep --gpus all --each "segkit fuzz --minutes 9 --seed {shard} -o findings/{shard}"
+    python -m sweep --gpus 8 --backend submitit --slurm-partition gpu -o run.json -- benchmarks
 
 This field's habit (Thunder's CI, nvFuser's benchmarks) is one process per GPU and merged results:
 pytest-benchmark turns itself off under pytest-xdist, so the shards here are plain pytest processes, each
 pinned to one device with ``CUDA_VISIBLE_DEVICES`` and each keeping only its own cases
-(benchmarks/sweep_plugin.py). Cases are balanced over the shards by the duration each took in the last
+(sweep/plugin.py). Cases are balanced over the shards by the duration each took in the last
 sweep (``--durations LAST.json``; longest first onto the least loaded shard), and each shard measures its
 own GPU's copy bandwidth, so every case's "% of copy bandwidth" is against the GPU it ran on. The merged
 file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchmarks.summarize``,
 ``lab.campaigns.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
 per-shard exit codes and machine info, per-case durations for the next balance; and a top-level ``machine``
-block (benchmarks/machine.py). Each shard compiles with a fixed thread budget and one Inductor / Triton cache
+block (sweep/machine.py). Each shard compiles with a fixed thread budget and one Inductor / Triton cache
 shared by all shards (``--compile-threads``, ``--compile-cache``, ``--warmup``); without ``--durations`` the
 committed ``benchmarks/durations/<suite>-<gpu>.json`` balances the shards.
 
@@ -27,15 +27,15 @@ to the launcher does the same at once). Each shard rewrites its report after eve
 contributes the durations and outcomes of the cases it finished. The ``sweep`` record lists per device the cases
 not run and why, and where each shard's time went (``timing``); the exit code is 3 when cases did not run.
 A shard whose process dies mid-case starts again with the cases it had left; the case it died in is recorded as
-``crashed`` (``--respawns``, benchmarks/sweep_respawn.py).
+``crashed`` (``--respawns``, sweep/respawn.py).
 
 ``--resume WORKDIR`` continues a sweep that did not complete, with exactly the cases it did not run, and merges
-all its runs into one document (benchmarks/sweep_resume.py says how; the README's "Resuming" what it refuses).
+all its runs into one document (sweep/resume.py says how; sweep/README.md's "Resuming" what it refuses).
 
 ``--per-gpu N`` runs N shards on each GPU (labelled "device.slot"): for a test suite whose cases mostly wait on the
 CPU (tracing, compiling); a benchmark suite keeps one shard per GPU, or its timings share the GPU.
 
-``--estimate-one-gpu MERGED`` computes the one-GPU time of a sweep's cases (benchmarks/sweep_estimate.py);
+``--estimate-one-gpu MERGED`` computes the one-GPU time of a sweep's cases (sweep/estimate.py);
 ``--write-durations MERGED`` keeps a sweep's durations as the committed file of its suite and GPU.
 
 ``--backend submitit`` submits one job per shard through submitit (SLURM on a cluster, its local executor
@@ -58,9 +58,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import sweep_respawn, sweep_resume
-from benchmarks.sweep_estimate import EstimateError, estimate_report
-from benchmarks.machine import KEY, machine_block
+from sweep import respawn as sweep_respawn
+from sweep import resume as sweep_resume
+from sweep.estimate import EstimateError, estimate_report
+from sweep.machine import KEY, machine_block
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS_DIR = ROOT / "benchmarks" / "durations"  # committed per-case seconds, one file per suite and GPU
@@ -175,7 +176,7 @@ def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> Pa
     """Keep a merged sweep's per-case seconds as the committed durations file of its suite and GPU. The suite is
     the one the sweep ran (``sweep.pytest_args``; ``pytest_args`` for a record older than that field), the GPU its
     machine block's, a record's ``sweep_gpu``, or ``gpu``."""
-    from benchmarks.machine import block_of, legacy_block
+    from sweep.machine import block_of, legacy_block
     from segkit.files import write_text_atomic
 
     try:
@@ -320,7 +321,7 @@ def _pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool, dea
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     if deadline is not None:
         env.update(SEGKIT_SWEEP_DEADLINE=repr(deadline), SEGKIT_SWEEP_LIMIT=f"{limit_s:g}")
-    command = [sys.executable, "-m", "pytest", "-p", "benchmarks.sweep_plugin", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-p", "sweep.plugin", "-p", "no:cacheprovider",
                *pytest_args, f"--benchmark-json={work / f'{name}.json'}"]
     return ShardJob(shard, command, env, str(ROOT), str(work / f"{name}.log"), pin, deadline, grace_s)
 
@@ -491,7 +492,7 @@ INCOMPLETE = 3  # exit code: the sweep ended, but some cases did not run (sweep.
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.sweep", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m sweep", description=__doc__.split("\n\n")[0])
     where = p.add_mutually_exclusive_group()
     where.add_argument("--gpus", help="'all' (default) or N: how many of the visible GPUs to use")
     where.add_argument("--devices", help="explicit device ids, e.g. 0,1,3 (labels only without a GPU: a dry run)")

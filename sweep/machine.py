@@ -1,7 +1,7 @@
 """The machine block: one dict naming the GPU, driver and library versions a result was measured with.
 
 Every writer of results puts it in its file (pytest-benchmark's ``machine_info["machine"]``, a top-level
-``"machine"`` in the sweep record, ``lab/drivers/perf.sh``'s ``results.json`` and each ``SEGKIT_BENCH_LOG``
+``"machine"`` in the sweep record, a GPU driver's ``results.json`` and each ``SEGKIT_BENCH_LOG``
 JSON line), so a reader can compare runs without reading the folder name. It holds no hostname. Nothing here
 initialises CUDA: the GPUs come from ``nvidia-smi`` (the visible ones where ``CUDA_VISIBLE_DEVICES`` lists
 indices) and the versions from the installed distributions, so a sweep launcher can call it too; on a

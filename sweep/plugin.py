@@ -1,4 +1,4 @@
-"""pytest plugin loaded into each shard of a sweep (``-p benchmarks.sweep_plugin``).
+"""pytest plugin loaded into each shard of a sweep (``-p sweep.plugin``).
 
 It keeps only the cases the launcher gave this shard, times each case as a whole (set-up, which holds the
 nvFuser compile, plus call and teardown: what the next sweep balances by), and stamps every
@@ -88,7 +88,7 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
     if _stamps["first_case"] is None:
         _stamps["first_case"] = time.time()
     _running["nodeid"] = nodeid
-    _write_report()  # a process that dies in this case leaves its name (benchmarks.sweep_respawn)
+    _write_report()  # a process that dies in this case leaves its name (sweep.respawn)
 
 
 def timing_starts() -> None:

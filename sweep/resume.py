@@ -1,4 +1,4 @@
-"""``python -m benchmarks.sweep --resume WORKDIR``: continue a sweep that its time limit cut, over as many runs as
+"""``python -m sweep --resume WORKDIR``: continue a sweep that its time limit cut, over as many runs as
 it takes, and keep one merged document of all of them.
 
 Every pytest-mode sweep leaves its merged document in its workdir (``sweep.json``, beside the shard files), with
@@ -6,7 +6,7 @@ the pytest arguments it ran and the cases it did not run (``sweep.not_run``). A 
 runs exactly those cases (balanced by the seconds known for them, see ``Resume.durations``) with its shard files
 in ``WORKDIR/runK/``, and merges its outcome into the earlier one: outcomes, durations and pytest-benchmark
 records of both, the newer one winning for a case that ran in both; ``sweep.runs`` lists each run's wall time and
-cases. Nothing here knows how shards run: ``benchmarks.sweep`` does that and calls ``load``, ``combine``, ``save``.
+cases. Nothing here knows how shards run: ``sweep.launch`` does that and calls ``load``, ``combine``, ``save``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.machine import KEY, block_of
+from sweep.machine import KEY, block_of
 
 STATE = "sweep.json"  # the merged document so far, in the workdir
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import cut_evidence
-from benchmarks.machine import KEY
+from sweep.machine import KEY
 from fusions.cut_evidence import EvidenceTable
 from tests.conftest import DATA
 

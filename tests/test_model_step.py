@@ -219,7 +219,7 @@ def test_step_bars_pair_the_passes_and_never_pass_a_case_not_measured():
     """``--bars``: segkit_ex's default against stock Thunder on every case (not slower: ratio >= 1) and against
     torch.compile on the Llama-3-8B cases (faster), paired over the interleaved passes where both rows have them,
     else from the step medians; a missing rival is "not measured"."""
-    from benchmarks.machine import KEY
+    from sweep.machine import KEY
 
     def row(case, variant, ms, steps=None):
         return {"case": case, "variant": variant, "ms": ms, "ms_steps": steps or []}

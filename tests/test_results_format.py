@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from benchmarks import summarize
-from benchmarks.machine import FIELDS, KEY, block_of, machine_block
+from sweep.machine import FIELDS, KEY, block_of, machine_block
 from tests.conftest import ROOT
 
 

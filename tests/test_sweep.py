@@ -1,4 +1,4 @@
-"""benchmarks.sweep on CPU: a small pytest-benchmark suite sharded over fake devices merges into the same case
+"""sweep on CPU: a small pytest-benchmark suite sharded over fake devices merges into the same case
 set as an unsharded run, every case says which device ran it, and balancing uses the last run's durations; under
 --time-limit a sweep ends with what finished and names what did not run, even when a shard has to be killed, and
 --resume finishes it in a later run with exactly the cases not yet run."""
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import summarize, sweep_resume
-from benchmarks.sweep import INCOMPLETE, SweepError, balance, collect, main, resolve_devices
+from benchmarks import summarize
+from sweep import resume as sweep_resume
+from sweep.launch import INCOMPLETE, SweepError, balance, collect, main, resolve_devices
 from tests.conftest import ROOT
 
 
@@ -54,7 +55,7 @@ def collected_before_launch(monkeypatch, limit_suite, limit_cases) -> None:
         assert pytest_args == [limit_suite]
         return list(limit_cases)
 
-    monkeypatch.setattr("benchmarks.sweep.collect", collect_once)
+    monkeypatch.setattr("sweep.launch.collect", collect_once)
 
 
 def _unsharded(tmp_path, suite) -> set[str]:
@@ -288,7 +289,7 @@ def test_a_cut_sweep_resumed_runs_every_case_once_and_merges_all_runs(limit_suit
     def no_collection(pytest_args):
         raise AssertionError("a resumed sweep runs the cases its workdir names, without collecting again")
 
-    monkeypatch.setattr("benchmarks.sweep.collect", no_collection)
+    monkeypatch.setattr("sweep.launch.collect", no_collection)
     out = tmp_path / "all.json"
     assert main(["--devices", "0,1", "--resume", str(work), "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
@@ -354,7 +355,7 @@ def test_a_resumed_case_gone_from_the_suite_is_named_not_run(suite, tmp_path):
 # --------------------------------------------------------------------------- issue 38/39: machine block, compile
 # budget and caches, warm-up, committed durations, the one-GPU estimate, scripts/gpu/sweep.sh
 def test_the_merged_record_carries_the_machine_block_and_compile_time_per_shard(swept):
-    from benchmarks.machine import FIELDS
+    from sweep.machine import FIELDS
 
     tmp, doc = swept
     block = doc["machine"]
@@ -373,7 +374,7 @@ def test_the_merged_record_carries_the_machine_block_and_compile_time_per_shard(
 
 
 def test_each_shard_gets_a_compile_thread_budget_and_the_shared_cache():
-    from benchmarks.sweep import compile_env
+    from sweep.launch import compile_env
 
     env = compile_env(4, Path("/w/compile-cache"))
     assert env == {"TORCHINDUCTOR_COMPILE_THREADS": "4", "OMP_NUM_THREADS": "4",
@@ -393,7 +394,7 @@ def test_warmup_runs_the_shortest_cases_first_and_counts_nothing(suite, tmp_path
 
 
 def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
-    from benchmarks import sweep
+    from sweep import launch as sweep
 
     assert sweep.suite_key(["benchmarks/test_norm_bwd.py", "-k", "bfloat16"]) == "test_norm_bwd"
     assert sweep.suite_key(["-m", "gpu", "-p", "no:cacheprovider", "-rfE", "tests"]) == "tests"
@@ -427,7 +428,7 @@ def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
 
 
 def test_the_one_gpu_estimate_of_the_committed_4_gpu_sweep():
-    from benchmarks.sweep_estimate import estimate, estimate_report
+    from sweep.estimate import estimate, estimate_report
 
     merged = ROOT / "tests" / "data" / "sweep_h200x4_norm_bwd" / "norm_bwd_bf16.json"
     sweep = json.loads(merged.read_text())["sweep"]
@@ -444,7 +445,7 @@ def test_the_one_gpu_estimate_of_the_committed_4_gpu_sweep():
 
 
 def test_the_contention_factor_comes_from_a_one_gpu_sweep_of_the_same_cases(tmp_path):
-    from benchmarks.sweep_estimate import EstimateError, estimate
+    from sweep.estimate import EstimateError, estimate
 
     def sweep(durations, devices):
         timing = {d: {"to_first_case_s": 2.0, "other_s": 1.0} for d in devices}

@@ -8,7 +8,7 @@ the floor; the winners merge into a tuning table for the benchmark to run with
 
     python -m lab.campaigns.big_shapes [--cases SPEC:CONFIG,...] [--specs rmsnorm_fwd,layernorm_fwd] [--min-elements N]
         [--shard I/N] [--budget S] [--budget-wide S] [--jsonl F] [--out TABLE [--skip-tuned]]
-    python -m benchmarks.sweep --gpus all --each "python -m lab.campaigns.big_shapes --shard {shard}/{n} ..."
+    python -m sweep --gpus all --each "python -m lab.campaigns.big_shapes --shard {shard}/{n} ..."
     python -m lab.campaigns.big_shapes --reference     (no GPU: every candidate checked at the tiny twins, no timing)
     python -m lab.campaigns.big_shapes --table F.jsonl ...   (the table of earlier runs, e.g. one per GPU; of a case
                                                           logged twice on one GPU, the later log's record)

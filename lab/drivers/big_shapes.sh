@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 21's >= 32M-element norm backward bar on the GPU host: lab/campaigns/big_shapes.py (segkit tune on every norm
 # backward config of >= 32M elements, bf16, each winner against the bytes floor), one process per visible GPU
-# through `python -m benchmarks.sweep --each`, then one table of all of them.
+# through `python -m sweep --each`, then one table of all of them.
 #   BIG_BUDGET_S=40   seconds of candidates per case
 #   BIG_LIMIT_S=480   no case starts after this (each GPU's process); the cases left are named in its log
 #   BIG_CASES=...     SPEC:CONFIG,... instead of every case (e.g. the ones below 90% in an earlier run)
@@ -16,7 +16,7 @@ mkdir -p "$DEST"
 TMP="$(mktemp -d)"
 exec > >(tee -a "$DEST/big.log") 2>&1
 nvidia-smi --query-gpu=index,name --format=csv,noheader
-timeout $(( ${BIG_LIMIT_S:-480} + 3 * ${BIG_BUDGET_S:-40} + 60 )) python -m benchmarks.sweep --gpus all --workdir "$TMP/w" \
+timeout $(( ${BIG_LIMIT_S:-480} + 3 * ${BIG_BUDGET_S:-40} + 60 )) python -m sweep --gpus all --workdir "$TMP/w" \
   --each "python -m lab.campaigns.big_shapes --shard {shard}/{n} --budget ${BIG_BUDGET_S:-40} --time-limit ${BIG_LIMIT_S:-480} ${BIG_CASES:+--cases $BIG_CASES} ${BIG_SPECS:+--specs $BIG_SPECS} ${BIG_MIN:+--min-elements $BIG_MIN} --jsonl $TMP/big_{shard}.jsonl --out $TMP/tunings_{shard}.json"
 echo "sweep exit $?"
 for f in "$TMP"/w/shard*.log; do echo "--- $f"; grep -E "^(===|past|winner|  )" "$f" | tail -n 200; done

@@ -9,7 +9,7 @@
 # PERF_SKIP_MANUAL=1. The 576000 x 384 search: PERF_TUNE_S seconds per norm (default 80), PERF_TUNE_FLAGS (e.g.
 # --full for the whole grid of heuristic overrides: vectorize 2/4/8 x register cap x blocks per SM x batch);
 # PERF_TUNE_GPUS=all (or N) splits each search over the GPUs, one `segkit tune --shard i/n` per GPU through
-# `python -m benchmarks.sweep --each`, merged by least kernel time. Candidates rank by kernel time (CUPTI, cold
+# `python -m sweep --each`, merged by least kernel time. Candidates rank by kernel time (CUPTI, cold
 # L2); the call time between CUDA events is shown beside it. Run the tune alone on the host (nothing else on
 # the CPUs): event times and compile times move with the CPUs' load.
 set -uo pipefail
@@ -40,7 +40,7 @@ if [ -z "${PERF_SKIP_TUNE:-}" ]; then
     part "segkit tune $spec:mixorder_576000x384${PERF_TUNE_GPUS:+ over GPUs: $PERF_TUNE_GPUS}"
     limit=$(cap ${PERF_TUNE_S:-80})
     if [ -n "${PERF_TUNE_GPUS:-}" ]; then
-      timeout $limit python -m benchmarks.sweep --gpus "$PERF_TUNE_GPUS" --workdir "$TMP/sweep_$spec" --each \
+      timeout $limit python -m sweep --gpus "$PERF_TUNE_GPUS" --workdir "$TMP/sweep_$spec" --each \
         "python -m segkit_cli tune $spec:mixorder_576000x384 ${PERF_TUNE_FLAGS:-} --shard {shard}/{n} --budget $(( limit - 40 )) --out $TMP/tune_${spec}_{shard}.json" 2>&1 | tail -5
       tail -n 25 "$TMP/sweep_$spec"/shard*.log
       python -m segkit_cli tune --merge "$TMP"/tune_${spec}_*.json --out "$TMP/tunings.json" 2>&1 | tail -5
@@ -83,7 +83,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from benchmarks.machine import KEY, machine_block
+from sweep.machine import KEY, machine_block
 
 tmp, out = Path(sys.argv[1]), Path(sys.argv[2])
 bench = [json.loads(line) for line in (tmp / "bench.jsonl").read_text().splitlines()] if (tmp / "bench.jsonl").exists() else []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import summarize
-from benchmarks.machine import FIELDS, KEY
+from sweep.machine import FIELDS, KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 

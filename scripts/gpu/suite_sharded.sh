@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU test suite sharded over every GPU of the host (benchmarks.sweep: one pinned pytest per GPU, merged):
+# The GPU test suite sharded over every GPU of the host (sweep: one pinned pytest per GPU, merged):
 #
 #   SUITE_LIMIT_S=480 bash scripts/gpu/suite_sharded.sh [TEST PATHS]     (default: tests, i.e. every gpu test)
 #
@@ -7,7 +7,7 @@
 # the other's GPU work.
 #
 # Shards are balanced by the committed durations of this suite on this GPU (benchmarks/durations/tests-<gpu>.json,
-# which benchmarks.sweep picks itself), or by SUITE_DURATIONS=FILE (an earlier gpu_tests.json).
+# which sweep picks itself), or by SUITE_DURATIONS=FILE (an earlier gpu_tests.json).
 #
 # Writes $OUT/gpu_tests.json (the merged sweep record: its machine block, per-case outcome and device, durations,
 # per-shard timing),
@@ -26,7 +26,7 @@ BALANCE=()
 [ -n "$DURATIONS" ] && [ -f "$DURATIONS" ] && BALANCE=(--durations "$DURATIONS")
 PATHS=("$@")
 [ ${#PATHS[@]} -eq 0 ] && PATHS=(tests)
-timeout -k 10 $((LIMIT + 70)) python -m benchmarks.sweep --gpus all --per-gpu "${SUITE_PER_GPU:-2}" \
+timeout -k 10 $((LIMIT + 70)) python -m sweep --gpus all --per-gpu "${SUITE_PER_GPU:-2}" \
   --time-limit "$LIMIT" --grace 20 "${BALANCE[@]}" \
   --workdir "$W" -o "$W/gpu_tests.json" -- -m gpu -p no:cacheprovider -rfE "${PATHS[@]}" > "$OUT/sweep.log" 2>&1
 echo "sweep exit $? (0 complete, 3 incomplete, 1 a case failed)"

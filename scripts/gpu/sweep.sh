@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# benchmarks.sweep on the GPU host (segkit issues 23, 39): a whole benchmark suite (default the norm backward bf16
+# sweep on the GPU host (segkit issues 23, 39): a whole benchmark suite (default the norm backward bf16
 # sweep, benchmarks/test_norm_bwd.py -k bfloat16, 272 cases) sharded over the GPUs, run and resumed
-# (`python -m benchmarks.sweep --resume WORKDIR`) until it is complete or this call's wall budget ends, so one
+# (`python -m sweep --resume WORKDIR`) until it is complete or this call's wall budget ends, so one
 # device call finishes as much as it can and the next call continues where it stopped.
 #
 #   SWEEP_BUDGET_S=540  wall seconds for this call (each run's --time-limit is what is left, less the grace and a
@@ -50,7 +50,7 @@ while :; do
     read -ra files <<< "$SUITE"
     args=(--workdir "$WORK" -- "${files[@]}" -k "$K")
   fi
-  timeout -k 10 $(( left + 2 * GRACE + 10 )) python -m benchmarks.sweep --gpus "$GPUS" --time-limit "$left" \
+  timeout -k 10 $(( left + 2 * GRACE + 10 )) python -m sweep --gpus "$GPUS" --time-limit "$left" \
     --grace "$GRACE" --warmup "${SWEEP_WARMUP:-0}" -o "$DEST/merged.json" "${args[@]}"
   rc=$?
   echo "sweep exit $rc (0 complete, 3 incomplete: see sweep.not_run, 1 a case failed, 2 refused)"
@@ -76,5 +76,5 @@ for device, t in s["timing"].items():
           f"{t['cases_s']} ({t['cases_run']} cases)")
 print(f"whole sweep: {s['counts']}, complete: {s['complete']}")
 PY
-[ "$rc" = 0 ] && [ "$GPUS" != 1 ] && python -m benchmarks.sweep --estimate-one-gpu "$WORK/sweep.json"
+[ "$rc" = 0 ] && [ "$GPUS" != 1 ] && python -m sweep --estimate-one-gpu "$WORK/sweep.json"
 exit 0

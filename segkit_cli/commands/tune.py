@@ -20,7 +20,7 @@ def register(sub) -> None:
     p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
     p.add_argument("--budget", type=argtypes.positive_float, metavar="SECONDS", help="stop trying new candidates after this long")
     p.add_argument("--shard", metavar="I/N", type=argtypes.shard, help="only shard I of N of the candidates (the baselines run in every "
-                   "shard): one process per GPU, e.g. through python -m benchmarks.sweep --each; merge with --merge")
+                   "shard): one process per GPU, e.g. through python -m sweep --each; merge with --merge")
     p.add_argument("--out", type=argtypes.output_file, help="merge the winner into this tuning table JSON (with --merge: write there instead "
                    "of the committed table)")
     p.add_argument("--write", action="store_true", help="merge the winner into the committed table (fusions/tunings.json)")

@@ -3,7 +3,7 @@ an unsharded run. Named bench_*.py so the main suite does not collect it."""
 
 import pytest
 
-from benchmarks import sweep_plugin
+from sweep import plugin as sweep_plugin
 
 
 @pytest.mark.parametrize("n", [10, 100, 1000, 5000])
