@@ -13,8 +13,8 @@ pinned to one device with ``CUDA_VISIBLE_DEVICES`` and each keeping only its own
 (sweep/plugin.py). Cases are balanced over the shards by the duration each took in the last
 sweep (``--durations LAST.json``; longest first onto the least loaded shard), and each shard measures its
 own GPU's copy bandwidth, so every case's "% of copy bandwidth" is against the GPU it ran on. The merged
-file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchmarks.summarize``,
-``lab.campaigns.targets`` and ``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
+file is a pytest-benchmark JSON (``benchmarks``, ``machine_info``) that ``benchmarks.summarize`` and
+``pytest-benchmark compare`` read unchanged, plus a ``sweep`` object: devices,
 per-shard exit codes and machine info, per-case durations for the next balance; and a top-level ``machine``
 block (sweep/machine.py). Each shard compiles with a fixed thread budget and one Inductor / Triton cache
 shared by all shards (``--compile-threads``, ``--compile-cache``, ``--warmup``); without ``--durations`` the

@@ -1,6 +1,11 @@
 """The folder tree is the layering: segkit/ imports no other project package, fusions/ only segkit, segkit_cli/
-nothing from thunder_exec or benchmarks, thunder_exec/ no benchmarks; no import cycle between project modules; no
-library module (segkit, fusions, segkit_cli, thunder_exec) over 700 lines.
+nothing from thunder_exec or benchmarks, thunder_exec/ no benchmarks, sweep/ only segkit; no import cycle between
+project modules; no library module (segkit, fusions, segkit_cli, thunder_exec) over 700 lines.
+
+The lab (lab/: dated runs, explorations, probes, campaign bars, drivers) sits above the product: it may import
+anything, and no product package, product driver or test imports it or reads a file under it (a string naming
+``lab/...``, ``lab.x`` or ``"lab"`` in code; docstrings and comments may cite it). No file under benchmarks/ has a
+dated name, and nothing outside lab/ cites a dated run folder at its old place (benchmarks' results folder).
 
 Imports are read with ``ast`` from every file, module level and function-local, relative ones resolved, and an
 ``importlib.import_module("name")`` call with a literal name counts too. ``from pkg import name`` reaches
@@ -10,6 +15,8 @@ Imports are read with ``ast`` from every file, module level and function-local, 
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,18 +25,24 @@ import pytest
 
 from tests.conftest import ROOT
 
-PACKAGES = ("segkit", "fusions", "segkit_cli", "thunder_exec", "benchmarks")
+PACKAGES = ("segkit", "fusions", "segkit_cli", "thunder_exec", "sweep", "benchmarks")  # the product
 LIBRARIES = ("segkit", "fusions", "segkit_cli", "thunder_exec")
+LAB = "lab"  # above the product: imports anything; not scanned (its imports are free), only forbidden below it
 MAX_LINES = 700
-# The project packages each package may import (itself included): each layer only those below it.
+# The project packages each package may import (itself included): each layer only those below it. None the lab.
 MAY_IMPORT = {
     "segkit": {"segkit"},
     "fusions": {"segkit", "fusions"},
     "segkit_cli": {"segkit", "fusions", "segkit_cli"},
     "thunder_exec": {"segkit", "fusions", "segkit_cli", "thunder_exec"},
+    "sweep": {"segkit", "sweep"},
     "benchmarks": set(PACKAGES),
 }
-NOT_MODULES = {"results", "__pycache__"}  # benchmarks/results holds recorded scripts and logs, not modules
+NOT_MODULES = {"__pycache__"}
+# Product drivers and test folders scanned for lab imports and reads beside the packages (tests/data: recorded inputs).
+TESTS = ("tests",)
+SCRIPTS = ("scripts",)
+NOT_SCANNED = {"data", "__pycache__"}
 
 
 @dataclass(frozen=True)
@@ -198,7 +211,7 @@ def scan(root: Path, packages=PACKAGES) -> ImportGraph:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             for name in _imported_names(node, module, is_package, files):
                 target = _reached(name, files)
-                if _package(target) in PACKAGES and target != module:
+                if _package(target) in (*PACKAGES, LAB) and target != module:
                     imports.append(Import(module, target, node.lineno))
     return ImportGraph(files, tuple(sorted(set(imports), key=lambda i: (i.source, i.line, i.target))))
 
@@ -211,7 +224,7 @@ def graph() -> ImportGraph:
     return found
 
 
-@pytest.mark.parametrize("package", LIBRARIES)
+@pytest.mark.parametrize("package", PACKAGES)
 def test_each_package_imports_only_the_layers_below_it(graph, package):
     bad = [i for i in graph.violations() if _package(i.source) == package]
     allowed = ", ".join(sorted(MAY_IMPORT[package]))
@@ -254,7 +267,6 @@ def test_the_scanner_finds_a_planted_violation_cycle_and_long_module(tmp_path):
         "thunder_exec/__init__.py": "from . import x\n",
         "thunder_exec/x.py": "from benchmarks.tool import run  # no such module: reaches benchmarks/__init__\n",
         "benchmarks/__init__.py": "",
-        "benchmarks/results/run/repro.py": "import segkit_cli  # a recorded script, not a module\n",
     })
     g = scan(tmp_path)
     assert set(g.files) == {"segkit", "segkit.a", "segkit.b", "segkit.long", "segkit.sub", "segkit.sub.c", "fusions",
@@ -269,3 +281,146 @@ def test_the_scanner_finds_a_planted_violation_cycle_and_long_module(tmp_path):
     assert g.too_long() == {"segkit.long": MAX_LINES + 1}
     assert Import("thunder_exec", "thunder_exec.x", 1) in g.imports  # `from . import x` in a package's __init__
     assert Import("segkit.sub.c", "segkit.b", 1) in g.imports
+
+
+# ---- the lab above the product --------------------------------------------------------------------------------
+
+# A string in code that names a path or module under lab/: "lab" alone (ROOT / "lab"), "lab/...", "lab.x".
+LAB_TEXT = re.compile(r"(?<![\w.-])lab(?:$|/|\.(?=[A-Za-z_]))")
+# This file names the lab to forbid it (and plants trees that break the rules); it is the one not scanned.
+RULE_FILE = Path(__file__).resolve()
+
+
+def _product_and_test_sources(root: Path) -> list[Path]:
+    """The Python files of the product packages, the product drivers (scripts/) and the tests (not tests/data)."""
+    found = []
+    for top in (*PACKAGES, *SCRIPTS, *TESTS):
+        for path in sorted((root / top).rglob("*.py")):
+            if not NOT_SCANNED & set(path.relative_to(root / top).parts) and path.resolve() != RULE_FILE:
+                found.append(path)
+    return found
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that stand alone as statements (docstrings and the like): they cite, not read."""
+    return {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, str)}
+
+
+def lab_uses(root: Path) -> list[str]:
+    """Every import of the lab and every string in code naming a path under it, in the product's and the tests'
+    Python files and in the product's shell drivers (not in their comments), as 'file:line: what'."""
+    found = []
+    for path in _product_and_test_sources(root):
+        rel = path.relative_to(root)
+        module = module_name(root, path)
+        tree = ast.parse(path.read_text(), str(path))
+        cited = _docstrings(tree) | {id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                                     and _literal_import_module(n)}  # an import, found as one
+        for node in ast.walk(tree):
+            for name in _imported_names(node, module, path.name == "__init__.py", {}):
+                if _package(name) == LAB:
+                    found.append(f"{rel}:{node.lineno}: imports {name}")
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in cited
+                    and LAB_TEXT.search(node.value)):
+                found.append(f"{rel}:{node.lineno}: reads {node.value!r}")
+    for top in SCRIPTS:
+        for path in sorted((root / top).rglob("*.sh")):
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                code = re.sub(r"(^|\s)#.*", "", line)
+                if LAB_TEXT.search(code):
+                    found.append(f"{path.relative_to(root)}:{n}: runs {code.strip()!r}")
+    return found
+
+
+def tracked_files(root: Path) -> list[Path]:
+    """The files git tracks under ``root`` (a checkout); every file but .git and virtual environments elsewhere."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True, timeout=60).stdout
+        return [root / p for p in out.decode().split("\0") if p]
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        skip = {".git", ".venv", "__pycache__"}
+        return [p for p in sorted(root.rglob("*")) if p.is_file() and not skip & set(p.relative_to(root).parts)]
+
+
+DATED = re.compile(r"\d{4}-\d\d-\d\d")
+# Where dated runs used to live (benchmarks' results folder), and a dated run folder cited relative to it.
+OLD_RUNS = "benchmarks" + "/results/"
+DATED_RUN = re.compile(r"(?<![\w/.-])results/[^\s`'\")]*" + DATED.pattern)
+
+
+def dated_under_benchmarks(root: Path) -> list[str]:
+    return [str(p.relative_to(root)) for p in tracked_files(root)
+            if p.relative_to(root).parts[0] == "benchmarks" and DATED.search(str(p.relative_to(root)))]
+
+
+def run_citations(root: Path) -> list[str]:
+    """Lines of tracked text files outside lab/ that cite a dated run folder's old place, as 'file:line'."""
+    found = []
+    for path in tracked_files(root):
+        rel = path.relative_to(root)
+        if rel.parts[0] == LAB or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:
+            continue
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            continue
+        found += [f"{rel}:{n}" for n, line in enumerate(text.splitlines(), 1)
+                  if OLD_RUNS in line or DATED_RUN.search(line)]
+    return found
+
+
+def test_no_product_package_driver_or_test_imports_or_reads_the_lab():
+    found = lab_uses(ROOT)
+    assert not found, "the lab sits above the product; the product and the tests may not import or read it " \
+        "(a test's input is a trimmed copy under tests/data/):\n  " + "\n  ".join(found)
+
+
+def test_no_dated_file_under_benchmarks():
+    dated = dated_under_benchmarks(ROOT)
+    assert not dated, "dated runs live under lab/runs/, not benchmarks/:\n  " + "\n  ".join(dated)
+
+
+def test_nothing_outside_the_lab_cites_a_dated_run_folder():
+    found = run_citations(ROOT)
+    assert not found, f"dated runs live under lab/runs/<name>; cite them there, not as {OLD_RUNS}<name>:\n  " + \
+        "\n  ".join(found)
+
+
+def test_the_lab_rules_fail_on_a_planted_tree(tmp_path):
+    lab_run = "lab/" + "runs/r/x.json"
+    _plant(tmp_path, {
+        "lab/__init__.py": "",
+        "lab/explore/x.py": "import segkit\nimport benchmarks.harness  # the lab may import anything\n",
+        "segkit/__init__.py": '"""Cites lab/runs/r in a docstring: allowed."""\n',
+        "segkit/a.py": "def f():\n    from lab.explore import x  # a library importing the lab\n    return x\n",
+        "sweep/__init__.py": "import importlib\n\nimportlib.import_module('lab.campaigns.targets')\n",
+        "benchmarks/__init__.py": "",
+        "benchmarks/data/run-2026-01-02.json": "{}\n",
+        "benchmarks/README.md": f"see {OLD_RUNS}h100-2026-01-02/ and `{'results/' + 'h200-2026-01-03'}/`\n",
+        "tests/test_a.py": "from tests.conftest import ROOT\n\nRUN = ROOT / 'lab' / 'runs'  # reads the lab\n",
+        "tests/gpu/test_b_gpu.py": f"# a comment citing {lab_run} is fine\nPATH = '{lab_run}'\n",
+        "tests/test_c.py": "import lab.campaigns.targets\n",
+        "tests/data/recorded.py": "import lab  # a recorded input, not a test module\n",
+        "scripts/gpu/d.sh": f"# python {lab_run} (a comment)\npython -m lab.campaigns.big_shapes --table x  # runs\n",
+        "scripts/gpu/ok.sh": "python -m sweep --gpus all  # label.x, collab/ and lab_notes are not the lab\n",
+        lab_run: f"{OLD_RUNS}r: the lab may cite anything\n",
+        "README.md": "A lab/runs/r citation is fine; label.x too.\n",
+    })
+    assert [str(i) for i in scan(tmp_path).violations()] == [
+        "segkit.a -> lab.explore (line 2)",
+        "sweep -> lab.campaigns.targets (line 3)",
+    ]
+    assert lab_uses(tmp_path) == [
+        "segkit/a.py:2: imports lab.explore",
+        "sweep/__init__.py:3: imports lab.campaigns.targets",
+        "tests/gpu/test_b_gpu.py:2: reads 'lab/runs/r/x.json'",
+        "tests/test_a.py:3: reads 'lab'",
+        "tests/test_c.py:1: imports lab.campaigns.targets",
+        "scripts/gpu/d.sh:2: runs 'python -m lab.campaigns.big_shapes --table x'",
+    ]
+    assert dated_under_benchmarks(tmp_path) == ["benchmarks/data/run-2026-01-02.json"]
+    assert run_citations(tmp_path) == ["benchmarks/README.md:1"]
