@@ -149,8 +149,8 @@ def _kernel_table(cases: dict[str, dict[str, dict]]) -> tuple[str, list[str]]:
                 speedups[e].append(ex[e]["metrics"]["us"] / seg["metrics"]["us"])
         table.append(row + [fastest, _run_name(any_row["run"])])
     headers = [*params, "segkit us", "segkit % copy bw", *[f"{e} us" for e in executors], "fastest", "run"]
-    lines = [f"* {e}: {geomean(v):.2f}x (geometric mean of its time over segkit's, {len(v)} cases; segkit faster in "
-             f"{sum(x > 1 for x in v)})" for e, v in sorted(speedups.items())]
+    lines = [f"* {e}: {geomean(v):.2f}x (geometric mean of its time over segkit's, {len(v)} case{'s' * (len(v) != 1)}; "
+             f"segkit faster in {sum(x > 1 for x in v)})" for e, v in sorted(speedups.items())]
     return tabulate(table, headers=headers, tablefmt="github", disable_numparse=True), lines
 
 
@@ -263,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     drifted = []
     for rel, text in texts.items():
         if text is None:
-            print(f"report: {rel} has no {BEGIN} ... {END} markers: left alone")
+            have = "has no" if (args.root / rel).exists() else "is absent: no"
+            print(f"report: {rel} {have} {BEGIN} ... {END} markers: left alone")
             continue
         path = args.root / rel
         if path.exists() and path.read_text() == text:
