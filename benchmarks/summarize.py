@@ -2,6 +2,7 @@
 measured copy bandwidth and its speedup over each competitor (geometric means), plus one PNG per suite.
 
     python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR
+    python -m benchmarks.summarize RUN.json [RUN.json ...] --append benchmarks/data/results.jsonl --run NAME
 
 Several runs (a suite split across GPU calls) are summarized together; every ratio still compares
 executors measured in the same run, because each case's executors run back to back in one session.
@@ -9,6 +10,12 @@ A run is a pytest-benchmark JSON (a merged sweep's too), ``scripts/gpu/perf.sh``
 ``SEGKIT_BENCH_LOG`` JSON-lines file; each carries its machine block (sweep/machine.py), printed above
 the tables. Runs on different GPU models are refused (their ratios do not belong in one column); a file
 written before machine blocks existed reads as an unknown machine, named by its folder.
+
+``--append DATA --run NAME`` adds the runs' measurements to the results data (benchmarks/data/results.jsonl, which
+``python -m benchmarks.report`` turns into benchmarks/RESULTS.md and the README's table): one row per measured
+(suite, case, executor), with its provenance (``PROVENANCE``: the machine block, commit, date, and the run's folder
+in the lab, ``lab/runs/NAME``, and the file in it). A step table's JSON (benchmarks/model_step.py) is read too.
+Appending the same run again adds nothing; a row without its provenance is refused, naming the field.
 """
 
 from __future__ import annotations
@@ -171,14 +178,187 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
     return md
 
 
-def main() -> None:
-    if len(sys.argv) < 3:
+# --- the results data: rows with provenance --------------------------------------------------------------------
+#
+# One JSON object a line, of two kinds. A row is one measured (suite, case, executor) of a run: "suite", "case" (the
+# parameters), "executor", "metrics", and its provenance "gpu", "commit", "date", "run" (the run's folder in the lab,
+# lab/runs/NAME) and "source" (the file in that folder). A machine line, {"run", "source", "machine"}, holds the
+# machine block of the rows of that run file once (driver, CUDA and library versions, copy bandwidth), written
+# before them; ``read_data`` joins it into each row, so a reader gets every row whole.
+
+PROVENANCE = ("suite", "case", "executor", "gpu", "commit", "date", "run", "source", "machine")  # every row's
+MACHINE_FIELDS = ("gpu", "driver")  # the machine block names at least these
+LAB_RUNS = "lab/runs"  # where a run's folder lives; a row's "run" is lab/runs/NAME
+# extra_info key -> metric name, for the kernel suites (kernel times in us; pct: of the run's measured copy bandwidth)
+METRICS = {"kernel_us_median": "us", "gbs": "gbs", "pct_of_copy_bw": "pct_copy_bw", "bytes": "bytes",
+           "kernels": "kernels", "formulation": "formulation", "two_stage_chunk": "two_stage_chunk",
+           "fx_reuse_rewrites": "fx_reuse_rewrites"}
+STEP_METRICS = ("ms", "ms_rounds", "ms_steps", "host_ms", "peak_gib", "kernels", "regions", "claims", "grad_err",
+                "first_step_s", "note")
+
+
+class MissingProvenance(ValueError):
+    """A results row lacks a field a reader needs to know where and how it was measured."""
+
+
+def _num(v):
+    """Floats to 5 significant digits (the data stays small; a kernel time has 3-4), whole floats as ints."""
+    if isinstance(v, float):
+        v = float(f"{v:.5g}")
+        return int(v) if v.is_integer() and abs(v) < 1e15 else v
+    if isinstance(v, list):
+        return [_num(x) for x in v]
+    return v
+
+
+def row_key(row: dict) -> tuple:
+    """What makes a row one measurement: its run and file, suite, case and executor."""
+    return row["run"], row["source"], row["suite"], json.dumps(row["case"], sort_keys=True), row["executor"]
+
+
+def check_row(row: dict, where: str = "row") -> dict:
+    """``row`` when it carries its provenance (``PROVENANCE``, the machine block's ``MACHINE_FIELDS``) and metrics;
+    else ``MissingProvenance`` naming the missing field."""
+    what = f"{where} ({row.get('suite')} {row.get('case')} {row.get('executor')})"
+    for field in PROVENANCE + ("metrics",):
+        if row.get(field) in (None, "", {}):
+            raise MissingProvenance(f"{what} has no {field!r}: every row names {', '.join(PROVENANCE)}")
+    for field in MACHINE_FIELDS:
+        if not row["machine"].get(field):
+            raise MissingProvenance(f"{what} has no 'machine.{field}' (its machine block names no {field})")
+    if not str(row["run"]).startswith(f"{LAB_RUNS}/"):
+        raise MissingProvenance(f"{what}: 'run' {row['run']!r} is not a folder under {LAB_RUNS}/")
+    return row
+
+
+def read_data(path: Path) -> list[dict]:
+    """The rows of a results data file, in the order they were appended, each joined with its machine line and
+    checked (``check_row``)."""
+    if not Path(path).exists():
+        return []
+    machines, rows = {}, []
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        if "suite" not in obj and "machine" in obj:
+            machines[obj.get("run"), obj.get("source")] = obj["machine"]
+            continue
+        machine = machines.get((obj.get("run"), obj.get("source")))
+        rows.append(check_row({**obj, **({"machine": machine} if machine else {})}, f"{path}:{i}"))
+    return rows
+
+
+def _lines(rows: list[dict], written: set) -> list[str]:
+    """``rows`` as data lines: each run file's machine line (unless in ``written``) before its first row."""
+    out = []
+    for r in rows:
+        if (r["run"], r["source"]) not in written:
+            written.add((r["run"], r["source"]))
+            out.append({"run": r["run"], "source": r["source"], "machine": r["machine"]})
+        out.append({k: v for k, v in r.items() if k != "machine"})
+    return [json.dumps(o, separators=(",", ":")) + "\n" for o in out]
+
+
+def _source(path: Path, name: str) -> str:
+    """The file's path inside the run's folder (the part after the folder named ``name``), else its name."""
+    parts = Path(path).parts
+    if name in parts:
+        i = len(parts) - 1 - parts[::-1].index(name)
+        if i < len(parts) - 1:
+            return "/".join(parts[i + 1:])
+    return Path(path).name
+
+
+def _provenance(doc: dict, block: dict | None, commit: str | None) -> dict:
+    """gpu, commit, date and the machine block (None values left out) of a document: the block's, else
+    pytest-benchmark's ``datetime`` and ``commit_info`` (a file written before blocks existed); ``commit`` given
+    on the command line wins where the block names none (a copied tree's git directory can be stale)."""
+    block = {k: _num(v) if not isinstance(v, dict) else {d: _num(x) for d, x in v.items()}
+             for k, v in (block or {}).items() if v is not None}
+    date, block_commit = block.pop("date", None), block.pop("commit", None)
+    info = doc.get("commit_info") if isinstance(doc.get("commit_info"), dict) else {}
+    return {"gpu": block.get("gpu"), "commit": block_commit or commit or (info.get("id") or "")[:7] or None,
+            "date": date or (doc.get("datetime") or "")[:10] or None, "machine": block}
+
+
+def data_rows(path: Path, run: str, commit: str | None = None) -> list[dict]:
+    """The results rows of one run file (any format ``load`` reads, or a step table's JSON), with provenance;
+    ``run``: the run's folder name (its rows name ``lab/runs/<run>``)."""
+    name = run.removeprefix(f"{LAB_RUNS}/").strip("/")
+    where = {"run": f"{LAB_RUNS}/{name}", "source": _source(path, name)}
+    doc = {} if Path(path).suffix == ".jsonl" else json.loads(Path(path).read_text())
+    if isinstance(doc.get("rows"), list) and block_of(doc):  # a step table (benchmarks/model_step.py)
+        prov = _provenance(doc, block_of(doc), commit)
+        k = (doc.get("run") or {}).get("back_to_back") or 1
+        out = []
+        for r in doc["rows"]:
+            case = {"model": r["case"], "label": r.get("label") or r["case"], **({"back_to_back": k} if k > 1 else {})}
+            metrics = {m: _num(r.get(m)) for m in STEP_METRICS if r.get(m) not in (None, "", [], {})}
+            opaque = [c["spec"] for c in r.get("cuts") or [] if c.get("chosen") == "opaque"]
+            metrics |= {"opaque": opaque} if opaque else {}
+            out.append({"suite": "model_step", "case": case, "executor": r["variant"],
+                        "metrics": metrics or {"ms": None}, **prov, **where})
+        return out
+    block, records = _read(path)
+    prov = _provenance(doc, block or legacy_block(doc), commit)
+    out = []
+    for b in records:
+        info, params = b.get("extra_info") or {}, b.get("params") or {}
+        if "kernel_us_median" not in info:
+            continue
+        metrics = {new: _num(info[old]) for old, new in METRICS.items() if info.get(old) is not None}
+        stats = b.get("stats") or {}
+        metrics |= {f"us_{s}": _num(stats[s] * 1e6) for s in ("min", "max") if stats.get(s) is not None}
+        out.append({"suite": b["name"].split("[")[0].removeprefix("test_"),
+                    "case": {k: _plain(v) for k, v in params.items() if k != "executor"},
+                    "executor": params["executor"], "metrics": metrics,
+                    **(_provenance(b, block_of(b), commit) if block_of(b) else prov), **where})
+    return out
+
+
+def append(paths: list[Path], data: Path, run: str, commit: str | None = None) -> tuple[int, int]:
+    """Append the runs' rows to ``data`` (created if missing): (rows added, rows already there). Every row is
+    checked first, so a run lacking provenance adds nothing."""
+    rows = read_data(data)
+    have, written = {row_key(r) for r in rows}, {(r["run"], r["source"]) for r in rows}
+    new = [check_row(r, str(p)) for p in paths for r in data_rows(p, run, commit)]
+    fresh = []
+    for r in new:
+        if row_key(r) not in have:
+            have.add(row_key(r))
+            fresh.append(r)
+    if fresh:
+        Path(data).parent.mkdir(parents=True, exist_ok=True)
+        with Path(data).open("a") as f:
+            f.writelines(_lines(fresh, written))
+    return len(fresh), len(new) - len(fresh)
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.summarize", description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="+", help="RUN.json ... [OUT_DIR]: the last is the summary folder unless --append")
+    ap.add_argument("--append", metavar="DATA.jsonl", help="append the runs' rows to this results data file")
+    ap.add_argument("--run", help="with --append: the run's folder name (rows name lab/runs/NAME)")
+    ap.add_argument("--commit", help="with --append: the commit, for a file whose machine block names none")
+    ap.add_argument("--out", metavar="OUT_DIR", help="with --append: also write the summary there")
+    args = ap.parse_args(argv)
+    if args.append and not args.run:
+        sys.exit("summarize: --append needs --run NAME (the run's folder, lab/runs/NAME)")
+    runs, out = (args.paths, args.out) if args.append else (args.paths[:-1], args.paths[-1])
+    if not runs:
         sys.exit("usage: python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR")
     try:
-        machine, rows = load_runs([Path(a) for a in sys.argv[1:-1]])
+        machine, rows = load_runs([Path(a) for a in runs])
+        if args.append:
+            added, there = append([Path(a) for a in runs], Path(args.append), args.run, args.commit)
+            print(f"{args.append}: {added} rows appended, {there} already there (run {LAB_RUNS}/{args.run})")
     except (MixedMachines, OSError, ValueError) as e:
         sys.exit(f"summarize: {e}")
-    print(write(machine, summarize(rows), Path(sys.argv[-1])).read_text())
+    if out:
+        print(write(machine, summarize(rows), Path(out)).read_text())
 
 
 if __name__ == "__main__":

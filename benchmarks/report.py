@@ -1,0 +1,285 @@
+"""The results page and the README's table, generated from the results data (benchmarks/data/results.jsonl):
+
+    python -m benchmarks.report            # rewrite benchmarks/RESULTS.md and README.md's table
+    python -m benchmarks.report --check    # exit 1, naming the file, where either differs from what the data gives
+
+The current numbers: for each suite, GPU and case, the rows of the run file appended last that measured that
+case (a later run of the same case supersedes an earlier one; the rest stay in the data, and in the lab). A table
+row's numbers all come from that one run file, so every ratio compares executors measured side by side. The
+README's table lies between the markers ``BEGIN`` and ``END``; a README without them is left alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from tabulate import tabulate
+
+from benchmarks.machine import FIELDS, ROOT
+from benchmarks.summarize import LAB_RUNS, geomean, read_data
+
+DATA = Path("benchmarks/data/results.jsonl")
+RESULTS = Path("benchmarks/RESULTS.md")
+README = Path("README.md")
+BEGIN, END = "<!-- results-table:begin -->", "<!-- results-table:end -->"
+COMMAND = "python -m benchmarks.report"
+SEGKIT = "segkit"
+STEP_SEGKIT = "segkit-auto"  # segkit_ex's default in the step table
+SUITES = {  # suite -> what its kernel times are
+    "norm_fwd": "RMSNorm / layer norm forward, no autograd (y alone)",
+    "norm_bwd": "RMSNorm / layer norm backward (dx, dw (, db) from the saved statistics)",
+    "qkv_split_rope": "litgpt's qkv split + RoPE, forward / backward",
+    "fp8_amax": "fp8 amax statistics (tensorwise + rowwise; rowwise + columnwise + tensorwise)",
+}
+# the README's headline cases: (suite, case, label)
+HEADLINE = [
+    ("norm_fwd", {"kind": "rmsnorm", "shape": "mixorder_576000x384", "dtype": "bfloat16"}, "RMSNorm fwd 576000x384"),
+    ("norm_fwd", {"kind": "layernorm", "shape": "mixorder_576000x384", "dtype": "bfloat16"}, "LayerNorm fwd 576000x384"),
+    ("norm_bwd", {"kind": "rmsnorm", "shape": "mixorder_576000x384", "dtype": "bfloat16"}, "RMSNorm bwd 576000x384"),
+    ("norm_bwd", {"kind": "layernorm", "shape": "mixorder_576000x384", "dtype": "bfloat16"}, "LayerNorm bwd 576000x384"),
+    ("qkv_split_rope", {"shape": "Llama-2-13b-hf_bs2", "dtype": "bfloat16", "mode": "forward"},
+     "qkv split + RoPE fwd, Llama-2-13b bs2"),
+    ("qkv_split_rope", {"shape": "Llama-2-13b-hf_bs2", "dtype": "bfloat16", "mode": "backward"},
+     "qkv split + RoPE bwd, Llama-2-13b bs2"),
+    ("fp8_amax", {"shape": "seed_12x34x56", "dtype": "bfloat16", "amaxes": "rowwise+columnwise+tensorwise"},
+     "fp8 amaxes row+col+all, 12x34x56"),
+    ("model_step", {"model": "llama3-8b-x1"}, "training step, litgpt Llama-3-8B T=4096"),
+]
+RIVALS = [("torch.compile", "compile"), ("thunder", "thunder"), ("liger", None), ("quack", None)]  # (suite, step)
+
+
+def _natural(text: str) -> list:
+    """Sort key with numbers as numbers (sweep_4096x256 before sweep_16384x256)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(text))]
+
+
+def _case_key(case: dict) -> list:
+    return [_natural(v) for _, v in sorted(case.items())]
+
+
+def _run_name(run: str) -> str:
+    return run.removeprefix(f"{LAB_RUNS}/")
+
+
+def current(rows: list[dict]) -> list[dict]:
+    """The rows of, per (suite, GPU, case), the run file appended last that measured that case."""
+    latest = {}
+    for r in rows:
+        latest[r["suite"], r["gpu"], _case_id(r)] = (r["run"], r["source"])
+    return [r for r in rows if latest[r["suite"], r["gpu"], _case_id(r)] == (r["run"], r["source"])]
+
+
+def _case_id(r: dict) -> str:
+    return repr(sorted(r["case"].items()))
+
+
+def _grouped(rows: list[dict]) -> dict[tuple[str, str], dict[str, dict[str, dict]]]:
+    """(suite, gpu) -> case id -> executor -> row (current rows only)."""
+    out: dict = defaultdict(lambda: defaultdict(dict))
+    for r in current(rows):
+        out[r["suite"], r["gpu"]][_case_id(r)][r["executor"]] = r
+    return out
+
+
+def _us(v) -> str:
+    return "" if v is None else f"{v:.1f}"
+
+
+def _speedup(ref: dict | None, ours: dict | None) -> tuple[float, int | None, int] | None:
+    """``ours``' speed-up over ``ref``: kernel suites the ratio of kernel times; step rows as the step table
+    computes it (paired over the interleaved passes where both have them)."""
+    if not ref or not ours:
+        return None
+    if ours["suite"] == "model_step":
+        from benchmarks.model_table import speedup
+
+        return speedup(ref["metrics"], ours["metrics"])
+    a, b = ref["metrics"].get("us"), ours["metrics"].get("us")
+    return (a / b, None, 0) if a and b else None
+
+
+def _ratio(got) -> str:
+    if got is None:
+        return ""
+    ratio, faster, passes = got
+    return f"{ratio:.2f}x" if faster is None else f"{ratio:.3f}x ({faster}/{passes})"
+
+
+def _machines(rows: list[dict], gpu: str) -> str:
+    """The machine block of each current run file of ``gpu``, one table row per file."""
+    files = {}
+    for r in current(rows):
+        if r["gpu"] == gpu:
+            files.setdefault((r["run"], r["source"]), (r, set()))[1].add(r["suite"])
+    keys = [k for k in FIELDS if k not in ("gpu", "date", "commit") and any(
+        r["machine"].get(k) is not None for r, _ in files.values())]
+    table = [[_run_name(run), source, ", ".join(sorted(suites)), r["date"], r["commit"],
+              *[_field(r["machine"].get(k)) for k in keys]]
+             for (run, source), (r, suites) in sorted(files.items())]
+    return tabulate(table, headers=["run", "file", "suites", "date", "commit", *keys], tablefmt="github",
+                    disable_numparse=True)
+
+
+def _field(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {x:.0f}" for k, x in sorted(v.items()))
+    return "" if v is None else str(v)
+
+
+def _kernel_table(cases: dict[str, dict[str, dict]]) -> tuple[str, list[str]]:
+    """A kernel suite's table on one GPU (a row per case) and its geometric-mean lines."""
+    executors = sorted({e for ex in cases.values() for e in ex if e != SEGKIT})
+    some = next(iter(next(iter(cases.values())).values()))
+    params = [k for k in some["case"] if k != "dtype"] + ["dtype"]
+    table, speedups = [], defaultdict(list)
+    for _, ex in sorted(cases.items(), key=lambda kv: _case_key(next(iter(kv[1].values()))["case"])):
+        any_row = next(iter(ex.values()))
+        seg = ex.get(SEGKIT)
+        fastest = min(ex.values(), key=lambda r: r["metrics"]["us"])["executor"]
+        pct = seg["metrics"].get("pct_copy_bw") if seg else None
+        row = [*[any_row["case"].get(k, "") for k in params], _us(seg and seg["metrics"]["us"]),
+               "" if pct is None else f"{pct:.0f}"]
+        for e in executors:
+            row.append(_us(ex[e]["metrics"]["us"]) if e in ex else "")
+            if seg and e in ex:
+                speedups[e].append(ex[e]["metrics"]["us"] / seg["metrics"]["us"])
+        table.append(row + [fastest, _run_name(any_row["run"])])
+    headers = [*params, "segkit us", "segkit % copy bw", *[f"{e} us" for e in executors], "fastest", "run"]
+    lines = [f"* {e}: {geomean(v):.2f}x (geometric mean of its time over segkit's, {len(v)} case{'s' * (len(v) != 1)}; "
+             f"segkit faster in {sum(x > 1 for x in v)})" for e, v in sorted(speedups.items())]
+    return tabulate(table, headers=headers, tablefmt="github", disable_numparse=True), lines
+
+
+def _step_table(cases: dict[str, dict[str, dict]]) -> str:
+    table = []
+    for _, ex in sorted(cases.items(), key=lambda kv: _case_key(next(iter(kv[1].values()))["case"])):
+        for variant, r in sorted(ex.items()):
+            m = r["metrics"]
+            claims = m.get("claims") or {}
+            table.append([r["case"].get("label"), variant, "" if m.get("ms") is None else f"{m['ms']:.2f}",
+                          _ratio(_speedup(ex.get("thunder"), r)) if variant != "thunder" else "",
+                          _ratio(_speedup(ex.get("compile"), r)) if variant != "compile" else "",
+                          "" if m.get("host_ms") is None else f"{m['host_ms']:.2f}",
+                          "" if m.get("peak_gib") is None else f"{m['peak_gib']:.2f}",
+                          m.get("kernels", ""),
+                          f"norms {claims['norm_fw']}/{claims['norm_bw']}, RoPE {claims['rope_fw']}/{claims['rope_bw']}"
+                          if claims else "",
+                          "" if m.get("grad_err") is None else f"{m['grad_err']:.1e}", m.get("note", ""),
+                          _run_name(r["run"]) + "/" + r["source"].rsplit("/", 1)[0]
+                          if "/" in r["source"] else _run_name(r["run"])])
+    return tabulate(table, headers=["model", "variant", "step ms", "vs thunder", "vs compile", "host ms", "peak GiB",
+                                    "kernels", "segkit claims fw/bw", "grad err", "note", "run"],
+                    tablefmt="github", disable_numparse=True)
+
+
+def results_md(rows: list[dict]) -> str:
+    """benchmarks/RESULTS.md."""
+    groups = _grouped(rows)
+    gpus = sorted({g for _, g in groups})
+    out = ["# Benchmark results", "",
+           f"Generated from `{DATA}` by `{COMMAND}`; do not edit (`{COMMAND} --check` fails when this page differs "
+           f"from the data). How a number is made: `benchmarks/README.md`. Each row names its run: the folder "
+           f"`{LAB_RUNS}/<run>` holds the files it was read from, the run's README and its logs.", "",
+           "Kernel times are CUPTI device time (median of 20 rounds, cold L2), in us; `% copy bw` is the case's "
+           "bytes floor at the device-to-device copy bandwidth measured in the same run; \"faster\" is the rival's "
+           "time over segkit's (above 1: segkit is faster), over cases measured in the same run.", ""]
+    for gpu in gpus:
+        out += [f"## {gpu}", "", "Machine blocks of the runs below:", "", _machines(rows, gpu), ""]
+        for suite in [*SUITES, *sorted({s for s, _ in groups if s not in SUITES and s != "model_step"})]:
+            if (suite, gpu) not in groups:
+                continue
+            table, lines = _kernel_table(groups[suite, gpu])
+            out += [f"### {suite} ({gpu})", "", SUITES.get(suite, suite) + ".", "", *lines, "", table, ""]
+        if ("model_step", gpu) in groups:
+            out += [f"### Training step ({gpu})", "",
+                    "bf16 training steps (grads set to None + forward + backward) of real models; step ms by CUDA "
+                    "events, median of rounds; the vs columns pair the variants' interleaved passes where the run "
+                    "has them (median of the reference's step over the row's, faster in k of n passes), else the "
+                    "ratio of step medians; segkit-auto is Thunder + segkit_ex as it ships.", "",
+                    _step_table(groups["model_step", gpu]), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def readme_table(rows: list[dict]) -> str:
+    """The README's compact table: per GPU, segkit against each rival on the headline cases (ratios: the rival's
+    time over segkit's, measured in the same run)."""
+    groups = _grouped(rows)
+    table = []
+    for gpu in sorted({g for _, g in groups}):
+        for suite, case, label in HEADLINE:
+            cases = groups.get((suite, gpu), {})
+            ex = next((e for e in cases.values() if next(iter(e.values()))["case"].items() >= case.items()), None)
+            ours = ex and ex.get(STEP_SEGKIT if suite == "model_step" else SEGKIT)
+            if not ours:
+                continue
+            unit, value = ("ms", ours["metrics"].get("ms")) if suite == "model_step" else ("us", ours["metrics"]["us"])
+            cells = []
+            for rival, step_rival in RIVALS:
+                got = _speedup(ex.get(step_rival if suite == "model_step" else rival), ours)
+                cells.append(_ratio(got))
+            table.append([gpu.removeprefix("NVIDIA "), label, f"{value:.2f} {unit}" if unit == "ms" else
+                          f"{value:.1f} {unit}", *cells, _run_name(ours["run"])])
+    note = (f"Generated by `{COMMAND}` from `{DATA}` (every number: `{RESULTS}`). Ratios: the rival's time over "
+            "segkit's, measured in the same run (above 1: segkit is faster); the step row is Thunder + segkit_ex "
+            "(its default), paired over interleaved passes (faster in k of n). Empty: not measured in that run.")
+    body = tabulate(table, headers=["GPU", "case", "segkit", "vs torch.compile", "vs Thunder", "vs Liger",
+                                    "vs Quack", "run"], tablefmt="github", disable_numparse=True)
+    return f"{note}\n\n{body}\n"
+
+
+def splice(readme: str, table: str) -> str | None:
+    """``readme`` with ``table`` between the markers; None when it has no markers."""
+    if BEGIN not in readme or END not in readme:
+        return None
+    head, rest = readme.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{table}{END}{tail}"
+
+
+def generate(root: Path) -> dict[Path, str | None]:
+    """path -> the text the data gives (None: README.md without markers)."""
+    rows = read_data(root / DATA)
+    if not rows:
+        raise SystemExit(f"report: {root / DATA} holds no rows")
+    readme = root / README
+    return {RESULTS: results_md(rows),
+            README: splice(readme.read_text(), readme_table(rows)) if readme.exists() else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 where a generated file differs from the data")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
+    args = ap.parse_args(argv)
+    try:
+        texts = generate(args.root)
+    except ValueError as e:  # a row without provenance, a line that is not JSON
+        print(f"report: {e}", file=sys.stderr)
+        return 1
+    drifted = []
+    for rel, text in texts.items():
+        if text is None:
+            have = "has no" if (args.root / rel).exists() else "is absent: no"
+            print(f"report: {rel} {have} {BEGIN} ... {END} markers: left alone")
+            continue
+        path = args.root / rel
+        if path.exists() and path.read_text() == text:
+            continue
+        if args.check:
+            drifted.append(rel)
+        else:
+            path.write_text(text)
+            print(f"report: wrote {rel}")
+    if drifted:
+        print(f"report: {', '.join(map(str, drifted))} differ{'s' if len(drifted) == 1 else ''} from what {DATA} "
+              f"gives; run `{COMMAND}` and commit the result", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

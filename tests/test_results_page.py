@@ -1,0 +1,142 @@
+"""The results page: benchmarks/RESULTS.md and README.md's table are what ``python -m benchmarks.report`` makes of
+benchmarks/data/results.jsonl (CI fails on drift), and the data's rows keep their provenance."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks import report, summarize
+from tests.conftest import ROOT
+
+
+def _report(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "benchmarks.report", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def _copy(tmp_path, readme: str | None = None):
+    """The data and the page (and a README: the repository's, or ``readme``) under tmp_path."""
+    for rel in (report.DATA, report.RESULTS):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    (tmp_path / report.README).write_text(readme if readme is not None else (ROOT / report.README).read_text())
+    return tmp_path
+
+
+def test_the_committed_page_and_readme_table_match_the_data():
+    proc = _report("--check")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    texts = report.generate(ROOT)
+    assert (ROOT / report.RESULTS).read_text() == texts[report.RESULTS]
+    if texts[report.README] is None:  # README.md without the markers: the page alone is checked, and it says so
+        assert "README.md has no" in proc.stdout
+    else:
+        assert (ROOT / report.README).read_text() == texts[report.README]
+
+
+def test_every_row_has_provenance_and_each_suite_and_gpu_its_rows():
+    rows = summarize.read_data(ROOT / report.DATA)
+    assert rows and all(r["run"].startswith("lab/runs/") for r in rows)
+    have = {(r["suite"], r["gpu"]) for r in rows}
+    for gpu in ("NVIDIA H200", "NVIDIA H100 80GB HBM3"):
+        for suite in ("norm_fwd", "norm_bwd", "qkv_split_rope", "fp8_amax", "model_step"):
+            assert (suite, gpu) in have
+    page = (ROOT / report.RESULTS).read_text()
+    assert "python -m benchmarks.report" in page.splitlines()[2]
+    for r in report.current(rows):
+        assert r["run"].removeprefix("lab/runs/") in page
+
+
+def test_a_changed_row_makes_the_check_fail_naming_the_page(tmp_path):
+    root = _copy(tmp_path)
+    data = root / report.DATA
+    lines = data.read_text().splitlines()
+    i = next(i for i, line in enumerate(lines) if '"suite":"norm_bwd"' in line and '"executor":"segkit"' in line)
+    row = json.loads(lines[i])
+    row["metrics"]["us"] = row["metrics"]["us"] * 2 + 1
+    lines[i] = json.dumps(row, separators=(",", ":"))
+    data.write_text("\n".join(lines) + "\n")
+    proc = _report("--check", "--root", str(root))
+    assert proc.returncode == 1 and "benchmarks/RESULTS.md differs from what benchmarks/data/results.jsonl gives" \
+        in proc.stderr
+    assert _report("--root", str(root)).returncode == 0  # regenerating fixes it
+    assert _report("--check", "--root", str(root)).returncode == 0
+
+
+def test_the_readme_table_is_spliced_between_the_markers_and_checked(tmp_path):
+    readme = f"# segkit\n\nintro\n\n{report.BEGIN}\nstale\n{report.END}\n\nafter\n"
+    root = _copy(tmp_path, readme)
+    proc = _report("--check", "--root", str(root))
+    assert proc.returncode == 1 and "README.md differs" in proc.stderr
+    assert _report("--root", str(root)).returncode == 0
+    text = (root / report.README).read_text()
+    assert text.startswith("# segkit\n\nintro\n\n") and text.endswith(f"{report.END}\n\nafter\n")
+    table = text.split(report.BEGIN)[1].split(report.END)[0]
+    assert "| H200 " in table and "RMSNorm fwd 576000x384" in table and "training step" in table
+    assert _report("--check", "--root", str(root)).returncode == 0
+
+
+def _bench_json(tmp_path, name="run"):
+    block = {"gpu": "NVIDIA H200", "gpu_count": 1, "driver": "580.1", "torch": "2.11.0", "date": "2026-12-01",
+             "commit": "abc1234", "copy_gbs": 4000.0}
+    doc = {"machine_info": {"machine": block}, "commit_info": {"id": "f" * 40}, "benchmarks": [
+        {"name": f"test_norm_fwd[rmsnorm-a-bfloat16-{ex}]", "stats": {"min": 9e-6, "max": 1.1e-5},
+         "params": {"kind": "rmsnorm", "shape": "a", "dtype": "UNSERIALIZABLE[torch.bfloat16]", "executor": ex},
+         "extra_info": {"kernel_us_median": us, "pct_of_copy_bw": 80.0, "kernels": 1.0, "bytes": 1000}}
+        for ex, us in (("segkit", 10.0), ("torch.compile", 12.5))]}
+    path = tmp_path / "runs" / name / "norm_fwd.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_append_adds_a_run_once(tmp_path):
+    run, data = _bench_json(tmp_path, "h200-2026-12-01"), tmp_path / "results.jsonl"
+    cmd = [sys.executable, "-m", "benchmarks.summarize", str(run), "--append", str(data), "--run", "h200-2026-12-01"]
+    first = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0 and "2 rows appended, 0 already there" in first.stdout
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "0 rows appended, 2 already there" in again.stdout
+    rows = summarize.read_data(data)
+    assert len(rows) == 2 and len(data.read_text().splitlines()) == 3  # one machine line, two rows
+    seg = rows[0]
+    assert seg["suite"] == "norm_fwd" and seg["case"] == {"kind": "rmsnorm", "shape": "a", "dtype": "bfloat16"}
+    assert (seg["run"], seg["source"], seg["gpu"], seg["commit"], seg["date"]) == (
+        "lab/runs/h200-2026-12-01", "norm_fwd.json", "NVIDIA H200", "abc1234", "2026-12-01")
+    assert seg["machine"]["driver"] == "580.1" and seg["metrics"] == {
+        "us": 10, "pct_copy_bw": 80, "bytes": 1000, "kernels": 1, "us_min": 9, "us_max": 11}
+    assert report.readme_table(rows).count("| H200 ") == 0  # no headline case in this run: no row
+    assert "1.25x" in report.results_md(rows)
+
+
+@pytest.mark.parametrize("field", ["commit", "run", "machine.driver"])
+def test_a_row_without_provenance_is_refused_naming_the_field(tmp_path, field):
+    run, data = _bench_json(tmp_path), tmp_path / "results.jsonl"
+    summarize.append([run], data, "h200-2026-12-01")
+    lines = [json.loads(line) for line in data.read_text().splitlines()]
+    if field == "machine.driver":
+        del lines[0]["machine"]["driver"]
+    else:
+        del lines[1][field]
+    data.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(summarize.MissingProvenance, match=f"has no '{field}'"):
+        summarize.read_data(data)
+    root = tmp_path / "repo"
+    (root / report.DATA).parent.mkdir(parents=True)
+    shutil.copy(data, root / report.DATA)
+    proc = _report("--check", "--root", str(root))
+    assert proc.returncode == 1 and f"has no '{field}'" in proc.stderr
+    # nor does append take a run whose file names no commit and no machine block
+    doc = json.loads(run.read_text())
+    doc["machine_info"] = {}
+    doc.pop("commit_info")
+    run.write_text(json.dumps(doc))
+    with pytest.raises(summarize.MissingProvenance, match="has no 'gpu'"):
+        summarize.append([run], tmp_path / "other.jsonl", "x")
+    assert not (tmp_path / "other.jsonl").exists()
