@@ -6,15 +6,15 @@ measured copy bandwidth and its speedup over each competitor (geometric means), 
 
 Several runs (a suite split across GPU calls) are summarized together; every ratio still compares
 executors measured in the same run, because each case's executors run back to back in one session.
-A run is a pytest-benchmark JSON (a merged sweep's too), ``scripts/gpu/perf.sh``'s ``results.json`` or a
+A run is a pytest-benchmark JSON (a merged sweep's too), a perf campaign's ``results.json`` or a
 ``SEGKIT_BENCH_LOG`` JSON-lines file; each carries its machine block (sweep/machine.py), printed above
 the tables. Runs on different GPU models are refused (their ratios do not belong in one column); a file
 written before machine blocks existed reads as an unknown machine, named by its folder.
 
 ``--append DATA --run NAME`` adds the runs' measurements to the results data (benchmarks/data/results.jsonl, which
 ``python -m benchmarks.report`` turns into benchmarks/RESULTS.md and the README's table): one row per measured
-(suite, case, executor), with its provenance (``PROVENANCE``: the machine block, commit, date, and the run's folder
-in the lab, ``lab/runs/NAME``, and the file in it). A step table's JSON (benchmarks/model_step.py) is read too.
+(suite, case, executor), with its provenance (``PROVENANCE``: the machine block, commit, date, the run's name, as the
+lab's index lists it, and the file in that run). A step table's JSON (benchmarks/model_step.py) is read too.
 Appending the same run again adds nothing; a row without its provenance is refused, naming the field.
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -181,14 +182,13 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
 # --- the results data: rows with provenance --------------------------------------------------------------------
 #
 # One JSON object a line, of two kinds. A row is one measured (suite, case, executor) of a run: "suite", "case" (the
-# parameters), "executor", "metrics", and its provenance "gpu", "commit", "date", "run" (the run's folder in the lab,
-# lab/runs/NAME) and "source" (the file in that folder). A machine line, {"run", "source", "machine"}, holds the
+# parameters), "executor", "metrics", and its provenance "gpu", "commit", "date", "run" (the run's name: the lab's index
+# lists each run by it, with its folder) and "source" (the file in that run). A machine line, {"run", "source", "machine"}, holds the
 # machine block of the rows of that run file once (driver, CUDA and library versions, copy bandwidth), written
 # before them; ``read_data`` joins it into each row, so a reader gets every row whole.
 
 PROVENANCE = ("suite", "case", "executor", "gpu", "commit", "date", "run", "source", "machine")  # every row's
 MACHINE_FIELDS = ("gpu", "driver")  # the machine block names at least these
-LAB_RUNS = "lab/runs"  # where a run's folder lives; a row's "run" is lab/runs/NAME
 # extra_info key -> metric name, for the kernel suites (kernel times in us; pct: of the run's measured copy bandwidth)
 METRICS = {"kernel_us_median": "us", "gbs": "gbs", "pct_of_copy_bw": "pct_copy_bw", "bytes": "bytes",
            "kernels": "kernels", "formulation": "formulation", "two_stage_chunk": "two_stage_chunk",
@@ -226,8 +226,8 @@ def check_row(row: dict, where: str = "row") -> dict:
     for field in MACHINE_FIELDS:
         if not row["machine"].get(field):
             raise MissingProvenance(f"{what} has no 'machine.{field}' (its machine block names no {field})")
-    if not str(row["run"]).startswith(f"{LAB_RUNS}/"):
-        raise MissingProvenance(f"{what}: 'run' {row['run']!r} is not a folder under {LAB_RUNS}/")
+    if not re.fullmatch(r"[\w.+-]+", str(row["run"])):
+        raise MissingProvenance(f"{what}: 'run' {row['run']!r} is not a run name (letters, digits, '.', '_', '+', '-')")
     return row
 
 
@@ -284,9 +284,9 @@ def _provenance(doc: dict, block: dict | None, commit: str | None) -> dict:
 
 def data_rows(path: Path, run: str, commit: str | None = None) -> list[dict]:
     """The results rows of one run file (any format ``load`` reads, or a step table's JSON), with provenance;
-    ``run``: the run's folder name (its rows name ``lab/runs/<run>``)."""
-    name = run.removeprefix(f"{LAB_RUNS}/").strip("/")
-    where = {"run": f"{LAB_RUNS}/{name}", "source": _source(path, name)}
+    ``run``: the run's name (its rows name it; the lab's index lists it with its folder)."""
+    name = run.strip("/")
+    where = {"run": name, "source": _source(path, name)}
     doc = {} if Path(path).suffix == ".jsonl" else json.loads(Path(path).read_text())
     if isinstance(doc.get("rows"), list) and block_of(doc):  # a step table (benchmarks/model_step.py)
         prov = _provenance(doc, block_of(doc), commit)
@@ -341,12 +341,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.summarize", description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+", help="RUN.json ... [OUT_DIR]: the last is the summary folder unless --append")
     ap.add_argument("--append", metavar="DATA.jsonl", help="append the runs' rows to this results data file")
-    ap.add_argument("--run", help="with --append: the run's folder name (rows name lab/runs/NAME)")
+    ap.add_argument("--run", help="with --append: the run's name (its folder's name in the lab)")
     ap.add_argument("--commit", help="with --append: the commit, for a file whose machine block names none")
     ap.add_argument("--out", metavar="OUT_DIR", help="with --append: also write the summary there")
     args = ap.parse_args(argv)
     if args.append and not args.run:
-        sys.exit("summarize: --append needs --run NAME (the run's folder, lab/runs/NAME)")
+        sys.exit("summarize: --append needs --run NAME (the run's name, its folder's name in the lab)")
     runs, out = (args.paths, args.out) if args.append else (args.paths[:-1], args.paths[-1])
     if not runs:
         sys.exit("usage: python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR")
@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> None:
         machine, rows = load_runs([Path(a) for a in runs])
         if args.append:
             added, there = append([Path(a) for a in runs], Path(args.append), args.run, args.commit)
-            print(f"{args.append}: {added} rows appended, {there} already there (run {LAB_RUNS}/{args.run})")
+            print(f"{args.append}: {added} rows appended, {there} already there (run {args.run})")
     except (MixedMachines, OSError, ValueError) as e:
         sys.exit(f"summarize: {e}")
     if out:
