@@ -6,7 +6,7 @@ can fuse the decomposition of layer_norm / rms_norm, so with segkit_ex after nvF
 never consulted (and segkit_ex cannot notice from inside Thunder, hence ``executors()``).
 
 What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
-compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.executor), RoPE on q or k
+compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.norms), RoPE on q or k
 (thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal attention on cuDNN
 (thunder_exec.attention, compile option ``segkit_attention``). By default (compile option ``segkit_fuse="auto"``;
 fusions.cut_cost decides per call, ``"fused"`` / ``"opaque"`` force it) the norms and RoPE go into Thunder's own
@@ -30,7 +30,7 @@ from thunder_exec.base import segkit_ex  # noqa: E402
 from thunder_exec import attention  # noqa: E402,F401  (SDPA on cuDNN's fused attention)
 from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning  # noqa: E402
 from thunder_exec.check_hook import CheckNvFusions  # noqa: E402
-from thunder_exec.executor import rms_norm  # noqa: E402
+from thunder_exec.norms import rms_norm  # noqa: E402
 from thunder_exec import fusible  # noqa: E402
 from thunder_exec.fusible import FuseFallbackWarning  # noqa: E402
 from thunder_exec import fx_claims  # noqa: E402,F401  (ThunderFX: claims in the graphs thunderfx hands Thunder)

@@ -7,7 +7,7 @@ import fusions
 from segkit.timing import wall_us
 from segkit.nvf import compiled
 from fusions import runner as runtime
-from thunder_exec.executor import _ln_fwd_impl
+from thunder_exec.norms import _ln_fwd_impl
 
 spec = fusions.get("layernorm_fwd")
 cfg = spec.config("nanogpt", torch.bfloat16)
