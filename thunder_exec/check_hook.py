@@ -24,6 +24,7 @@ from thunder.core.transform_common import Transform
 from segkit.nvf import signature
 from segkit.repro import load_repro
 from segkit.verdicts import Verdicts
+from thunder_exec.compat import install_nvfuser_direct_compat
 
 
 @dataclass
@@ -61,9 +62,11 @@ def wrap_nvfusion_region(bsym, wrap: Callable[[Any], Any]):
 
 
 class CheckNvFusions(Transform):
-    """Validate every nvFusion region of the forward and backward traces once per input signature."""
+    """Validate every nvFusion region of the forward and backward traces once per input signature. Applies the
+    nvfuser_direct compatibility fix (thunder_exec.compat), which Thunder's own fusions need."""
 
     def __init__(self) -> None:
+        install_nvfuser_direct_compat()
         self.verdicts = Verdicts()
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):

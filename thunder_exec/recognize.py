@@ -127,8 +127,10 @@ def rms_norm_function(label: str, route: str | None = None):
     return make
 
 
-# Run for real, not traced, where a replacement asks (the dtype a function returns on meta tensors).
-register_general_jit_lookaside(output_dtypes)(interpreter_needs_wrap(output_dtypes))
+def install_helpers() -> None:
+    """Run ``output_dtypes`` for real, not traced, where a replacement asks (the dtype a function returns on meta
+    tensors): a Thunder lookaside, so thunder_exec.install() adds it, not an import."""
+    register_general_jit_lookaside(output_dtypes)(interpreter_needs_wrap(output_dtypes))
 
 
 def apply_rope_function(label: str, route: str | None = None):
@@ -446,5 +448,6 @@ class RecognizeOnImport(importlib.abc.MetaPathFinder):
 
 
 def install_import_hook() -> None:
+    """Put ``RecognizeOnImport`` first on ``sys.meta_path`` (once)."""
     if not any(isinstance(f, RecognizeOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, RecognizeOnImport())
