@@ -23,7 +23,7 @@ from thunder.core.transform_common import Transform
 
 from segkit.nvf import signature
 from segkit.repro import load_repro
-from segkit.verdicts import Verdicts
+from segkit.verdicts import ResultVerdicts
 from thunder_exec.compat import install_nvfuser_direct_compat
 
 
@@ -32,7 +32,7 @@ class CheckedRegion:
     """Stands in for one of Thunder's FusionDefinitionWrapper objects in the trace's call context."""
 
     wrapper: Any
-    verdicts: Verdicts
+    verdicts: ResultVerdicts
 
     def __call__(self, *args):
         name, inputs = self.wrapper.name, list(args)
@@ -67,7 +67,7 @@ class CheckNvFusions(Transform):
 
     def __init__(self) -> None:
         install_nvfuser_direct_compat()
-        self.verdicts = Verdicts()
+        self.verdicts = ResultVerdicts()
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):
         return wrap_nvfusion_regions(computation_trace, self._region,
