@@ -95,7 +95,7 @@ def _bind(pattern: Pattern, tensors: tuple, literals: tuple) -> tuple[str | None
     return pattern.mismatch(tensors, literals), dict(zip(pattern.literal_names, literals))
 
 
-def region_maker(pattern: Pattern) -> Callable[[Callable], Callable]:
+def pattern_maker(pattern: Pattern) -> Callable[[Callable], Callable]:
     """recognize()'s ``make`` for a pattern function: its reference family's replacement when the matched literals
     are the library's, else the pattern function (exactly the matched region) with a note."""
     makers, call = _KINDS[pattern.kind]
@@ -173,4 +173,4 @@ def install() -> None:
     register_general_jit_lookaside(_ENTER)(_enter_graph_module)
     map_torch_rms_norm()
     for pattern in PATTERNS:
-        recognize(pattern.label, pattern.fn, region_maker(pattern))
+        recognize(pattern.label, pattern.fn, pattern_maker(pattern))
