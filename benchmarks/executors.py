@@ -49,6 +49,7 @@ def _compile(fn: Callable, executor: str) -> Callable:
     import thunder
     import thunder_exec
 
+    thunder_exec.install()  # stock Thunder too: its nvFuser fusions need the nvfuser_direct compatibility fix
     if executor == "thunder":
         return thunder.jit(fn)
     if executor == "thunder+segkit_ex":

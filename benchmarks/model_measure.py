@@ -43,9 +43,10 @@ def trace_counts(fn) -> tuple[tuple[int, int], dict[str, int]]:
 
 
 def save_traces(fn, folder: Path) -> None:
-    """The forward and backward execution traces: thunder_exec.regions' saver where this tree has it, else text."""
+    """The forward and backward execution traces: thunder_exec.trace_capture's saver where this tree has it, else
+    text."""
     try:
-        from thunder_exec.regions import save_traces as saver
+        from thunder_exec.trace_capture import save_traces as saver
     except ImportError:
         import thunder
 

@@ -138,6 +138,7 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
         from thunder.transforms.cudagraph import CUDAGraphTransform
 
         options["transforms"] = [CUDAGraphTransform()]
+    thunder_exec.install()  # stock Thunder too: its nvFuser fusions need the nvfuser_direct compatibility fix
     executors = thunder_exec.executors() if variant.segkit else thunder.get_default_executors()
     return thunder.jit(model, executors=executors, **options)
 

@@ -31,7 +31,7 @@ from fusions.fp8_amax_bit_tiles import AmaxBitTiles
 from fusions.fp8_amax_tiles import AmaxTiles
 from fusions.fp8_amax_tiles import candidates as tile_candidates
 from fusions.spec import FusionSpec, dt, nv_dtype, randn
-from segkit.tune import Candidate, SpecCandidates
+from segkit.tuning.search import Candidate, SpecCandidates
 
 
 def define(fd, cfg: AmaxConfig) -> None:

@@ -10,7 +10,7 @@ from fusions.norm_bwd_rows import candidates as rows_candidates
 from fusions.norm_bwd_two_stage import chunk_for
 from fusions.norm_fwd_rows import FWD_ROWS
 from fusions.norm_fwd_rows import candidates as fwd_rows_candidates
-from segkit.tune import Candidate, SpecCandidates, trial_tuning
+from segkit.tuning.search import Candidate, SpecCandidates, trial_tuning
 
 #: the widest hidden at which the rows schedule leads the search; wider, its serial loop over a long row is
 #: latency-bound and it goes to the end
@@ -24,7 +24,8 @@ def fwd_candidates(cfg: NormConfig, sm_count: int, quick: bool = True) -> SpecCa
     """Overrides of nvFuser's inner persistent heuristic (rows per block; with ``quick`` also a narrower vector
     and a smaller persistent batch at 4 rows, without it their grid), and the forward rows schedules
     (fusions/norm_fwd_rows.py): first at hidden up to ``FWD_ROWS_FIRST_HIDDEN``, last wider. nvFuser's
-    warp-specialized normalization scheduler (``ws_normalization``) is one of segkit.tune's generic candidates."""
+    warp-specialized normalization scheduler (``ws_normalization``) is one of segkit.tuning.search's generic
+    candidates."""
     grid = [(None, None, 2), (None, None, 4), (4, None, 4), (None, 2, 4)] if quick else \
         [(v, p, r) for v in (None, 2, 4, 8) for p in (None, 1, 2, 3) for r in (None, 2, 4, 8)
          if (v, p, r) != (None, None, None)]

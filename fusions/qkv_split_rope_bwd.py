@@ -29,7 +29,7 @@ from fusions.configs import RopeConfig, rope_configs
 from fusions.qkv_rope_bwd_slices import VARIANTS as SLICES
 from fusions.rope_bwd_sums_then_cat import SUMS_THEN_CAT
 from fusions.spec import FusionSpec, dt, randn
-from segkit.tune import Candidate, SpecCandidates
+from segkit.tuning.search import Candidate, SpecCandidates
 
 
 def _rope_adjoint(fd, g, shape: list[int], cfg: RopeConfig, cos, sin):

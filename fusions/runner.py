@@ -30,7 +30,7 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.layout import allocation_domain_kept, laid_out
 from segkit.nvf import compiled, nvfuser_available
-from segkit.verdicts import Verdicts
+from segkit.verdicts import ResultVerdicts
 
 
 @dataclass
@@ -69,13 +69,13 @@ class LRUCache:
 
 
 RUNNERS = LRUCache(maxsize=512)  # every SpecRunner (and so every recorded fusion) segkit_ex holds
-_VERDICTS = Verdicts()
+_RESULT_VERDICTS = ResultVerdicts()
 
 
 def clear_caches() -> None:
     """Forget every runner, its fusion and every check verdict (e.g. between models, or to free memory)."""
     RUNNERS.clear()
-    _VERDICTS.decided.clear()
+    _RESULT_VERDICTS.decided.clear()
     unit_weight.cache_clear()
 
 
@@ -126,13 +126,14 @@ class SpecRunner:
         if not (nvfuser_available() and all(t.is_cuda for t in args)):
             if not self.check:
                 return run_reference(self.fd, args)
-            return _VERDICTS.outputs(self._key, f"segkit's {self.spec_name} ({self.policy}) on the reference interpreter",
-                                     lambda: self.fd, args, lambda: run_reference(self.fd, args), self._against_spec)
+            return _RESULT_VERDICTS.outputs(
+                self._key, f"segkit's {self.spec_name} ({self.policy}) on the reference interpreter",
+                lambda: self.fd, args, lambda: run_reference(self.fd, args), self._against_spec)
         execute = self.staged.execute if self.staged is not None else compiled(self.fd).execute
         if not self.check:
             return execute(args)
-        return _VERDICTS.outputs(self._key, f"segkit's {self.spec_name} ({self.policy}) on nvFuser", lambda: self.fd,
-                                 args, lambda: execute(args))
+        return _RESULT_VERDICTS.outputs(self._key, f"segkit's {self.spec_name} ({self.policy}) on nvFuser",
+                                        lambda: self.fd, args, lambda: execute(args))
 
     @property
     def _key(self) -> tuple:

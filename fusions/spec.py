@@ -41,7 +41,8 @@ class FusionSpec:
     doc: str = ""
     tuning: Callable[[Any], Any] | None = None  # cfg -> segkit.tuning.NvTuning | None, for nvFuser
     formulations: dict[str, Callable[[Any, Any], None]] = field(default_factory=dict)  # other defines, same math
-    # (cfg, sm_count, quick) -> segkit.tune.SpecCandidates: what ``segkit tune`` tries beside the generic candidates
+    # (cfg, sm_count, quick) -> segkit.tuning.search.SpecCandidates: what ``segkit tune`` tries beside the generic
+    # candidates
     candidates: Callable[[Any, int, bool], Any] | None = None
     bytes_floor: Callable[[Any], int] | None = None  # cfg -> the bytes a kernel must move at least (benchmarks' floor)
 

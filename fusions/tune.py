@@ -1,5 +1,5 @@
-"""``segkit tune`` for a fusions spec: the generic search of segkit.tune with the spec's own candidates (its
-``FusionSpec.candidates``), its formulations realized (fusions.formulations, its named defines), and its
+"""``segkit tune`` for a fusions spec: the generic search of segkit.tuning.search with the spec's own candidates
+(its ``FusionSpec.candidates``), its formulations realized (fusions.formulations, its named defines), and its
 float64 reference as the judge."""
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from fusions import formulations as multi_fusion  # (``space`` takes a list name
 from fusions.spec import signature
 from segkit.bookend import POLICIES, bookend
 from segkit.errors import SegkitError
-from segkit.tune import Candidate, Realize, SpecCandidates, TuneResult, measure, rewrites, search, shard, single
-from segkit.tune import realize as realize_candidate
-from segkit.tune import space as generic_space
 from segkit.tuning import NvTuning, TuningTable
+from segkit.tuning.search import (Candidate, Realize, SpecCandidates, TuneResult, measure, rewrites, search, shard,
+                                  single)
+from segkit.tuning.search import realize as realize_candidate
+from segkit.tuning.search import space as generic_space
 
 
 def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, quick: bool = True,
           cut_policies: Sequence[str] = ("none",), formulations: Sequence[str] = ()) -> list[Candidate]:
-    """The candidates for ``spec_name`` at ``cfg``: segkit.tune.space with the spec's own (grids of nvFuser
+    """The candidates for ``spec_name`` at ``cfg``: segkit.tuning.search.space with the spec's own (grids of nvFuser
     overrides, its formulations and their schedules) for a GPU of ``sm_count`` SMs."""
     spec = fusions.get(spec_name)
     own = spec.candidates(cfg, sm_count, quick) if spec.candidates else SpecCandidates()
@@ -31,8 +32,8 @@ def space(spec_name: str, cfg: Any, rule: NvTuning | None, sm_count: int = 132, 
 
 
 def realizer(spec_name: str, cfg: Any) -> Realize:
-    """segkit.tune's hook for the formulations of ``spec_name`` the core does not know: the named defines of the
-    spec, and the multi-fusion formulations of fusions.formulations."""
+    """segkit.tuning.search's hook for the formulations of ``spec_name`` the core does not know: the named defines
+    of the spec, and the multi-fusion formulations of fusions.formulations."""
     def realize(cand: Candidate):
         if cand.formulation in multi_fusion.names():
             return multi_fusion.realize(spec_name, cfg, cand)

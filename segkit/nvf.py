@@ -19,7 +19,7 @@ from segkit.interp import as_fusion, run_reference
 from segkit.nvf_replay import PlainFusion, nvfuser_available, nvfuser_module, signature, to_nvfuser
 from segkit.runnable import NvProgram
 from segkit.timing import claim_cupti
-from segkit.tuned import TunedFusion
+from segkit.tuning.run import TunedFusion
 
 __all__ = ["KernelInfo", "NvRun", "PlainFusion", "compiled", "nvfuser_available", "nvfuser_module", "parse_groups",
            "profile_call", "run_nvfuser", "run_on", "segment_groups", "signature", "to_nvfuser"]

@@ -1,6 +1,6 @@
 """A recorded fusion replayed into real nvFuser (``nvfuser_direct``), and run there with nvFuser's own heuristics.
 
-The layer under both ways segkit runs a fusion on nvFuser: ``PlainFusion`` here and ``segkit.tuned.TunedFusion``
+The layer under both ways segkit runs a fusion on nvFuser: ``PlainFusion`` here and ``segkit.tuning.run.TunedFusion``
 (an ``NvTuning``'s schedule); ``segkit.nvf`` picks between them, runs and profiles.
 """
 

@@ -25,7 +25,7 @@ class Runnable(Protocol):
 @runtime_checkable
 class NvProgram(Protocol):
     """A recorded fusion on nvFuser: ``segkit.nvf_replay.PlainFusion`` (nvFuser's heuristics) or
-    ``segkit.tuned.TunedFusion`` (the fusion's ``NvTuning``); what run_nvfuser needs to run and profile it."""
+    ``segkit.tuning.run.TunedFusion`` (the fusion's ``NvTuning``); what run_nvfuser needs to run and profile it."""
 
     @property
     def profilable(self) -> bool:

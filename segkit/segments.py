@@ -70,9 +70,10 @@ def describe_chain(chain: Sequence[Op]) -> str:
     return "\n".join(f"{head} -> {p}" for p in paths(chain[0]))
 
 
-def regions(fusion: Fusion, cuts: Sequence[Any] = ()) -> list[list[Op]]:
+def cut_pieces(fusion: Fusion, cuts: Sequence[Any] = ()) -> list[list[Op]]:
     """Ops grouped into the pieces the bookend ``cuts`` leave (connected through values, cut edges removed):
-    what can be said about segments without nvFuser. Every op lands in exactly one region."""
+    what can be said about segments without nvFuser. Every op lands in exactly one piece (printed as a "region":
+    not one of Thunder's fusion regions)."""
     cut_edges = {(id(c.tensor), id(u)) for c in cuts for u in c.users}
     parent = {id(op): id(op) for op in fusion.ops}
 
@@ -103,7 +104,7 @@ def describe_cpu(fd: Any) -> str:
     for policy in ("outputs", "inputs+outputs"):
         plan = bookend(fd, policy)
         lines += ["", f"bookend plan ({policy}{', what nvFuser does' if policy == 'outputs' else ''}):", plan.describe()]
-        lines.append(f"  -> {len(regions(fusion, plan.cuts))} region(s) once cut")
+        lines.append(f"  -> {len(cut_pieces(fusion, plan.cuts))} region(s) once cut")
     return "\n".join(lines)
 
 
@@ -569,7 +570,7 @@ def plan_picture(fd: Any, cuts: Sequence[Any] = (), title: str = ""):
     fusion = as_fusion(fd)
     index = {id(op): i for i, op in enumerate(fusion.ops)}
     clusters = []
-    for k, ops in enumerate(regions(fusion, cuts)):
+    for k, ops in enumerate(cut_pieces(fusion, cuts)):
         kind = "view ops only" if all(op.name in meta_ops() for op in ops) else "compute"
         clusters.append(Cluster(f"region {k} ({kind})", [index[id(op)] for op in ops]))
     return picture(fd, clusters, cuts, title=title)

@@ -28,8 +28,10 @@ class UncheckedFusionWarning(UserWarning):
 
 
 @dataclass
-class Verdicts:
-    """Per-signature decisions: ``None`` trusted (validated or not checkable), a recorded fusion when refused."""
+class ResultVerdicts:
+    """Verdicts on a backend's results, per input signature: ``None`` trusted (validated or not checkable), a
+    recorded fusion when refused (its signature runs on the reference interpreter from then on). Claims have
+    their own (thunder_exec.claim_check.ClaimVerdicts)."""
 
     decided: dict[Hashable, Any] = field(default_factory=dict)
 

@@ -340,13 +340,13 @@ def test_check_outputs_with_inf_and_nan():
 
 
 def test_check_hook_with_inf_and_nan():
-    from thunder_exec.check_hook import Verdicts
+    from segkit.verdicts import ResultVerdicts
 
     fd, inputs = _zeros_case()
     refs = segkit.run_reference(fd, inputs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = Verdicts().outputs("sig", "test backend", lambda: fd, inputs, lambda: [r.clone() for r in refs])
+        got = ResultVerdicts().outputs("sig", "test backend", lambda: fd, inputs, lambda: [r.clone() for r in refs])
     assert torch.isneginf(got[0]).all()
 
     def moved_nan():
@@ -355,7 +355,7 @@ def test_check_hook_with_inf_and_nan():
         return outs
 
     with pytest.warns(UserWarning, match=r"NaN/Inf differ at 1 position\(s\), first \[0, 0\]"):
-        got = Verdicts().outputs("sig", "test backend", lambda: fd, inputs, moved_nan)
+        got = ResultVerdicts().outputs("sig", "test backend", lambda: fd, inputs, moved_nan)
     assert torch.isnan(got[1]).all()  # the reference's answer came back
 
 

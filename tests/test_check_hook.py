@@ -14,7 +14,8 @@ import fusions
 import segkit
 import thunder
 import thunder_exec
-from thunder_exec.check_hook import CheckedRegion, Verdicts
+from segkit.verdicts import ResultVerdicts
+from thunder_exec.check_hook import CheckedRegion
 from tests.test_thunder_exec import _close, _run, _symbols
 
 
@@ -41,7 +42,7 @@ class _Backend:
 
 def test_wrong_result_is_refused_and_stays_refused():
     fd, args = _rmsnorm_case()
-    backend, verdicts = _Backend(fd, corrupt=True), Verdicts()
+    backend, verdicts = _Backend(fd, corrupt=True), ResultVerdicts()
     want = segkit.run_reference(fd, args)
     with pytest.warns(thunder_exec.WrongResultWarning, match="output 0"):
         got = verdicts.outputs("sig", "test backend", lambda: fd, args, lambda: backend(args))
@@ -55,7 +56,7 @@ def test_wrong_result_is_refused_and_stays_refused():
 
 def test_right_result_passes_through_and_is_validated_once():
     fd, args = _rmsnorm_case()
-    backend, verdicts, recorded = _Backend(fd, corrupt=False), Verdicts(), []
+    backend, verdicts, recorded = _Backend(fd, corrupt=False), ResultVerdicts(), []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for _ in range(3):
@@ -81,7 +82,7 @@ class _Wrapper:
 
 def test_checked_region_reads_the_definition_back_and_refuses_a_wrong_answer():
     fd, args = _rmsnorm_case()
-    region = CheckedRegion(_Wrapper(fd, _Backend(fd, corrupt=True)), Verdicts())
+    region = CheckedRegion(_Wrapper(fd, _Backend(fd, corrupt=True)), ResultVerdicts())
     with pytest.warns(thunder_exec.WrongResultWarning, match="nvFusion0"):
         got = region(*args)
     assert all(torch.equal(g, w) for g, w in zip(got, segkit.run_reference(fd, args)))
@@ -90,7 +91,7 @@ def test_checked_region_reads_the_definition_back_and_refuses_a_wrong_answer():
 def test_region_segkit_cannot_record_runs_unchecked_with_a_warning():
     fd, args = _rmsnorm_case()
     script = segkit.emit_repro(fd, args).replace("fd.ops.rsqrt(", "fd.ops.not_an_op(")
-    region = CheckedRegion(_Wrapper(fd, _Backend(fd, corrupt=False), lambda inputs: script), Verdicts())
+    region = CheckedRegion(_Wrapper(fd, _Backend(fd, corrupt=False), lambda inputs: script), ResultVerdicts())
     with pytest.warns(thunder_exec.UncheckedFusionWarning, match="not_an_op"):
         got = region(*args)
     assert all(torch.equal(g, w) for g, w in zip(got, segkit.run_reference(fd, args)))

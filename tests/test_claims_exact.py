@@ -106,9 +106,9 @@ def test_hf_llama_rmsnorm_in_bf16_gives_eagers_bits():
     want_grads = torch.autograd.grad(want, (x, norm.weight), dy)
     for g, w in zip(got_grads, want_grads):  # fp32 statistics and sums: within bf16 rounding of eager's
         assert ((g.float() - w.float()).abs().max() / w.float().abs().max()).item() <= 2 ** -7
-    assert len(claim_check.VERDICTS) >= 1
+    assert len(claim_check.CLAIM_VERDICTS) >= 1
     thunder_exec.clear_caches()  # the package's one reset forgets the claim verdicts too
-    assert len(claim_check.VERDICTS) == 0
+    assert len(claim_check.CLAIM_VERDICTS) == 0
 
 
 def _rope_hf_style(x, cos, sin):
@@ -151,7 +151,7 @@ def test_claim_check_measures_ulps_and_keeps_a_bounded_clearable_cache():
     assert claim_check.ulps(b, b + torch.tensor([2 ** -7, 2 ** -5]).bfloat16()) == 2  # bf16 ulp at 3 is 2^-6
     assert claim_check.ulps(one, torch.tensor([1.0, float("nan"), 0.0])) == math.inf
     assert "is bfloat16, segkit's float32" in claim_check.difference((b,), (b.float(),))
-    verdicts = claim_check.Verdicts(maxsize=2)
+    verdicts = claim_check.ClaimVerdicts(maxsize=2)
     for key in "abc":
         verdicts.get(key, lambda key=key: key)
     assert len(verdicts) == 2 and verdicts.get("a", lambda: "again") == "again"
@@ -159,7 +159,7 @@ def test_claim_check_measures_ulps_and_keeps_a_bounded_clearable_cache():
     assert len(verdicts) == 0
     thunder_exec.executors()
     claim_check.clear()
-    assert len(claim_check.VERDICTS) == 0
+    assert len(claim_check.CLAIM_VERDICTS) == 0
 
 
 # ---------------------------------------------------------------------------------------------- whole models

@@ -58,8 +58,8 @@ def test_bits_refuse_what_they_cannot_take():
 def test_the_tune_offers_bits_without_a_column_amax_and_the_table_runs_them():
     from fusions import formulations
     from fusions.tune import space
-    from segkit.tune import Candidate
     from segkit.tuning import TableEntry, TuningTable
+    from segkit.tuning.search import Candidate
     from fusions.runner import staged_for
 
     cfg = replace(SPEC.config("16384x8192"), amaxes=("row", "all"))

@@ -137,8 +137,8 @@ def test_a_tile_schedule_survives_the_tuning_table_and_runs_as_the_table_says():
     """What `segkit tune fp8_amax:...` stores and segkit's runners read back: the same schedule, run right."""
     from fusions import formulations
     from fusions.runner import staged_for
-    from segkit.tune import Candidate
     from segkit.tuning import TableEntry, TuningTable
+    from segkit.tuning.search import Candidate
 
     cfg = SPEC.config("4096x4096_tiny")
     sched = TileSchedule(16, 80, rows=4, vec=8, unroll=2)
@@ -162,8 +162,8 @@ def test_the_tune_offers_bit_tiles_for_bf16_and_float_tiles_otherwise():
     from fusions import formulations
     from fusions.runner import staged_for
     from fusions.tune import space
-    from segkit.tune import Candidate
     from segkit.tuning import TableEntry, TuningTable
+    from segkit.tuning.search import Candidate
 
     forms = {dtype: {c.formulation for c in space("fp8_amax", replace(SPEC.config("4096x4096"), dtype=dtype), None)}
              for dtype in (torch.bfloat16, torch.float16)}

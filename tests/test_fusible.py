@@ -164,7 +164,7 @@ def test_backward_translators_sum_dw_over_rows_without_unit_dims(name, shape):
 
 
 def test_runner_shape_flattens_only_where_a_row_dim_is_one():
-    from thunder_exec.executor import runner_shape
+    from thunder_exec.norms import runner_shape
 
     assert runner_shape((4096, 4096)) == (4096, 4096)
     assert runner_shape((2, 4096, 5120)) == (2, 4096, 5120)

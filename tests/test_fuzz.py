@@ -22,7 +22,7 @@ from segkit.dtypes import DataType
 from segkit.fuzz import Target, cases, fuzz, replay, run_case, target
 from segkit.fuzz.gen import _Builder
 from segkit.interp import run_reference
-from segkit.repro import _Stubbed
+from segkit.repro.load import _Stubbed
 
 _REAL_RESHAPE = catalogue.CATALOGUE["reshape"]
 

@@ -19,8 +19,8 @@ from fusions.runner import staged_for
 from fusions.tune import realize, space
 from segkit.compare import compare
 from segkit.errors import SegkitError
-from segkit.tune import Candidate
 from segkit.tuning import TuningTable
+from segkit.tuning.search import Candidate
 
 GPU = "NVIDIA Test GPU"
 

@@ -14,8 +14,8 @@ from fusions.rows_schedule import RowsSchedule
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from fusions.tune import realize, space
-from segkit.tune import Candidate
 from segkit.tuning import NvTuning, TableEntry, TuningTable, tuning_from_dict
+from segkit.tuning.search import Candidate
 from fusions.runner import staged_for
 
 GPU = "NVIDIA Test GPU"

@@ -15,8 +15,8 @@ from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
 from segkit.layout import alias_loses_layout
-from segkit.tune import Candidate
 from segkit.tuning import TableEntry, TuningTable
+from segkit.tuning.search import Candidate
 
 SPEC = fusions.get("qkv_split_rope_bwd")
 CONFIGS = ["Llama-2-13b-hf_bs2_tiny", "Llama-3-70B_bs2_tiny", "Llama-2-7b-hf_bs1_tiny", "phi-2_bs2_tiny", "gqa_partial"]
@@ -117,7 +117,7 @@ def test_tune_offers_every_variant_and_the_table_makes_the_runner_use_it():
 def test_tune_search_on_the_reference_validates_the_variants():
     """What ``segkit tune --reference`` runs: each variant realized from its candidate and judged by the reference."""
     from fusions.tune import realizer
-    from segkit.tune import search
+    from segkit.tuning.search import search
 
     cfg = SPEC.config("Llama-3-70B_bs2_tiny")
     inputs = SPEC.make_inputs(cfg)

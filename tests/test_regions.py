@@ -21,7 +21,7 @@ from segkit.regions.parse import call_key
 from segkit.trace import capture
 from segkit_cli.main import main
 from tests.conftest import DATA, H100_STEP
-from thunder_exec.regions import CallRanges, regions, save_traces
+from thunder_exec.trace_capture import CallRanges, regions, save_traces
 
 LLAMA = [DATA / "thunder_traces" / f"litgpt_llama_tiny_cpu.{k}.py" for k in ("fwd", "bwd")]
 HIDDEN = 64

@@ -13,8 +13,8 @@ from fusions.tune import space
 from segkit.compare import compare
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
-from segkit.tune import Candidate
 from segkit.tuning import TableEntry, TuningTable
+from segkit.tuning.search import Candidate
 
 SPEC = fusions.get("qkv_split_rope_bwd")
 

@@ -14,7 +14,7 @@ from segkit.alias import meta_ops
 from segkit_cli.main import main
 from segkit.graph import to_dot
 from segkit.nvdump import parse_segmented_fusion, parse_segmenter_log
-from segkit.segments import meta_chains, plan_picture, regions
+from segkit.segments import cut_pieces, meta_chains, plan_picture
 from tests.conftest import DATA
 
 ROPE = DATA / "thunder" / "rope_mha_fwd_nvFusion0.py"
@@ -59,7 +59,7 @@ def test_dot_holds_every_op_once_and_draws_every_cut(policy):
 
 def test_regions_without_cuts_are_the_connected_pieces():
     fd = segkit.load_repro(ROPE).fd
-    assert len(regions(fd.fusion)) == 1
+    assert len(cut_pieces(fd.fusion)) == 1
     chains = meta_chains(fd.fusion)
     assert {op.name for c in chains for op in c} <= meta_ops()
     assert sum(len(c) for c in chains) == sum(op.name in meta_ops() for op in fd.fusion.ops)
@@ -214,7 +214,7 @@ def test_segment_repros_reproduce_each_piece(tmp_path):
     fd, inputs = repro.fd, repro.make_inputs("cpu")
     fusion = fd.fusion
     index = {id(op): i for i, op in enumerate(fusion.ops)}
-    pieces = regions(fusion, segkit.bookend(fd, "inputs+outputs").cuts)
+    pieces = cut_pieces(fusion, segkit.bookend(fd, "inputs+outputs").cuts)
     segs = [Segment(k, k, "region", sorted(index[id(op)] for op in ops)) for k, ops in enumerate(pieces)]
     written = segment_repros(SegmentsReport(fd, segs, [], 0, 0.0, "cpu"), inputs, tmp_path)
     assert len(written) == sum(any(o.is_tensor for i in s.ops for o in fusion.ops[i].outputs) for s in segs) > 1

@@ -178,14 +178,15 @@ def test_y_only_fusion_keeps_only_y():
 
 
 def test_a_hugging_face_family_imported_after_thunder_exec_imports_and_is_recognized():
-    """`import thunder_exec` then `from transformers import Qwen2ForCausalLM` (a fresh process, the order a user
-    writes): Qwen2's import runs transformers' modeling_layers, which imports other families lazily; the import
-    hook must not import Llama's module in the middle of that (it failed the user's import with a circular
-    ImportError), and Qwen2's RMSNorm and RoPE are still recognized once its import is done."""
+    """`import thunder_exec; thunder_exec.install()` then `from transformers import Qwen2ForCausalLM` (a fresh
+    process, the order a user writes): Qwen2's import runs transformers' modeling_layers, which imports other
+    families lazily; the import hook must not import Llama's module in the middle of that (it failed the user's
+    import with a circular ImportError), and Qwen2's RMSNorm and RoPE are still recognized once its import is
+    done."""
     import subprocess
     import sys
 
-    code = ("import thunder_exec\nfrom transformers import Qwen2ForCausalLM\n"
+    code = ("import thunder_exec\nthunder_exec.install()\nfrom transformers import Qwen2ForCausalLM\n"
             "from thunder_exec.recognize import RECOGNIZED\nprint(sorted(r.label for r in RECOGNIZED.values()))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -278,13 +278,13 @@ def test_segkit_check_checks_on_cpu_too():
         warnings.simplefilter("error", thunder_exec.WrongResultWarning)
         good(inputs)
     # through thunder.jit: the compile option reaches the runner, which records a verdict per signature
-    from fusions.runner import _VERDICTS
+    from fusions.runner import _RESULT_VERDICTS
 
     ln, x = torch.nn.LayerNorm(24), torch.randn(5, 24, requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", thunder_exec.WrongResultWarning)
         _step(lambda: ln(x), [x, *ln.parameters()], torch.float32, segkit_check=True)
-    assert {k[0] for k in _VERDICTS.decided} >= {"rmsnorm_fwd", "layernorm_fwd", "layernorm_bwd"}
+    assert {k[0] for k in _RESULT_VERDICTS.decided} >= {"rmsnorm_fwd", "layernorm_fwd", "layernorm_bwd"}
 
     cfg4 = NormConfig("t", (4, 32), torch.float32, 1e-5, False)
     wrong_fd = runner("rmsnorm_fwd", NormConfig("t", (4, 32), torch.float32, 0.5, False), "none").fd

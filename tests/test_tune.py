@@ -11,8 +11,8 @@ from fusions.norm_bwd_two_stage import two_stage
 from segkit import FusionDefinition
 from segkit_cli.main import main as cli_main
 from fusions.tune import realizer, space, tune_spec
-from segkit.tune import Candidate, Timing, Trial, TuneResult, distance, search, shard, validate
 from segkit.tuning import NvTuning, TableEntry, TuningTable
+from segkit.tuning.search import Candidate, Timing, Trial, TuneResult, distance, search, shard, validate
 
 
 def test_space_starts_with_the_baselines_and_offers_each_kind():
@@ -361,8 +361,8 @@ def test_a_bad_shard_is_named(bad, capsys):
 
 
 def test_the_reuse_pass_is_a_candidate_where_it_rewrites_and_passes_the_reference():
-    from segkit.tune import rewrites
     from segkit.tuning import REUSE
+    from segkit.tuning.search import rewrites
 
     result = tune_spec("fp8_amax", "4096x4096", reference=True, log=lambda _: None)
     reused = [t for t in result.trials if t.candidate.formulation == REUSE]
@@ -391,8 +391,8 @@ def test_tune_offers_the_reuse_pass_on_a_thunder_captured_fp8_region():
     search tries the reuse pass on it, and the rewritten fusion passes the interpreter's reference."""
     from pathlib import Path
 
-    from segkit.tune import tune_script
     from segkit.tuning import REUSE
+    from segkit.tuning.search import tune_script
 
     script = Path(__file__).parent / "data" / "thunder" / "fp8_amax_fwd_nvFusion0.py"
     result = tune_script(str(script), reference=True, log=lambda _: None)

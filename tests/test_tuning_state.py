@@ -123,7 +123,7 @@ def test_compiled_is_made_once_per_definition_and_reached_from_its_fusion():
     holds (a Fusion) reaches the same object through the definition that recorded it (a tuned fusion needs
     no nvFuser to be wrapped, so this runs on the CPU)."""
     from segkit.nvf import compiled
-    from segkit.tuned import TunedFusion
+    from segkit.tuning.run import TunedFusion
 
     fd = _boundary_views(WS)
     assert fd.nvfuser is None
@@ -137,7 +137,7 @@ def test_what_compiled_makes_is_one_declared_type():
     segment_groups read declared properties instead of probing (no nvFuser needed to build either here)."""
     from segkit.nvf import KernelInfo, PlainFusion, segment_groups
     from segkit.runnable import NvProgram
-    from segkit.tuned import TunedFusion
+    from segkit.tuning.run import TunedFusion
 
     manual = TunedFusion(_boundary_views(None), NvTuning("test", scheduler="reduction"))
     split = TunedFusion(_boundary_views(None), SPLIT)

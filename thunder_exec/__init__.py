@@ -6,7 +6,7 @@ can fuse the decomposition of layer_norm / rms_norm, so with segkit_ex after nvF
 never consulted (and segkit_ex cannot notice from inside Thunder, hence ``executors()``).
 
 What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
-compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.executor), RoPE on q or k
+compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.norms), RoPE on q or k
 (thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal attention on cuDNN
 (thunder_exec.attention, compile option ``segkit_attention``). By default (compile option ``segkit_fuse="auto"``;
 fusions.cut_cost decides per call, ``"fused"`` / ``"opaque"`` force it) the norms and RoPE go into Thunder's own
@@ -16,43 +16,55 @@ functions reach those symbols through Thunder lookasides (thunder_exec.recognize
 ``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
 (thunder_exec.reuse).
 
-Importing this package also applies the narrow Thunder 0.2.6 / nvfuser_direct compatibility fix
-(thunder_exec.compat) when it is needed.
+Importing this package changes nothing outside segkit's own objects: the Thunder lookasides, the import hook
+and the nvfuser_direct compatibility fix wait for ``thunder_exec.install()`` (thunder_exec.patches), which
+``executors()`` and ``route()`` call, and so does the first use of ``thunder_exec.segkit_ex`` (for an executor
+list written by hand). CheckNvFusions / ReuseNvFusions apply the compatibility fix alone.
 """
 
 from __future__ import annotations
 
-from thunder_exec.compat import install_nvfuser_direct_compat
-
-install_nvfuser_direct_compat()
-
-from thunder_exec.base import segkit_ex  # noqa: E402
-from thunder_exec import attention  # noqa: E402,F401  (SDPA on cuDNN's fused attention)
-from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning  # noqa: E402
-from thunder_exec.check_hook import CheckNvFusions  # noqa: E402
-from thunder_exec.executor import rms_norm  # noqa: E402
-from thunder_exec import fusible  # noqa: E402
-from thunder_exec.fusible import FuseFallbackWarning  # noqa: E402
-from thunder_exec import fx_claims  # noqa: E402,F401  (ThunderFX: claims in the graphs thunderfx hands Thunder)
-from thunder_exec.qkv_rope import qkv_split_rope  # noqa: E402
-from thunder_exec.recognize import install_import_hook, install_known  # noqa: E402
-from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning  # noqa: E402
-from thunder_exec.route_verify import RouteMismatchError  # noqa: E402
-from thunder_exec.routes import route  # noqa: E402
-from thunder_exec import claim_check  # noqa: E402
-from fusions import runner  # noqa: E402
-
-install_known()
-install_import_hook()
+from thunder_exec import base as _base
+from thunder_exec import attention  # noqa: F401  (SDPA on cuDNN's fused attention)
+from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning
+from thunder_exec.check_hook import CheckNvFusions
+from thunder_exec.norms import rms_norm
+from thunder_exec import fusible
+from thunder_exec.fusible import FuseFallbackWarning
+from thunder_exec import fx_claims  # (ThunderFX: claims in the graphs thunderfx hands Thunder, once installed)
+from thunder_exec.patches import install
+from thunder_exec.qkv_rope import qkv_split_rope
+from thunder_exec.recognize import install_known
+from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning
+from thunder_exec.route_verify import RouteMismatchError
+from thunder_exec.routes import route
+from thunder_exec import claim_check
+from fusions import runner
 
 
 def executors() -> list:
-    """segkit_ex first, then Thunder's defaults: the order in which segkit's grad rules take effect. Also
-    recognizes the norm / RoPE functions of libraries imported since thunder_exec (thunder_exec.recognize)."""
+    """segkit_ex first, then Thunder's defaults: the order in which segkit's grad rules take effect. Installs
+    thunder_exec's patches (``install()``) and recognizes the norm / RoPE functions of libraries imported since
+    (thunder_exec.recognize)."""
     import thunder
 
+    install()
     install_known()
+    segkit_ex = _base.segkit_ex
     return [segkit_ex, *[ex for ex in thunder.get_default_executors() if ex is not segkit_ex]]
+
+
+def __getattr__(name: str):
+    """``thunder_exec.segkit_ex``: the executor, with thunder_exec's patches installed (``install()``), so that an
+    executor list written by hand claims what ``executors()``' does."""
+    if name == "segkit_ex":
+        install()
+        return _base.segkit_ex
+    raise AttributeError(f"module 'thunder_exec' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"segkit_ex"})
 
 
 def clear_caches() -> None:
@@ -66,5 +78,5 @@ def clear_caches() -> None:
 
 
 __all__ = ["CheckNvFusions", "FuseFallbackWarning", "ReuseNvFusions", "ReuseSkippedWarning", "RouteMismatchError",
-           "UncheckedFusionWarning", "WrongResultWarning", "clear_caches", "executors", "qkv_split_rope", "rms_norm",
-           "route", "segkit_ex"]
+           "UncheckedFusionWarning", "WrongResultWarning", "clear_caches", "executors", "install", "qkv_split_rope",
+           "rms_norm", "route", "segkit_ex"]

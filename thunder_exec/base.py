@@ -1,7 +1,7 @@
 """segkit_ex itself and what every file of its symbols shares: the dtypes the fusions take, the compile options,
 the executor-order warning and Thunder / torch dtype helpers.
 
-The bottom of thunder_exec: the symbol files (executor's norms, qkv_rope, rope, route_verify) register on
+The bottom of thunder_exec: the symbol files (norms, qkv_rope, rope, route_verify) register on
 ``segkit_ex`` from here, and recognize / routes sit above them, so the imports run one way.
 
 Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs", default "outputs") runs the fusions

@@ -23,7 +23,8 @@ from thunder.core.transform_common import Transform
 
 from segkit.nvf import signature
 from segkit.repro import load_repro
-from segkit.verdicts import Verdicts
+from segkit.verdicts import ResultVerdicts
+from thunder_exec.compat import install_nvfuser_direct_compat
 
 
 @dataclass
@@ -31,7 +32,7 @@ class CheckedRegion:
     """Stands in for one of Thunder's FusionDefinitionWrapper objects in the trace's call context."""
 
     wrapper: Any
-    verdicts: Verdicts
+    verdicts: ResultVerdicts
 
     def __call__(self, *args):
         name, inputs = self.wrapper.name, list(args)
@@ -61,10 +62,12 @@ def wrap_nvfusion_region(bsym, wrap: Callable[[Any], Any]):
 
 
 class CheckNvFusions(Transform):
-    """Validate every nvFusion region of the forward and backward traces once per input signature."""
+    """Validate every nvFusion region of the forward and backward traces once per input signature. Applies the
+    nvfuser_direct compatibility fix (thunder_exec.compat), which Thunder's own fusions need."""
 
     def __init__(self) -> None:
-        self.verdicts = Verdicts()
+        install_nvfuser_direct_compat()
+        self.verdicts = ResultVerdicts()
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):
         return wrap_nvfusion_regions(computation_trace, self._region,

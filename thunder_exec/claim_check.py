@@ -8,7 +8,7 @@ eagerly; the replacement runs with segkit's entry functions computing on the ref
 (``CLAIM_MODE.real``: the fusion's own math, not the function's). Outputs must agree in structure, shape, dtype
 and value: at most ``ULPS`` units in the last place of the output's dtype (only the reduction order may differ;
 everything else rounds where the source rounds). Verdicts are kept per (function, input signature) in a bounded,
-clearable cache (``VERDICTS``, ``clear()``).
+clearable cache (``CLAIM_VERDICTS``, ``clear()``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ _PLAIN = (bool, int, float, str, type(None))
 
 
 @dataclass
-class Verdicts:
-    """Why a claim was refused (None: trusted), per (function, input signature); least recently used dropped."""
+class ClaimVerdicts:
+    """Verdicts on claims: why a claim was refused (None: trusted), per (function, input signature); least recently
+    used dropped. A backend's results have their own (segkit.verdicts.ResultVerdicts)."""
 
     maxsize: int = 1024
     _items: OrderedDict = field(default_factory=OrderedDict)
@@ -51,12 +52,12 @@ class Verdicts:
         self._items.clear()
 
 
-VERDICTS = Verdicts()
+CLAIM_VERDICTS = ClaimVerdicts()
 
 
 def clear() -> None:
     """Forget every verdict (the next trace checks each claim again)."""
-    VERDICTS.clear()
+    CLAIM_VERDICTS.clear()
 
 
 def _is_tensor(v) -> bool:
@@ -212,4 +213,4 @@ def disagreement(target: Callable, original: Callable, replacement: Callable, ar
         key = None
     if key is None:
         return _decide(original, replacement, args, kwargs)
-    return VERDICTS.get(key, lambda: _decide(original, replacement, args, kwargs))
+    return CLAIM_VERDICTS.get(key, lambda: _decide(original, replacement, args, kwargs))

@@ -8,7 +8,7 @@ segkit's own fusions, on the region's tensors. Registration happens once, and on
 executor is loaded (a CUDA host with nvfuser_direct); elsewhere ``segkit_fuse="fused"`` falls back to the opaque
 symbols with one ``FuseFallbackWarning``.
 
-The norm and RoPE transforms (thunder_exec.executor, thunder_exec.rope) ask ``chosen`` which symbols to emit.
+The norm and RoPE transforms (thunder_exec.norms, thunder_exec.rope) ask ``chosen`` which symbols to emit.
 """
 
 from __future__ import annotations

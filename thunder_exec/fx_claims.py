@@ -20,8 +20,9 @@ it to Inductor). Two fixes:
 * ``torch.rms_norm`` is mapped to ``thunder.torch.rms_norm`` (what ``F.rms_norm`` already maps to), for the
   splitter (``thunder.torch.register_function``) and for the interpreter (a general-jit lookaside, as Thunder
   registers its own torch functions), so segkit_ex's rms_norm implementation claims it as under thunder.jit.
-  This one holds for every executor list once thunder_exec is imported (the splitter decides before it knows the
-  executors): without segkit_ex, Thunder runs its own rms_norm decomposition where Inductor ran the op.
+  This one holds for every executor list once thunder_exec.install() ran (executors() runs it; the splitter
+  decides before it knows the executors): without segkit_ex, Thunder runs its own rms_norm decomposition where
+  Inductor ran the op.
 
 Not taken: a ``Transform`` on Thunder's trace matching the decomposed ltorch ops (it needs an argument beyond
 ``executors=``); executor lookasides (``register_operator(..., replaces=)``), which divert a call to a symbol
@@ -83,20 +84,18 @@ _KINDS = {"norm": ({family: make for family, _, make in _HF_NORMS}, _call_norm),
           "rope": (dict(_HF_ROPES), _call_rope)}
 
 
-def _opaque(fn: Callable) -> Callable:
+def _opaque(fn: Callable) -> None:
     """Run ``fn`` as plain Python inside Thunder's traces, not interpreted op by op (Thunder's interpreter runs
     builtins such as ``zip`` as interpreted Python, slowly): for functions of shapes, dtypes and literals only."""
     register_general_jit_lookaside(fn)(interpreter_needs_wrap(fn))
-    return fn
 
 
-@_opaque
 def _bind(pattern: Pattern, tensors: tuple, literals: tuple) -> tuple[str | None, dict]:
     """(why the matched literals are not the library's or None, the literals by name)."""
     return pattern.mismatch(tensors, literals), dict(zip(pattern.literal_names, literals))
 
 
-def region_maker(pattern: Pattern) -> Callable[[Callable], Callable]:
+def pattern_maker(pattern: Pattern) -> Callable[[Callable], Callable]:
     """recognize()'s ``make`` for a pattern function: its reference family's replacement when the matched literals
     are the library's, else the pattern function (exactly the matched region) with a note."""
     makers, call = _KINDS[pattern.kind]
@@ -146,7 +145,6 @@ _ENTER = torch.fx.graph_module._WrappedCall.__call__
 _enter = _copy(_ENTER)  # the same function as another object: interpreting it does not come back here
 
 
-@register_general_jit_lookaside(_ENTER)
 def _enter_graph_module(wrapped_call, module, *args, **kwargs):
     """Thunder's interpreter entering a GraphModule: run the rewritten forward when segkit_ex is active."""
     gm, call = unwrap(module), unwrap(wrapped_call)
@@ -169,9 +167,10 @@ def map_torch_rms_norm() -> None:
 
 
 def install() -> None:
+    """The Thunder lookasides and the torch.rms_norm mapping above (thunder_exec.install() calls this; importing
+    this module registers nothing)."""
+    _opaque(_bind)
+    register_general_jit_lookaside(_ENTER)(_enter_graph_module)
     map_torch_rms_norm()
     for pattern in PATTERNS:
-        recognize(pattern.label, pattern.fn, region_maker(pattern))
-
-
-install()
+        recognize(pattern.label, pattern.fn, pattern_maker(pattern))

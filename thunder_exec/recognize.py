@@ -36,7 +36,7 @@ from thunder.core.jit_ext import register_general_jit_lookaside
 from fusions import torch_models
 from thunder_exec.base import CLAIM_MODE, segkit_ex, warn_if_shadowed
 from thunder_exec.claim_check import disagreement, output_dtypes
-from thunder_exec.executor import norm_refusal, rms_norm, rms_norm_entry
+from thunder_exec.norms import norm_refusal, rms_norm, rms_norm_entry
 from thunder_exec.qkv_rope import qkv_refusal, qkv_split_rope, qkv_split_rope_entry
 from thunder_exec.rope import apply_rope_entry, promoted, rope_refusal
 
@@ -91,7 +91,7 @@ def recognize(label: str, target: Callable, make: Callable[[Callable], Callable]
     (the default) the replacement is trusted for a call only once it computed what ``target`` computes, with
     ``target``'s globals, on real tensors of the call's dtypes and shapes (thunder_exec.claim_check); otherwise
     ``target`` is left to Thunder with a note naming the difference. A replacement computes through the entry
-    functions of thunder_exec.executor / rope / qkv_rope (``rms_norm_entry``, ``apply_rope_entry``,
+    functions of thunder_exec.norms / rope / qkv_rope (``rms_norm_entry``, ``apply_rope_entry``,
     ``qkv_split_rope_entry``), which the check runs on the reference interpreter."""
     if target in RECOGNIZED:
         return
@@ -127,8 +127,10 @@ def rms_norm_function(label: str, route: str | None = None):
     return make
 
 
-# Run for real, not traced, where a replacement asks (the dtype a function returns on meta tensors).
-register_general_jit_lookaside(output_dtypes)(interpreter_needs_wrap(output_dtypes))
+def install_helpers() -> None:
+    """Run ``output_dtypes`` for real, not traced, where a replacement asks (the dtype a function returns on meta
+    tensors): a Thunder lookaside, so thunder_exec.install() adds it, not an import."""
+    register_general_jit_lookaside(output_dtypes)(interpreter_needs_wrap(output_dtypes))
 
 
 def apply_rope_function(label: str, route: str | None = None):
@@ -446,5 +448,6 @@ class RecognizeOnImport(importlib.abc.MetaPathFinder):
 
 
 def install_import_hook() -> None:
+    """Put ``RecognizeOnImport`` first on ``sys.meta_path`` (once)."""
     if not any(isinstance(f, RecognizeOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, RecognizeOnImport())

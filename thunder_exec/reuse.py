@@ -26,6 +26,7 @@ from segkit.nvf import compiled, nvfuser_available, signature
 from segkit.repro import load_repro
 from segkit.reuse import reuse_reductions
 from thunder_exec.check_hook import wrap_nvfusion_regions
+from thunder_exec.compat import install_nvfuser_direct_compat
 
 
 class ReuseSkippedWarning(UserWarning):
@@ -85,9 +86,11 @@ class ReusedRegion:
 
 
 class ReuseNvFusions(Transform):
-    """Rewrite every nvFusion region of the forward and backward traces to reuse its reductions (per signature)."""
+    """Rewrite every nvFusion region of the forward and backward traces to reuse its reductions (per signature).
+    Applies the nvfuser_direct compatibility fix (thunder_exec.compat), which Thunder's own fusions need."""
 
     def __init__(self, inner_outer: str | None = None) -> None:
+        install_nvfuser_direct_compat()
         self.rewrites, self.inner_outer = Rewrites(), inner_outer  # inner_outer: see segkit.reuse_reductions
 
     def transform_trace_post_optimization(self, computation_trace, **kwargs):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from thunder_exec.patches import install
 from thunder_exec.recognize import apply_rope_function, qkv_split_rope_function, recognize, rms_norm_function
 from thunder_exec.route_verify import ROUTES
 
@@ -24,7 +25,8 @@ def route(fn: Callable, to: str) -> None:
     """Make calls of the user's ``fn`` inside thunder.jit run as segkit's ``to`` ("rms_norm": fn(x, weight, eps),
     "apply_rope": fn(x, cos, sin) with broadcastable tables, "qkv_split_rope": thunder_exec.qkv_split_rope's
     arguments); no model edits needed. A method ``(self, x)`` cannot be routed: litgpt's and Hugging Face's norm
-    modules are recognized without a route (thunder_exec.recognize)."""
+    modules are recognized without a route (thunder_exec.recognize). Installs thunder_exec's patches
+    (thunder_exec.install()) if they are not yet."""
     if to not in _MAKERS:
         raise ValueError(f"route(fn, to): to must be one of {sorted(_MAKERS)}, got {to!r}")
     if not callable(fn) or not hasattr(fn, "__code__"):
@@ -38,6 +40,7 @@ def route(fn: Callable, to: str) -> None:
         key = f"{_key(fn)}#{n}"
     if key in ROUTES.functions and ROUTES.functions[key][1] != to:
         raise ValueError(f"route({key}, {to!r}): already routed to {ROUTES.functions[key][1]!r}")
+    install()
     ROUTES.functions[key] = (fn, to)
     recognize(key, fn, _MAKERS[to](key, route=key))
 

@@ -31,7 +31,7 @@ def main() -> None:
     import thunder
     import thunder_exec
     from segkit.trace import capture
-    from thunder_exec.regions import CallRanges, save_traces
+    from thunder_exec.trace_capture import CallRanges, save_traces
 
     model_mod, config_mod = import_litgpt()
     thunder_exec.executors()  # recognizes litgpt, imported after thunder_exec

@@ -104,8 +104,8 @@ def host() -> None:
     compile parameters fetched once (both run without FusionExecutorCache's input-signature cache); and the
     tuned, already scheduled fusion handed to a FusionExecutorCache with auto_schedule=False."""
     import nvfuser_direct as nvf
-    from segkit.tuned import override
     from segkit.tuning import NvTuning
+    from segkit.tuning.run import override
 
     for kind, direction, shape, sched, tuning in (
             ("rmsnorm", "fwd", "sweep_65536x256", SchedulerType.inner_persistent,

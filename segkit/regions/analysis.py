@@ -337,11 +337,11 @@ def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | N
     if unknown:
         notes.append(f"{len(unknown)} crossing tensor(s) without a printed type, their bytes left out: "
                      f"{', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''} (save the traces with "
-                     "thunder_exec.regions.save_traces to get every type)")
+                     "thunder_exec.trace_capture.save_traces to get every type)")
     if timings is not None:
         cuts = [c for t in analysed for c in t.cuts]
         missing = [f"{c.symbol} (line {c.line})" for c in cuts if c.measured is None]
         notes.append(f"profile: {len(cuts) - len(missing)} of {len(cuts)} cut(s) measured"
                      + (f"; not in it: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} (profile the "
-                        "jitted function with thunder_exec.regions.CallRanges)" if missing else ""))
+                        "jitted function with thunder_exec.trace_capture.CallRanges)" if missing else ""))
     return RegionsReport(model, analysed, step_ms, tuple(notes), timings is not None)

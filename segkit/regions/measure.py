@@ -1,6 +1,6 @@
-"""What a profile measured for each call of a Thunder trace: the ranges ``thunder_exec.regions.CallRanges`` puts
-around every call (named by the call's printed line) in a segkit Trace (torch.profiler or nsys), as medians over
-the steps profiled."""
+"""What a profile measured for each call of a Thunder trace: the ranges ``thunder_exec.trace_capture.CallRanges``
+puts around every call (named by the call's printed line) in a segkit Trace (torch.profiler or nsys), as medians
+over the steps profiled."""
 
 from __future__ import annotations
 

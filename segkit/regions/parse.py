@@ -5,7 +5,8 @@ under a fusion region, and every tensor's type from Thunder's type comments (``#
 The statements are read with ``ast`` and the comments with ``tokenize``; a comment's own text is parsed with
 ``ast`` too (a type comment is an annotated name, a region's op an assignment). Thunder prints no type for the
 outputs of a call that returns several tensors: those stay unknown unless another comment names them (the
-backward trace's unpacking of saved tensors, or the type block ``thunder_exec.regions.save_traces`` appends).
+backward trace's unpacking of saved tensors, or the type block ``thunder_exec.trace_capture.save_traces``
+appends).
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ class ExecTrace:
 
 
 def call_key(printed: str) -> str:
-    """A call's printed line as its profile range is named (thunder_exec.regions.CallRanges): without the trailing
-    type comment, double quotes as single ones (torch.profiler writes range names into its JSON unescaped)."""
+    """A call's printed line as its profile range is named (thunder_exec.trace_capture.CallRanges): without the
+    trailing type comment, double quotes as single ones (torch.profiler writes range names into its JSON
+    unescaped)."""
     return printed.split("  #")[0].strip().replace('"', "'")
 
 
@@ -186,7 +188,7 @@ def parse_trace(source: str, label: str = "<trace>") -> ExecTrace:
     functions = [n for n in module.body if isinstance(n, ast.FunctionDef)]
     if not functions:
         raise TraceFormatError(f"{label}: no function definition: not a Thunder execution trace (save one with "
-                               "thunder_exec.regions.save_traces, or print(thunder.last_traces(jfn)[-1]))")
+                               "thunder_exec.trace_capture.save_traces, or print(thunder.last_traces(jfn)[-1]))")
     fn = functions[0]
     comments = _comments(source, label)
     lines = source.splitlines()

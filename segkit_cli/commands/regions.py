@@ -4,7 +4,7 @@ force through memory, its kernels and host time, and the estimated gain of fusin
 estimated step once segkit's symbols are fused. Text, ``--format json``, and ``--html`` with the region picture.
 
 The traces are the Python source Thunder prints for a compiled function's final forward and backward execution
-traces (``thunder_exec.regions.save_traces`` writes them, every tensor's type included).
+traces (``thunder_exec.trace_capture.save_traces`` writes them, every tensor's type included).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ def register(sub) -> None:
     p.add_argument("--kernels-per-cut", type=argtypes.count, help="kernels each cut's call launches (default: "
                    "measured in --profile, else 1)")
     p.add_argument("--profile", type=argtypes.trace_file, help="a profile of the jitted function with "
-                   "thunder_exec.regions.CallRanges (torch.profiler .json / .json.gz, or nsys): each cut's kernels "
-                   "and host time measured")
+                   "thunder_exec.trace_capture.CallRanges (torch.profiler .json / .json.gz, or nsys): each cut's "
+                   "kernels and host time measured")
     p.add_argument("--step-ms", type=argtypes.positive_float, help="the measured step time: prints the estimated "
                    "fused step (measured minus the gains of segkit's fusible cuts)")
     p.add_argument("--format", choices=("text", "json"), default="text")

@@ -90,7 +90,7 @@ def _cpu_sections(target: str) -> list[str]:
     from segkit.compare import compare
     from segkit.experiment import VARIANTS
     from segkit.interp import run_reference
-    from segkit.segments import plan_picture, regions
+    from segkit.segments import cut_pieces, plan_picture
 
     fd, inputs = targets.load_target(target, "cpu")
     parts = ["<p class='note'>No CUDA device or nvfuser_direct on this machine: nvFuser's segments, kernel times "
@@ -105,7 +105,7 @@ def _cpu_sections(target: str) -> list[str]:
         p = bookend(fd, policy, ops)
         good = all(d.ok for d in compare(want, run_plan(p, inputs, realization=realization)))
         rows.append([label, len(p.cuts), ", ".join(c.tensor.name for c in p.cuts) or "-",
-                     len(regions(fd.fusion, p.cuts)), "ok" if good else "MISMATCH", "not measured (no GPU)"])
+                     len(cut_pieces(fd.fusion, p.cuts)), "ok" if good else "MISMATCH", "not measured (no GPU)"])
     parts += ["<h2>Bookend variants</h2>",
               _table(["variant", "segment_sets", "cut after", "regions", "reference check (cpu)", "kernel time"], rows),
               "<h2>Trace kernel table</h2><p class='note'>not measured (no GPU)</p>"]

@@ -1,6 +1,6 @@
 """``segkit tune TARGET``: search formulations x nvFuser options x bookend policy for a workload or a repro
 script, and keep the winner per GPU model in a tuning table (the search: ``fusions.tune`` for a workload,
-``segkit.tune`` for a script)."""
+``segkit.tuning.search`` for a script)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from segkit.errors import SegkitError, UsageError
-    from segkit.tune import tune_script
     from segkit.tuning import TuningTable, gpu_model
+    from segkit.tuning.search import tune_script
 
     if args.merge:
         return merge(args)

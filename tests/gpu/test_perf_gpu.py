@@ -13,7 +13,7 @@ from fusions.norm_bwd_two_stage import chunk_for, two_stage
 from segkit.compare import compare
 from segkit.nvf import compiled
 from segkit.timing import kernel_breakdown, nvfuser_scheduler
-from segkit.tuned import TunedFusion
+from segkit.tuning.run import TunedFusion
 
 pytestmark = pytest.mark.gpu
 
@@ -73,7 +73,7 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
     try:
         outs = nvfd.execute(list(inputs.values()))
     except RuntimeError as e:
-        # Only TunedFusion's documented refusal is expected (segkit.tuned: a manual schedule over a fusion that
+        # Only TunedFusion's documented refusal is expected (segkit.tuning.run: a manual schedule over a fusion that
         # segment_set cuts "does not apply to this fusion"); any other error, or a refusal without a segment_set
         # to explain it, fails the test.
         if "does not apply to this fusion" not in str(e) or not segment_sets:
@@ -86,8 +86,8 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
 
 def test_tune_search_validates_and_times_on_nvfuser():
     from fusions.tune import realizer
-    from segkit.tune import Candidate, measure, search
     from segkit.tuning import NvTuning
+    from segkit.tuning.search import Candidate, measure, search
 
     spec = fusions.get("rmsnorm_bwd")
     cfg = spec.config("sweep_65536x1024")

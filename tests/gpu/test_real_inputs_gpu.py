@@ -88,7 +88,7 @@ def test_hf_llama_style_rmsnorm_rounding_on_nvfuser_keeps_eagers_bits():
     x * rstd across a bf16 rounding boundary; the weight product (|w| up to 2) then carries that ulp of the
     normed value into up to 2 eps of y. On CPU, rstd one or two fp32 ulps off gives 16-37 of these 8M elements
     beyond 1 eps and none beyond 2 (seed 0)."""
-    from thunder_exec.executor import _rms_fwd_impl
+    from thunder_exec.norms import _rms_fwd_impl
 
     gen = torch.Generator(device="cuda").manual_seed(0)
     weight = (torch.randn(4096, device="cuda", generator=gen) * 0.3 + 1).bfloat16()

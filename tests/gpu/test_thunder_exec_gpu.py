@@ -69,6 +69,7 @@ def test_qkv_split_rope_real_size_is_right(geometry):
 
 
 def test_stock_thunder_nvfuser_runs_with_the_compat_fix():
+    thunder_exec.install()
     ln = torch.nn.LayerNorm(1600).cuda().bfloat16()
     x = torch.randn(16, 128, 1600, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     jm, (outs, grads), (want_outs, want_grads) = _run(ln, [x], list(ln.parameters()),

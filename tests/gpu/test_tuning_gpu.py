@@ -10,8 +10,8 @@ import segkit
 from segkit.compare import diff
 from segkit.nvf import compiled
 from segkit.timing import cuda_profiler
-from segkit.tuned import TunedFusion
 from segkit.tuning import TuningTable
+from segkit.tuning.run import TunedFusion
 
 pytestmark = pytest.mark.gpu
 

@@ -1,10 +1,10 @@
-"""Repro scripts: load them without a GPU (printing a fusion back as a script is segkit.printing).
+"""Load a repro script without a GPU (printing a fusion back as a script is segkit.printing).
 
 A repro script (nvFuser's ``fd.last_repro_script()``, Thunder's ``nv_save_fake_inputs``, a script pasted in an
 issue thread, in any era's spelling: the pytorch fork's ``torch._C._nvfuser``, ``nvfuser``, ``nvfuser_direct``)
 builds one or more fusions and runs them on some inputs. ``load_repro`` runs it the way Python would, against
-the recording frontend and with nothing touching CUDA (segkit.repro_script), records every FusionDefinition it
-builds, picks one (by name when there are several) and keeps how to rebuild its inputs (segkit.repro_inputs);
+the recording frontend and with nothing touching CUDA (segkit.repro.script), records every FusionDefinition it
+builds, picks one (by name when there are several) and keeps how to rebuild its inputs (segkit.repro.inputs);
 ``Repro.make_inputs`` rebuilds them on any device.
 """
 
@@ -29,12 +29,12 @@ from segkit.errors import (FusionDefinitionError, InputMismatchError, ReproError
                            UnsupportedOpError, error_summary)
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
-from segkit.repro_inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, inputs_node, module_names,
+from segkit.repro.inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, inputs_node, module_names,
                                  same_layout)
-from segkit.repro_device import no_cuda
-from segkit.repro_script import (RecordedFusion, ScriptRun, TestHarness, fusion_functions, name_fusions, new_run,
+from segkit.repro.device import no_cuda
+from segkit.repro.script import (RecordedFusion, ScriptRun, TestHarness, fusion_functions, name_fusions, new_run,
                                  script_process, test_calls)
-from segkit.repro_stubs import pasted_names, stubbed
+from segkit.repro.stubs import pasted_names, stubbed
 
 __all__ = ["InputRecipe", "Repro", "SCRIPT_TIMEOUT_ENV", "load_repro", "read_script"]
 

@@ -4,9 +4,9 @@ The whole module runs (constants, helpers, ``with FusionDefinition() as fd:`` bl
 subclasses, ``if __name__ == "__main__":``), with:
 
 * ``nvfuser``, ``nvfuser_direct`` and the pytorch fork's ``torch._C._nvfuser`` importing as stubs
-  (segkit.repro_stubs) whose ``FusionDefinition`` records into segkit's IR and registers every definition the
+  (segkit.repro.stubs) whose ``FusionDefinition`` records into segkit's IR and registers every definition the
   script makes, in order;
-* CUDA requests served on the CPU (segkit.repro_device);
+* CUDA requests served on the CPU (segkit.repro.device);
 * ``fd.execute(inputs)`` recording its inputs and answering with the reference interpreter's outputs (on the
   meta device, shapes only, for inputs beyond ``EXECUTE_BYTES``: loading stays cheap), so the code after it
   runs as it would on a GPU; the torch random state forked (loading leaves the caller's alone).
@@ -36,8 +36,8 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.ir import Value
 from segkit.printing import emit_repro
-from segkit.repro_device import CpuForCuda
-from segkit.repro_stubs import Ignored, LegacyFusion
+from segkit.repro.device import CpuForCuda
+from segkit.repro.stubs import Ignored, LegacyFusion
 
 #: The script's execute runs the reference for real on inputs up to this many bytes, on meta beyond.
 EXECUTE_BYTES = 8 * 2**20

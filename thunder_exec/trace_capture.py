@@ -1,5 +1,6 @@
-"""``segkit regions`` for a live ``thunder.jit``'ed function: save its final forward and backward execution traces
-as the files the command reads, or analyse them directly (segkit.regions); ``CallRanges`` marks each call for a
+"""Trace capture for ``segkit regions`` (segkit.regions: where a Thunder program is cut between its fusion
+regions) from a live ``thunder.jit``'ed function: save its final forward and backward execution traces as the
+files the command reads, or analyse them directly (``regions(jfn)``); ``CallRanges`` marks each call for a
 profile (``segkit regions --profile``).
 
 Thunder prints no type for the outputs of a call returning several tensors (``(y, rstd) = segkit_rms_norm_fwd(..)``),

@@ -36,7 +36,7 @@ from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
 from segkit.timing import event_us, kernel_us
-from segkit.tuning import REUSE, NvTuning, TableEntry, describe_schedule, formulation_label
+from segkit.tuning.table import REUSE, NvTuning, TableEntry, describe_schedule, formulation_label
 
 
 @dataclass(frozen=True)

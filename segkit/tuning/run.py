@@ -11,7 +11,7 @@ import torch
 
 from segkit.interp import as_fusion
 from segkit.nvf_replay import executor_cache, nvfuser_module, signature, to_nvfuser
-from segkit.tuning import NvTuning
+from segkit.tuning.table import NvTuning
 
 
 def override(params: Any, tuning: NvTuning, sm_count: int) -> None:

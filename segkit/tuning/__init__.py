@@ -1,0 +1,13 @@
+"""nvFuser tunings: what a fusion builder (or ``segkit tune``) keeps where nvFuser's default heuristics fall short.
+
+* ``table`` -- ``NvTuning`` (scheduler choices for one fusion) and the ``TuningTable`` of ``segkit tune``'s winners
+  per GPU model; its names are re-exported here (``segkit.tuning.NvTuning``);
+* ``run`` -- ``TunedFusion``: run a recorded fusion on nvFuser the way its ``NvTuning`` says;
+* ``search`` -- ``segkit tune``'s search over formulations x scheduler options x bookend policy.
+"""
+
+from segkit.tuning.table import (REUSE, NvTuning, TableEntry, TuningTable, describe_schedule, formulation_label,
+                                 gpu_model, tuning_from_dict, tuning_to_dict)
+
+__all__ = ["REUSE", "NvTuning", "TableEntry", "TuningTable", "describe_schedule", "formulation_label", "gpu_model",
+           "tuning_from_dict", "tuning_to_dict"]

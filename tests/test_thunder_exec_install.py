@@ -1,0 +1,114 @@
+"""Importing thunder_exec changes nothing outside segkit's own objects; ``thunder_exec.install()`` applies the
+global patches (thunder_exec.patches) once, and ``executors()``, ``route()`` and the first use of
+``thunder_exec.segkit_ex`` call it. Each case runs in a fresh process: the patches are process-wide."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from tests.conftest import ROOT
+
+# Thunder as thunder_exec finds it (Thunder's own modules imported first: they register their own lookasides), with
+# stand-ins that make the nvfuser_direct compatibility fix apply on a CPU machine: nvfuser_direct importable and
+# Thunder's nvFuser executor loaded, its nvfuserex_impl a module whose compute_contiguity the fix replaces.
+PRELUDE = textwrap.dedent("""
+    import importlib.machinery, sys, types
+    import torch, torch.fx
+    import thunder, thunder.torch as ltorch
+    import thunder.executors.nvfuserex as nvfuserex
+    from thunder.core import jit_ext
+
+    direct = types.ModuleType("nvfuser_direct")
+    direct.__spec__ = importlib.machinery.ModuleSpec("nvfuser_direct", None)
+    direct.compute_tensor_descriptor = lambda shape, stride: ([True] * len(shape), list(range(len(shape))))
+    sys.modules["nvfuser_direct"] = direct
+    impl = types.ModuleType("thunder.executors.nvfuserex_impl")
+    impl.compute_contiguity = original_contiguity = object()
+    sys.modules["thunder.executors.nvfuserex_impl"] = impl
+    thunder.executors.nvfuserex_impl = impl
+    nvfuserex.nvfuserex = "a loaded nvFuser executor"
+
+    def state():
+        return (dict(jit_ext._general_jit_lookaside_map), dict(ltorch._torch_to_thunder_function_map),
+                list(sys.meta_path), impl.compute_contiguity)
+
+    before = state()
+""")
+
+
+def _run(body: str) -> None:
+    code = PRELUDE + textwrap.dedent(body) + "\nprint('ok')\n"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+def test_importing_thunder_exec_patches_nothing_and_install_patches_once():
+    _run("""
+        import thunder_exec
+        from thunder_exec import fx_claims, patches
+        from thunder_exec.recognize import RecognizeOnImport
+
+        assert state() == before, "importing thunder_exec changed Thunder's lookasides, torch map or sys.meta_path"
+        assert not patches.installed()
+
+        thunder_exec.install()
+        lookasides, torch_map, meta_path, contiguity = after = state()
+        assert contiguity is not original_contiguity and contiguity((2, 3), (3, 1)) == ((True, True), (0, 1))
+        assert lookasides[fx_claims._ENTER] is fx_claims._enter_graph_module
+        assert thunder_exec.rms_norm in lookasides and thunder_exec.qkv_split_rope in lookasides
+        assert torch_map[torch.rms_norm] is ltorch.rms_norm
+        assert isinstance(meta_path[0], RecognizeOnImport) and meta_path[1:] == before[2]
+        assert patches.installed()
+
+        thunder_exec.install()
+        assert state() == after, "a second install() changed something more"
+        assert thunder_exec.executors()[0] is thunder_exec.segkit_ex
+        assert state() == after, "executors() after install() changed something more"
+    """)
+
+
+def test_executors_installs():
+    _run("""
+        import thunder_exec
+
+        assert state() == before
+        thunder_exec.executors()
+        assert state()[3] is not original_contiguity and torch.rms_norm in state()[1]
+    """)
+
+
+def test_the_first_use_of_segkit_ex_installs():
+    _run("""
+        import thunder_exec
+        from thunder_exec.base import segkit_ex
+
+        assert state() == before, "importing the executor's own module changed something"
+        assert thunder_exec.segkit_ex is segkit_ex
+        assert state()[3] is not original_contiguity and torch.rms_norm in state()[1]
+    """)
+
+
+def test_route_installs():
+    _run("""
+        import thunder_exec
+
+        def my_norm(x, weight, eps):
+            return x * weight
+
+        thunder_exec.route(my_norm, "rms_norm")
+        assert state()[3] is not original_contiguity and my_norm in jit_ext._general_jit_lookaside_map
+    """)
+
+
+def test_the_nvfusion_transforms_apply_only_the_compatibility_fix():
+    _run("""
+        import thunder_exec
+
+        thunder_exec.CheckNvFusions()
+        thunder_exec.ReuseNvFusions()
+        lookasides, torch_map, meta_path, contiguity = state()
+        assert contiguity is not original_contiguity
+        assert (lookasides, torch_map, meta_path) == before[:3]
+    """)

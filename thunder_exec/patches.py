@@ -1,0 +1,41 @@
+"""The changes thunder_exec makes outside its own objects, all in one place, applied by ``install()`` and never
+by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the first use of ``segkit_ex`` call it):
+
+* Thunder 0.2.6's ``compute_contiguity`` against nvfuser_direct where only nvfuser_direct is installed
+  (thunder_exec.compat; also applied alone by CheckNvFusions / ReuseNvFusions, which run Thunder's own fusions);
+* Thunder general-jit lookasides: on thunder_exec's ``output_dtypes`` helper (run, not traced), on the known
+  library functions imported so far (litgpt's, Hugging Face's, thunder_exec's own: thunder_exec.recognize), and
+  ThunderFX's (every GraphModule's entry, the pattern functions, ``torch.rms_norm``: thunder_exec.fx_claims);
+* ``torch.rms_norm`` mapped to ``thunder.torch.rms_norm`` for ThunderFX's splitter (thunder_exec.fx_claims);
+* an import hook first on ``sys.meta_path`` that recognizes litgpt's and Hugging Face's functions as their modules
+  are imported (thunder_exec.recognize).
+
+Declaring the executor is not among them: ``segkit_ex`` and the symbols registered on it (thunder_exec.base and
+the symbol files) exist from the import on.
+"""
+
+from __future__ import annotations
+
+import thunder_exec.compat as compat
+import thunder_exec.fx_claims as fx_claims
+import thunder_exec.recognize as recognize
+
+_installed = False
+
+
+def install() -> None:
+    """Apply every patch above once; later calls change nothing (executors() still recognizes the libraries
+    imported since, through recognize.install_known)."""
+    global _installed
+    if _installed:
+        return
+    compat.install_nvfuser_direct_compat()
+    recognize.install_helpers()
+    fx_claims.install()
+    recognize.install_known()
+    recognize.install_import_hook()
+    _installed = True
+
+
+def installed() -> bool:
+    return _installed
