@@ -671,8 +671,8 @@ def test_fuzz_repro_scripts(edits):
         pass
 
 
-# nvFuser's definition-time rules that the H100 fuzz campaign hit (lab/runs/fuzz-h100-2026-11-23,
-# TRIAGE-errors.md): segkit refuses them when the op is recorded. "e" marks an expanded (stride-0) dim.
+# nvFuser's definition-time rules that the H100 fuzz campaign hit (issue 22; its error triage is in the lab):
+# segkit refuses them when the op is recorded. "e" marks an expanded (stride-0) dim.
 def _tensor(fd, shape, expanded=(), dtype=DataType.Float):
     return fd.define_tensor(shape=shape, contiguity=[None if d in expanded else True for d in range(len(shape))],
                             dtype=dtype)
