@@ -273,12 +273,12 @@ def _source(path: Path, name: str) -> str:
 def _provenance(doc: dict, block: dict | None, commit: str | None) -> dict:
     """gpu, commit, date and the machine block (None values left out) of a document: the block's, else
     pytest-benchmark's ``datetime`` and ``commit_info`` (a file written before blocks existed); ``commit`` given
-    on the command line wins where the block names none (a copied tree's git directory can be stale)."""
+    on the command line wins over both (a copied tree's git directory can be stale)."""
     block = {k: _num(v) if not isinstance(v, dict) else {d: _num(x) for d, x in v.items()}
              for k, v in (block or {}).items() if v is not None}
     date, block_commit = block.pop("date", None), block.pop("commit", None)
     info = doc.get("commit_info") if isinstance(doc.get("commit_info"), dict) else {}
-    return {"gpu": block.get("gpu"), "commit": block_commit or commit or (info.get("id") or "")[:7] or None,
+    return {"gpu": block.get("gpu"), "commit": commit or block_commit or (info.get("id") or "")[:7] or None,
             "date": date or (doc.get("datetime") or "")[:10] or None, "machine": block}
 
 
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("paths", nargs="+", help="RUN.json ... [OUT_DIR]: the last is the summary folder unless --append")
     ap.add_argument("--append", metavar="DATA.jsonl", help="append the runs' rows to this results data file")
     ap.add_argument("--run", help="with --append: the run's name (its folder's name in the lab)")
-    ap.add_argument("--commit", help="with --append: the commit, for a file whose machine block names none")
+    ap.add_argument("--commit", help="with --append: the commit measured (wins over the file's own: a copied tree's git can be stale)")
     ap.add_argument("--out", metavar="OUT_DIR", help="with --append: also write the summary there")
     args = ap.parse_args(argv)
     if args.append and not args.run:

@@ -115,6 +115,16 @@ def test_append_adds_a_run_once(tmp_path):
     assert "1.25x" in report.results_md(rows)
 
 
+def test_the_commit_given_wins_over_the_files_own(tmp_path):
+    """A GPU host's copy of the tree can carry a stale git directory: ``--commit`` names what was measured."""
+    run, data = _bench_json(tmp_path, "h200-2026-12-02"), tmp_path / "results.jsonl"
+    summarize.append([run], data, "h200-2026-12-02", commit="def5678")
+    assert {r["commit"] for r in summarize.read_data(data)} == {"def5678"}
+    other = tmp_path / "other.jsonl"
+    summarize.append([run], other, "h200-2026-12-02")
+    assert {r["commit"] for r in summarize.read_data(other)} == {"abc1234"}  # the machine block's, when none given
+
+
 @pytest.mark.parametrize("field", ["commit", "run", "machine.driver"])
 def test_a_row_without_provenance_is_refused_naming_the_field(tmp_path, field):
     run, data = _bench_json(tmp_path), tmp_path / "results.jsonl"
