@@ -182,10 +182,11 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
 # --- the results data: rows with provenance --------------------------------------------------------------------
 #
 # One JSON object a line, of two kinds. A row is one measured (suite, case, executor) of a run: "suite", "case" (the
-# parameters), "executor", "metrics", and its provenance "gpu", "commit", "date", "run" (the run's name: the lab's index
-# lists each run by it, with its folder) and "source" (the file in that run). A machine line, {"run", "source", "machine"}, holds the
-# machine block of the rows of that run file once (driver, CUDA and library versions, copy bandwidth), written
-# before them; ``read_data`` joins it into each row, so a reader gets every row whole.
+# parameters), "executor", "metrics", and its provenance "gpu", "commit", "date", "run" (the run's name: the lab's
+# index lists each run by it, with its folder) and "source" (the file in that run). A machine line, {"run",
+# "source", "machine"}, holds the machine block of the rows of that run file once (driver, CUDA and library
+# versions, copy bandwidth), written before them; ``read_data`` joins it into each row, so a reader gets every row
+# whole.
 
 PROVENANCE = ("suite", "case", "executor", "gpu", "commit", "date", "run", "source", "machine")  # every row's
 MACHINE_FIELDS = ("gpu", "driver")  # the machine block names at least these
@@ -227,7 +228,8 @@ def check_row(row: dict, where: str = "row") -> dict:
         if not row["machine"].get(field):
             raise MissingProvenance(f"{what} has no 'machine.{field}' (its machine block names no {field})")
     if not re.fullmatch(r"[\w.+-]+", str(row["run"])):
-        raise MissingProvenance(f"{what}: 'run' {row['run']!r} is not a run name (letters, digits, '.', '_', '+', '-')")
+        raise MissingProvenance(f"{what}: 'run' {row['run']!r} is not a run name "
+                                "(letters, digits, '.', '_', '+', '-')")
     return row
 
 
@@ -342,7 +344,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("paths", nargs="+", help="RUN.json ... [OUT_DIR]: the last is the summary folder unless --append")
     ap.add_argument("--append", metavar="DATA.jsonl", help="append the runs' rows to this results data file")
     ap.add_argument("--run", help="with --append: the run's name (its folder's name in the lab)")
-    ap.add_argument("--commit", help="with --append: the commit measured (wins over the file's own: a copied tree's git can be stale)")
+    ap.add_argument("--commit",
+                    help="with --append: the commit measured (wins over the file's own: a copied tree's git "
+                         "can be stale)")
     ap.add_argument("--out", metavar="OUT_DIR", help="with --append: also write the summary there")
     args = ap.parse_args(argv)
     if args.append and not args.run:
