@@ -3,6 +3,7 @@ segkit_ex), Liger-Kernel and Quack. Each returns a harness.Prepared, or skips wi
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from collections.abc import Callable
 
@@ -17,6 +18,7 @@ from segkit.nvf import compiled
 from fusions.runner import runner
 
 EXECUTORS = ("segkit", "eager", "torch.compile", "thunder", "thunder+segkit_ex", "liger", "quack")
+ROPE_EXECUTORS = (*EXECUTORS, "segkit:fp32")  # RoPE in fp32, rounded once: the math torch.compile and Thunder do
 TWO_STAGE = "segkit two-stage"  # norm backward only: the two-stage formulation beside the fused builder
 
 
@@ -183,8 +185,12 @@ def rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
     """qkv split + RoPE: ``mode`` is "inference" (no autograd), "forward" (with autograd) or "backward"."""
     _skip_unavailable(executor, "qkv split + RoPE")
     geom = (cfg.n_head, cfg.n_query_groups, cfg.head_size, cfg.rope_n_elem)
-    if executor == "segkit":
+    if executor in ("segkit", "segkit:fp32"):
         spec = "qkv_split_rope_bwd" if mode == "backward" else "qkv_split_rope_fwd"
+        if executor == "segkit:fp32":
+            if mode == "backward" or cfg.dtype not in (torch.bfloat16, torch.float16):
+                pytest.skip("segkit:fp32 differs from segkit only in the 16-bit forward's rounding")
+            cfg = dataclasses.replace(cfg, rounding="fp32")
         return _segkit(spec, cfg, list(inputs.values()))
     fn = _compile(lambda qkv, cos, sin: tm.qkv_split_rope(qkv, cos, sin, *geom), executor)
     cos, sin = inputs["cos"], inputs["sin"]

@@ -9,7 +9,8 @@ from benchmarks.harness import run
 
 
 @pytest.mark.parametrize("shape, dtype, mode, executor",
-                         workloads.cases(workloads.ROPE_SHAPES, {"mode": ["inference", "forward", "backward"]}),
+                         workloads.cases(workloads.ROPE_SHAPES, {"mode": ["inference", "forward", "backward"]},
+                                                         executors=executors.ROPE_EXECUTORS),
                          ids=lambda v: str(v).removeprefix("torch."))
 def test_qkv_split_rope(benchmark, copy_gbs, shape, dtype, mode, executor):
     spec = "qkv_split_rope_bwd" if mode == "backward" else "qkv_split_rope_fwd"

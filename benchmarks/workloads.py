@@ -18,13 +18,14 @@ ROPE_SHAPES = [c for c in fusions.get("qkv_split_rope_fwd").configs if not c.end
 AMAX_SHAPES = [c for c in fusions.get("fp8_amax").configs if not c.endswith("_tiny")]
 
 
-def cases(shapes: list[str], extra: dict[str, list] | None = None, fp32: list[str] | None = None) -> list:
+def cases(shapes: list[str], extra: dict[str, list] | None = None, fp32: list[str] | None = None,
+          executors: tuple[str, ...] = EXECUTORS) -> list:
     """(shape, dtype, *extra, executor) tuples, executor varying fastest so cached inputs are reused."""
     out = []
     for shape in shapes:
         for dtype in [torch.bfloat16] + ([torch.float32] if fp32 and shape in fp32 else []):
             for combo in _product(extra or {}):
-                out += [(shape, dtype, *combo, ex) for ex in EXECUTORS]
+                out += [(shape, dtype, *combo, ex) for ex in executors]
     return out
 
 

@@ -49,7 +49,11 @@ class NormConfig:
 
 @dataclass(frozen=True)
 class RopeConfig:
-    """litgpt attention geometry: qkv is (batch, T, (n_head + 2 n_query_groups) head_size)."""
+    """litgpt attention geometry: qkv is (batch, T, (n_head + 2 n_query_groups) head_size).
+
+    ``rounding`` (16-bit dtypes): "eager" rounds each RoPE product and their sum to the dtype, as eager PyTorch
+    computes them (eager's bits: what segkit_ex's claims need); "fp32" computes in fp32 and rounds once at the
+    output, as torch.compile and Thunder's nvFuser fusions do. The conversions cost: docs/design/rope_fwd.md."""
 
     name: str
     batch: int
@@ -60,8 +64,11 @@ class RopeConfig:
     rope_n_elem: int
     block_size: int
     dtype: torch.dtype = torch.bfloat16
+    rounding: str = "eager"
 
     def __post_init__(self) -> None:
+        if self.rounding not in ROPE_ROUNDINGS:
+            raise ValueError(f"{self.name}: rounding must be one of {ROPE_ROUNDINGS}, got {self.rounding!r}")
         if self.n_head * self.head_size != self.n_embd:
             raise ValueError(f"{self.name}: n_head {self.n_head} x head_size {self.head_size} != n_embd {self.n_embd}")
         if self.n_query_groups < 1 or self.n_head % self.n_query_groups:
@@ -84,6 +91,7 @@ class RopeConfig:
         return self.block_size
 
 
+ROPE_ROUNDINGS = ("eager", "fp32")
 AMAXES = ("row", "col", "all")
 AMAX_VARIANTS = ("direct", "inner_outer", "inner_outer_rows", "two_stage")
 

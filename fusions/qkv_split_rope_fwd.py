@@ -37,8 +37,9 @@ def _rope(fd, x, cfg: RopeConfig, shape: list[int], t_dim: int, cos, sin):
     x1 = fd.ops.cast(R.last_dim_slice(fd, xr, n, rshape, 0, half), dtype=f32)
     x2 = fd.ops.cast(R.last_dim_slice(fd, xr, n, rshape, half, rn), dtype=f32)
     rotated = R.rotate(fd, fd.ops.neg(x2), x1, n)
+    round_to = R.rounding(fd, cfg.dtype, cfg.dtype) if cfg.rounding == "eager" else None
     roped = R.rope_sum(fd, fd.ops.mul(fd.ops.cast(xr, dtype=f32), R.table(fd, cos, n, t_dim)),
-                       fd.ops.mul(rotated, R.table(fd, sin, n, t_dim)), R.rounding(fd, cfg.dtype, cfg.dtype))
+                       fd.ops.mul(rotated, R.table(fd, sin, n, t_dim)), round_to)
     roped = fd.ops.cast(roped, dtype=R.io(fd, cfg))
     if rn == cfg.head_size:
         return roped

@@ -290,6 +290,10 @@ def sub_fusion(fusion: Fusion, ops: Sequence[Op], inputs: Sequence[Value], outpu
     new, vmap = fusion.copy()
     keep = {id(vmap[id(o)]) for op in ops for o in op.outputs}
     new.ops = [op for op in new.ops if id(op.outputs[0]) in keep]
+    for op in new.ops:  # a scalar known while recording whose producer is left out is a constant of the piece
+        for v in op.inputs:
+            if not v.is_tensor and v.value is not None and v.definition is not None and id(v) not in keep:
+                v.definition = None
     new.inputs = []
     for v, a in zip(inputs, args):
         nv = vmap[id(v)]
@@ -297,6 +301,9 @@ def sub_fusion(fusion: Fusion, ops: Sequence[Op], inputs: Sequence[Value], outpu
         if nv.is_tensor:
             contiguity, stride_order = compute_tensor_descriptor(list(a.shape), list(a.stride()))
             nv.contiguity, nv.stride_order = tuple(contiguity), tuple(stride_order)
+            # what the piece receives decides what is expanded: an expand the producer materialized is a plain dim
+            nv.expanded = tuple(st == 0 and n > 1 for st, n in zip(a.stride(), a.shape))
+            nv.broadcast = tuple(e or (b and n == 1) for e, b, n in zip(nv.expanded, nv.broadcast, a.shape))
         new.inputs.append(nv)
     new.outputs = [vmap[id(v)] for v in outputs]
     new.prune()

@@ -455,7 +455,9 @@ def boundary(fusion: Fusion, ops: Sequence[Op]) -> tuple[list[Value], list[Value
     reads: list[Value] = []
     for op in ops:
         for v in op.inputs:
-            if id(v) not in produced and v not in reads and (v.definition is not None or v in fusion.inputs):
+            known_scalar = not v.is_tensor and v.value is not None  # a constant of the piece, not an input
+            if (id(v) not in produced and v not in reads and not known_scalar
+                    and (v.definition is not None or v in fusion.inputs)):
                 reads.append(v)
     gives = [o for op in ops for o in op.outputs if o.is_tensor and (
         o in fusion.outputs or any(id(u) not in inside for u in fusion.uses(o)))]
@@ -488,12 +490,14 @@ def segment_repros(report: SegmentsReport, inputs: Sequence[Any], out_dir: str |
         seg_inputs, seg_outputs = boundary(fusion, ops)
         if not seg_outputs:
             continue
-        args = [interp.value_of(v) for v in seg_inputs]
+        # the CPU copies the script is written from decide the piece's input layouts: a copy of a stride-0
+        # (expanded) CUDA tensor is materialized, as nvFuser materializes a segment's input
+        args = [a.cpu() if isinstance(a, torch.Tensor) else a for a in (interp.value_of(v) for v in seg_inputs)]
         sub = sub_fusion(fusion, ops, seg_inputs, seg_outputs, args)
         path = out_dir / f"segment{seg.index}_{seg.scheduler}.py"
         header = (f"# Segment {seg.index} of {len(report.segments)} (nvFuser group {seg.group_id}, {seg.scheduler}), "
                   f"written by `segkit segments --emit-dir`: ops {', '.join(op_label(o) for o in ops)[:300]}\n")
-        path.write_text(header + emit_repro(sub, [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]))
+        path.write_text(header + emit_repro(sub, args))
         written.append(SegmentRepro(seg.index, path, sub, args))
     return written
 

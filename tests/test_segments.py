@@ -225,3 +225,34 @@ def test_segment_repros_reproduce_each_piece(tmp_path):
         got = segkit.run_reference(loaded.fd, r.inputs)
         want = [whole.value_of(fusion.value(v.name)) for v in r.fd.fusion.outputs]
         assert all(d.ok for d in compare(want, got)), r.path.name
+
+
+def test_segment_repros_take_what_each_piece_receives_expanded_or_materialized(tmp_path):
+    """One op per segment on Thunder's Llama-3-8B GQA region (expands of the k/v groups and of cos/sin, casts
+    of them): a piece's input is declared by the tensor it receives, so an expand its producer materialized is a
+    plain dim. The explorer used to stop half-way, refusing its own repro ("dim 0 is declared expanded")."""
+    from segkit.compare import compare
+    from segkit.interp import Interpreter
+    from segkit.segments import Segment, SegmentsReport, segment_repros
+
+    repro = segkit.load_repro(DATA / "thunder" / "rope_llama3_8b_fwd_nvFusion0.py")
+    fd, inputs = repro.fd, repro.make_inputs("cpu")
+    fusion = fd.fusion
+    index = {id(op): i for i, op in enumerate(fusion.ops)}
+    group = list(range(len(fusion.ops)))  # one op per piece, but a cat(manual_padding) keeps its pads
+    for i, op in enumerate(fusion.ops):
+        if op.name == "cat":
+            for v in op.inputs:
+                group[index[id(v.definition)]] = i
+    pieces = sorted({g: sorted(k for k in range(len(group)) if group[k] == g) for g in group}.values())
+    segs = [Segment(k, k, "op", ops) for k, ops in enumerate(pieces)]
+    written = segment_repros(SegmentsReport(fd, segs, [], 0, 0.0, "cpu"), inputs, tmp_path)
+    assert len(written) == sum(any(fusion.ops[i].outputs[0].is_tensor for i in ops) for ops in pieces) > 30
+    assert any(any(v.expanded) for r in written for v in r.fd.fusion.inputs), "no piece receives a stride-0 input"
+    whole = Interpreter(fusion, inputs)
+    whole.run()
+    for r in written:
+        loaded = segkit.load_repro(r.path)
+        got = segkit.run_reference(loaded.fd, r.inputs)
+        want = [whole.value_of(fusion.value(v.name)) for v in r.fd.fusion.outputs]
+        assert all(d.ok for d in compare(want, got)), r.path.name

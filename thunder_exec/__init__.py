@@ -67,11 +67,13 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | {"segkit_ex"})
 
 
-def clear_caches() -> None:
+def clear_caches(keep_compiled: bool = False) -> None:
     """Forget segkit_ex's state: the runners and their fusions, the first-use verdicts of claims and of the
     fusions, the rewritten ThunderFX graphs and the fused mode's notes and cut costs (e.g. between models, or to
-    free memory)."""
-    runner.clear_caches()
+    free memory). ``keep_compiled`` keeps the runners (compiled fusions keyed by spec, config and policy: no
+    decision rides on them) and forgets every decision, as the GPU tests do before each test."""
+    if not keep_compiled:
+        runner.clear_caches()
     fusible.clear_notes()
     claim_check.clear()
     fx_claims.clear_cache()

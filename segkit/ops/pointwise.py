@@ -191,11 +191,15 @@ def _pointwise(name: str, fn: Callable, operands: tuple[str, ...], doc: str = ""
         recorded = ctx.op.args if ctx.op is not None and ctx.op.name == name else None
         compute = compute_dtype([recorded[o] if recorded is not None else a[o] for o in promoted])
         scalar_only = not any(isinstance(a[o], torch.Tensor) and a[o].ndim > 0 for o in operands)
+        tensors = [a[o] for o in operands if isinstance(a[o], torch.Tensor)]
+        # a literal joins its tensor operands' device: ops such as gcd refuse a CPU 0-d operand beside a CUDA one
+        device = max(tensors, key=lambda t: t.ndim).device if tensors else None
         vals = []
         for o in operands:
             v = a[o]
             if compute is not None and o in promoted:
-                v = v.to(compute.torch) if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=compute.torch)
+                v = (v.to(compute.torch) if isinstance(v, torch.Tensor)
+                     else torch.tensor(v, dtype=compute.torch, device=device))
             elif scalar_only and not isinstance(v, torch.Tensor):
                 v = torch.tensor(v)  # scalar arithmetic: compute on 0-d tensors
             vals.append(v)
@@ -382,8 +386,8 @@ def _scalars_only(name: str, *params: str):
 def _threshold(x, thresh, value):
     """x <= thresh ? value : x, with thresh and value cast to x's dtype first (as nvFuser does)."""
     x = _as_t(x, None)
-    t = torch.tensor(thresh.item() if isinstance(thresh, torch.Tensor) else thresh).to(x.dtype)
-    v = torch.tensor(value.item() if isinstance(value, torch.Tensor) else value).to(x.dtype)
+    t = torch.tensor(thresh.item() if isinstance(thresh, torch.Tensor) else thresh).to(x.dtype).to(x.device)
+    v = torch.tensor(value.item() if isinstance(value, torch.Tensor) else value).to(x.dtype).to(x.device)
     return torch.where(x <= t, v, x)
 
 
@@ -392,7 +396,7 @@ def _addcmul(a, b, c, alpha):
     like = next((x for x in (a, b, c) if isinstance(x, torch.Tensor)), None)
     common = torch.result_type(_as_t(a, like), _as_t(b, like) + _as_t(c, like)) if like is not None else None
     a, b, c = (_as_t(x, like).to(common) for x in (a, b, c))
-    s = torch.tensor(alpha.item() if isinstance(alpha, torch.Tensor) else alpha).to(common)
+    s = torch.tensor(alpha.item() if isinstance(alpha, torch.Tensor) else alpha).to(common).to(a.device)
     return a + b * (c * s)
 
 

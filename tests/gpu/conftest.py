@@ -31,6 +31,16 @@ def _free_gpu_memory():
         torch.cuda.empty_cache()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_segkit_decisions():
+    """Each GPU test starts with none of segkit_ex's decisions from earlier tests of its process (claim verdicts,
+    fused-mode choices and once-said fallbacks, rewritten ThunderFX graphs): a test's outcome must not depend on
+    which tests its shard ran first. Compiled fusions are kept (keyed by spec, config and policy)."""
+    if "thunder_exec" in sys.modules:  # a test that never loaded Thunder has nothing to forget (and stays fast)
+        sys.modules["thunder_exec"].clear_caches(keep_compiled=True)
+    yield
+
+
 _FRESH = "SEGKIT_FRESH_PROCESS"
 
 

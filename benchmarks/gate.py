@@ -1,0 +1,239 @@
+"""The GPU gate's comparisons and record (scripts/gpu/gate.sh runs the GPU side; this module only reads files).
+
+    python -m benchmarks.gate headline-k                      # the -k expression of the headline kernel cases
+    python -m benchmarks.gate compare RUN.json [STEP.json] --rerun-ids IDS.txt
+    python -m benchmarks.gate record --tests GPU_TESTS.json --bench RUN.json [STEP.json] [--rerun RERUN.json]
+                                     --commit C -o RECORD.json
+    python -m benchmarks.gate land RECORD.json               # append it to benchmarks/data/gate.jsonl
+    python -m benchmarks.gate promote --gpu "NVIDIA H200" [--run NAME]   # the explicit step: a new baseline
+
+A headline case of segkit's (executor ``segkit``, ``segkit:*``, ``thunder+segkit_ex``, a step's ``segkit-*``) is
+compared with the committed baseline for the run's GPU model (benchmarks/data/baseline.jsonl: one row per GPU,
+suite, case and executor, in the results data's schema). One more than ``TOLERANCE`` slower is re-run (its
+pytest node ids are written for gate.sh); it fails the gate if the re-run is slower too. Rivals' ratios to their
+own baselines are shown, not judged: they say whether the machine drifted. A faster result never moves the
+baseline by itself; ``promote`` does, from rows already in the results data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from benchmarks.summarize import check_row, data_rows, read_data
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "data"
+BASELINE = DATA / "baseline.jsonl"
+RESULTS = DATA / "results.jsonl"
+GATE_LOG = DATA / "gate.jsonl"
+TOLERANCE = 0.03
+
+#: The headline kernel cases: the norms' seed shape forward and backward, the qkv split + RoPE at Llama-2-13b and
+#: Llama-3-70B, fp8 amax at the seed and two large shapes (bf16 throughout); the Llama-3-8B step is STEP.
+HEADLINE_K = ("bfloat16 and not inference and (mixorder_576000x384 or Llama-2-13b-hf_bs2 or Llama-3-70B_bs2 "
+              "or (fp8_amax and (seed_12x34x56 or 16384x8192 or 8192x28672)))")
+STEP = {"case": "llama3-8b-x1", "variants": "segkit-auto,thunder"}
+
+
+def ours(row: dict) -> bool:
+    """Whether a row measures segkit's own code (judged), rather than a rival (shown)."""
+    ex = row["executor"]
+    return ex.startswith("segkit") or ex == "thunder+segkit_ex"
+
+
+def value(row: dict) -> float | None:
+    """The time a row is judged by: kernel us, or step ms."""
+    m = row["metrics"]
+    v = m.get("us", m.get("ms"))
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def key(row: dict) -> tuple:
+    return row["gpu"], row["suite"], json.dumps(row["case"], sort_keys=True), row["executor"]
+
+
+def load_baseline(path: Path = BASELINE) -> dict[tuple, dict]:
+    return {key(r): r for r in read_data(path)}
+
+
+def run_rows(bench: Path | None, step: Path | None, run: str, commit: str | None) -> tuple[list[dict], dict]:
+    """The rows of a headline run (and its step table) and each kernel row's pytest node id (for a re-run)."""
+    rows, ids = [], {}
+    if bench is not None:
+        records = [b for b in json.loads(Path(bench).read_text()).get("benchmarks", [])
+                   if "kernel_us_median" in (b.get("extra_info") or {})]
+        got = data_rows(Path(bench), run, commit)
+        for r, b in zip(got, records):
+            ids[key(r)] = b["fullname"]
+        rows += got
+    if step is not None:
+        rows += data_rows(Path(step), run, commit)
+    return rows, ids
+
+
+def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict] | None = None) -> list[dict]:
+    """Each row against its baseline: ratio (now / baseline), and for ours a verdict: "ok", "slower" (past the
+    tolerance, to re-run), "slower, re-run slower too" (fails), "faster" (the baseline stays until ``promote``),
+    "no baseline" or "not measured"."""
+    out = []
+    for r in rows:
+        base = baseline.get(key(r))
+        now, was = value(r), value(base) if base else None
+        entry = {"suite": r["suite"], "case": r["case"], "executor": r["executor"], "now": now, "baseline": was,
+                 "baseline_commit": base["commit"] if base else None, "ours": ours(r)}
+        if now is None:
+            entry["verdict"] = "not measured"
+        elif was is None:
+            entry["verdict"] = "no baseline"
+        else:
+            entry["ratio"] = round(now / was, 4)
+            entry["verdict"] = ("slower" if now > was * (1 + TOLERANCE) else
+                                "faster" if now < was * (1 - TOLERANCE) else "ok")
+            again = (rerun or {}).get(key(r))
+            if entry["verdict"] == "slower" and again is not None and value(again) is not None:
+                entry["rerun"] = value(again)
+                entry["verdict"] = ("slower, re-run slower too" if value(again) > was * (1 + TOLERANCE)
+                                    else "ok on re-run")
+        out.append(entry)
+    return out
+
+
+def failures(judged: list[dict]) -> list[dict]:
+    """Ours that fail: slower and not cleared by a re-run, or not measured."""
+    return [j for j in judged if j["ours"] and (j["verdict"].startswith("slower") or j["verdict"] == "not measured")]
+
+
+def table(judged: list[dict]) -> str:
+    lines = [f"{'suite':15s} {'case':60s} {'executor':18s} {'now':>9s} {'baseline':>9s} {'ratio':>6s}  verdict"]
+    for j in judged:
+        case = " ".join(str(v) for v in j["case"].values())[:60]
+        now = f"{j['now']:.4g}" if j["now"] else "-"
+        was = f"{j['baseline']:.4g}" if j["baseline"] else "-"
+        ratio = f"{j['ratio']:.3f}" if "ratio" in j else "-"
+        verdict = j["verdict"] + ("" if j["ours"] else " (rival: shown, not judged)")
+        lines.append(f"{j['suite']:15s} {case:60s} {j['executor']:18s} {now:>9s} {was:>9s} {ratio:>6s}  {verdict}")
+    return "\n".join(lines)
+
+
+def tests_summary(path: Path) -> dict:
+    """Pass/fail per test of the sweep's merged JSON, with its counts and wall time."""
+    sweep = json.loads(Path(path).read_text()).get("sweep") or {}
+    outcomes = {k: (v.get("outcome") if isinstance(v, dict) else v) for k, v in (sweep.get("outcomes") or {}).items()}
+    walls = [s.get("wall_s") or 0 for s in (sweep.get("timing") or {}).values()]
+    return {"counts": sweep.get("counts") or {}, "complete": bool(sweep.get("complete")),
+            "not_run": sorted(sweep.get("not_run") or {}), "wall_s": max(walls, default=None),
+            "failed": sorted(k for k, v in outcomes.items() if v in ("failed", "error")), "outcomes": outcomes}
+
+
+def verdict(tests: dict, judged: list[dict]) -> tuple[bool, list[str]]:
+    why = []
+    if tests["failed"]:
+        why.append(f"{len(tests['failed'])} GPU test(s) failed: {', '.join(tests['failed'][:5])}")
+    if tests["not_run"] or not tests["complete"]:
+        why.append(f"{len(tests['not_run'])} GPU test(s) not run")
+    for j in failures(judged):
+        why.append(f"{j['suite']} {j['case']} {j['executor']}: {j['verdict']} ({j.get('ratio', '-')} x baseline)")
+    return not why, why
+
+
+def _machine(rows: list[dict]) -> dict:
+    return rows[0]["machine"] if rows else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.gate", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("headline-k")
+    c = sub.add_parser("compare")
+    c.add_argument("bench", type=Path)
+    c.add_argument("step", type=Path, nargs="?")
+    c.add_argument("--rerun-ids", type=Path, required=True, help="write the node ids of ours to re-run here")
+    r = sub.add_parser("record")
+    r.add_argument("--tests", type=Path, required=True)
+    r.add_argument("--bench", type=Path, required=True)
+    r.add_argument("--step", type=Path)
+    r.add_argument("--rerun", type=Path)
+    r.add_argument("--commit", required=True)
+    r.add_argument("-o", "--out", type=Path, required=True)
+    land = sub.add_parser("land")
+    land.add_argument("record", type=Path)
+    pr = sub.add_parser("promote")
+    pr.add_argument("--gpu", required=True)
+    pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
+    args = p.parse_args(argv)
+
+    if args.cmd == "headline-k":
+        print(HEADLINE_K)
+        return 0
+    if args.cmd == "compare":
+        rows, ids = run_rows(args.bench, args.step, "gate", None)
+        judged = judge(rows, load_baseline())
+        print(table(judged))
+        again = [ids[key(row)] for row, j in zip(rows, judged) if j["ours"] and j["verdict"] == "slower"
+                 and key(row) in ids]
+        args.rerun_ids.write_text("".join(f"{i}\n" for i in again))
+        print(f"\n{len(again)} of ours past {TOLERANCE:.0%} slower: re-run", file=sys.stderr)
+        return 0
+    if args.cmd == "record":
+        run = f"gate-{args.commit}"
+        rows, _ = run_rows(args.bench, args.step, run, args.commit)
+        rerun = {key(x): x for x in run_rows(args.rerun, None, run, args.commit)[0]} if args.rerun else None
+        judged = judge(rows, load_baseline(), rerun)
+        tests = tests_summary(args.tests)
+        ok, why = verdict(tests, judged)
+        machine = _machine(rows)
+        record = {"gate": "pass" if ok else "fail", "why": why, "commit": args.commit, "date": machine.get("date"),
+                  "gpu": machine.get("gpu"), "machine": machine, "tolerance": TOLERANCE, "tests": tests,
+                  "benchmarks": judged, "rows": rows}
+        args.out.write_text(json.dumps(record) + "\n")
+        counts = ", ".join(f"{v} {k}" for k, v in tests["counts"].items())
+        print(table(judged))
+        print(f"\nGPU tests: {counts}; not run {len(tests['not_run'])}; longest shard {tests['wall_s']} s")
+        print(f"gate: {record['gate'].upper()}" + "".join(f"\n  {w}" for w in why))
+        return 0 if ok else 1
+    if args.cmd == "land":
+        record = json.loads(args.record.read_text())
+        rows = [check_row(r) for r in record.pop("rows")]
+        with GATE_LOG.open("a") as f:
+            f.write(json.dumps({k: v for k, v in record.items() if k != "machine"} | {"machine": record["machine"]})
+                    + "\n")
+        _append_rows(rows, RESULTS)
+        print(f"landed gate {record['gate']} of {record['commit']} ({len(rows)} rows) in {GATE_LOG.name} and "
+              f"{RESULTS.name}")
+        return 0
+    if args.cmd == "promote":
+        rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)]
+        if not rows:
+            print(f"no rows for {args.gpu!r}" + (f" in run {args.run!r}" if args.run else ""), file=sys.stderr)
+            return 2
+        base = {k: v for k, v in load_baseline().items() if k[0] != args.gpu or args.run is not None}
+        for r in rows:  # later rows win: the latest measurement of each case
+            if value(r) is not None:
+                base[key(r)] = r
+        _write_rows(sorted(base.values(), key=lambda r: key(r)), BASELINE)
+        print(f"baseline for {args.gpu}: {sum(k[0] == args.gpu for k in base)} cases", file=sys.stderr)
+        return 0
+    return 2
+
+
+def _append_rows(rows: list[dict], path: Path) -> None:
+    from benchmarks.summarize import _lines, row_key
+
+    have = {row_key(r) for r in read_data(path)}
+    new = [r for r in rows if row_key(r) not in have]
+    written = {(r["run"], r["source"]) for r in read_data(path)}
+    with path.open("a") as f:
+        f.writelines(_lines(new, written))
+
+
+def _write_rows(rows: list[dict], path: Path) -> None:
+    from benchmarks.summarize import _lines
+
+    path.write_text("".join(_lines(rows, set())))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The GPU gate, one command on whatever GPU host it gets (docs/developing.md "The GPU gate"):
+#
+#   bash scripts/gpu/gate.sh [suite|bench|all]      (default all; results under $OUT/gate, default out/gate)
+#
+# suite: the whole `pytest -m gpu` suite sharded over the host's GPUs (python -m sweep, GATE_PER_GPU shards per
+#        GPU, default 8: the suite mostly waits on compiles), $OUT/gate/gpu_tests.json.
+# bench: the headline benchmarks (python -m benchmarks.gate headline-k) and the Llama-3-8B step, compared with the
+#        committed baseline for this GPU model (benchmarks/data/baseline.jsonl); ours more than 3% slower are run
+#        again, and fail the gate if still slower.
+# all:   both, then the merged record $OUT/gate/record.json (pass/fail per test, each benchmark against its
+#        baseline, the machine block); exit 0 only when the gate passes. Land it with
+#        `python -m benchmarks.gate land out/gate/record.json` and commit the results data.
+# Run the phases in separate calls where a call is limited (a 10-minute device call): `suite`, then `bench`,
+# then `record` (it reads both phases' files).
+set -uo pipefail
+[ -f .gpu/activate.sh ] && source .gpu/activate.sh
+PHASE="${1:-all}"
+DIR="${OUT:-out}/gate"
+mkdir -p "$DIR"
+COMMIT="${GATE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
+part() { echo; echo "=== gate: $1 ($(date -u +%H:%M:%S))"; }
+
+if [[ "$PHASE" == suite || "$PHASE" == all ]]; then
+  part "the whole GPU suite"
+  python -m sweep --gpus all --per-gpu "${GATE_PER_GPU:-8}" --time-limit "${GATE_SUITE_S:-560}" --grace 20 \
+    --workdir "${GATE_WORKDIR:-$(mktemp -d)}" -o "$DIR/gpu_tests.json" -- -m gpu -p no:cacheprovider -rfE tests \
+    > "$DIR/suite.log" 2>&1
+  echo "sweep exit $?"; tail -5 "$DIR/suite.log"
+fi
+
+if [[ "$PHASE" == bench || "$PHASE" == all ]]; then
+  part "headline benchmarks"
+  python -m pytest benchmarks -q -p no:cacheprovider -k "$(python -m benchmarks.gate headline-k)" \
+    --benchmark-json="$DIR/headline.json" > "$DIR/bench.log" 2>&1
+  echo "benchmarks exit $?"; tail -2 "$DIR/bench.log"
+  part "the Llama-3-8B step"
+  STEP_ARGS=$(python -c "from benchmarks.gate import STEP; print(f\"--case {STEP['case']} --variants {STEP['variants']}\")")
+  # shellcheck disable=SC2086
+  python benchmarks/model_step.py $STEP_ARGS --json "$DIR/step.json" --out "$DIR/step.md" > "$DIR/step.log" 2>&1
+  echo "step exit $?"; tail -4 "$DIR/step.md" 2>/dev/null
+  part "against the baseline"
+  python -m benchmarks.gate compare "$DIR/headline.json" "$DIR/step.json" --rerun-ids "$DIR/rerun.txt" \
+    > "$DIR/compare.txt"
+  if [ -s "$DIR/rerun.txt" ]; then
+    part "re-running $(wc -l < "$DIR/rerun.txt") case(s) past the tolerance"
+    mapfile -t IDS < "$DIR/rerun.txt"
+    python -m pytest -q -p no:cacheprovider "${IDS[@]}" --benchmark-json="$DIR/rerun.json" > "$DIR/rerun.log" 2>&1
+  fi
+fi
+
+if [[ "$PHASE" == record || "$PHASE" == all ]]; then
+  part "record"
+  RERUN=(); [ -f "$DIR/rerun.json" ] && RERUN=(--rerun "$DIR/rerun.json")
+  python -m benchmarks.gate record --tests "$DIR/gpu_tests.json" --bench "$DIR/headline.json" \
+    --step "$DIR/step.json" "${RERUN[@]}" --commit "$COMMIT" -o "$DIR/record.json"
+fi
