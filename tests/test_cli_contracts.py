@@ -104,6 +104,24 @@ def test_names_are_not_empty_and_one_line(capsys, argv):
     assert got == 2 and "argument --" in _line(err)
 
 
+@pytest.mark.parametrize("argv, code, words", [
+    (["trace", "idle", TORCH_TRACE, "--step", "nosuch"], 2, "--step 'nosuch': no range named so"),
+    (["regions", THUNDER[0], THUNDER[0]], 2, "is given twice"),
+    (["fuzz", "--replay", "{tmp}", "-o", "{tmp}/x"], 2, "--replay runs no campaign: leave out --output"),
+    (["fuzz", "--emit", "{tmp}/s.py", "--minutes", "1", "--resume"], 2, "leave out --minutes, --resume"),
+    (["fuzz", "--fusion", "f", "--max-cases", "1"], 2, "--fusion picks the fusion --emit prints"),
+    (["fuzz", "--replay", "{tmp}", "--target", "reference"], 1, "index.json: the findings index is not JSON"),
+    (["tune", "rmsnorm_fwd:nanogpt", "--reference", "--fusion", "f"], 2, "--fusion f: picks a fusion of a repro"),
+    (["tune", "--merge", "{tmp}/s.py", "--fusion", "f"], 2, "leave out --fusion"),
+], ids=["idle-step", "regions-twice", "replay-o", "emit-campaign", "fusion-no-emit", "replay-bad-index",
+        "tune-spec-fusion", "merge-fusion"])
+def test_no_option_is_silently_ignored_or_counted_twice(tmp_path, capsys, argv, code, words):
+    (tmp_path / "s.py").write_text(SOFTMAX)
+    (tmp_path / "index.json").write_text("{nope")
+    got, _, err = _cli(capsys, [str(a).format(tmp=tmp_path) for a in argv])
+    assert got == code and words in _line(err), err
+
+
 # --------------------------------------------------------------------------- 1. output safety
 def _actions(parser, role):
     return [a for a in _options(parser) if (c := argtypes.contract_of(a.type)) is not None and c.role == role]

@@ -15,6 +15,10 @@ from segkit_cli import argtypes, targets
 CAMPAIGN_DIR = argtypes.output_dir_writing(*REWRITTEN, LOCK, "f[0-9][0-9][0-9]_*.py", owned_if=(INDEX,))
 
 
+#: Options only a campaign uses (their default is None or False).
+CAMPAIGN_ONLY = ("--output", "--minutes", "--max-cases", "--resume")
+
+
 def register(sub) -> None:
     p = sub.add_parser("fuzz", help="differential fuzzing of nvFuser against the reference interpreter",
                        description="Generate random fusions, run them on nvFuser (as written and bookended) and on "
@@ -55,10 +59,15 @@ def run(args: argparse.Namespace) -> int:
     from segkit.fuzz.triage import emit_standalone, load_findings, replay_each, replay_table
     from segkit.repro import load_repro
 
-    if args.fusion is not None and not args.emit:
-        from segkit.errors import UsageError
+    from segkit.errors import UsageError
 
+    if args.fusion is not None and not args.emit:
         raise UsageError("--fusion picks the fusion --emit prints: it goes with --emit")
+    if args.replay or args.emit:  # a campaign's options would be silently ignored
+        unused = [f for f in CAMPAIGN_ONLY if getattr(args, f.lstrip("-").replace("-", "_")) not in (None, False)]
+        if unused:
+            raise UsageError(f"{'--replay' if args.replay else '--emit'} runs no campaign: leave out "
+                             f"{', '.join(unused)}")
     if args.emit:
         path = Path(args.emit)
         found = {f.file: f for f in load_findings(path.parent)} if (path.parent / "index.json").exists() else {}

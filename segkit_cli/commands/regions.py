@@ -57,6 +57,12 @@ def run(args: argparse.Namespace) -> int:
     from segkit.regions import analyze, cost_model
     from segkit.regions.render import format_text
 
+    from segkit.errors import UsageError
+
+    seen = [p.resolve() for p in args.traces]
+    if len(set(seen)) < len(seen):  # the same trace twice would count its cuts twice
+        twice = next(p for p, r in zip(args.traces, seen) if seen.count(r) > 1)
+        raise UsageError(f"TRACE {twice} is given twice: give each trace of the program once (forward, then backward)")
     timings, gpu = None, args.gpu
     if args.profile:
         from segkit.regions.measure import call_timings

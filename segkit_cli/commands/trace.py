@@ -85,6 +85,11 @@ def run_idle(args: argparse.Namespace) -> int:
     from segkit.trace.report import write_tables
 
     trace = load(args.report)
+    if args.step is not None and not trace.ranges_named(args.step):  # given, it must be there: no silent summary
+        from segkit.errors import UsageError
+
+        raise UsageError(f"--step {args.step!r}: no range named so in {args.report}; ranges: "
+                         f"{', '.join(trace.range_names()[:20]) or 'none'}")
     tables = idle_tables(trace, args.min_us, args.top, args.step or STEP_RANGE)
     write_tables(tables, args.format, args.table, args.csv_dir, title=trace.describe())
     return 0
