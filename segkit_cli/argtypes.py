@@ -4,6 +4,11 @@
 Use them as argparse ``type=`` functions; they raise ``argparse.ArgumentTypeError``, which the CLI
 prints as a usage error (exit 2). Only the standard library is imported at module level, so that
 ``segkit --help`` stays fast.
+
+Every type declares its :class:`Contract` (``contract_of``): an input path, an output path (a file, a
+plot stem, or a directory and the names written in it) or a plain value. ``segkit_cli.contracts``
+compares each command's outputs with its inputs before the command runs, and a test walks every
+subcommand's parser: an option whose type is not declared here fails it (docs/cli.md, "Contracts").
 """
 
 from __future__ import annotations
@@ -14,11 +19,59 @@ import functools
 import math
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 _PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
                   "fp64": "float64", "double": "float64"}
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What an argument type's value is to the command: ``role`` "input" (a path it reads), "output" (a path it
+    writes) or "value" (no path). ``kind`` for paths: "file", "dir", or "stem" (an output: STEM plus each of
+    ``writes``' suffixes). ``writes`` for an output "dir": the glob patterns of the names written inside it;
+    ``owned_if``: names whose presence marks the directory as segkit's own besides the marker file (a layout
+    segkit wrote before the marker existed). ``maybe_path``: an input that is a path only where it exists
+    (a repro script, or a fusions spec NAME:CONFIG)."""
+
+    role: str
+    kind: str = ""
+    writes: tuple[str, ...] = ()
+    owned_if: tuple[str, ...] = ()
+    maybe_path: bool = False
+
+    def written(self, value: Path) -> list[Path]:
+        """The files an output file or stem writes."""
+        if self.kind == "stem":
+            return [value.with_suffix(s) for s in self.writes]
+        return [value] if self.kind == "file" else []
+
+
+#: Every argument type of the command line and its contract (see contract_of).
+VALIDATED: dict[Callable, Contract] = {}
+
+
+def declare(contract: Contract):
+    """Register an argument type with its contract (the decorator every type here carries)."""
+    def register(check):
+        VALIDATED[check] = contract
+        return check
+
+    return register
+
+
+def contract_of(argtype) -> Contract | None:
+    """The contract of a validated argument type, None for anything else (a bare ``int``, no type)."""
+    try:
+        return VALIDATED.get(argtype)
+    except TypeError:  # an unhashable type= object
+        return None
+
+
+INPUT_FILE, INPUT_DIR, VALUE = Contract("input", "file"), Contract("input", "dir"), Contract("value")
 
 
 def _did_you_mean(path: Path) -> str:
@@ -45,6 +98,7 @@ def _fs_checked(check):
     return wrapper
 
 
+@declare(INPUT_FILE)
 @_fs_checked
 def existing_file(value: str) -> Path:
     """A file that exists and is not a directory."""
@@ -61,6 +115,7 @@ def existing_file(value: str) -> Path:
     return path
 
 
+@declare(INPUT_DIR)
 @_fs_checked
 def existing_dir(value: str) -> Path:
     """A directory that exists."""
@@ -74,6 +129,7 @@ def existing_dir(value: str) -> Path:
     return path
 
 
+@declare(INPUT_FILE)
 def script(value: str) -> str:
     """A repro script: an existing, readable UTF-8 Python file (any name; ``.py`` is not required)."""
     from segkit.errors import ReproError
@@ -87,6 +143,7 @@ def script(value: str) -> str:
     return value
 
 
+@declare(Contract("input", "file", maybe_path=True))
 def script_or_spec(value: str) -> str:
     """A repro script, or a fusions spec NAME:CONFIG (checked when the fusion is built)."""
     if Path(value).exists() or not re.fullmatch(r"[A-Za-z_]\w*:[^/\\]+", value):
@@ -94,6 +151,7 @@ def script_or_spec(value: str) -> str:
     return value
 
 
+@declare(INPUT_FILE)
 def trace_file(value: str) -> Path:
     """An existing trace: .nsys-rep, .sqlite/.db or a chrome trace .json/.json.gz."""
     path = existing_file(value)
@@ -111,6 +169,7 @@ def _writable_dir(d: Path, what: str) -> None:
         raise argparse.ArgumentTypeError(f"{what}: directory {str(d)!r} is not writable")
 
 
+@declare(Contract("output", "file"))
 @_fs_checked
 def output_file(value: str) -> Path:
     """A file segkit may write: not a directory, in an existing writable directory; overwritten if present."""
@@ -125,9 +184,7 @@ def output_file(value: str) -> Path:
     return path
 
 
-@_fs_checked
-def output_dir(value: str) -> Path:
-    """A directory segkit may create or write into: not an existing file; its nearest existing parent writable."""
+def _output_dir(value: str) -> Path:
     path = Path(value)
     if not value.strip():
         raise argparse.ArgumentTypeError("an empty output directory")
@@ -143,6 +200,32 @@ def output_dir(value: str) -> Path:
     return path
 
 
+def output_dir_writing(*patterns: str, owned_if: tuple[str, ...] = ()) -> Callable[[str], Path]:
+    """The type of an output directory a command writes the names matching ``patterns`` into (glob patterns;
+    an input among them would be rewritten). ``owned_if``: see Contract. The directory itself is checked
+    once parsed (segkit_cli.contracts): new, empty, or segkit's own."""
+    @declare(Contract("output", "dir", writes=patterns, owned_if=owned_if))
+    @_fs_checked
+    def output_dir(value: str) -> Path:
+        """A directory segkit may create or write into: not an existing file; its nearest existing parent
+        writable."""
+        return _output_dir(value)
+
+    return output_dir
+
+
+#: An output directory anything may be written into.
+output_dir = output_dir_writing("*")
+
+
+@declare(Contract("output", "stem", writes=(".dot", ".png", ".svg")))
+@_fs_checked
+def plot_stem(value: str) -> Path:
+    """STEM of the pictures segkit draws: STEM.dot, STEM.png and STEM.svg (an output file's checks)."""
+    return output_file(value)
+
+
+@declare(Contract("output", "file"))
 def plot_file(value: str) -> Path:
     """An image file to write: an output file ending in .png, .svg or .pdf (so the name written is the name given)."""
     path = output_file(value)
@@ -161,24 +244,60 @@ def _positive(value: str, kind: type, what: str, allow_zero: bool = False):
     return x
 
 
+@declare(VALUE)
 def positive_float(value: str) -> float:
     return _positive(value, float, "a finite number")
 
 
+@declare(VALUE)
 def nonnegative_float(value: str) -> float:
     """A finite number >= 0 (0: none of it)."""
     return _positive(value, float, "a finite number", allow_zero=True)
 
 
+@declare(VALUE)
 def count(value: str) -> int:
     """A whole number >= 0 (e.g. workers, where 0 means: in this process)."""
     return _positive(value, int, "a whole number", allow_zero=True)
 
 
+@declare(VALUE)
 def positive_int(value: str) -> int:
     return _positive(value, int, "a whole number")
 
 
+@declare(VALUE)
+@declare(VALUE)
+def whole_number(value: str) -> int:
+    """Any whole number (e.g. a seed)."""
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+
+
+def _one_line(value: str) -> str:
+    if any(ord(c) < 32 for c in value):
+        raise argparse.ArgumentTypeError(f"{value!r} holds a line break or a control character")
+    return value
+
+
+@declare(VALUE)
+def name(value: str) -> str:
+    """A name (a fusion, a range, a table, a GPU): not empty, one line; spaces around it are kept (a range's
+    name is matched exactly)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty name")
+    return _one_line(value)
+
+
+@declare(VALUE)
+def text(value: str) -> str:
+    """Free text on one line, possibly empty (the command checks what it means, e.g. a comma-separated list)."""
+    return _one_line(value)
+
+
+@declare(VALUE)
 def dtype_tolerance(value: str) -> tuple:
     """DTYPE=TOL, e.g. bf16=2e-2: a torch floating dtype and a finite tolerance >= 0."""
     name, eq, tol = value.partition("=")
@@ -199,6 +318,7 @@ def dtype_tolerance(value: str) -> tuple:
     return dtype, x
 
 
+@declare(VALUE)
 def meta_ops(value: str) -> frozenset[str]:
     """A comma-separated list of meta ops the bookend pass may cut (spaces around names are ignored)."""
     from segkit.alias import meta_ops as catalogue_meta_ops
@@ -217,6 +337,7 @@ def meta_ops(value: str) -> frozenset[str]:
     return frozenset(names)
 
 
+@declare(VALUE)
 def shard(value: str) -> tuple[int, int]:
     """I/N: shard I of N of a search, 0 <= I < N."""
     try:
@@ -227,13 +348,3 @@ def shard(value: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"{value!r}: expected I/N with N > 0 and I in 0..N-1, e.g. 0/2")
     return index, count
 
-
-def not_an_input(output: Path, *inputs: str | Path, flag: str = "-o") -> None:
-    """Refuse (UsageError) an output path that names one of the command's own input files: writing it would
-    destroy the input."""
-    from segkit.errors import UsageError
-
-    for given in inputs:
-        if given is not None and Path(given).exists() and Path(output).exists() and Path(output).samefile(given):
-            raise UsageError(f"{flag} {output} is the input {given} itself: writing it would destroy the input; "
-                             "give another file name")

@@ -5,8 +5,11 @@ to do; exit status 2 for a usage error (a bad argument, refused before any long 
 script that does not load, a mismatch, a trace that cannot be read), 0 otherwise. ``--debug`` prints the
 traceback too. Output piped into a reader that stops early (``| head``) ends quietly (status 141).
 
+Before a command runs, its paths are checked once (``segkit_cli.contracts``): no output may be an input, and
+an output directory must be new, empty, or segkit's own (docs/cli.md, "Contracts").
+
 Adding a subcommand: write a module in ``segkit_cli.commands`` with ``register(subparsers)`` (see that
-package's docstring) and list it in COMMANDS.
+package's docstring) and list it in COMMANDS; tests/test_cli_contracts.py holds it to the contracts.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from segkit.errors import SegkitError, UsageError
+from segkit_cli import contracts
 from segkit_cli.commands import (bookend, check, demo, fuzz, minimize, profile, regions, report, repro, reuse,
                                  segments, trace, tune)
 from segkit_cli.parser import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_USAGE, Parser
@@ -53,11 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv[:own]
     argv = [a for i, a in enumerate(argv) if i >= own or a != "--debug"]  # --debug goes anywhere before "--"
     try:
+        parser = build_parser()
         try:
-            args = build_parser().parse_args(argv)
+            args = parser.parse_args(argv)
         except SystemExit as e:  # --help (0) or a usage error (2), already printed
             return e.code if isinstance(e.code, int) else EXIT_USAGE
-        status = args.func(args)
+        words, command = contracts.chosen(parser, args)
+        with contracts.taken(contracts.check(command, args), " ".join(("segkit", *words))):
+            status = args.func(args)
         sys.stdout.flush()
         return status
     except BrokenPipeError:

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import TextIO
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_BROKEN_PIPE = 0, 1, 2, 141
 
 #: Said in the help of every command that runs a repro script.
 SCRIPT_RUNS = ("The script, all of its code, is run as Python code (against segkit's recording frontend, CUDA "
                "served on the CPU): only give scripts you trust.")
+
+
+#: The --format values whose stdout is data only (docs/cli.md, "Contracts").
+DATA_FORMATS = ("json", "csv")
+
+
+def messages(args: argparse.Namespace) -> TextIO:
+    """Where a command's messages (notes, "wrote ...") go: stderr when stdout carries data (--format json|csv),
+    else stdout."""
+    return sys.stderr if getattr(args, "format", None) in DATA_FORMATS else sys.stdout
 
 
 class Parser(argparse.ArgumentParser):

@@ -29,7 +29,9 @@ def workload(name: str):
 
 def add_fusion_option(parser) -> None:
     """``--fusion NAME``: which fusion of a script that builds several (the error without it lists them)."""
-    parser.add_argument("--fusion", metavar="NAME", default=None,
+    from segkit_cli.argtypes import name
+
+    parser.add_argument("--fusion", metavar="NAME", default=None, type=name,
                         help="the fusion to use when the script builds several (its function, class or variable "
                              "name; without it, a script with several lists them)")
 

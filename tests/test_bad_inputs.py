@@ -502,7 +502,7 @@ def test_csv_is_one_table_or_a_directory(capsys, files, tmp_path):
     code, out, _ = _cli(capsys, ["trace", "compare", files["report.sqlite"], files["report.sqlite"], "--by", "kernel",
                                  "--format", "csv", "--csv-dir", str(tmp_path / "tables")])
     written = sorted(p.name for p in (tmp_path / "tables").iterdir())
-    assert code == 0 and written == ["kernels.csv", "notes.csv", "ranges.csv"]
+    assert code == 0 and written == [".segkit-output", "kernels.csv", "notes.csv", "ranges.csv"]
     kernels = list(csv.DictReader((tmp_path / "tables" / "kernels.csv").open()))
     assert kernels and all(r["B/A"] == "1.0" for r in kernels)
 

@@ -126,7 +126,7 @@ CASES = [
     (["fuzz", "--max-ops", "0"], 2, "argument --max-ops"),
     (["fuzz", "--max-elements", "-5"], 2, "argument --max-elements"),
     (["fuzz", "--target", "bogus"], 2, "invalid choice: 'bogus'"),
-    (["fuzz", "--seed", "abc"], 2, "invalid int value: 'abc'"),
+    (["fuzz", "--seed", "abc"], 2, "argument --seed: 'abc' is not a whole number"),
     (["fuzz", "--replay", "{tmp}/nodir"], 2, "no such directory"),
     (["fuzz", "--replay", "{a_file}"], 2, "is a file; give a directory"),
     (["fuzz", "--replay", "{adir}", "--target", "reference", "--workers", "0"], 1, "cannot read the findings index"),

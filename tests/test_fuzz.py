@@ -144,9 +144,9 @@ def test_replay_of_a_directory_without_findings_names_the_problem(tmp_path, caps
 
 
 def test_resumed_campaign_carries_over_and_goes_on(tmp_path):
-    (tmp_path / "f009_error.py").write_text("# a repro an earlier run left, named by no finding\n")
     first = fuzz(PLANTED, tmp_path, max_cases=10, seed=2, realizations=["plain"], minimize_seconds=5,
                  progress=False, log=lambda m: None)
+    (tmp_path / "f009_error.py").write_text("# a repro an earlier run left, named by no finding\n")
     again = fuzz(PLANTED, tmp_path, max_cases=10, seed=2, realizations=["plain"], minimize_seconds=5, resume=True,
                  progress=False, log=lambda m: None)
     assert again.cases == 20 and again.next_batch > first.next_batch and again.seconds > first.seconds

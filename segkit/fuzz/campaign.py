@@ -357,8 +357,8 @@ class Campaign:
         write_text_atomic(self.out / INDEX, json.dumps(self.summary.to_json(), indent=1, default=str))
         write_text_atomic(self.out / "summary.md", self.summary.markdown())
         named = {n for f in self.summary.findings for n in (f.file, f.file.replace(".py", "_upstream.py"))}
-        for stale in self.out.glob("f[0-9][0-9][0-9]_*.py"):
-            if stale.name not in named:
+        for stale in self.out.glob("f[0-9][0-9][0-9]_*.py"):  # only names a finding gets: fNNN_<kind>[_upstream].py
+            if stale.name not in named and stale.stem.split("_", 1)[1].removesuffix("_upstream") in PRIORITY:
                 stale.unlink()
 
 

@@ -52,4 +52,9 @@ def load_findings(directory: str | Path) -> list[Finding]:
         data = json.loads(path.read_text())
     except OSError as e:
         raise SegkitError(f"{path}: cannot read the findings index ({e.strerror}); is this a `segkit fuzz -o` directory?") from None
-    return [Finding.from_json(d) for d in data.get("findings", [])]
+    except ValueError as e:
+        raise SegkitError(f"{path}: the findings index is not JSON ({e}); is this a `segkit fuzz -o` directory?") from None
+    try:
+        return [Finding.from_json(d) for d in data.get("findings", [])]
+    except (AttributeError, TypeError) as e:
+        raise SegkitError(f"{path}: not a findings index ({type(e).__name__}: {e})") from None

@@ -1,10 +1,12 @@
 """A campaign's findings directory: checked before the campaign runs, and locked while it runs.
 
 A campaign writes its findings at the end of a long run; a directory it cannot write, or one another
-campaign is writing, would lose them. :func:`claim` checks the directory (and the files a campaign
-rewrites in it) and takes its lock: a lock file holding the owner's pid, held with ``fcntl.flock``. The
-kernel drops a flock when its process dies, so the lock of a killed campaign is taken over; a live one
-is refused, naming its pid.
+campaign is writing, would lose them; and it rewrites its index and summary and drops the repros its index
+does not name, which in a folder of the user's own files would lose those. :func:`claim` checks the
+directory (new, empty, or segkit's own: ``segkit.output_dirs``, where an ``index.json`` marks a campaign
+written before the marker existed; and the files a campaign rewrites in it), marks it, and takes its lock:
+a lock file holding the owner's pid, held with ``fcntl.flock``. The kernel drops a flock when its process
+dies, so the lock of a killed campaign is taken over; a live one is refused, naming its pid.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from segkit.errors import SegkitError, UsageError
+from segkit.fuzz.findings import INDEX
+from segkit.output_dirs import mark, refuse_foreign
 
 LOCK = ".segkit-fuzz.lock"
 #: The files a campaign rewrites in its directory (besides its findings' repros).
@@ -52,6 +56,7 @@ def check_writable(out: Path) -> None:
     """Refuse (UsageError, one line) a findings directory a campaign could not write its results into."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"fuzz: findings directory {out} exists and is a file; give a directory")
+    refuse_foreign(out, "fuzz: findings directory", owned_if=(INDEX, LOCK))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -91,6 +96,7 @@ def claim(out: Path) -> CampaignLock:
         if same:  # else the holder removed the file as we opened it: take the new one
             break
         os.close(fd)
+    mark(out, "segkit fuzz")
     previous = _holder(fd)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

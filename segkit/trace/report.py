@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -111,14 +112,15 @@ def write_tables(tables: dict[str, list[dict]], fmt: str, table: str | None = No
     if fmt != "csv" and csv_dir is not None:
         raise UsageError("--csv-dir goes with --format csv")
     if csv_dir is None:
-        print(format_tables(tables, fmt, table, title))
+        text = format_tables(tables, fmt, table, title)
+        print(text, end="" if text.endswith("\n") else "\n")  # a CSV ends in its own newline: no empty row
         return
     csv_dir.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
         if table is None or name == table:
             out = csv_dir / f"{name}.csv"
             out.write_text(render(rows, "csv"))
-            print(f"wrote {out} ({len(rows)} rows)")
+            print(f"wrote {out} ({len(rows)} rows)", file=sys.stderr)  # stdout is for data (--format csv)
 
 
 def show(trace: Trace, range_name: str | None = None, fmt: str = "table", all_ranges: bool = False) -> str:

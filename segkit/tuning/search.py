@@ -306,14 +306,15 @@ def rewrites(fd: Any) -> list[str]:
 
 
 def tune_script(path: str, reference: bool = False, log: Callable[[str], None] = print,
-                budget_s: float | None = None, shard_of: tuple[int, int] = (0, 1)) -> TuneResult:
+                budget_s: float | None = None, shard_of: tuple[int, int] = (0, 1), fusion: str | None = None
+                ) -> TuneResult:
     """Search scheduler options x bookend policy (x the reuse pass, where it rewrites) for a repro script (its
-    interpreter result is the reference)."""
+    interpreter result is the reference; ``fusion``: which fusion of a script that builds several)."""
     from pathlib import Path
 
     from segkit.repro import load_repro
 
-    repro = load_repro(path)
+    repro = load_repro(path, fusion=fusion)
     device, backend = ("cpu", "reference") if reference else ("cuda", "nvfuser")
     inputs = repro.make_inputs(device)
     refs = run_reference(repro.fd, inputs)

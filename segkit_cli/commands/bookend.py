@@ -18,7 +18,7 @@ def register(sub) -> None:
     p.add_argument("--policy", default="outputs", choices=["none", "outputs", "inputs+outputs"])
     p.add_argument("--ops", type=argtypes.meta_ops, help="comma-separated meta ops that may be bookended (e.g. slice,squeeze)")
     p.add_argument("--realize", default="segment_set", choices=["segment_set", "host"])
-    p.add_argument("--plot", metavar="STEM", type=argtypes.output_file,
+    p.add_argument("--plot", metavar="STEM", type=argtypes.plot_stem,
                    help="draw the plan before and after: STEM.dot, STEM.png, STEM.svg")
     p.set_defaults(func=run)
 

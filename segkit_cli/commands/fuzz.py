@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from segkit_cli import argtypes
+from segkit.fuzz.findings import INDEX
+from segkit.fuzz.outdir import LOCK, REWRITTEN
+from segkit_cli import argtypes, targets
+
+
+#: -o: what a campaign writes (segkit.fuzz.outdir); a directory holding an index.json is a campaign segkit wrote
+#: before directories were marked.
+CAMPAIGN_DIR = argtypes.output_dir_writing(*REWRITTEN, LOCK, "f[0-9][0-9][0-9]_*.py", owned_if=(INDEX,))
+
+
+#: Options only a campaign uses (their default is None or False).
+CAMPAIGN_ONLY = ("--output", "--minutes", "--max-cases", "--resume")
 
 
 def register(sub) -> None:
@@ -14,14 +25,16 @@ def register(sub) -> None:
                                    "the reference interpreter; minimize, deduplicate and write what differs.")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--replay", metavar="DIR", type=argtypes.existing_dir, help="re-check every finding stored in DIR and print a table")
-    mode.add_argument("--emit", metavar="FINDING", type=argtypes.existing_file, help="print a finding as a standalone nvfuser_direct script")
-    p.add_argument("-o", "--output", type=argtypes.output_dir,
+    mode.add_argument("--emit", metavar="FINDING", type=argtypes.script,
+                      help="print a finding (or any repro script) as a standalone nvfuser_direct script")
+    targets.add_fusion_option(p)
+    p.add_argument("-o", "--output", type=CAMPAIGN_DIR,
                    help="findings directory (repros, index.json, summary.md; default: findings); locked while the "
                    "campaign runs")
     p.add_argument("--minutes", type=argtypes.positive_float,
                    help="campaign length (generation, runs and minimization; at least one case runs)")
     p.add_argument("--max-cases", type=argtypes.positive_int, help="stop after this many cases")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=argtypes.whole_number, default=0, help="the campaign's seed (any whole number)")
     p.add_argument("--target", default="nvfuser", choices=["nvfuser", "reference"],
                    help="backend under test ('reference' checks the generator: it must find nothing)")
     p.add_argument("--workers", type=argtypes.count, default=4, help="worker processes (0: run in this process, no timeouts)")
@@ -46,10 +59,19 @@ def run(args: argparse.Namespace) -> int:
     from segkit.fuzz.triage import emit_standalone, load_findings, replay_each, replay_table
     from segkit.repro import load_repro
 
+    from segkit.errors import UsageError
+
+    if args.fusion is not None and not args.emit:
+        raise UsageError("--fusion picks the fusion --emit prints: it goes with --emit")
+    if args.replay or args.emit:  # a campaign's options would be silently ignored
+        unused = [f for f in CAMPAIGN_ONLY if getattr(args, f.lstrip("-").replace("-", "_")) not in (None, False)]
+        if unused:
+            raise UsageError(f"{'--replay' if args.replay else '--emit'} runs no campaign: leave out "
+                             f"{', '.join(unused)}")
     if args.emit:
         path = Path(args.emit)
         found = {f.file: f for f in load_findings(path.parent)} if (path.parent / "index.json").exists() else {}
-        print(emit_standalone(load_repro(path), found.get(path.name)))
+        print(emit_standalone(load_repro(path, fusion=args.fusion), found.get(path.name)))
         return 0
     if args.replay:
         rows = []

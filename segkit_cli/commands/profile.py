@@ -7,12 +7,16 @@ import argparse
 from segkit_cli import argtypes
 
 
+#: -o: the report segkit.trace.record.profile_command writes (nsys's and its sqlite export, or torch.profiler's).
+REPORT_DIR = argtypes.output_dir_writing("report.*", "trace.json")
+
+
 def register(sub) -> None:
     p = sub.add_parser("profile", help="run a command under nsys (or torch.profiler) and print its trace summary")
     rec = p.add_mutually_exclusive_group()
     rec.add_argument("--nsys", action="store_true", help="require nsys")
     rec.add_argument("--torch", action="store_true", help="record with torch.profiler (python scripts)")
-    p.add_argument("-o", "--output", default="segkit-profile", type=argtypes.output_dir, help="report directory")
+    p.add_argument("-o", "--output", default="segkit-profile", type=REPORT_DIR, help="report directory")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command ...")
     p.set_defaults(func=run)
 

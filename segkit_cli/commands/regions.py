@@ -14,6 +14,7 @@ import html
 from pathlib import Path
 
 from segkit_cli import argtypes
+from segkit_cli.parser import messages
 
 GPU_HELP = ("the GPU the traces ran on: h100, h200, or its full name (its copy bandwidth sizes the estimate; "
             "another GPU needs --bandwidth)")
@@ -23,7 +24,7 @@ def register(sub) -> None:
     p = sub.add_parser("regions", help="Thunder's fusion regions and the cuts between them: bytes, kernels, gain")
     p.add_argument("traces", nargs="+", type=argtypes.existing_file, metavar="TRACE",
                    help="saved Thunder execution traces of one program: forward, then backward")
-    p.add_argument("--gpu", help=GPU_HELP + " (default: the profile's GPU, else h100)")
+    p.add_argument("--gpu", type=argtypes.name, help=GPU_HELP + " (default: the profile's GPU, else h100)")
     p.add_argument("--bandwidth", type=argtypes.positive_float, metavar="TBS", help="copy bandwidth in TB/s")
     p.add_argument("--launch-us", type=argtypes.nonnegative_float, default=4.0, help="cost of a kernel launch (us)")
     p.add_argument("--host-us", type=argtypes.nonnegative_float, help="host time of a cut's call (us); 0 where the "
@@ -56,8 +57,12 @@ def run(args: argparse.Namespace) -> int:
     from segkit.regions import analyze, cost_model
     from segkit.regions.render import format_text
 
-    if args.html:
-        argtypes.not_an_input(args.html, *args.traces, flag="--html")
+    from segkit.errors import UsageError
+
+    seen = [p.resolve() for p in args.traces]
+    if len(set(seen)) < len(seen):  # the same trace twice would count its cuts twice
+        twice = next(p for p, r in zip(args.traces, seen) if seen.count(r) > 1)
+        raise UsageError(f"TRACE {twice} is given twice: give each trace of the program once (forward, then backward)")
     timings, gpu = None, args.gpu
     if args.profile:
         from segkit.regions.measure import call_timings
@@ -71,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(report.to_dict(), indent=1) if args.format == "json" else format_text(report))
     if args.html:
         args.html.write_text(page(report))
-        print(f"wrote {args.html}")
+        print(f"wrote {args.html}", file=messages(args))
     return 0
 
 

@@ -33,14 +33,14 @@ img { max-width: 100%; border: 1px solid #ddd; }
 def register(sub) -> None:
     p = sub.add_parser("report", help="one self-contained HTML page: picture, segments, bookend variants, kernels")
     p.add_argument("target", type=argtypes.script_or_spec, help=TARGET_HELP)
+    targets.add_fusion_option(p)
     p.add_argument("-o", "--output", default="report.html", type=argtypes.output_file)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
-    argtypes.not_an_input(out, args.target)
-    out.write_text(build(args.target))
+    out.write_text(build(args.target, args.fusion))
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
     return 0
 
@@ -67,10 +67,11 @@ def _image(pictures) -> str:
             f"<details><summary>DOT text</summary><pre>{html.escape(dot)}</pre></details>")
 
 
-def build(target: str) -> str:
-    """The page for ``target`` (a repro script or a fusions spec NAME:CONFIG)."""
+def build(target: str, fusion: str | None = None) -> str:
+    """The page for ``target`` (a repro script or a fusions spec NAME:CONFIG; ``fusion``: which fusion of a
+    script that builds several)."""
     parts = [f"<h1>segkit report: {html.escape(target)}</h1>"]
-    parts += _gpu_sections(target) if targets.nvfuser_available() else _cpu_sections(target)
+    parts += _gpu_sections(target, fusion) if targets.nvfuser_available() else _cpu_sections(target, fusion)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>segkit report: {html.escape(target)}</title>"
             f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n")
 
@@ -85,14 +86,14 @@ def _fusion_sections(fd) -> list[str]:
             "<details><summary>Fusion IR</summary><pre>" + html.escape(format_fusion(fusion)) + "</pre></details>"]
 
 
-def _cpu_sections(target: str) -> list[str]:
+def _cpu_sections(target: str, fusion: str | None) -> list[str]:
     from segkit.bookend import bookend, run_plan
     from segkit.compare import compare
     from segkit.experiment import VARIANTS
     from segkit.interp import run_reference
     from segkit.segments import cut_pieces, plan_picture
 
-    fd, inputs = targets.load_target(target, "cpu")
+    fd, inputs = targets.load_target(target, "cpu", fusion)
     parts = ["<p class='note'>No CUDA device or nvfuser_direct on this machine: nvFuser's segments, kernel times "
              "and the trace are <b>not measured</b>. Shown: what is known without a GPU.</p>"]
     plan = bookend(fd, "outputs")
@@ -112,13 +113,13 @@ def _cpu_sections(target: str) -> list[str]:
     return parts
 
 
-def _gpu_sections(target: str) -> list[str]:
+def _gpu_sections(target: str, fusion: str | None) -> list[str]:
     from segkit.experiment import HEADERS, run_experiment
     from segkit.segments import analyze, gpu_picture, human_bytes, op_label, site_line
     from segkit.trace import capture
     from segkit.trace.report import gpu_trace_rows
 
-    fd, inputs = targets.load_target(target, "cuda")
+    fd, inputs = targets.load_target(target, "cuda", fusion)
     rep = analyze(fd, inputs)
     hb = human_bytes
     fusion = fd.fusion

@@ -7,6 +7,8 @@ import argparse
 
 from segkit_cli import argtypes, targets
 
+#: --emit-dir: the per-segment repros segkit.segments.segment_repros writes.
+EMIT_DIR = argtypes.output_dir_writing("segment*.py")
 TARGET_HELP = "a repro script (nvFuser's, or a region Thunder captured), or a fusions spec NAME:CONFIG"
 
 
@@ -14,8 +16,10 @@ def register(sub) -> None:
     p = sub.add_parser("segments", help="nvFuser's segments mapped to your ops: cost, reasons, per-segment repros")
     p.add_argument("target", type=argtypes.script_or_spec, help=TARGET_HELP)
     targets.add_fusion_option(p)
-    p.add_argument("--emit-dir", type=argtypes.output_dir, help="write one runnable nvfuser_direct repro per segment here, each checked")
-    p.add_argument("--plot", metavar="STEM", type=argtypes.output_file, help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
+    p.add_argument("--emit-dir", type=EMIT_DIR,
+                   help="write one runnable nvfuser_direct repro per segment here, each checked")
+    p.add_argument("--plot", metavar="STEM", type=argtypes.plot_stem,
+                   help="write STEM.dot, STEM.png and STEM.svg: the fusion with its segments")
     p.add_argument("--reps", type=argtypes.positive_int, default=20, help="timed calls per kernel (cold L2)")
     p.set_defaults(func=run)
 

@@ -4,13 +4,16 @@ find where the GPU waits for the host."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from segkit_cli import argtypes
-from segkit_cli.parser import Parser
+from segkit_cli.parser import Parser, messages
 
 _TABLE_OUTPUT = ("--format json prints one JSON object of tables; --format csv prints one table (--table) "
                  "or writes every table into --csv-dir.")
+
+
+#: --csv-dir: one NAME.csv per table.
+CSV_DIR = argtypes.output_dir_writing("*.csv")
 
 
 def register(sub) -> None:
@@ -18,7 +21,7 @@ def register(sub) -> None:
         dest="trace_cmd", required=True, parser_class=Parser)
     p = trace.add_parser("show", help="per-kernel GPU trace and per-range summary", epilog=_TABLE_OUTPUT)
     p.add_argument("report", type=argtypes.trace_file)
-    p.add_argument("--range", help="only this NVTX range (by exact name)")
+    p.add_argument("--range", type=argtypes.name, help="only this NVTX range (by exact name)")
     _add_table_output(p, ["table", "csv", "json", "markdown"])
     p.add_argument("--all-ranges", action="store_true", help="summarise every range, nvFuser's own too")
     p.set_defaults(func=run_show)
@@ -26,7 +29,7 @@ def register(sub) -> None:
     p.add_argument("a", type=argtypes.trace_file)
     p.add_argument("b", type=argtypes.trace_file)
     p.add_argument("--by", default="range", choices=["range", "kernel"])
-    p.add_argument("--range", help="only this range")
+    p.add_argument("--range", type=argtypes.name, help="only this range")
     _add_table_output(p, ["table", "markdown", "csv", "json"])
     p.add_argument("--plot", type=argtypes.plot_file, help="write an image (.png, .svg, .pdf): kernel timeline per "
                    "range and kernel time A vs B")
@@ -34,9 +37,11 @@ def register(sub) -> None:
     p = trace.add_parser("idle", help="where the GPU waits: gaps between kernels, and which the host caused",
                          epilog=_TABLE_OUTPUT)
     p.add_argument("report", type=argtypes.trace_file)
-    p.add_argument("--min-us", type=float, default=10.0, help="list gaps of at least this many us (default 10)")
-    p.add_argument("--top", type=int, default=20, help="at most this many gaps, the longest (default 20)")
-    p.add_argument("--step", help="the range a step is recorded in: its lead-in, from its start "
+    p.add_argument("--min-us", type=argtypes.nonnegative_float, default=10.0,
+                   help="list gaps of at least this many us (default 10)")
+    p.add_argument("--top", type=argtypes.positive_int, default=20,
+                   help="at most this many gaps, the longest (default 20)")
+    p.add_argument("--step", type=argtypes.name, help="the range a step is recorded in: its lead-in, from its start "
                    "to the first kernel, is in the summary (default: step, as the step table records it)")
     _add_table_output(p, ["table", "markdown", "csv", "json"])
     p.set_defaults(func=run_idle)
@@ -44,8 +49,8 @@ def register(sub) -> None:
 
 def _add_table_output(p: argparse.ArgumentParser, formats: list[str]) -> None:
     p.add_argument("--format", default="table", choices=formats)
-    p.add_argument("--table", help="with --format csv: the table to print (default: the first)")
-    p.add_argument("--csv-dir", type=argtypes.output_dir, help="with --format csv: write each table to DIR/NAME.csv")
+    p.add_argument("--table", type=argtypes.name, help="with --format csv: the table to print (default: the first)")
+    p.add_argument("--csv-dir", type=CSV_DIR, help="with --format csv: write each table to DIR/NAME.csv")
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -70,7 +75,7 @@ def run_compare(args: argparse.Namespace) -> int:
         from segkit.trace.plot import plot_compare
 
         out = plot_compare(a, b, args.plot, [args.range] if args.range else None)
-        print(f"plot: {out}", file=sys.stderr if args.format in ("json", "csv") else sys.stdout)
+        print(f"plot: {out}", file=messages(args))
     return 0
 
 
@@ -80,6 +85,11 @@ def run_idle(args: argparse.Namespace) -> int:
     from segkit.trace.report import write_tables
 
     trace = load(args.report)
+    if args.step is not None and not trace.ranges_named(args.step):  # given, it must be there: no silent summary
+        from segkit.errors import UsageError
+
+        raise UsageError(f"--step {args.step!r}: no range named so in {args.report}; ranges: "
+                         f"{', '.join(trace.range_names()[:20]) or 'none'}")
     tables = idle_tables(trace, args.min_us, args.top, args.step or STEP_RANGE)
     write_tables(tables, args.format, args.table, args.csv_dir, title=trace.describe())
     return 0

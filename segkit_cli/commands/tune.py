@@ -11,10 +11,12 @@ from segkit_cli import argtypes, targets
 
 def register(sub) -> None:
     p = sub.add_parser("tune", help="search formulations x nvFuser options x bookend policy; keep the winner per GPU")
-    p.add_argument("target", nargs="?", help="a fusions spec NAME:CONFIG, or a repro script")
+    p.add_argument("target", nargs="?", type=argtypes.script_or_spec,
+                   help="a fusions spec NAME:CONFIG, or a repro script")
+    targets.add_fusion_option(p)
     p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="override the config's dtype")
-    p.add_argument("--amaxes", help="fp8_amax: the outputs to tune for, comma-separated (e.g. row,all), instead of "
-                   "the config's")
+    p.add_argument("--amaxes", type=argtypes.text,
+                   help="fp8_amax: the outputs to tune for, comma-separated (e.g. row,all), instead of the config's")
     p.add_argument("--reference", action="store_true",
                    help="no GPU: validate every candidate on the reference interpreter at the tiny config, no timing")
     p.add_argument("--full", action="store_true", help="the full grid of heuristic overrides (default: a small one)")
@@ -57,8 +59,11 @@ def run(args: argparse.Namespace) -> int:
         for flag, value in (("--amaxes", args.amaxes), ("--dtype", args.dtype), ("--full", args.full)):
             if value is not None and value is not False:
                 raise UsageError(f"{flag} applies to a fusions spec NAME:CONFIG; {args.target} is a script")
-        result = tune_script(args.target, args.reference, log, args.budget, shard_of)
+        result = tune_script(args.target, args.reference, log, args.budget, shard_of, fusion=args.fusion)
     elif ":" in args.target:
+        if args.fusion is not None:
+            raise UsageError(f"--fusion {args.fusion}: picks a fusion of a repro script; {args.target} is a "
+                             "fusions spec")
         from fusions.tune import tune_spec
 
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}.get(args.dtype)
@@ -103,7 +108,7 @@ def merge(args: argparse.Namespace) -> int:
     from segkit.errors import SegkitError, UsageError
     from segkit.tuning import TuningTable
 
-    search = [f for f in ("target", "reference", "full", "budget", "shard", "dtype", "amaxes", "write")
+    search = [f for f in ("target", "fusion", "reference", "full", "budget", "shard", "dtype", "amaxes", "write")
               if getattr(args, f) not in (None, False)]
     if search:
         flags = ", ".join(f if f == "target" else "--" + f for f in search)
