@@ -1,0 +1,99 @@
+"""The GPU gate's judgement (benchmarks/gate.py) on rows in the results data's schema: ours past the tolerance are
+re-run and fail only if the re-run is slower too; rivals are shown, never judged; a failed or unrun GPU test fails
+the gate; a faster result moves no baseline; the headline selection holds every case the gate names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks import gate
+
+MACHINE = {"gpu": "NVIDIA H200", "driver": "580", "torch": "2.11", "nvfuser_direct": "0.2", "commit": "abc1234",
+           "date": "2026-11-29"}
+
+
+def _row(executor: str, us: float, shape: str = "Llama-2-13b-hf_bs2", run: str = "base") -> dict:
+    return {"suite": "qkv_split_rope", "case": {"shape": shape, "dtype": "bfloat16", "mode": "forward"},
+            "executor": executor, "metrics": {"us": us}, "gpu": "NVIDIA H200", "commit": "abc1234",
+            "date": "2026-11-29", "run": run, "source": "headline.json", "machine": MACHINE}
+
+
+def _baseline(*rows: dict) -> dict:
+    return {gate.key(r): r for r in rows}
+
+
+def test_ours_past_the_tolerance_is_rerun_and_fails_only_if_slower_again():
+    base = _baseline(_row("segkit", 100.0), _row("thunder+segkit_ex", 100.0), _row("torch.compile", 100.0))
+    now = [_row("segkit", 104.0, run="g"), _row("thunder+segkit_ex", 102.9, run="g"),
+           _row("torch.compile", 150.0, run="g")]
+    judged = gate.judge(now, base)
+    assert [j["verdict"] for j in judged] == ["slower", "ok", "slower"]
+    assert [j["executor"] for j in gate.failures(judged)] == ["segkit"]  # the rival's 1.5x is shown only
+    cleared = gate.judge(now, base, {gate.key(_row("segkit", 0)): _row("segkit", 101.0, run="g")})
+    assert cleared[0]["verdict"] == "ok on re-run" and not gate.failures(cleared)
+    again = gate.judge(now, base, {gate.key(_row("segkit", 0)): _row("segkit", 103.5, run="g")})
+    assert again[0]["verdict"] == "slower, re-run slower too" and gate.failures(again)
+
+
+def test_a_faster_result_is_reported_and_an_unmeasured_one_of_ours_fails():
+    base = _baseline(_row("segkit", 100.0), _row("segkit:fp32", 90.0))
+    now = [_row("segkit", 80.0, run="g"), {**_row("segkit:fp32", 1.0, run="g"), "metrics": {"us": None}}]
+    judged = gate.judge(now, base)
+    assert [j["verdict"] for j in judged] == ["faster", "not measured"]
+    assert [j["executor"] for j in gate.failures(judged)] == ["segkit:fp32"]
+
+
+def test_a_failed_or_unrun_gpu_test_fails_the_gate(tmp_path):
+    def tests(outcomes: dict, not_run: dict, complete: bool) -> dict:
+        path = tmp_path / "gpu_tests.json"
+        path.write_text(json.dumps({"sweep": {"outcomes": {k: {"outcome": v} for k, v in outcomes.items()},
+                                              "not_run": not_run, "complete": complete, "counts": {},
+                                              "timing": {"0.0": {"wall_s": 300.0}}}}))
+        return gate.tests_summary(path)
+
+    assert gate.verdict(tests({"a": "passed", "b": "xfailed"}, {}, True), [])[0]
+    ok, why = gate.verdict(tests({"a": "passed", "b": "failed"}, {}, True), [])
+    assert not ok and "1 GPU test(s) failed: b" in why[0]
+    ok, why = gate.verdict(tests({"a": "passed"}, {"c": "time limit"}, False), [])
+    assert not ok and "1 GPU test(s) not run" in why[0]
+
+
+def test_promote_is_the_only_step_that_moves_a_baseline(tmp_path, monkeypatch):
+    from benchmarks.summarize import _lines
+
+    results, baseline = tmp_path / "results.jsonl", tmp_path / "baseline.jsonl"
+    results.write_text("".join(_lines([_row("segkit", 100.0, run="r1"), _row("segkit", 90.0, run="r2")], set())))
+    monkeypatch.setattr(gate, "RESULTS", results)
+    monkeypatch.setattr(gate, "BASELINE", baseline)
+    monkeypatch.setattr(gate, "load_baseline", lambda path=baseline: {gate.key(r): r for r in
+                                                                     gate.read_data(path)})
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "r1"]) == 0
+    assert [gate.value(r) for r in gate.read_data(baseline)] == [100.0]
+    assert gate.main(["promote", "--gpu", "NVIDIA H200"]) == 0  # the latest row of each case
+    assert [gate.value(r) for r in gate.read_data(baseline)] == [90.0]
+    assert gate.main(["promote", "--gpu", "NVIDIA H100 80GB HBM3"]) == 2  # nothing measured there: refused
+
+
+@pytest.mark.parametrize("needle, at_least", [
+    ("test_norm_fwd[rmsnorm-mixorder_576000x384-bfloat16-segkit]", 1),
+    ("test_norm_bwd[layernorm-mixorder_576000x384-bfloat16-segkit]", 1),
+    ("test_qkv_split_rope[Llama-2-13b-hf_bs2-bfloat16-forward-segkit]", 1),
+    ("test_qkv_split_rope[Llama-3-70B_bs2-bfloat16-backward-segkit]", 1),
+    ("test_fp8_amax[seed_12x34x56-bfloat16", 2), ("test_fp8_amax[16384x8192-bfloat16", 2),
+    ("test_fp8_amax[8192x28672-bfloat16", 2)])
+def test_the_headline_selection_holds_every_case_the_gate_names(needle, at_least, collected_headline):
+    assert sum(needle in line for line in collected_headline) >= at_least, needle
+
+
+@pytest.fixture(scope="module")
+def collected_headline() -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "pytest", "benchmarks", "--collect-only", "-q", "-p",
+                          "no:cacheprovider", "-k", gate.HEADLINE_K], capture_output=True, text=True, timeout=300)
+    lines = [line for line in out.stdout.splitlines() if "::" in line]
+    assert lines, out.stdout[-2000:] + out.stderr[-2000:]
+    assert not any("inference" in line or "float32" in line for line in lines)
+    return lines
