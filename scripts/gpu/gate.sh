@@ -35,7 +35,7 @@ if [[ "$PHASE" == bench || "$PHASE" == all ]]; then
     --benchmark-json="$DIR/headline.json" > "$DIR/bench.log" 2>&1
   echo "benchmarks exit $?"; tail -2 "$DIR/bench.log"
   part "the Llama-3-8B step"
-  STEP_ARGS=$(python -c "from benchmarks.gate import STEP; print(f\"--case {STEP['case']} --variants {STEP['variants']}\")")
+  STEP_ARGS=$(python -c "from benchmarks.gate import STEP; print(' '.join(f'--{k} {v}' for k, v in STEP.items()))")
   # shellcheck disable=SC2086
   python benchmarks/model_step.py $STEP_ARGS --json "$DIR/step.json" --out "$DIR/step.md" > "$DIR/step.log" 2>&1
   echo "step exit $?"; tail -4 "$DIR/step.md" 2>/dev/null
