@@ -62,7 +62,7 @@ class FusionSpec:
         kinds = tuple({type(c) for c in self.configs.values()})
         if not isinstance(cfg, (str, *kinds)):
             some = ", ".join(list(self.configs)[:4]) + (", ..." if len(self.configs) > 4 else "")
-            raise ArgumentError(f"{self.name}: argument 'cfg' must be a config name ({some}; .configs has them all) "
+            raise ArgumentError(f"{self.name}: cfg must be a config name ({some}; .configs has them all) "
                                 f"or a {' / '.join(k.__name__ for k in kinds)} object, got {given(cfg)}")
         if isinstance(cfg, str):
             try:

@@ -64,7 +64,7 @@ def checked(fn):
                 problem = why_not(v, hint)
                 if problem:
                     label = arg if key is None else f"{arg}[{key!r}]"
-                    raise ArgumentError(f"{name}(): argument {label!r} must be {problem}, got {given(v)}")
+                    raise ArgumentError(f"{name}(): {label} must be {problem}, got {given(v)}")
         return fn(*args, **kwargs)
 
     setattr(wrapper, MARK, True)
@@ -73,7 +73,7 @@ def checked(fn):
 
 def fail(function: str, arg: str, expected: str, value: Any) -> ArgumentError:
     """The error ``@checked`` raises, for a check its annotations cannot state (raise what this returns)."""
-    return ArgumentError(f"{function}(): argument {arg!r} must be {expected}, got {given(value)}")
+    return ArgumentError(f"{function}(): {arg} must be {expected}, got {given(value)}")
 
 
 def _hints(fn) -> dict[str, Any]:
@@ -181,4 +181,4 @@ def _is_device(value: Any) -> bool:
 
 
 #: A torch device, by name ("cpu", "cuda:0", "meta") or object.
-Device = Annotated[Any, Is(_is_device, "a torch device (a torch.device, or a name: cpu, cuda, cuda:0, meta)")]
+Device = Annotated[Any, Is(_is_device, "a device name (cpu, cuda, cuda:0, meta) or a torch.device")]

@@ -27,8 +27,9 @@ from typing import Any, Literal, get_args
 
 import torch
 
-from segkit.args import FusionLike, checked, fail
 from segkit.alias import AliasAnalysis, analyze, meta_ops
+from segkit.args import FusionLike, checked
+from segkit.errors import ArgumentError
 from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
 from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
@@ -99,7 +100,8 @@ def bookend(fd: FusionLike, policy: Policy = "outputs", ops: Iterable[str] | Non
     allowed = frozenset(ops) if ops is not None else None
     meta = meta_ops()
     if allowed is not None and not allowed <= meta:
-        raise fail("bookend", "ops", f"meta op names ({', '.join(sorted(meta))})", sorted(allowed - meta))
+        raise ArgumentError(f"bookend(): ops must be meta op names: {sorted(allowed - meta)} are not meta ops; meta ops "
+                            f"are {sorted(meta)}")
     fusion = as_fusion(fd)
     analysis = analyze(fusion)
     if policy == "none":

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from segkit.args import Device, FusionLike, checked
+from segkit.args import FusionLike, checked
 from segkit import ops as catalogue
 from segkit.dtypes import DataType, python_value
 from segkit.errors import InputMismatchError, ResourceLimitError, SegkitError
@@ -136,7 +136,7 @@ def _scalar_fits(x: Any, dtype: Any) -> bool:
 
 
 @checked
-def random_inputs(fd: FusionLike, device: Device = "cpu", seed: int = 0,
+def random_inputs(fd: FusionLike, device: str | torch.device = "cpu", seed: int = 0,
                   shapes: Sequence[Sequence[int] | None] | None = None) -> list[Any]:
     """Inputs matching a fusion's specs (static shapes, or each input's run-time size from ``shapes``):
     random values in each input's declared layout (expanded dims get stride 0); ``device="meta"`` gives
@@ -278,7 +278,7 @@ def copy_inputs(inputs: Sequence[Any]) -> list[Any]:
 
 
 @checked
-def run_reference(fd: FusionLike, inputs: Sequence[Any], *, check: bool = True,
+def run_reference(fd: FusionLike, inputs: Any, *, check: bool = True,  # inputs: check_inputs names a misfit
                   max_tensor_bytes: int | None = None) -> list[torch.Tensor]:
     """Execute a recorded fusion with torch; outputs in add_output order. As on nvFuser, an output added with
     ``alias_input=inp`` is written into ``inp``'s tensor (after every output is computed, from the inputs as

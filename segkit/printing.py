@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import torch
 
-from segkit.args import FusionLike, checked
+from segkit.args import Device, FusionLike, checked
 from segkit.dtypes import DataType
 from segkit.errors import InputMismatchError, ReproError
 from segkit.interp import as_fusion, check_inputs, random_inputs
@@ -149,8 +149,9 @@ def _input_expr(x: Any, device: str) -> str:
 
 
 @checked
-def emit_repro(fd: FusionLike, inputs: Sequence[Any] | None = None, style: Literal["direct", "legacy"] = "direct",
-               device: str = "cuda:0") -> str:
+def emit_repro(fd: FusionLike, inputs: Any = None,  # checked by check_inputs
+               style: Literal["direct", "legacy"] = "direct",
+               device: Device = "cuda:0") -> str:
     """A runnable repro script for a recorded fusion (``style``: "direct" or "legacy" imports). ``inputs`` must fit
     the definition (count, kind, rank, dtype, sizes, layout): one that does not is an InputMismatchError naming it."""
     if style not in ("direct", "legacy"):

@@ -2,7 +2,7 @@
 
 ``validate(result, where)`` walks a result (dataclasses, dicts, lists, tuples) and refuses a quantity that
 cannot be: a byte count, a time or a count (a field or column named ``*bytes*``, ``*_us`` / ``* us``, ``*_ms``,
-``*_ns``, ``kernels*``, ``instances``) that is negative or not finite, then asks the result's own
+``*_ns``, ``kernels*``, ``instances``; not a difference of two times: ``*overhead*``, ``*lag*``) that is negative or not finite, then asks the result's own
 ``invariants()`` (if it has one) what else its inputs rule out (an estimate outside them). A refusal is a
 ResultError naming where the value is and what it is, instead of a wrong number in a table.
 """
@@ -22,6 +22,9 @@ class ResultError(SegkitError, ValueError):
     naming where it is."""
 
 
+#: Differences of two events' times, which may be negative (a range's wall time minus the GPU time of kernels that
+#: ran after it ended: launch overhead; a kernel's start minus its launch call's on another clock: launch lag).
+_SIGNED = re.compile(r"overhead|lag|delta", re.I)
 _QUANTITY = re.compile(r"bytes|(^|[ _])(us|ms|ns)([ _]|$)|^(a |b )?kernels|^instances$|kernels_per", re.I)
 
 
@@ -45,7 +48,7 @@ def _walk(x: Any, path: str, key: str | None, found: list[str], seen: set[int]) 
     if isinstance(x, bool) or x is None or isinstance(x, str):
         return
     if isinstance(x, (int, float)):
-        if key is not None and _QUANTITY.search(key):
+        if key is not None and _QUANTITY.search(key) and not _SIGNED.search(key):
             if isinstance(x, float) and not math.isfinite(x):
                 found.append(f"{path} is {x}: a size, time or count must be a finite number")
             elif x < 0:

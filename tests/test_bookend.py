@@ -136,9 +136,9 @@ def test_op_filter_only_bookends_listed_ops():
     plan = bookend(fd, policy="inputs+outputs", ops={"slice", "squeeze"})
     assert {op.name for op in plan.prologue + plan.epilogue} <= {"slice", "squeeze"}
     _check_realizations(plan, list(spec.make_inputs("phi-2_bs2_tiny").values()))
-    with pytest.raises(ValueError, match="argument 'ops' must be meta op names"):
+    with pytest.raises(ValueError, match="not meta ops"):
         bookend(fd, ops={"add"})
-    with pytest.raises(ValueError, match="argument 'policy' must be one of"):
+    with pytest.raises(ValueError, match="policy must be one of"):
         bookend(fd, policy="everything")
 
 

@@ -1,11 +1,12 @@
 """Every public entry point (what segkit, segkit.trace, fusions and thunder_exec export) checks its arguments: a
-wrong type or value is an ArgumentError (a TypeError and a ValueError) naming the argument, never an
+wrong type or value is an ArgumentError (a TypeError and a ValueError) naming the argument ("ARG must be"), never an
 AttributeError or a bare TypeError from inside. A new entry point without ``@segkit.args.checked`` fails here."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import re
 
 import pytest
 import torch
@@ -15,7 +16,7 @@ import segkit
 import thunder_exec
 from segkit import DataType, FusionDefinition, trace
 from segkit.args import MARK
-from segkit.errors import ArgumentError, SegkitError
+from segkit.errors import ArgumentError, InputMismatchError, SegkitError
 
 PACKAGES = ("segkit", "segkit.trace", "fusions", "thunder_exec")
 #: Names in ``__all__`` that are not entry points, with why.
@@ -102,8 +103,10 @@ def test_wrong_arguments_are_refused_by_name(qual, arg):
         try:
             fn(**required, **{arg: value})
         except ArgumentError as e:
-            assert f"'{arg}'" in str(e), f"{qual}({arg}={value!r}): {e}"
+            assert re.search(rf"\b{arg} must be", str(e)), f"{qual}({arg}={value!r}): {e}"
             refused += 1
+        except InputMismatchError as e:  # inputs checked against the fusion's specs, naming what does not fit
+            refused += bool(re.search(rf"\b{arg}\b", str(e)))
         except SegkitError:
             pass  # the right type, a wrong file or name: segkit's own one-line error
         except Exception as e:  # noqa: BLE001
@@ -120,6 +123,6 @@ def test_wrong_arguments_are_refused_by_name(qual, arg):
 ])
 def test_the_reported_calls_name_their_argument(call, arg):
     """The calls of issues 52 and 53 (an AttributeError, a TypeError from inside, or a report carrying the error)."""
-    with pytest.raises(ArgumentError, match=f"argument '{arg}' must be") as e:
+    with pytest.raises(ArgumentError, match=rf"\b{arg} must be") as e:
         call()
     assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)

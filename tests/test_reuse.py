@@ -107,7 +107,7 @@ def test_inner_outer_pairs_rows_with_columns_of_max_and_min():
 
 
 def test_inner_outer_must_name_a_side():
-    with pytest.raises(ValueError, match="argument 'inner_outer' must be one of"):
+    with pytest.raises(ValueError, match="inner_outer must be one of"):
         reuse_reductions(fusions.get("fp8_amax").build("4096x4096_tiny"), inner_outer=True)
 
 
