@@ -25,6 +25,7 @@ from fusions import norm_fwd_rows  # noqa: F401  (the forward rows formulation)
 from fusions import qkv_rope_bwd_slices  # noqa: F401
 from fusions.spec import FusionSpec
 from segkit import workloads
+from segkit.args import checked
 from segkit.errors import UnknownNameError
 
 _SPECS: dict[str, FusionSpec] = {
@@ -34,10 +35,12 @@ _SPECS: dict[str, FusionSpec] = {
 }
 
 
+@checked
 def names() -> list[str]:
     return list(_SPECS)
 
 
+@checked
 def get(name: str) -> FusionSpec:
     try:
         return _SPECS[name]

@@ -11,8 +11,9 @@ from typing import Any
 
 import torch
 
+from segkit.args import Device, checked, given
 from segkit.dtypes import DataType, from_torch
-from segkit.errors import UnknownNameError
+from segkit.errors import ArgumentError, UnknownNameError
 from segkit.tuning import REUSE, TableEntry, TuningTable, gpu_model
 
 #: ``segkit tune``'s winners per GPU model, committed (``segkit tune --merge`` adds a run's results).
@@ -46,14 +47,23 @@ class FusionSpec:
     candidates: Callable[[Any, int, bool], Any] | None = None
     bytes_floor: Callable[[Any], int] | None = None  # cfg -> the bytes a kernel must move at least (benchmarks' floor)
 
-    def make_inputs(self, cfg, device="cpu", dtype: torch.dtype | None = None, seed: int = 0) -> dict[str, torch.Tensor]:
+    @checked
+    def make_inputs(self, cfg, device: Device = "cpu", dtype: torch.dtype | None = None,
+                    seed: int = 0) -> dict[str, torch.Tensor]:
         """Inputs by name, in define_tensor order (``dtype`` overrides the config's)."""
         cfg = self.config(cfg, dtype)
         gen = torch.Generator(device=device).manual_seed(seed)
         return self.inputs(cfg, device, gen)
 
+    @checked
     def config(self, cfg, dtype: torch.dtype | None = None):
-        """A config by name or object, with its dtype replaced when ``dtype`` is given."""
+        """A config by name or object, with its dtype replaced when ``dtype`` is given; anything else is an
+        ArgumentError naming ``cfg``."""
+        kinds = tuple({type(c) for c in self.configs.values()})
+        if not isinstance(cfg, (str, *kinds)):
+            some = ", ".join(list(self.configs)[:4]) + (", ..." if len(self.configs) > 4 else "")
+            raise ArgumentError(f"{self.name}: cfg must be a config name ({some}; .configs has them all) "
+                                f"or a {' / '.join(k.__name__ for k in kinds)} object, got {given(cfg)}")
         if isinstance(cfg, str):
             try:
                 cfg = self.configs[cfg]
@@ -61,6 +71,7 @@ class FusionSpec:
                 raise UnknownNameError(f"{self.name} has no config {cfg!r}; known: {', '.join(self.configs)}") from None
         return replace(cfg, dtype=dtype) if dtype is not None else cfg
 
+    @checked
     def build(self, cfg, dtype: torch.dtype | None = None, gpu: str | None = None,
               table: TuningTable | None = None, formulation: str | None = None):
         """The recorded segkit FusionDefinition of this spec for ``cfg``, with its nvFuser tuning (``tuned``): the
@@ -72,7 +83,7 @@ class FusionSpec:
             entry = self.table_entry(cfg, gpu, table)
             formulation = entry.formulation if entry is not None and self._builds(entry.formulation) else None
         if formulation is not None and not self._builds(formulation):
-            raise KeyError(f"{self.name} has no formulation {formulation!r}; known: "
+            raise UnknownNameError(f"{self.name} has no formulation {formulation!r}; known: "
                            f"{', '.join([*self.formulations, REUSE])}")
         with FusionDefinition() as fd:
             (self.formulations[formulation] if formulation in self.formulations else self.define)(fd, cfg)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from segkit.args import FusionLike, checked
 from segkit.interp import as_fusion
 from segkit.ir import Fusion, Value
 from segkit.layout import Layout
@@ -89,12 +90,14 @@ def analyze(fd) -> AliasAnalysis:
     return AliasAnalysis(fusion, source, layout)
 
 
-def find_aliases(fd) -> dict[Value, Value]:
+@checked
+def find_aliases(fd: FusionLike) -> dict[Value, Value]:
     """alias -> root, for every tensor that can be a view (aliases only)."""
     return analyze(fd).aliases()
 
 
-def preferred_layouts(fd) -> dict[Value, Layout]:
+@checked
+def preferred_layouts(fd: FusionLike) -> dict[Value, Layout]:
     """Every tensor's preferred layout: what makes an alias a view, else its own layout."""
     a = analyze(fd)
     return {v: a.preferred_layout(v) for v in a.fusion.tensors()}

@@ -23,11 +23,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import torch
 
 from segkit.alias import AliasAnalysis, analyze, meta_ops
+from segkit.args import FusionLike, checked
+from segkit.errors import ArgumentError
 from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
 from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
@@ -35,7 +37,10 @@ from segkit.layout import compute_tensor_descriptor
 from segkit.nvf import run_nvfuser
 from segkit.ops import CATALOGUE, is_segment_boundary
 
-POLICIES = ("none", "outputs", "inputs+outputs")
+Policy = Literal["none", "outputs", "inputs+outputs"]
+POLICIES = get_args(Policy)
+#: How a plan is realized: segment_set ops in the fusion, or the bookended ops as torch views on the host.
+Realization = Literal["segment_set", "host"]
 
 
 @dataclass
@@ -87,14 +92,16 @@ class Plan:
         return "\n".join(lines)
 
 
-def bookend(fd: Any, policy: str = "outputs", ops: Iterable[str] | None = None) -> Plan:
+@checked
+def bookend(fd: FusionLike, policy: Policy = "outputs", ops: Iterable[str] | None = None) -> Plan:
     """Decide where to cut meta-op chains off the fusion boundary (see module docstring)."""
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     allowed = frozenset(ops) if ops is not None else None
     meta = meta_ops()
     if allowed is not None and not allowed <= meta:
-        raise ValueError(f"ops {sorted(allowed - meta)} are not meta ops; meta ops are {sorted(meta)}")
+        raise ArgumentError(f"bookend(): ops must be meta op names: {sorted(allowed - meta)} are not meta ops; meta ops "
+                            f"are {sorted(meta)}")
     fusion = as_fusion(fd)
     analysis = analyze(fusion)
     if policy == "none":
@@ -321,8 +328,10 @@ def _run_backend(fd: Any, inputs: Sequence[Any], backend: str | Callable) -> lis
     raise ValueError(f"backend must be 'reference', 'nvfuser' or a callable, got {backend!r}")
 
 
-def run_plan(plan: Plan | HostPlan | Any, inputs: Sequence[Any], backend: str = "reference",
-             realization: str = "segment_set") -> list[Any]:
+@checked
+def run_plan(plan: Plan | HostPlan | FusionLike, inputs: Sequence[Any],
+             backend: Literal["reference", "nvfuser"] | Callable = "reference",
+             realization: Realization = "segment_set") -> list[Any]:
     """Run a plan's realization (or a HostPlan / FusionDefinition) on a backend."""
     if isinstance(plan, Plan):
         plan = plan.apply(realization)

@@ -12,16 +12,18 @@ from typing import Any
 
 import torch
 
+from segkit.args import FusionLike, checked
 from segkit import ops as catalogue
-from segkit.bookend import bookend, run_plan
-from segkit.compare import CheckReport, OutputDiff, compare_random, diff, tolerance
+from segkit.bookend import Policy, Realization, bookend, run_plan
+from segkit.compare import CheckReport, OutputDiff, compare_random, diff, nonfinite_notes, tolerance
 from segkit.dtypes import DataType
 from segkit.errors import error_summary
 from segkit.interp import as_fusion, copy_inputs, flat_inputs, run_reference
 from segkit.nvf import run_nvfuser
 
 
-def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realization: str = "segment_set",
+@checked
+def check(fd: FusionLike, inputs: Sequence[Any], *, policy: Policy | None = None, realization: Realization = "segment_set",
           tol: dict[torch.dtype, float] | None = None, profile: bool = False) -> CheckReport:
     """Run ``fd`` (or its bookend ``policy`` realization) on nvFuser and compare with the reference.
 
@@ -42,7 +44,7 @@ def check(fd: Any, inputs: Sequence[Any], *, policy: str | None = None, realizat
         else:
             outs = run_plan(bookend(fd, policy), nv_inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
-        return CheckReport([], label, error_summary(e))
+        return CheckReport([], label, error_summary(e), notes=nonfinite_notes(refs))
     report = judge(fd, refs, outs, label, tol)
     if writes and report.error is None:
         report.diffs += written_inputs(fd, ref_inputs, nv_inputs, label, tol)
@@ -65,7 +67,8 @@ def written_inputs(fd: Any, ref_inputs: Sequence[Any], inputs: Sequence[Any], la
     return diffs
 
 
-def check_outputs(fd: Any, inputs: Sequence[Any], outputs: Sequence[torch.Tensor], *, label: str = "nvFuser",
+@checked
+def check_outputs(fd: FusionLike, inputs: Sequence[Any], outputs: Sequence[torch.Tensor], *, label: str = "nvFuser",
                   tol: dict[torch.dtype, float] | None = None) -> CheckReport:
     """Compare outputs some backend already computed for ``fd`` on ``inputs`` with the reference interpreter's.
     The reference runs on a copy of ``inputs`` when the fusion writes into its inputs, so it never writes into
@@ -147,4 +150,4 @@ def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]
     for i, is_random in enumerate(random_outputs(fd)):
         if is_random:
             diffs[i] = compare_random(i, refs[i], outputs[i])
-    return CheckReport(diffs, label)
+    return CheckReport(diffs, label, notes=nonfinite_notes(refs))

@@ -259,6 +259,9 @@ class CheckReport:
     label: str = "nvFuser"
     error: str | None = None  # nvFuser failed to compile or run
     details: dict = field(default_factory=dict)
+    #: What the verdicts do not say, flagged (e.g. an output with no finite value on the reference: it "matches"
+    #: while checking no number); they do not change ``ok``.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -273,4 +276,23 @@ class CheckReport:
             return f"{self.label}: ERROR {self.error}"
         lines = [f"{self.label} vs reference interpreter: {'ok' if self.ok else 'MISMATCH'}"]
         lines += [f"  {d}" for d in self.diffs]
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON: the verdict, each output's line, the error and the notes."""
+        return {"label": self.label, "ok": self.ok, "error": self.error, "outputs": [str(d) for d in self.diffs],
+                "notes": list(self.notes)}
+
+
+def nonfinite_notes(outputs: Sequence[torch.Tensor], who: str = "the reference") -> list[str]:
+    """A note per floating output of ``outputs`` with no finite value (all NaN / Inf): a comparison of such an
+    output passes on NaN and Inf agreeing, so the run looks fine while no number was checked."""
+    notes = []
+    for i, t in enumerate(outputs):
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).any()):
+            notes.append(f"output {i}: every value is non-finite on {who} ({NonFinite.of(t)}): nothing numeric is "
+                         "checked (an overflow or a log/sqrt of negatives in the fusion?)")
+    if notes and len(notes) == len(outputs):
+        notes.append("no output has a finite value: the run computed nothing checkable")
+    return notes

@@ -38,6 +38,11 @@ class UsageError(SegkitError):
     the CLI exits 2 for these, before any long run."""
 
 
+class ArgumentError(SegkitError, TypeError, ValueError):
+    """A public function called with an argument of the wrong type or value, naming the function, the argument
+    and what was given (segkit.args.checked); a TypeError and a ValueError, for callers catching either."""
+
+
 class UnknownNameError(UsageError, KeyError):
     """A fusions spec or config name that does not exist, with the names that do (a KeyError, for lookups)."""
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from segkit.args import FusionLike, checked
 from segkit import ops as catalogue
 from segkit.dtypes import DataType, python_value
 from segkit.errors import InputMismatchError, ResourceLimitError, SegkitError
@@ -134,7 +135,8 @@ def _scalar_fits(x: Any, dtype: Any) -> bool:
     return True
 
 
-def random_inputs(fd: Any, device: str = "cpu", seed: int = 0,
+@checked
+def random_inputs(fd: FusionLike, device: str | torch.device = "cpu", seed: int = 0,
                   shapes: Sequence[Sequence[int] | None] | None = None) -> list[Any]:
     """Inputs matching a fusion's specs (static shapes, or each input's run-time size from ``shapes``):
     random values in each input's declared layout (expanded dims get stride 0); ``device="meta"`` gives
@@ -275,7 +277,8 @@ def copy_inputs(inputs: Sequence[Any]) -> list[Any]:
     return [copy(x) for x in inputs]
 
 
-def run_reference(fd: Any, inputs: Sequence[Any], *, check: bool = True,
+@checked
+def run_reference(fd: FusionLike, inputs: Any, *, check: bool = True,  # inputs: check_inputs names a misfit
                   max_tensor_bytes: int | None = None) -> list[torch.Tensor]:
     """Execute a recorded fusion with torch; outputs in add_output order. As on nvFuser, an output added with
     ``alias_input=inp`` is written into ``inp``'s tensor (after every output is computed, from the inputs as

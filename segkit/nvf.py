@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from segkit.args import FusionLike, checked
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion, run_reference
 from segkit.nvf_replay import PlainFusion, nvfuser_available, nvfuser_module, signature, to_nvfuser
@@ -95,7 +96,8 @@ def run_on(fd: Any, inputs: Sequence[Any], backend: str) -> list[torch.Tensor]:
     raise ValueError(f"backend must be 'reference' or 'nvfuser', got {backend!r}")
 
 
-def run_nvfuser(fd: Any, inputs: Sequence[Any], nvfd: NvProgram | None = None, profile: bool = True) -> NvRun:
+@checked
+def run_nvfuser(fd: FusionLike, inputs: Sequence[Any], nvfd: NvProgram | None = None, profile: bool = True) -> NvRun:
     """Execute on nvFuser (compiling on first use) and report segments and kernels."""
     nvfd = nvfd if nvfd is not None else compiled(fd)
     outputs = nvfd.execute(list(inputs))

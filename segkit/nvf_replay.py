@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from segkit.args import FusionLike, checked
 from segkit.dtypes import DataType
 from segkit.errors import NvFuserUnavailableError
 from segkit.interp import as_fusion
@@ -22,6 +23,7 @@ from segkit.replay import replay
 
 
 @functools.cache
+@checked
 def nvfuser_available() -> bool:
     """True when a CUDA device and nvfuser_direct are both present (asked once: it sits on per-call paths)."""
     if not torch.cuda.is_available():
@@ -88,7 +90,8 @@ class _NvFuserTarget:
         self.out.add_output(handle, alias_input)
 
 
-def to_nvfuser(fd: Any, value_map: dict[int, Any] | None = None):
+@checked
+def to_nvfuser(fd: FusionLike, value_map: dict[int, Any] | None = None):
     """A real ``nvfuser_direct.FusionDefinition`` with the same inputs, ops and outputs; ``value_map``, when
     given, is filled with id(segkit Value) -> the nvFuser value it became (str() of a tensor names it, T12)."""
     nvf = nvfuser_module()

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
+from segkit.args import Device, FusionLike, checked
 from segkit.dtypes import DataType
 from segkit.errors import InputMismatchError, ReproError
 from segkit.interp import as_fusion, check_inputs, random_inputs
@@ -147,7 +148,10 @@ def _input_expr(x: Any, device: str) -> str:
     return f"{base}.as_strided({tuple(x.shape)}, {tuple(x.stride())})"
 
 
-def emit_repro(fd: Any, inputs: Sequence[Any] | None = None, style: str = "direct", device: str = "cuda:0") -> str:
+@checked
+def emit_repro(fd: FusionLike, inputs: Any = None,  # checked by check_inputs
+               style: Literal["direct", "legacy"] = "direct",
+               device: Device = "cuda:0") -> str:
     """A runnable repro script for a recorded fusion (``style``: "direct" or "legacy" imports). ``inputs`` must fit
     the definition (count, kind, rank, dtype, sizes, layout): one that does not is an InputMismatchError naming it."""
     if style not in ("direct", "legacy"):

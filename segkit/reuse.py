@@ -22,8 +22,9 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from segkit.args import FusionLike, checked
 from segkit import ops as catalogue
 from segkit.dtypes import DataType
 from segkit.errors import SegkitError
@@ -132,7 +133,8 @@ class ReusePlan:
         return "\n".join([head, *lines] + ([f"  full-size reductions per input: {passes}"] if passes else []))
 
 
-def reuse_reductions(fd: Any, inner_outer: str | None = None) -> ReusePlan:
+@checked
+def reuse_reductions(fd: FusionLike, inner_outer: Literal["outer", "inner"] | None = None) -> ReusePlan:
     """Plan the reuse of narrower reductions by wider ones (see module docstring); ``plan.apply()`` realizes it.
     With ``inner_outer`` ("outer" or "inner", the side that reads the clipped value), a max / min over the trailing
     dims and one over the complementary leading dims of the same value are also paired into nvFuser's inner-outer

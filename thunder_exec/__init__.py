@@ -40,8 +40,10 @@ from thunder_exec.route_verify import RouteMismatchError
 from thunder_exec.routes import route
 from thunder_exec import claim_check
 from fusions import runner
+from segkit.args import checked
 
 
+@checked
 def executors() -> list:
     """segkit_ex first, then Thunder's defaults: the order in which segkit's grad rules take effect. Installs
     thunder_exec's patches (``install()``) and recognizes the norm / RoPE functions of libraries imported since
@@ -67,6 +69,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | {"segkit_ex"})
 
 
+@checked
 def clear_caches(keep_compiled: bool = False) -> None:
     """Forget segkit_ex's state: the runners and their fusions, the first-use verdicts of claims and of the
     fusions, the rewritten ThunderFX graphs and the fused mode's notes and cut costs (e.g. between models, or to

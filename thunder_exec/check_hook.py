@@ -21,6 +21,7 @@ from typing import Any
 from thunder.core.trace import TraceProvenance, from_trace
 from thunder.core.transform_common import Transform
 
+from segkit.args import checked
 from segkit.nvf import signature
 from segkit.repro import load_repro
 from segkit.verdicts import ResultVerdicts
@@ -65,6 +66,7 @@ class CheckNvFusions(Transform):
     """Validate every nvFusion region of the forward and backward traces once per input signature. Applies the
     nvfuser_direct compatibility fix (thunder_exec.compat), which Thunder's own fusions need."""
 
+    @checked
     def __init__(self) -> None:
         install_nvfuser_direct_compat()
         self.verdicts = ResultVerdicts()

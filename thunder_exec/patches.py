@@ -19,10 +19,12 @@ from __future__ import annotations
 import thunder_exec.compat as compat
 import thunder_exec.fx_claims as fx_claims
 import thunder_exec.recognize as recognize
+from segkit.args import checked
 
 _installed = False
 
 
+@checked
 def install() -> None:
     """Apply every patch above once; later calls change nothing (executors() still recognizes the libraries
     imported since, through recognize.install_known)."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from thunder.core.transform_common import Transform
 
+from segkit.args import checked
 from segkit.check import check_outputs
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
@@ -89,7 +90,8 @@ class ReuseNvFusions(Transform):
     """Rewrite every nvFusion region of the forward and backward traces to reuse its reductions (per signature).
     Applies the nvfuser_direct compatibility fix (thunder_exec.compat), which Thunder's own fusions need."""
 
-    def __init__(self, inner_outer: str | None = None) -> None:
+    @checked
+    def __init__(self, inner_outer: Literal["outer", "inner"] | None = None) -> None:
         install_nvfuser_direct_compat()
         self.rewrites, self.inner_outer = Rewrites(), inner_outer  # inner_outer: see segkit.reuse_reductions
 

@@ -9,6 +9,9 @@ and the difference, instead of training on silently different numbers (thunder_e
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
+
+from segkit.args import checked
 
 from thunder_exec.patches import install
 from thunder_exec.recognize import apply_rope_function, qkv_split_rope_function, recognize, rms_norm_function
@@ -21,7 +24,8 @@ def _key(fn: Callable) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-def route(fn: Callable, to: str) -> None:
+@checked
+def route(fn: Callable, to: Literal["rms_norm", "apply_rope", "qkv_split_rope"]) -> None:
     """Make calls of the user's ``fn`` inside thunder.jit run as segkit's ``to`` ("rms_norm": fn(x, weight, eps),
     "apply_rope": fn(x, cos, sin) with broadcastable tables, "qkv_split_rope": thunder_exec.qkv_split_rope's
     arguments); no model edits needed. A method ``(self, x)`` cannot be routed: litgpt's and Hugging Face's norm

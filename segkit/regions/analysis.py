@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from segkit.errors import SegkitError, UsageError
 from segkit.regions.measure import CallTiming
 from segkit.regions.parse import Call, ExecTrace, TensorType, parse_trace
+from segkit.results import validate
 
 #: Fusion executors' region names: ``<prefix><counter>`` -> the executor.
 REGION_EXECUTORS = {"nvFusion": "nvFuser", "TorchCompile": "torch.compile", "CUDAGraph": "CUDA graph"}
@@ -185,6 +186,20 @@ class RegionsReport:
         """The measured step minus the gains of the fusible cuts."""
         return None if self.step_ms is None else self.step_ms - self.fusible_gain_us / 1000
 
+    def invariants(self) -> list[str]:
+        """What the inputs rule out (segkit.results): a fused step estimate below zero or above the measured step
+        (the gains are never negative), or gains larger than the step they are taken from."""
+        out = []
+        if self.step_ms is not None:
+            fused = self.fused_step_ms
+            if fused < 0:
+                out.append(f"estimated fused step {fused:.3f} ms is negative: the fusible cuts' gains "
+                           f"({self.fusible_gain_us / 1000:.3f} ms) exceed the measured step ({self.step_ms:.3f} ms); "
+                           "the cost model over-counts here (check --bandwidth, --host-us, --kernels-per-cut)")
+            elif fused > self.step_ms:
+                out.append(f"estimated fused step {fused:.3f} ms is above the measured step {self.step_ms:.3f} ms")
+        return out
+
     def to_dict(self) -> dict:
         """Plain data for JSON: tensor types as Thunder prints them, bytes and gains beside."""
         d = _plain(self)
@@ -322,6 +337,12 @@ def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | N
     """The report for ``sources``, (label, trace text) pairs of one program (its forward and backward traces share
     tensor names); ``timings``: a profile of it (segkit.regions.measure). None of the traces holding a fusion
     region is a RegionsError."""
+    seen: dict[str, str] = {}
+    for label, text in sources:
+        if text in seen:
+            raise RegionsError(f"{label} is the same trace as {seen[text]}, given twice: its cuts would be counted "
+                               "twice; give each trace once")
+        seen[text] = label
     traces = [parse_trace(text, label) for label, text in sources]
     types: dict[str, TensorType] = {}
     for t in traces:
@@ -344,4 +365,4 @@ def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | N
         notes.append(f"profile: {len(cuts) - len(missing)} of {len(cuts)} cut(s) measured"
                      + (f"; not in it: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} (profile the "
                         "jitted function with thunder_exec.trace_capture.CallRanges)" if missing else ""))
-    return RegionsReport(model, analysed, step_ms, tuple(notes), timings is not None)
+    return validate(RegionsReport(model, analysed, step_ms, tuple(notes), timings is not None), "regions")

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from segkit.args import checked
 from segkit.errors import (FusionDefinitionError, InputMismatchError, ReproError, ResourceLimitError,
                            UnsupportedOpError, error_summary)
 from segkit.frontend import FusionDefinition
@@ -329,6 +330,7 @@ def _execute_arg(tree: ast.Module, line: int, parser: InputParser) -> ast.List |
     return None
 
 
+@checked
 def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion: str | None = None) -> Repro:
     """Record a repro script's fusion (no GPU, no CUDA calls) and how to rebuild its inputs.
 

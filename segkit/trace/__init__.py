@@ -1,13 +1,16 @@
-"""Profiling harness: record (nsys or torch.profiler), load into one Trace model, tabulate, compare, plot."""
+"""Profiling harness: record (nsys or torch.profiler), load into one Trace model, tabulate, compare, plot.
+
+``capture`` and ``range`` load on first use (they need torch and nvtx; reading a trace does not)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from segkit.args import checked
 from segkit.trace.model import ApiCall, Kernel, Range, Trace, TraceError
-from segkit.trace.record import capture, range
 
 
+@checked
 def load(path: str | Path) -> Trace:
     """A Trace from an nsys report (.nsys-rep, exported with nsys; or .sqlite) or a torch.profiler chrome trace."""
     p = Path(path)
@@ -29,3 +32,11 @@ def load(path: str | Path) -> Trace:
 
 
 __all__ = ["ApiCall", "Kernel", "Range", "Trace", "TraceError", "capture", "load", "range"]
+
+
+def __getattr__(name: str):
+    if name in ("capture", "range"):
+        from segkit.trace import record
+
+        return getattr(record, name)
+    raise AttributeError(f"module 'segkit.trace' has no attribute {name!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -154,17 +155,46 @@ USER_DOMAIN = "segkit"
 
 def attach_kernels(ranges: list[Range], kernels: list[Kernel], missing: list[str]) -> None:
     """Give each range the kernels launched inside it: by the launch call's time on the range's thread,
-    or by the kernel's own start when the launch call is unknown (and say so)."""
-    fallback = False
-    for k in kernels:
-        t, thread = k.launch_ns, k.thread
-        if t is None:
-            t, thread, fallback = k.start_ns, None, True
-        for r in ranges:
-            if r.contains(t) and (thread is None or r.thread is None or r.thread == thread):
-                r.kernels.append(k)
+    or by the kernel's own start when the launch call is unknown (and say so). Each range's kernels keep
+    the order of ``kernels``.
+
+    A sweep, linear in the trace but for sorting (profiles hold tens of thousands of ranges and kernels): per
+    thread, the ranges and the kernels that may fall in them are visited by time, and the ranges open at a
+    kernel's time (a heap by end) are exactly those containing it. A kernel of a known thread is looked up
+    among that thread's ranges and the thread-less ones; a kernel of none, among every thread's."""
+    fallback = any(k.launch_ns is None for k in kernels)
+    by_thread: dict = {}
+    for r in ranges:
+        by_thread.setdefault(r.thread, []).append(r)
+    queries: dict = {thread: [] for thread in by_thread}  # thread -> [(time, kernel index)]
+    for i, k in enumerate(kernels):
+        t, thread = (k.start_ns, None) if k.launch_ns is None else (k.launch_ns, k.thread)
+        for group in (by_thread if thread is None else (thread, None)):
+            if group in queries:
+                queries[group].append((t, i))
+    found: dict[int, list[int]] = {}  # id(range) -> indices of its kernels
+    for group, members in by_thread.items():
+        for r, i in _stab(members, queries[group]):
+            found.setdefault(id(r), []).append(i)
+    for r in ranges:
+        r.kernels.extend(kernels[i] for i in sorted(found.get(id(r), ())))
     if fallback and kernels:
         missing.append("some kernels have no launch call: they were placed in ranges by their GPU start time")
+
+
+def _stab(ranges: list[Range], points: list[tuple[int, int]]):
+    """(range, point id) for every point (time, id) inside a range (ends included), by a sweep over time."""
+    ranges = sorted(ranges, key=lambda r: r.start_ns)
+    open_: list[tuple[int, int, Range]] = []  # (end, tie-break, range): a heap of the ranges started so far
+    nxt = 0
+    for t, i in sorted(points):
+        while nxt < len(ranges) and ranges[nxt].start_ns <= t:
+            heapq.heappush(open_, (ranges[nxt].end_ns, nxt, ranges[nxt]))
+            nxt += 1
+        while open_ and open_[0][0] < t:
+            heapq.heappop(open_)
+        for _, _, r in open_:
+            yield r, i
 
 
 def set_depths(ranges: list[Range]) -> None:

@@ -64,6 +64,48 @@ class _Db:
             raise TraceError(f"{self.path}: table {table} cannot be read ({e})") from None
 
 
+def _quick_check(db: _Db) -> None:
+    """SQLite's own structural check (pages, b-trees, records; not the indexes' contents): a file damaged in
+    place reads as rows of garbage, or as fewer rows, without it."""
+    problems = [str(r[0]) for r in db.con.execute("PRAGMA quick_check(5)")]
+    if problems != ["ok"]:
+        raise TraceError(f"{db.path}: damaged SQLite file (PRAGMA quick_check: {'; '.join(problems)[:300]})")
+
+
+class _Strings:
+    """nsys's string table (StringIds): the names kernels, launch calls and ranges refer to by id. An id that is
+    not in the table, or whose bytes are not UTF-8, is a TraceError naming the row that refers to it: a damaged
+    table would otherwise name kernels and ranges wrongly. Without the table, names read as their ids (noted)."""
+
+    def __init__(self, db: _Db, path: Path, missing: list[str]) -> None:
+        self.path, self.raw = path, None
+        if STRINGS in db.tables:
+            self.raw = dict(db.con.execute(f"SELECT id, CAST(value AS BLOB) FROM {STRINGS}"))
+        else:
+            missing.append(f"{STRINGS} table absent: names read as ids")
+        self.decoded: dict = {}
+
+    def __call__(self, i, table: str, row: int, column: str) -> str:
+        if i is None:
+            return ""
+        if self.raw is None:
+            return str(i)
+        if i in self.decoded:
+            return self.decoded[i]
+        where = f"{self.path}: {table} row {row} column {column}"
+        if i not in self.raw:
+            raise TraceError(f"{where}: string id {i!r:.40} is not in {STRINGS}: the string table is damaged or "
+                             "incomplete")
+        value = self.raw[i]
+        try:
+            text = value.decode("utf-8") if isinstance(value, bytes) else str(value)
+        except UnicodeDecodeError as e:
+            raise TraceError(f"{where}: {STRINGS} id {i} is not valid UTF-8 ({e.reason} at byte {e.start}: "
+                             f"{value[max(e.start - 20, 0):e.start + 10]!r}): the string table is damaged") from None
+        self.decoded[i] = text
+        return text
+
+
 def load_sqlite(path: Path) -> Trace:
     """A Trace from an nsys SQLite export; a damaged file or a field of the wrong type is a TraceError."""
     try:
@@ -78,15 +120,9 @@ def _load_sqlite(path: Path) -> Trace:
     db = _Db(path)
     if not db.tables & {KERNELS, NVTX, RUNTIME}:
         raise TraceError(f"{path}: not an nsys report (none of {KERNELS}, {NVTX}, {RUNTIME} is in it)")
+    _quick_check(db)
     missing: list[str] = []
-    strings = {}
-    if STRINGS in db.tables:
-        strings = {i: str(v) for i, v in db.con.execute(f"SELECT id, value FROM {STRINGS}")}
-    else:
-        missing.append(f"{STRINGS} table absent: names read as ids")
-
-    def text(i) -> str:
-        return strings.get(i, "" if i is None else str(i))
+    text = _Strings(db, path, missing)
 
     def num(r: dict, col: str, table: str, n: int, optional: bool = True):
         return to_int(r[col], f"{path}: {table} row {n} column {col}", optional)
@@ -94,8 +130,9 @@ def _load_sqlite(path: Path) -> Trace:
     api = []
     if RUNTIME in db.tables:
         for n, r in enumerate(db.rows(RUNTIME, ["start", "end", "correlationId", "nameId", "globalTid"], missing)):
-            api.append(ApiCall(text(r["nameId"]), num(r, "start", RUNTIME, n, False), num(r, "end", RUNTIME, n, False),
-                               num(r, "correlationId", RUNTIME, n), num(r, "globalTid", RUNTIME, n)))
+            api.append(ApiCall(text(r["nameId"], RUNTIME, n, "nameId"), num(r, "start", RUNTIME, n, False),
+                               num(r, "end", RUNTIME, n, False), num(r, "correlationId", RUNTIME, n),
+                               num(r, "globalTid", RUNTIME, n)))
     else:
         missing.append(f"{RUNTIME} table absent: no launch calls (host latency and range attribution by GPU time)")
     launches = {a.correlation_id: a for a in api if a.correlation_id is not None}
@@ -112,15 +149,19 @@ def _load_sqlite(path: Path) -> Trace:
             block = (r["blockX"], r["blockY"], r["blockZ"]) if None not in (r["blockX"], r["blockY"], r["blockZ"]) else None
             if r["end"] < r["start"]:
                 raise TraceError(f"{path}: {KERNELS} row {n}: ends ({r['end']}) before it starts ({r['start']})")
+            demangled = text(r["demangledName"], KERNELS, n, "demangledName")
             kernels.append(Kernel(
-                name=text(r["shortName"]) or text(r["demangledName"]), start_ns=r["start"],
-                duration_ns=r["end"] - r["start"], demangled=text(r["demangledName"]), stream=r["streamId"],
+                name=text(r["shortName"], KERNELS, n, "shortName") or demangled, start_ns=r["start"],
+                duration_ns=r["end"] - r["start"], demangled=demangled, stream=r["streamId"],
                 grid=grid, block=block, registers_per_thread=r["registersPerThread"],
                 static_smem=r["staticSharedMemory"], dynamic_smem=r["dynamicSharedMemory"],
                 correlation_id=r["correlationId"], launch_ns=call.start_ns if call else None,
                 thread=call.thread if call else None))
     else:
         missing.append(f"{KERNELS} table absent: no kernels (was the run traced with --trace=cuda?)")
+    if KERNELS in db.tables and not kernels:
+        missing.append(f"no kernels: {KERNELS} is empty (the run launched no CUDA kernel while traced, or the "
+                       "export lost them); kernel times and range attribution are all empty")
 
     ranges = []
     if NVTX in db.tables:
@@ -129,13 +170,14 @@ def _load_sqlite(path: Path) -> Trace:
             for c in ("start", "end", "eventType", "globalTid", "domainId"):
                 r[c] = num(r, c, NVTX, n)
             r["text"] = None if r["text"] is None else str(r["text"])
-        domains = {r["domainId"]: r["text"] or text(r["textId"]) for r in rows if r["eventType"] == NVTX_DOMAIN_CREATE}
-        for r in rows:
+        domains = {r["domainId"]: r["text"] or text(r["textId"], NVTX, n, "textId")
+                   for n, r in enumerate(rows) if r["eventType"] == NVTX_DOMAIN_CREATE}
+        for n, r in enumerate(rows):
             if (r["eventType"] not in (NVTX_PUSH_POP, NVTX_START_END) or r["start"] is None or r["end"] is None
                     or r["end"] < r["start"]):
                 continue
-            ranges.append(Range(r["text"] or text(r["textId"]), r["start"], r["end"], thread=r["globalTid"],
-                                domain=domains.get(r["domainId"])))
+            ranges.append(Range(r["text"] or text(r["textId"], NVTX, n, "textId"), r["start"], r["end"],
+                                thread=r["globalTid"], domain=domains.get(r["domainId"])))
     else:
         missing.append(f"{NVTX} table absent: no ranges (was the run traced with --trace=nvtx?)")
     set_depths(ranges)

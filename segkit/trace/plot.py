@@ -50,3 +50,34 @@ def _label(source: str) -> str:
     """The report's folder and name: two runs are usually the same file name in two folders."""
     p = Path(source)
     return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
+
+
+def plot_kernels(rows: list[dict], a: Trace, b: Trace, out: Path, top: int = 40) -> Path:
+    """Kernel time A vs B, one pair of bars per matched kernel (``rows``: segkit.trace.diff.compare_tables' kernel
+    table), the ``top`` longest by the larger of the two; what comparing by kernel plots, ranges in common or not."""
+    if not rows:
+        raise TraceError(f"{a.source} and {b.source}: no kernels in either: nothing to plot")
+    rows = sorted(rows, key=lambda r: -max(r["A us"] or 0, r["B us"] or 0))[:top]
+    labels = [_kernel_label(r) for r in rows]
+    fig, ax = plt.subplots(figsize=(12, 1.5 + 0.32 * len(rows)))
+    y = range(len(rows))
+    ax.barh([i - 0.2 for i in y], [r["A us"] or 0 for r in rows], 0.4, color="tab:blue",
+            label=f"A: {_label(a.source)}")
+    ax.barh([i + 0.2 for i in y], [r["B us"] or 0 for r in rows], 0.4, color="tab:orange",
+            label=f"B: {_label(b.source)}")
+    ax.set_yticks(list(y), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("median kernel us")
+    ax.set_title(f"kernels A vs B ({len(rows)} longest)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def _kernel_label(row: dict) -> str:
+    a, b = row["kernel A"], row["kernel B"]
+    name = a if a == b or b == "-" else b if a == "-" else f"{a} / {b}"
+    name = name if len(name) <= 60 else name[:57] + "..."
+    return f"{name} [{row['changed']}]" if row.get("changed") else name

@@ -14,11 +14,13 @@ from pathlib import Path
 import nvtx
 import torch
 
+from segkit.args import checked
 from segkit.timing import cuda_profiler
 from segkit.trace.model import USER_DOMAIN, Trace, TraceError
 
 
 @contextlib.contextmanager
+@checked
 def range(name: str):  # noqa: A001  (the harness's verb: segkit.trace.range)
     """Mark a region for both recorders: an NVTX push/pop in the ``segkit`` domain (nsys) and a
     record_function (torch.profiler)."""
@@ -33,7 +35,8 @@ class Capture:
 
 
 @contextlib.contextmanager
-def capture(path: str | None = None):
+@checked
+def capture(path: str | Path | None = None):
     """Record the block with torch.profiler into the Trace model (chrome trace kept at ``path`` if given)."""
     from segkit.trace.chrome import load_chrome
 

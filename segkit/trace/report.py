@@ -12,6 +12,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from segkit.errors import UsageError
+from segkit.results import validate
 from segkit.trace.model import Range, Trace, median_ns
 
 FORMATS = ("table", "csv", "json", "markdown")
@@ -91,6 +92,7 @@ def format_tables(tables: dict[str, list[dict]], fmt: str = "table", table: str 
     ``table`` / ``markdown``: the title, notes, then each table, an empty one said in words."""
     if table is not None and table not in tables:
         raise UsageError(f"--table {table!r}: no such table; tables: {', '.join(tables)}")
+    validate(tables, "tables")
     if fmt == "json":
         return json.dumps(tables, indent=1)
     if fmt == "csv":
@@ -115,6 +117,7 @@ def write_tables(tables: dict[str, list[dict]], fmt: str, table: str | None = No
         text = format_tables(tables, fmt, table, title)
         print(text, end="" if text.endswith("\n") else "\n")  # a CSV ends in its own newline: no empty row
         return
+    validate(tables, "tables")
     csv_dir.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
         if table is None or name == table:

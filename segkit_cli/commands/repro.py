@@ -28,10 +28,13 @@ def run(args: argparse.Namespace) -> int:
 
 def run_and_compare(fd, make_inputs, label: str) -> bool:
     """Run on the reference interpreter (CPU), and check nvFuser against it when present; True if they agree."""
+    from segkit.compare import nonfinite_notes
     from segkit.interp import run_reference
 
     ref = run_reference(fd, make_inputs("cpu"))
     print(f"[{label}] reference interpreter (cpu): " + ", ".join(f"{tuple(o.shape)} {o.dtype}" for o in ref))
+    for note in nonfinite_notes(ref):
+        print(f"[{label}] note: {note}")
     if not targets.nvfuser_available():
         print(f"[{label}] nvFuser not available (no CUDA device or nvfuser_direct): reference only")
         return True

@@ -69,12 +69,13 @@ def run_compare(args: argparse.Namespace) -> int:
     from segkit.trace.report import write_tables
 
     a, b = load(args.a), load(args.b)
-    write_tables(compare_tables(a, b, args.by, args.range), args.format, args.table, args.csv_dir,
-                 title=f"A = {a.describe()}\nB = {b.describe()}")
+    tables = compare_tables(a, b, args.by, args.range)
+    write_tables(tables, args.format, args.table, args.csv_dir, title=f"A = {a.describe()}\nB = {b.describe()}")
     if args.plot:
-        from segkit.trace.plot import plot_compare
+        from segkit.trace.plot import plot_compare, plot_kernels
 
-        out = plot_compare(a, b, args.plot, [args.range] if args.range else None)
+        out = (plot_kernels(tables["kernels"], a, b, args.plot) if args.by == "kernel"
+               else plot_compare(a, b, args.plot, [args.range] if args.range else None))
         print(f"plot: {out}", file=messages(args))
     return 0
 
