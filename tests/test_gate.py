@@ -92,7 +92,8 @@ def test_the_headline_selection_holds_every_case_the_gate_names(needle, at_least
 @pytest.fixture(scope="module")
 def collected_headline() -> list[str]:
     out = subprocess.run([sys.executable, "-m", "pytest", "benchmarks", "--collect-only", "-q", "-p",
-                          "no:cacheprovider", "-k", gate.HEADLINE_K], capture_output=True, text=True, timeout=300)
+                          "no:cacheprovider", "-k", gate.HEADLINE_K], capture_output=True, text=True, timeout=300,
+                         cwd=gate.ROOT)
     lines = [line for line in out.stdout.splitlines() if "::" in line]
     assert lines, out.stdout[-2000:] + out.stderr[-2000:]
     assert not any("inference" in line or "float32" in line for line in lines)

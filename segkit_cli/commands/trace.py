@@ -1,5 +1,5 @@
-"""``segkit trace show|compare|idle``: read, tabulate and compare recorded traces (nsys, sqlite, chrome JSON), and
-find where the GPU waits for the host."""
+"""``segkit trace show|compare|idle|breakdown``: read, tabulate and compare recorded traces (nsys, sqlite, chrome
+JSON), find where the GPU waits for the host, and where a step's time goes by kind of work."""
 
 from __future__ import annotations
 
@@ -45,6 +45,15 @@ def register(sub) -> None:
                    "to the first kernel, is in the summary (default: step, as the step table records it)")
     _add_table_output(p, ["table", "markdown", "csv", "json"])
     p.set_defaults(func=run_idle)
+    p = trace.add_parser("breakdown", help="where a step's time goes: GEMMs, attention, nvFuser and other "
+                         "memory-bound kernels, idle, host lead-in (per step; several profiles side by side)",
+                         epilog=_TABLE_OUTPUT)
+    p.add_argument("reports", nargs="+", type=argtypes.trace_file, help="profiles (the first is the others' "
+                   "reference in the ratio columns)")
+    p.add_argument("--step", type=argtypes.name, help="the range each step is recorded in (default: step, as the "
+                   "step table records it; a profile without it is one step)")
+    _add_table_output(p, ["table", "markdown", "csv", "json"])
+    p.set_defaults(func=run_breakdown)
 
 
 def _add_table_output(p: argparse.ArgumentParser, formats: list[str]) -> None:
@@ -94,3 +103,33 @@ def run_idle(args: argparse.Namespace) -> int:
     tables = idle_tables(trace, args.min_us, args.top, args.step or STEP_RANGE)
     write_tables(tables, args.format, args.table, args.csv_dir, title=trace.describe())
     return 0
+
+
+def run_breakdown(args: argparse.Namespace) -> int:
+    from segkit.trace import load
+    from segkit.trace.breakdown import STEP_RANGE, breakdown_tables, steps
+    from segkit.trace.report import write_tables
+
+    step = args.step or STEP_RANGE
+    traces = [load(r) for r in args.reports]
+    for path, t in zip(args.reports, traces):
+        if args.step is not None and not t.ranges_named(args.step):  # given, it must be there
+            from segkit.errors import UsageError
+
+            raise UsageError(f"--step {args.step!r}: no range named so in {path}; ranges: "
+                             f"{', '.join(t.range_names()[:20]) or 'none'}")
+        if not t.kernels:
+            from segkit.errors import SegkitError
+
+            raise SegkitError(f"{path}: the profile has no kernels: nothing to break down")
+    labels = _labels(args.reports)
+    title = "\n".join(f"{label} = {t.describe()}: {len(steps(t, step))} step(s)" for label, t in zip(labels, traces))
+    write_tables(breakdown_tables(list(zip(labels, traces)), step), args.format, args.table, args.csv_dir, title=title)
+    return 0
+
+
+def _labels(paths) -> list[str]:
+    """Short column labels: the file names without their trace suffixes, numbered where two are the same."""
+    names = [str(p).rsplit("/", 1)[-1].removesuffix(".gz").removesuffix(".json").removesuffix(".sqlite")
+             .removesuffix(".nsys-rep") for p in paths]
+    return [n if names.count(n) == 1 else f"{n}#{i + 1}" for i, n in enumerate(names)]

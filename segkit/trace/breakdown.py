@@ -1,0 +1,119 @@
+"""Where a step's time goes, by kind of work: matrix multiplies, attention, nvFuser's memory-bound kernels, the other
+memory-bound kernels (Inductor's Triton, Thunder's torch executor, eager PyTorch), the GPU's idle time between the
+step's kernels and the host's lead-in before its first kernel.
+
+A kernel's kind is read from its name (``CATEGORIES``, first match wins: cuDNN's and FlashAttention's SDPA kernels
+are attention even where their names say wgmma). A profile whose steps are ranges named ``step`` (the step table's
+profiles) is cut into those steps, each with its lead-in (from the range's start on the host to its first kernel);
+any other profile is one step, its span from the first kernel to the last, lead-in unknown. Each kind is summed per
+step; the table gives the median over the steps.
+
+    step = lead-in + (kernels' busy time + idle between them)
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+
+from segkit.trace.idle import STEP_RANGE
+from segkit.trace.model import Kernel, Trace
+
+#: (kind, name pattern), in the order they are tried; the last kind takes every kernel the others do not.
+CATEGORIES: tuple[tuple[str, re.Pattern | None], ...] = (
+    ("attention", re.compile(r"sdpa|flash|fmha|attention|attn|cudnn", re.I)),
+    ("gemm", re.compile(r"nvjet|gemm|cutlass|cublas|xmma|wgmma|matmul", re.I)),
+    ("nvfuser memory-bound", re.compile(r"nvfuser", re.I)),
+    ("other memory-bound", None),
+)
+KINDS = tuple(k for k, _ in CATEGORIES)
+MEMORY_BOUND = ("nvfuser memory-bound", "other memory-bound")
+
+
+def kind(name: str) -> str:
+    """The kind of a kernel by its name (``CATEGORIES``)."""
+    for k, pattern in CATEGORIES:
+        if pattern is None or pattern.search(name):
+            return k
+    raise AssertionError("the last category takes every name")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its kernels, the host's start of it (None: not recorded) and the GPU's first and last moments."""
+
+    kernels: tuple[Kernel, ...]
+    host_start_ns: int | None
+
+    @property
+    def first_ns(self) -> int:
+        return min(k.start_ns for k in self.kernels)
+
+    @property
+    def last_ns(self) -> int:
+        return max(k.end_ns for k in self.kernels)
+
+    def busy_ns(self) -> int:
+        """Time at least one kernel runs (kernels overlapping on several streams counted once)."""
+        busy, end = 0, None
+        for k in sorted(self.kernels, key=lambda k: k.start_ns):
+            if end is None or k.start_ns >= end:
+                busy += k.end_ns - k.start_ns
+                end = k.end_ns
+            elif k.end_ns > end:
+                busy += k.end_ns - end
+                end = k.end_ns
+        return busy
+
+    def lead_in_ns(self) -> int | None:
+        return None if self.host_start_ns is None else self.first_ns - self.host_start_ns
+
+
+def steps(trace: Trace, step: str = STEP_RANGE) -> list[Step]:
+    """The trace's steps: each range named ``step`` with the kernels it launched, else the whole trace as one."""
+    ranges = [r for r in trace.ranges_named(step) if r.kernels]
+    if ranges:
+        return [Step(tuple(r.kernels), r.start_ns) for r in sorted(ranges, key=lambda r: r.start_ns)]
+    return [Step(tuple(trace.kernels), None)] if trace.kernels else []
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else 0.0
+
+
+def per_step(trace: Trace, step: str = STEP_RANGE) -> dict[str, float | int | None]:
+    """Median per step: us and kernel count of each kind, memory-bound us (both memory-bound kinds), busy, idle,
+    lead-in and step us; ``steps``: how many steps were read."""
+    got = steps(trace, step)
+    out: dict[str, float | int | None] = {"steps": len(got)}
+    for k in KINDS:
+        out[f"{k} us"] = _median([sum(x.duration_ns for x in s.kernels if kind(x.name) == k) / 1e3 for s in got])
+        out[f"{k} kernels"] = _median([sum(kind(x.name) == k for x in s.kernels) for s in got])
+    out["memory-bound us"] = _median([sum(x.duration_ns for x in s.kernels if kind(x.name) in MEMORY_BOUND) / 1e3
+                                      for s in got])
+    out["busy us"] = _median([s.busy_ns() / 1e3 for s in got])
+    out["idle us"] = _median([(s.last_ns - s.first_ns - s.busy_ns()) / 1e3 for s in got])
+    leads = [s.lead_in_ns() for s in got]
+    out["lead-in us"] = _median([x / 1e3 for x in leads]) if got and None not in leads else None
+    out["step us"] = _median([(s.last_ns - (s.host_start_ns if s.host_start_ns is not None else s.first_ns)) / 1e3
+                              for s in got])
+    return out
+
+
+def breakdown_tables(traces: list[tuple[str, Trace]], step: str = STEP_RANGE) -> dict[str, list[dict]]:
+    """``breakdown``: one row per kind (and memory-bound, idle, lead-in, step), one column of us per step per
+    trace, with the kernel count and, from the second trace on, the ratio to the first trace's."""
+    cols = [(label, per_step(t, step)) for label, t in traces]
+    rows = []
+    for what in (*KINDS, "memory-bound", "busy", "idle", "lead-in", "step"):
+        row: dict = {"per step": what}
+        base = cols[0][1].get(f"{what} us")
+        for i, (label, c) in enumerate(cols):  # every row has every column (None where it does not apply)
+            us = c.get(f"{what} us")
+            row[f"{label} us"] = None if us is None else round(us, 1)
+            row[f"{label} kernels"] = c[f"{what} kernels"] if what in KINDS else None
+            if i:
+                row[f"{label} / {cols[0][0]}"] = round(us / base, 3) if us is not None and base else None
+        rows.append(row)
+    return {"breakdown": rows}
