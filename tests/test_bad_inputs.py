@@ -35,6 +35,7 @@ from segkit.trace import load
 from segkit.trace.chrome import load_chrome
 from segkit.trace.nsys import load_sqlite
 from segkit.trace.report import show
+from tests.cli_run import cli as _cli, one_line as _one_line
 from tests.bad_input_scripts import LOG_ZERO, SOFTMAX
 from tests.conftest import DATA, ROOT
 
@@ -105,19 +106,6 @@ def files(tmp_path):
     f["missing_dir_out"] = str(tmp_path / "nope" / "out.py")
     f["tmp"] = str(tmp_path)
     return f
-
-
-def _cli(capsys, argv):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, f"expected one error line, got:\n{err}"
-    assert "Traceback" not in err
-    return lines[0]
 
 
 # (argv with {name} placeholders for files, exit code, words the error must hold)

@@ -25,6 +25,7 @@ import pytest
 from segkit.output_dirs import MARKER
 from segkit_cli import argtypes, contracts
 from segkit_cli.main import build_parser, main
+from tests.cli_run import cli as _cli, one_line as _line
 from tests.bad_input_scripts import SOFTMAX
 from tests.conftest import DATA, ROOT
 
@@ -45,16 +46,8 @@ def _options(parser):
     return [a for a in parser._actions if not isinstance(a, FLAGS) and (a.option_strings or a.nargs != 0)]
 
 
-def _cli(capsys, argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def _line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 # --------------------------------------------------------------------------- 2. every option validated
@@ -207,7 +200,7 @@ def test_an_output_directory_holding_the_users_files_is_refused(tmp_path, capsys
     assert (mine / "summary.md").read_text() == "my notes" and stdout == ""
 
 
-def test_fuzz_on_a_folder_of_the_users_own_files_keeps_them(tmp_path, capsys):
+def test_fuzz_on_a_folder_of_the_users_own_files_keeps_them(tmp_path, capsys, monkeypatch):
     """The issue's case: -o on a folder with the user's summary.md and f001_mytest.py, no campaign."""
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -217,7 +210,7 @@ def test_fuzz_on_a_folder_of_the_users_own_files_keeps_them(tmp_path, capsys):
     got, _, err = _cli(capsys, ["fuzz", "-o", mine, *campaign])
     assert got == 2 and "holds files segkit did not write (f001_mytest.py, summary.md" in _line(err)
     assert (mine / "summary.md").read_text() == "my notes" and (mine / "f001_mytest.py").read_text() == "my test"
-    os.chdir(tmp_path)  # the default -o, findings, is held to the same rule (by the campaign itself)
+    monkeypatch.chdir(tmp_path)  # the default -o, findings, is held to the same rule (by the campaign itself)
     mine.rename(tmp_path / "findings")
     got, _, err = _cli(capsys, ["fuzz", *campaign])
     assert got == 2 and "holds files segkit did not write" in _line(err)

@@ -24,21 +24,14 @@ from segkit.fuzz.targets import Target
 from segkit.interp import run_reference
 from segkit.tuning import TableEntry, TuningTable
 from segkit_cli.main import main
+from tests.cli_run import cli as _cli, one_line as _line
 from tests.conftest import ROOT
 
 UNWRITABLE = "/proc/segkit_no_such_dir/out"  # a directory nobody (root included) can create
 
 
-def _cli(capsys, argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def _line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 # --------------------------------------------------------------------------- tune --merge / --out
