@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,13 +21,12 @@ from segkit.dtypes import DataType, python_value
 from segkit.errors import InputMismatchError, ResourceLimitError, SegkitError
 from segkit.ir import Fusion, Op, Value, map_values
 from segkit.layout import Layout, layout_of
+from segkit.limits import MAX_TENSOR_BYTES_ENV, size_in_bytes
 
 
 #: Largest tensor (bytes) the reference interpreter allocates: an input it builds or an op's result.
 #: Set with the environment variable, or ``run_reference(..., max_tensor_bytes=)``.
-MAX_TENSOR_BYTES_ENV = "SEGKIT_MAX_TENSOR_BYTES"
 DEFAULT_MAX_TENSOR_BYTES = 16 * 2**30
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
 def tensor_budget() -> int:
@@ -36,9 +34,8 @@ def tensor_budget() -> int:
     value = os.environ.get(MAX_TENSOR_BYTES_ENV, "").strip()
     if not value:
         return DEFAULT_MAX_TENSOR_BYTES
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", value, re.IGNORECASE)
-    budget = int(float(m.group(1)) * _UNITS[m.group(2).upper()]) if m is not None else 0
-    if budget <= 0:
+    budget = size_in_bytes(value)
+    if budget is None:
         raise ResourceLimitError(f"{MAX_TENSOR_BYTES_ENV}={value!r}: give a positive size in bytes, e.g. 8G or 500M")
     return budget
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from segkit import limits
 from segkit.errors import UsageError
 from segkit.output_dirs import MARKER, mark, refuse_foreign
 from segkit_cli.argtypes import Contract, contract_of
@@ -84,6 +85,16 @@ def path_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list
     return found
 
 
+def _action(parser: argparse.ArgumentParser, option: str) -> argparse.Action:
+    return next(a for a in parser._actions if option in a.option_strings)
+
+
+def _given(parser: argparse.ArgumentParser, args: argparse.Namespace, option: str) -> bool:
+    """Whether ``option`` was given a value other than its default."""
+    action = _action(parser, option)
+    return getattr(args, action.dest, None) not in (None, False, action.default)
+
+
 def _same(a: Path, b: Path) -> bool:
     try:
         if a.exists() and b.exists():
@@ -103,7 +114,10 @@ def _inside(path: Path, directory: Path, patterns: tuple[str, ...]) -> bool:
 
 
 def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[PathArg]:
-    """Refuse (UsageError) what would overwrite an input or a user's directory; returns the output directories."""
+    """Refuse (UsageError) a limit in the environment that is not one, an option given without the option it goes
+    with, and what would overwrite an input or a user's directory; returns the output directories."""
+    for problem in limits.problems():
+        raise UsageError(problem)
     paths = path_args(parser, args)
     inputs = [p for p in paths if p.contract.role == "input"]
     outputs = [p for p in paths if p.contract.role == "output"]
@@ -127,6 +141,11 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Pat
                     i.contract.kind == "dir" and (_same(i.path, d.path) or _inside(i.path, d.path, ("*",)))):
                 raise UsageError(f"{d} would rewrite the input {i} in it: give a directory that holds no input")
         refuse_foreign(d.path, d.flag, d.contract.owned_if)
+    for option, other, value in getattr(parser, "needs", ()):
+        if _given(parser, args, option) and (not _given(parser, args, other) if value is None
+                                             else getattr(args, _action(parser, other).dest) != value):
+            raise UsageError(f"{option} goes with {other}{' ' + value if value else ''}: give both or leave "
+                             f"{option} out")
     return dirs
 
 

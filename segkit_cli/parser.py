@@ -24,7 +24,17 @@ def messages(args: argparse.Namespace) -> TextIO:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with segkit's one-line usage errors (exit 2)."""
+    """argparse with segkit's one-line usage errors (exit 2), and options declared to go with another."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        #: (option, other, value): ``option`` is used only with ``other`` given (as ``value``, where not None)
+        self.needs: list[tuple[str, str, str | None]] = []
+
+    def goes_with(self, option: str, other: str, value: str | None = None) -> None:
+        """Declare that ``option`` is used only with ``other`` (given as ``value``, where not None): given without
+        it, the command is refused before it runs (``segkit_cli.contracts``), not silently ignored."""
+        self.needs.append((option, other, value))
 
     def error(self, message: str):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

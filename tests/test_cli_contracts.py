@@ -102,7 +102,7 @@ def test_names_are_not_empty_and_one_line(capsys, argv):
     (["regions", THUNDER[0], THUNDER[0]], 2, "is given twice"),
     (["fuzz", "--replay", "{tmp}", "-o", "{tmp}/x"], 2, "--replay runs no campaign: leave out --output"),
     (["fuzz", "--emit", "{tmp}/s.py", "--minutes", "1", "--resume"], 2, "leave out --minutes, --resume"),
-    (["fuzz", "--fusion", "f", "--max-cases", "1"], 2, "--fusion picks the fusion --emit prints"),
+    (["fuzz", "--fusion", "f", "--max-cases", "1"], 2, "--fusion goes with --emit"),
     (["fuzz", "--replay", "{tmp}", "--target", "reference"], 1, "index.json: the findings index is not JSON"),
     (["tune", "rmsnorm_fwd:nanogpt", "--reference", "--fusion", "f"], 2, "--fusion f: picks a fusion of a repro"),
     (["tune", "--merge", "{tmp}/s.py", "--fusion", "f"], 2, "leave out --fusion"),

@@ -28,6 +28,7 @@ def register(sub) -> None:
     mode.add_argument("--emit", metavar="FINDING", type=argtypes.script,
                       help="print a finding (or any repro script) as a standalone nvfuser_direct script")
     targets.add_fusion_option(p)
+    p.goes_with("--fusion", "--emit")
     p.add_argument("-o", "--output", type=CAMPAIGN_DIR,
                    help="findings directory (repros, index.json, summary.md; default: findings); locked while the "
                    "campaign runs")
@@ -61,8 +62,6 @@ def run(args: argparse.Namespace) -> int:
 
     from segkit.errors import UsageError
 
-    if args.fusion is not None and not args.emit:
-        raise UsageError("--fusion picks the fusion --emit prints: it goes with --emit")
     if args.replay or args.emit:  # a campaign's options would be silently ignored
         unused = [f for f in CAMPAIGN_ONLY if getattr(args, f.lstrip("-").replace("-", "_")) not in (None, False)]
         if unused:

@@ -60,6 +60,8 @@ def _add_table_output(p: argparse.ArgumentParser, formats: list[str]) -> None:
     p.add_argument("--format", default="table", choices=formats)
     p.add_argument("--table", type=argtypes.name, help="with --format csv: the table to print (default: the first)")
     p.add_argument("--csv-dir", type=CSV_DIR, help="with --format csv: write each table to DIR/NAME.csv")
+    p.goes_with("--table", "--format", "csv")
+    p.goes_with("--csv-dir", "--format", "csv")
 
 
 def run_show(args: argparse.Namespace) -> int:
