@@ -14,8 +14,16 @@ def nvfuser_available() -> bool:
     return available()
 
 
-def require_nvfuser(what: str) -> None:
+def require_nvfuser(what: str, target: str | None = None, fusion: str | None = None) -> None:
+    """Refuse to go on without nvFuser. ``target`` (a script or NAME:CONFIG, with ``fusion``) is loaded on the CPU
+    first, so a bad target is named as such (a usage error, a script that does not load), not as a missing GPU."""
     if not nvfuser_available():
+        from pathlib import Path
+
+        if target is not None and Path(target).exists():
+            load_script(target, fusion)
+        elif target is not None:
+            _workload_fusion(target, fusion)
         raise NvFuserUnavailableError(f"segkit {what} runs the fusion on nvFuser: it needs a CUDA device and nvfuser_direct")
 
 
@@ -60,6 +68,12 @@ def load_target(target: str, device: str, fusion: str | None = None):
     if Path(target).exists():
         repro = load_script(target, fusion)
         return repro.fd, repro.make_inputs(device)
+    spec, cfg, fd = _workload_fusion(target, fusion)
+    return fd, list(spec.make_inputs(cfg, device=device).values())
+
+
+def _workload_fusion(target: str, fusion: str | None):
+    """(spec, config, fusion) of a target that is no file: a fusions spec NAME:CONFIG (no inputs built)."""
     if ":" not in target:
         raise UsageError(f"no such file: {target} (and not a fusions spec NAME:CONFIG)")
     if fusion is not None:
@@ -67,6 +81,6 @@ def load_target(target: str, device: str, fusion: str | None = None):
     name, cfg = target.split(":", 1)
     try:
         spec = workload(name)
-        return spec.build(cfg), list(spec.make_inputs(cfg, device=device).values())
+        return spec, cfg, spec.build(cfg)
     except KeyError as e:
         raise UsageError(f"{target}: {e.args[0] if e.args else e}") from None

@@ -23,7 +23,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from segkit.check import check
 
-    targets.require_nvfuser("check")
+    targets.require_nvfuser("check", args.target, args.fusion)
     fd, inputs = targets.load_target(args.target, "cuda", args.fusion)
     tols = dict(args.dtype_tol or [])
     reports = [check(fd, inputs, tol=tols)]

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from segkit.minimize import input_shapes, is_symbolic, minimize_as_recorded_if_needed, size_of, specialize
     from segkit.printing import emit_repro
 
-    targets.require_nvfuser("minimize")
+    targets.require_nvfuser("minimize", args.script, args.fusion)
     t0 = time.perf_counter()
     repro = targets.load_script(args.script, args.fusion)
     inputs = repro.make_inputs("cpu")
