@@ -14,7 +14,7 @@ import fusions
 from fusions import formulations as multi_fusion  # (``space`` takes a list named formulations)
 from fusions.spec import signature
 from segkit.bookend import POLICIES, bookend
-from segkit.errors import SegkitError
+from segkit.errors import SegkitError, UsageError
 from segkit.tuning import NvTuning, TuningTable
 from segkit.tuning.search import (Candidate, Realize, SpecCandidates, TuneResult, measure, rewrites, search, shard,
                                   single)
@@ -61,11 +61,11 @@ def tune_spec(spec_name: str, config: str, dtype: torch.dtype | None = None, ref
     run_cfg = spec.config(config + "_tiny", dtype) if reference and not config.endswith("_tiny") else cfg
     if amaxes is not None:
         if spec_name != "fp8_amax":
-            raise SegkitError(f"--amaxes picks fp8_amax's outputs; {spec_name} has none")
+            raise UsageError(f"--amaxes picks fp8_amax's outputs; {spec_name} has none")
         try:
             cfg, run_cfg = replace(cfg, amaxes=amaxes), replace(run_cfg, amaxes=amaxes)
         except ValueError as e:
-            raise SegkitError(f"--amaxes: {e}") from None
+            raise UsageError(f"--amaxes: {e}") from None
     device, backend = ("cpu", "reference") if reference else ("cuda", "nvfuser")
     sms = torch.cuda.get_device_properties(0).multi_processor_count if not reference else 132
     # the builder as written, not what the table chose on this GPU: the baselines and every rewrite start from it

@@ -113,7 +113,7 @@ CASES = [
     (["tune", "{softmax.py}", "--reference", "--full"], 2, "--full applies to a fusions spec"),
     (["tune", "fp8_amax:4096x4096", "--reference", "--amaxes", ""], 2, "--amaxes '': give output names"),
     (["tune", "fp8_amax:4096x4096", "--reference", "--amaxes", "row,"], 2, "give output names"),
-    (["tune", SPEC, "--reference", "--amaxes", "row"], 1, "rmsnorm_fwd has none"),
+    (["tune", SPEC, "--reference", "--amaxes", "row"], 2, "rmsnorm_fwd has none"),
     # fuzz
     (["fuzz", "--minutes", "0"], 2, "argument --minutes: '0'"),
     (["fuzz", "--minutes", "-1"], 2, "argument --minutes"),
@@ -136,8 +136,8 @@ CASES = [
     (["fuzz", "--replay", "{adir}", "--emit", "{softmax.py}"], 2, "not allowed with argument --replay"),
     (["fuzz", "-o", "{a_file}", *REF_FUZZ], 2, "exists and is a file"),
     (["fuzz", "-o", "{camp}", *REF_FUZZ], 2, "holds a campaign already"),
-    (["fuzz", "-o", "{badidx}", *REF_FUZZ, "--resume"], 1, "cannot be read (JSONDecodeError"),
-    (["fuzz", "-o", "{camp}", *REF_FUZZ, "--resume"], 1, "cannot be read (KeyError"),
+    (["fuzz", "-o", "{badidx}", *REF_FUZZ, "--resume"], 2, "cannot be read (JSONDecodeError"),
+    (["fuzz", "-o", "{camp}", *REF_FUZZ, "--resume"], 2, "cannot be read (KeyError"),
     (["fuzz", "-o", "{tmp}/typo", *REF_FUZZ, "--resume"], 2, "holds no campaign to resume"),
     # trace, profile, paths the file system refuses
     (["trace", "show", "{empty.json}"], 1, "not readable JSON"),

@@ -176,7 +176,7 @@ def test_bad_trace_is_one_line_naming_the_file(tmp_path, capsys, content, messag
 
 def test_unknown_gpu_needs_a_bandwidth(capsys):
     assert main(["regions", str(LLAMA[0]), "--gpu", "a100"]) == 2
-    assert "no copy bandwidth known for GPU 'a100'" in capsys.readouterr().err
+    assert "--gpu 'a100': no copy bandwidth known" in capsys.readouterr().err
     with pytest.raises(TraceFormatError, match="fwd:1: not Python"):
         analyze([("fwd", "[[[")], MODEL)
 

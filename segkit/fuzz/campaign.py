@@ -434,11 +434,11 @@ def _fuzz(target, out: Path, minutes, max_cases, seed, workers, case_timeout, mi
             camp.summary = load_summary(out, camp.summary.env)
         except (OSError, ValueError, KeyError, TypeError) as e:
             ex.close()
-            raise SegkitError(f"fuzz --resume: {out / INDEX} cannot be read ({type(e).__name__}: {e}); "
+            raise UsageError(f"fuzz --resume: {out / INDEX} cannot be read ({type(e).__name__}: {e}); "
                               "give another -o") from None
         if camp.summary.seed != seed or camp.summary.target != ex.name:
             ex.close()
-            raise SegkitError(f"{out} holds a campaign of target {camp.summary.target} with seed "
+            raise UsageError(f"{out} holds a campaign of target {camp.summary.target} with seed "
                               f"{camp.summary.seed}: resume it with the same --target and --seed")
     s = camp.summary
     base, base_run = s.seconds, s.run_seconds

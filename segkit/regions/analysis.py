@@ -15,6 +15,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field, fields, is_dataclass
 
+from segkit.args import NonNegative, Positive, checked
 from segkit.errors import SegkitError, UsageError
 from segkit.regions.measure import CallTiming
 from segkit.regions.parse import Call, ExecTrace, TensorType, parse_trace
@@ -76,15 +77,16 @@ class CostModel:
         return nbytes / self.bandwidth * 1e6 + kernels * self.launch_us + host_us
 
 
-def cost_model(gpu: str, bandwidth_tbs: float | None = None, **params) -> CostModel:
+@checked
+def cost_model(gpu: str, bandwidth_tbs: Positive | None = None, **params) -> CostModel:
     """The cost model for ``gpu`` ("h100", "h200", or any name containing one: "NVIDIA H200"); another GPU needs
     ``bandwidth_tbs`` (TB/s). ``params``: CostModel's other fields."""
     known = [k for k in GPU_BANDWIDTH if k in gpu.lower()]
     if bandwidth_tbs is not None:
         return CostModel(gpu, bandwidth_tbs * 1e12, **params)
     if not known:
-        raise UsageError(f"no copy bandwidth known for GPU {gpu!r} (known: {', '.join(GPU_BANDWIDTH)}): give it in "
-                         "TB/s (--bandwidth)")
+        raise UsageError(f"--gpu {gpu!r}: no copy bandwidth known for it (known: "
+                         f"{', '.join(GPU_BANDWIDTH)}): give it in TB/s (--bandwidth, bandwidth_tbs=)")
     return CostModel(gpu, GPU_BANDWIDTH[known[0]], **params)
 
 
@@ -332,7 +334,8 @@ def analyze_trace(trace: ExecTrace, model: CostModel, types: dict[str, TensorTyp
     return TraceRegions(trace.label, trace.function, regions, tuple(cuts))
 
 
-def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: float | None = None,
+@checked
+def analyze(sources: list[tuple[str, str]], model: CostModel, step_ms: NonNegative | None = None,
             timings: dict[str, CallTiming] | None = None) -> RegionsReport:
     """The report for ``sources``, (label, trace text) pairs of one program (its forward and backward traces share
     tensor names); ``timings``: a profile of it (segkit.regions.measure). None of the traces holding a fusion
