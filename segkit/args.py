@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections.abc as abc
 import functools
 import inspect
+import math
 import types
 import typing
 from dataclasses import dataclass
@@ -151,6 +152,8 @@ def _describe(hint: Any) -> str:
         return "one of " + ", ".join(repr(p) for p in params)
     if hint is abc.Callable or origin is abc.Callable:
         return "a callable"
+    if origin in (dict, abc.Mapping, abc.MutableMapping) and len(params) == 2:
+        return f"a dict from {_describe(params[0]).removeprefix('a ')} to {_describe(params[1])}"
     if origin is not None:
         inner = f" of {_describe(params[0])}" if params and params[-1] is not Ellipsis and len(params) == 1 else ""
         return f"a {getattr(origin, '__name__', str(origin))}{inner}"
@@ -182,3 +185,18 @@ def _is_device(value: Any) -> bool:
 
 #: A torch device, by name ("cpu", "cuda:0", "meta") or object.
 Device = Annotated[Any, Is(_is_device, "a device name (cpu, cuda, cuda:0, meta) or a torch.device")]
+
+
+def _finite_number(low: float, strict: bool) -> Is:
+    def test(v: Any) -> bool:
+        return math.isfinite(v) and (v > low if strict else v >= low)
+
+    return Is(test, f"a finite number {'>' if strict else '>='} {low:g}")
+
+
+#: A number that a tolerance, a threshold or a time takes: finite and not negative (NaN, Inf, -1 refused).
+NonNegative = Annotated[float, _finite_number(0, strict=False)]
+#: A number that must be finite and above zero (a bandwidth, a time limit).
+Positive = Annotated[float, _finite_number(0, strict=True)]
+#: A count that must be at least one (a top-N, a number of repetitions).
+PositiveInt = Annotated[int, Is(lambda v: v > 0, "a whole number > 0")]

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from segkit.args import FusionLike, checked
+from segkit.args import FusionLike, NonNegative, checked
 from segkit import ops as catalogue
 from segkit.bookend import Policy, Realization, bookend, run_plan
 from segkit.compare import CheckReport, OutputDiff, compare_random, diff, nonfinite_notes, tolerance
@@ -21,10 +21,13 @@ from segkit.errors import error_summary
 from segkit.interp import as_fusion, copy_inputs, flat_inputs, run_reference
 from segkit.nvf import run_nvfuser
 
+#: Relative tolerance by dtype (``tol=``): each finite and >= 0.
+Tolerances = dict[torch.dtype, NonNegative]
+
 
 @checked
 def check(fd: FusionLike, inputs: Sequence[Any], *, policy: Policy | None = None, realization: Realization = "segment_set",
-          tol: dict[torch.dtype, float] | None = None, profile: bool = False) -> CheckReport:
+          tol: Tolerances | None = None, profile: bool = False) -> CheckReport:
     """Run ``fd`` (or its bookend ``policy`` realization) on nvFuser and compare with the reference.
 
     With ``profile`` (plain fusion only) the report keeps nvFuser's run: ``details["run"]`` (segments, kernels).
@@ -53,7 +56,7 @@ def check(fd: FusionLike, inputs: Sequence[Any], *, policy: Policy | None = None
 
 
 def written_inputs(fd: Any, ref_inputs: Sequence[Any], inputs: Sequence[Any], label: str,
-                   tol: dict[torch.dtype, float] | None = None) -> list[OutputDiff]:
+                   tol: Tolerances | None = None) -> list[OutputDiff]:
     """Verdicts on the inputs a fusion writes into (``add_output(out, alias_input=inp)``): ``inputs`` after a
     backend's run against ``ref_inputs`` after the reference's, each at the tolerance of the output written."""
     fusion = as_fusion(fd)
@@ -69,7 +72,7 @@ def written_inputs(fd: Any, ref_inputs: Sequence[Any], inputs: Sequence[Any], la
 
 @checked
 def check_outputs(fd: FusionLike, inputs: Sequence[Any], outputs: Sequence[torch.Tensor], *, label: str = "nvFuser",
-                  tol: dict[torch.dtype, float] | None = None) -> CheckReport:
+                  tol: Tolerances | None = None) -> CheckReport:
     """Compare outputs some backend already computed for ``fd`` on ``inputs`` with the reference interpreter's.
     The reference runs on a copy of ``inputs`` when the fusion writes into its inputs, so it never writes into
     the caller's tensors (give the inputs as they were before the backend ran)."""
@@ -97,7 +100,7 @@ def _index_as_int64(fd: Any, outputs: Sequence[torch.Tensor]) -> list[torch.Tens
             for v, o in zip(fusion.outputs, outputs)]
 
 
-def output_tolerances(fd: Any, tol: dict[torch.dtype, float] | None = None) -> list[float]:
+def output_tolerances(fd: Any, tol: Tolerances | None = None) -> list[float]:
     """Per fusion output, the relative tolerance its check allows: that of the least precise floating dtype
     the output's value was computed in, not only of its own dtype. A Float result cast to Double still
     carries Float rounding (a float32 matmul is accumulated in another order by cuBLAS than by the CPU
@@ -110,7 +113,7 @@ def output_tolerances(fd: Any, tol: dict[torch.dtype, float] | None = None) -> l
     return value_tolerances(as_fusion(fd), as_fusion(fd).outputs, tol)
 
 
-def value_tolerances(fusion: Any, values: Sequence[Any], tol: dict[torch.dtype, float] | None = None) -> list[float]:
+def value_tolerances(fusion: Any, values: Sequence[Any], tol: Tolerances | None = None) -> list[float]:
     """The tolerance of each of ``values`` (tensors of ``fusion``) by :func:`output_tolerances`' rule."""
     loosest: dict[int, float] = {}  # id(value) -> loosest tolerance of the roundings it went through
     for op in fusion.ops:
@@ -138,7 +141,7 @@ def _tolerance_of(dtype: DataType) -> float:
 
 
 def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
-          tol: dict[torch.dtype, float] | None = None) -> CheckReport:
+          tol: Tolerances | None = None) -> CheckReport:
     """The per-output verdicts of ``outputs`` against the reference interpreter's ``refs``: one rule set for
     `segkit check`, the check hook and the fuzzer. (``segkit tune`` compares with a spec's own float64 reference
     instead, whose outputs are not the interpreter's.)"""

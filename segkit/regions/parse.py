@@ -17,6 +17,7 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from segkit.args import checked
 from segkit.errors import SegkitError
 
 # Thunder's dtype short names: letters, bits, optional variant ("bf16", "f8_e4m3fn", "f4_e2m1fn_x2", "b8").
@@ -178,6 +179,7 @@ def _call_of(stmt: ast.stmt) -> tuple[list[str], ast.Call] | None:
     return None
 
 
+@checked
 def parse_trace(source: str, label: str = "<trace>") -> ExecTrace:
     """The execution trace in ``source`` (``label`` names it in errors: a file name). A text that is not Python
     or holds no function is a TraceFormatError naming ``label`` and the line."""

@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass
+from typing import Annotated
 
+from segkit.args import Is, checked
 from segkit.trace.idle import STEP_RANGE
 from segkit.trace.model import Kernel, Trace
 
@@ -29,6 +31,10 @@ CATEGORIES: tuple[tuple[str, re.Pattern | None], ...] = (
 )
 KINDS = tuple(k for k, _ in CATEGORIES)
 MEMORY_BOUND = ("nvfuser memory-bound", "other memory-bound")
+
+
+#: The profiles ``breakdown_tables`` puts side by side: at least one (label, Trace).
+Labelled = Annotated[list[tuple[str, Trace]], Is(bool, "a non-empty list of (label, Trace)")]
 
 
 def kind(name: str) -> str:
@@ -70,6 +76,7 @@ class Step:
         return None if self.host_start_ns is None else self.first_ns - self.host_start_ns
 
 
+@checked
 def steps(trace: Trace, step: str = STEP_RANGE) -> list[Step]:
     """The trace's steps: each range named ``step`` with the kernels it launched, else the whole trace as one."""
     ranges = [r for r in trace.ranges_named(step) if r.kernels]
@@ -82,6 +89,7 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
 
+@checked
 def per_step(trace: Trace, step: str = STEP_RANGE) -> dict[str, float | int | None]:
     """Median per step: us and kernel count of each kind, memory-bound us (both memory-bound kinds), busy, idle,
     lead-in and step us; ``steps``: how many steps were read."""
@@ -101,7 +109,8 @@ def per_step(trace: Trace, step: str = STEP_RANGE) -> dict[str, float | int | No
     return out
 
 
-def breakdown_tables(traces: list[tuple[str, Trace]], step: str = STEP_RANGE) -> dict[str, list[dict]]:
+@checked
+def breakdown_tables(traces: Labelled, step: str = STEP_RANGE) -> dict[str, list[dict]]:
     """``breakdown``: one row per kind (and memory-bound, idle, lead-in, step), one column of us per step per
     trace, with the kernel count and, from the second trace on, the ratio to the first trace's."""
     cols = [(label, per_step(t, step)) for label, t in traces]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from segkit.args import NonNegative, PositiveInt, checked
 from segkit.trace.model import ApiCall, Kernel, Trace
 
 STEP_RANGE = "step"  # the range a step table profile records each step in (benchmarks.model_measure.profile)
@@ -41,6 +42,7 @@ class Gap:
         return self.host_lag_ns is not None and self.host_lag_ns > 0
 
 
+@checked
 def gaps(trace: Trace) -> list[Gap]:
     """Every stretch with no kernel running, in time order (kernels on several streams counted as one busy span)."""
     out: list[Gap] = []
@@ -75,7 +77,8 @@ def lead_in_ns(trace: Trace, step: str) -> int | None:
     return min((k.start_ns - begin for k in trace.kernels if k.start_ns >= begin), default=None)
 
 
-def idle_tables(trace: Trace, min_us: float = 10.0, top: int = 20, step: str = STEP_RANGE) -> dict[str, list[dict]]:
+@checked
+def idle_tables(trace: Trace, min_us: NonNegative = 10.0, top: PositiveInt = 20, step: str = STEP_RANGE) -> dict[str, list[dict]]:
     """``summary``: span, busy and idle time, how much of the idle the host caused, and the lead-in of the range
     named ``step`` where there is one; ``gaps``: the ``top`` longest gaps of at least ``min_us``, in time order,
     with the kernels around them."""
