@@ -200,3 +200,5 @@ NonNegative = Annotated[float, _finite_number(0, strict=False)]
 Positive = Annotated[float, _finite_number(0, strict=True)]
 #: A count that must be at least one (a top-N, a number of repetitions).
 PositiveInt = Annotated[int, Is(lambda v: v > 0, "a whole number > 0")]
+#: A name that says something (a range, a step): not empty, not only blanks.
+Name = Annotated[str, Is(lambda v: v.strip() != "", "a non-empty name")]

@@ -179,3 +179,39 @@ def test_trace_and_regions_functions_take_good_arguments(torch_trace):
     assert idle_tables(torch_trace, min_us=0, top=3)["gaps"]
     assert breakdown_tables([("a", torch_trace)])
     assert analyze([("fwd", FWD_TRACE.read_text())], cost_model("a100", 2.0), step_ms=10.0).cuts
+
+
+def test_a_range_needs_a_name():
+    from segkit import trace
+
+    with pytest.raises(ArgumentError, match=r"range\(\): name must be a non-empty name"):
+        with trace.range("  "):
+            pass
+
+
+# ---------------------------------------------------------------------------------------------- profile --torch
+
+@pytest.mark.parametrize(("program", "words"), [
+    (["-u", "x.py"], "python's option -u is not taken here"),
+    (["{tmp}/nope.py"], "no such script"),
+    (["-c"], "give the program to run"),
+])
+def test_profile_torch_refuses_a_program_it_cannot_run_before_running(capsys, tmp_path, program, words):
+    import sys
+
+    program = [p.replace("{tmp}", str(tmp_path)) for p in program]
+    code, _, err = cli(capsys, ["profile", "--torch", "-o", tmp_path / "prof", "--", sys.executable, *program])
+    assert code == 2 and words in one_line(err) and not (tmp_path / "prof").exists()
+
+
+def test_profile_torch_runs_python_c(tmp_path):
+    """``python -c CODE`` is run as python runs it (it was taken for a script named "-c")."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "segkit_cli", "profile", "--torch", "-o", str(tmp_path / "prof"),
+                           "--", sys.executable, "-c", "import sys; print('ran', sys.argv)"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert proc.returncode == 0 and "ran ['-c']" in proc.stdout, proc.stderr[-2000:]
+    assert (tmp_path / "prof" / "trace.json").exists()

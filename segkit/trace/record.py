@@ -14,14 +14,15 @@ from pathlib import Path
 import nvtx
 import torch
 
-from segkit.args import checked
+from segkit.args import Name, checked
+from segkit.errors import UsageError
 from segkit.timing import cuda_profiler
 from segkit.trace.model import USER_DOMAIN, Trace, TraceError
 
 
 @contextlib.contextmanager
 @checked
-def range(name: str):  # noqa: A001  (the harness's verb: segkit.trace.range)
+def range(name: Name):  # noqa: A001  (the harness's verb: segkit.trace.range)
     """Mark a region for both recorders: an NVTX push/pop in the ``segkit`` domain (nsys) and a
     record_function (torch.profiler)."""
     with nvtx.annotate(name, domain=USER_DOMAIN), torch.profiler.record_function(name):
@@ -74,6 +75,15 @@ def profile_command(cmd: list[str], out_dir: Path, backend: str) -> Path:
         return export_sqlite(report)
     if not cmd or not Path(cmd[0]).name.startswith("python"):
         raise TraceError(f"--torch records Python scripts only (python SCRIPT ...), got: {' '.join(cmd)}")
+    program = cmd[1:]
+    if not program or (program[0] in ("-c", "-m") and len(program) < 2):
+        raise UsageError(f"--torch: give the program to run: python SCRIPT, python -c CODE or python -m MODULE; got: "
+                         f"{' '.join(cmd)}")
+    if program[0].startswith("-") and program[0] not in ("-c", "-m"):
+        raise UsageError(f"--torch runs python SCRIPT, -c CODE or -m MODULE: python's option {program[0]} is not "
+                         "taken here")
+    if program[0] not in ("-c", "-m") and not Path(program[0]).is_file():
+        raise UsageError(f"--torch: no such script: {program[0]}")
     report = out_dir / "trace.json"
     proc = subprocess.run([cmd[0], "-m", "segkit.trace.torch_run", str(report), *cmd[1:]],
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
