@@ -187,7 +187,7 @@ CLI_ERRORS = [
     (["segments", "layernorm_fwd:nonesuch"], 2, "has no config 'nonesuch'"),
     (["tune", "rmsnorm_bwd:Llama-2-7b", "--reference"], 2, "rmsnorm_bwd has no config 'Llama-2-7b'; known: nanogpt"),
     (["tune", "nosuchspec:cfg", "--reference"], 2, "no fusion spec 'nosuchspec'"),
-    (["tune", "fp8_amax:4096x4096", "--amaxes", "row,bogus", "--reference"], 1, "distinct names out of"),
+    (["tune", "fp8_amax:4096x4096", "--amaxes", "row,bogus", "--reference"], 2, "distinct names out of"),
     (["segments", "{softmax.py}", "--reps", "0"], 2, "whole number > 0"),
     (["segments", "{softmax.py}", "--emit-dir", "{a_file}"], 2, "is a file"),
     (["segments", "{report.sqlite}"], 2, "SQLite database"),
