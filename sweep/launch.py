@@ -62,6 +62,7 @@ from sweep import respawn as sweep_respawn
 from sweep import resume as sweep_resume
 from sweep.estimate import EstimateError, estimate_report
 from sweep.machine import KEY, machine_block
+from segkit.files import write_text_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS_DIR = ROOT / "benchmarks" / "durations"  # committed per-case seconds, one file per suite and GPU
@@ -268,6 +269,7 @@ class ShardResult:
 
 
 _STOP = threading.Event()  # set when the launcher is told to stop (SIGINT/SIGTERM): every shard is interrupted now
+_STOPPED_BY: list[int] = []  # the signal that set _STOP (the launcher then exits 128 + it)
 
 
 def run_job(job: ShardJob) -> ShardResult:
@@ -546,13 +548,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _stop_on_signals():
-    """SIGINT / SIGTERM to the launcher (Ctrl-C, an outer ``timeout``) interrupts every shard and still merges.
-    Returns a function that restores the previous handlers."""
+    """SIGINT / SIGTERM to the launcher (Ctrl-C, an outer ``timeout``) interrupts every shard and still merges
+    (and saves: a second one does not cut that short). Returns a function that restores the previous handlers."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     _STOP.clear()
-    old = {sig: signal.signal(sig, lambda *_: _STOP.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    _STOPPED_BY.clear()
+
+    def stop(signum, frame) -> None:
+        _STOPPED_BY.append(signum)
+        _STOP.set()
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     return lambda: [signal.signal(sig, handler) for sig, handler in old.items()]
+
+
+def _interrupted(what: str) -> int:
+    """The one line for a launcher stopped by a signal, and its exit status (128 + the signal)."""
+    signum = _STOPPED_BY[0] if _STOPPED_BY else signal.SIGINT
+    print(f"sweep: interrupted ({signal.Signals(signum).name}): {what}", file=sys.stderr)
+    return 128 + signum
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -640,9 +655,10 @@ def main(argv: list[str] | None = None) -> int:
                                    args.timeout_min)
         else:
             results = run_local(jobs)
-        restore()
         codes = [r.code for r in results]
         if args.each:
+            if _STOP.is_set():
+                return _interrupted(f"every shard was stopped; their logs are in {work}")
             return max((0 if c == 5 else c) for c in codes)
         launcher = {"collect_s": round(collected - launched, 3), "wall_s": round(time.time() - launched, 3),
                     "time_limit_s": args.time_limit, "grace_s": args.grace if deadline is not None else None,
@@ -657,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
                                       shard_dir.relative_to(work).as_posix())
         sweep_resume.save(work, merged)
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(merged, indent=1))
+        write_text_atomic(args.output, json.dumps(merged, indent=1))  # never half a record
         sweep = merged["sweep"]
         for device, t in sweep["timing"].items():
             print(_timing_line(device, t, len(sweep["not_run"].get(device, {}))))
@@ -667,12 +683,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"merged {len(shards)} shard(s){over} into {args.output} in {launcher['wall_s']:.1f} s "
               f"(collection {launcher['collect_s']:.1f} s): {counts}; {len(merged['benchmarks'])} benchmark record(s)"
               + (f"; no pytest-benchmark JSON from device(s) {', '.join(lost)}" if lost else ""))
+        if _STOP.is_set():
+            return _interrupted(f"{counts}; what ran is merged into {args.output}; continue with --resume {work}")
         if not sweep["complete"]:
             print(f"sweep incomplete: {counts}; see sweep.not_run in {args.output}", file=sys.stderr)
             return INCOMPLETE
     except (SweepError, sweep_resume.ResumeRefused, EstimateError) as e:
         print(f"sweep: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before any shard started (collecting, balancing): nothing was run or merged
+        print("sweep: interrupted (SIGINT) before any shard started; no record written", file=sys.stderr)
+        return 130
     finally:
         restore()
     # pytest's 'no tests ran' on a shard whose cases were all skipped is not a failure of the sweep.
