@@ -65,6 +65,7 @@ class InProcess:
 def _worker_main(conn, target_name: str) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):  # the campaign stops its workers itself, after saving
         signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since the start: ignored from now on
     try:
         _serve(conn, target_name)
     except (EOFError, OSError):  # the campaign went away (killed, interrupted): end quietly
@@ -90,20 +91,18 @@ def _serve(conn, target_name: str) -> None:
 
 
 @contextlib.contextmanager
-def _sigint_ignored_by_children():
-    """Processes started in the block ignore SIGINT from their first instruction (an ignored signal stays ignored
-    across exec, and Python then installs no KeyboardInterrupt handler): a Ctrl-C in the terminal reaches the
-    whole process group, and a worker still importing would print its own traceback. The campaign stops its
-    workers itself. A SIGINT for this process meanwhile is held (blocked), not lost, and delivered after."""
+def _sigint_blocked_in_children():
+    """Processes started in the block begin with SIGINT blocked (a signal mask survives fork and exec; the worker
+    then ignores it): a Ctrl-C in the terminal reaches the whole process group, and a worker still importing would
+    print its own traceback. The campaign stops its workers itself. A SIGINT for this process meanwhile waits,
+    blocked, and is delivered after (or, taken by another thread, still raised in this one): never lost."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
@@ -114,7 +113,7 @@ class _Worker:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target_name), daemon=True)
         try:
-            with _sigint_ignored_by_children():
+            with _sigint_blocked_in_children():
                 self.proc.start()
         except BaseException:  # a Ctrl-C held during the start is raised here: no worker is left behind
             self.kill()
