@@ -45,6 +45,7 @@ elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -601,6 +602,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"over {runs} run(s)): nothing to resume")
                 return 0
             pytest_args = resume.pytest_args
+        restore = _stop_on_signals()  # from here a Ctrl-C only sets _STOP: no KeyboardInterrupt inside an import
         devices = resolve_devices(args.gpus, args.devices)
         gpu = machine_block(devices=devices)["gpu"]
         if resume:
@@ -609,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
                                                else Path("sweep.shards"))
         work = work.resolve()
         shard_dir = resume.folder(work) if resume else work
+        fresh = not shard_dir.exists()
         shard_dir.mkdir(parents=True, exist_ok=True)
         pin = not (args.backend == "submitit" and args.submitit_cluster in (None, "slurm"))
         deadline = None if args.time_limit is None else launched + args.time_limit
@@ -622,7 +625,16 @@ def main(argv: list[str] | None = None) -> int:
                     for s in shards]
         else:
             # a resumed run balances by the seconds its earlier runs measured, and new --durations over those
-            cases = resume.cases if resume else collect(pytest_args)
+            try:
+                cases = resume.cases if resume else collect(pytest_args)
+            except SweepError:
+                if not _STOP.is_set():
+                    raise
+            if _STOP.is_set():  # the collecting pytest got the same Ctrl-C
+                if fresh:
+                    with contextlib.suppress(OSError):
+                        shard_dir.rmdir()  # only when empty
+                return _interrupted("before any shard started; no record written")
             committed = None if args.durations or resume else default_durations(pytest_args, gpu)
             if committed:
                 print(f"balancing by the committed durations {committed.relative_to(ROOT)}", flush=True)
@@ -632,6 +644,8 @@ def main(argv: list[str] | None = None) -> int:
             jobs = [dataclasses.replace(_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit,
                                                     args.grace, compile_vars), respawns=args.respawns)
                     for s in shards]
+        if _STOP.is_set():
+            return _interrupted("before any shard started; no record written")
         collected = time.time()
         limit = "" if deadline is None else f"; time limit {args.time_limit:g} s ({deadline - collected:.0f} s left)"
         what = (f"run {resume.run} of the sweep in {work}: {len(cases)} case(s) not run before" if resume
@@ -640,7 +654,6 @@ def main(argv: list[str] | None = None) -> int:
         for s in shards:
             print(f"shard {s.index} on device {s.label}: {len(s.cases) or 'one command'} case(s), {s.estimate()}",
                   flush=True)
-        restore = _stop_on_signals()
         warmup_s = None
         if args.warmup > 0 and not args.each:
             warm = Shard(-1, devices[0], sorted(cases, key=lambda c: (durations.get(c, 0.0), c))[: args.warmup])
