@@ -2,6 +2,10 @@
 
 import sys
 
-from segkit_cli.main import main
+try:
+    from segkit_cli.main import main
+except KeyboardInterrupt:  # a Ctrl-C while starting: the same one line as later
+    print("segkit: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

@@ -69,8 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except BrokenPipeError:
         return _quiet_broken_pipe()
-    except KeyboardInterrupt:
-        print("segkit: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:  # a command may say what it left behind (KeyboardInterrupt("..."))
+        print(f"segkit: interrupted{'; ' + _one_line(e) if e.args else ''}", file=sys.stderr)
         return 130
     except OSError as e:  # the file system refused a path (a directory that cannot be made, a full disk): not a bug
         where = f"{e.filename}: {e.strerror or e}" if e.filename is not None else None

@@ -45,6 +45,7 @@ elsewhere); on SLURM each job asks for one GPU and the scheduler pins it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -62,6 +63,7 @@ from sweep import respawn as sweep_respawn
 from sweep import resume as sweep_resume
 from sweep.estimate import EstimateError, estimate_report
 from sweep.machine import KEY, machine_block
+from segkit.files import write_text_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS_DIR = ROOT / "benchmarks" / "durations"  # committed per-case seconds, one file per suite and GPU
@@ -268,6 +270,7 @@ class ShardResult:
 
 
 _STOP = threading.Event()  # set when the launcher is told to stop (SIGINT/SIGTERM): every shard is interrupted now
+_STOPPED_BY: list[int] = []  # the signal that set _STOP (the launcher then exits 128 + it)
 
 
 def run_job(job: ShardJob) -> ShardResult:
@@ -546,13 +549,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _stop_on_signals():
-    """SIGINT / SIGTERM to the launcher (Ctrl-C, an outer ``timeout``) interrupts every shard and still merges.
-    Returns a function that restores the previous handlers."""
+    """SIGINT / SIGTERM to the launcher (Ctrl-C, an outer ``timeout``) interrupts every shard and still merges
+    (and saves: a second one does not cut that short). Returns a function that restores the previous handlers."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     _STOP.clear()
-    old = {sig: signal.signal(sig, lambda *_: _STOP.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    _STOPPED_BY.clear()
+
+    def stop(signum, frame) -> None:
+        _STOPPED_BY.append(signum)
+        _STOP.set()
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     return lambda: [signal.signal(sig, handler) for sig, handler in old.items()]
+
+
+def _interrupted(what: str) -> int:
+    """The one line for a launcher stopped by a signal, and its exit status (128 + the signal)."""
+    signum = _STOPPED_BY[0] if _STOPPED_BY else signal.SIGINT
+    print(f"sweep: interrupted ({signal.Signals(signum).name}): {what}", file=sys.stderr)
+    return 128 + signum
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -586,6 +602,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"over {runs} run(s)): nothing to resume")
                 return 0
             pytest_args = resume.pytest_args
+        restore = _stop_on_signals()  # from here a Ctrl-C only sets _STOP: no KeyboardInterrupt inside an import
         devices = resolve_devices(args.gpus, args.devices)
         gpu = machine_block(devices=devices)["gpu"]
         if resume:
@@ -594,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
                                                else Path("sweep.shards"))
         work = work.resolve()
         shard_dir = resume.folder(work) if resume else work
+        fresh = not shard_dir.exists()
         shard_dir.mkdir(parents=True, exist_ok=True)
         pin = not (args.backend == "submitit" and args.submitit_cluster in (None, "slurm"))
         deadline = None if args.time_limit is None else launched + args.time_limit
@@ -607,7 +625,16 @@ def main(argv: list[str] | None = None) -> int:
                     for s in shards]
         else:
             # a resumed run balances by the seconds its earlier runs measured, and new --durations over those
-            cases = resume.cases if resume else collect(pytest_args)
+            try:
+                cases = resume.cases if resume else collect(pytest_args)
+            except SweepError:
+                if not _STOP.is_set():
+                    raise
+            if _STOP.is_set():  # the collecting pytest got the same Ctrl-C
+                if fresh:
+                    with contextlib.suppress(OSError):
+                        shard_dir.rmdir()  # only when empty
+                return _interrupted("before any shard started; no record written")
             committed = None if args.durations or resume else default_durations(pytest_args, gpu)
             if committed:
                 print(f"balancing by the committed durations {committed.relative_to(ROOT)}", flush=True)
@@ -617,6 +644,8 @@ def main(argv: list[str] | None = None) -> int:
             jobs = [dataclasses.replace(_pytest_job(s, pytest_args, shard_dir, pin, deadline, args.time_limit,
                                                     args.grace, compile_vars), respawns=args.respawns)
                     for s in shards]
+        if _STOP.is_set():
+            return _interrupted("before any shard started; no record written")
         collected = time.time()
         limit = "" if deadline is None else f"; time limit {args.time_limit:g} s ({deadline - collected:.0f} s left)"
         what = (f"run {resume.run} of the sweep in {work}: {len(cases)} case(s) not run before" if resume
@@ -625,7 +654,6 @@ def main(argv: list[str] | None = None) -> int:
         for s in shards:
             print(f"shard {s.index} on device {s.label}: {len(s.cases) or 'one command'} case(s), {s.estimate()}",
                   flush=True)
-        restore = _stop_on_signals()
         warmup_s = None
         if args.warmup > 0 and not args.each:
             warm = Shard(-1, devices[0], sorted(cases, key=lambda c: (durations.get(c, 0.0), c))[: args.warmup])
@@ -640,9 +668,10 @@ def main(argv: list[str] | None = None) -> int:
                                    args.timeout_min)
         else:
             results = run_local(jobs)
-        restore()
         codes = [r.code for r in results]
         if args.each:
+            if _STOP.is_set():
+                return _interrupted(f"every shard was stopped; their logs are in {work}")
             return max((0 if c == 5 else c) for c in codes)
         launcher = {"collect_s": round(collected - launched, 3), "wall_s": round(time.time() - launched, 3),
                     "time_limit_s": args.time_limit, "grace_s": args.grace if deadline is not None else None,
@@ -657,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
                                       shard_dir.relative_to(work).as_posix())
         sweep_resume.save(work, merged)
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(merged, indent=1))
+        write_text_atomic(args.output, json.dumps(merged, indent=1))  # never half a record
         sweep = merged["sweep"]
         for device, t in sweep["timing"].items():
             print(_timing_line(device, t, len(sweep["not_run"].get(device, {}))))
@@ -667,12 +696,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"merged {len(shards)} shard(s){over} into {args.output} in {launcher['wall_s']:.1f} s "
               f"(collection {launcher['collect_s']:.1f} s): {counts}; {len(merged['benchmarks'])} benchmark record(s)"
               + (f"; no pytest-benchmark JSON from device(s) {', '.join(lost)}" if lost else ""))
+        if _STOP.is_set():
+            return _interrupted(f"{counts}; what ran is merged into {args.output}; continue with --resume {work}")
         if not sweep["complete"]:
             print(f"sweep incomplete: {counts}; see sweep.not_run in {args.output}", file=sys.stderr)
             return INCOMPLETE
     except (SweepError, sweep_resume.ResumeRefused, EstimateError) as e:
         print(f"sweep: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before any shard started (collecting, balancing): nothing was run or merged
+        print("sweep: interrupted (SIGINT) before any shard started; no record written", file=sys.stderr)
+        return 130
     finally:
         restore()
     # pytest's 'no tests ran' on a shard whose cases were all skipped is not a failure of the sweep.

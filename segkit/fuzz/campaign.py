@@ -18,6 +18,7 @@ left unminimized says why in its header.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -387,6 +388,7 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
     if not str(out).strip():  # Path("") would be the working directory
         raise UsageError("fuzz: an empty findings directory name")
     out = Path(out)
+    created = not out.exists()
     lock = claim(out)  # before any long run: a directory that cannot take the findings is refused now
     try:
         if (out / INDEX).exists() and not resume:
@@ -400,6 +402,9 @@ def fuzz(target: Target | str, out: str | Path, *, minutes: float | None = None,
                      realizations, max_ops, max_elements, resume, progress, log)
     finally:
         lock.release()
+        if created and not (out / INDEX).exists():  # stopped before the campaign began: leave no folder behind
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only when empty
 
 
 def check_limits(**limits: float | None) -> None:
@@ -425,6 +430,15 @@ def check_limits(**limits: float | None) -> None:
 def _fuzz(target, out: Path, minutes, max_cases, seed, workers, case_timeout, minimize_seconds, minimize_share,
           realizations, max_ops, max_elements, resume, progress, log) -> Summary:
     ex = executor(target, workers, case_timeout)
+    try:
+        return _run(ex, out, minutes, max_cases, seed, minimize_seconds, minimize_share, realizations, max_ops,
+                    max_elements, resume, progress, log)
+    finally:
+        ex.close()  # also on a Ctrl-C: no worker outlives the campaign
+
+
+def _run(ex, out: Path, minutes, max_cases, seed, minimize_seconds, minimize_share, realizations, max_ops,
+         max_elements, resume, progress, log) -> Summary:
     start = time.perf_counter()  # the budget counts from here: starting the workers is not fuzzing
     deadline = start + (minutes * 60 if minutes is not None else float("inf"))
     reserve = minutes * 60 * minimize_share if minutes is not None else 0.0
@@ -433,11 +447,9 @@ def _fuzz(target, out: Path, minutes, max_cases, seed, workers, case_timeout, mi
         try:
             camp.summary = load_summary(out, camp.summary.env)
         except (OSError, ValueError, KeyError, TypeError) as e:
-            ex.close()
             raise UsageError(f"fuzz --resume: {out / INDEX} cannot be read ({type(e).__name__}: {e}); "
-                              "give another -o") from None
+                             "give another -o") from None
         if camp.summary.seed != seed or camp.summary.target != ex.name:
-            ex.close()
             raise UsageError(f"{out} holds a campaign of target {camp.summary.target} with seed "
                               f"{camp.summary.seed}: resume it with the same --target and --seed")
     s = camp.summary
@@ -459,6 +471,7 @@ def _fuzz(target, out: Path, minutes, max_cases, seed, workers, case_timeout, mi
             yield Task(case.script, camp.realizations_for(i), tag=cid)
 
     ex.deadline = float("inf")  # the first case is never cancelled by the clock (see tasks)
+    camp.save()  # from here on the directory holds a campaign that --resume continues, however it is stopped
     saved = time.perf_counter()
     try:
         for task, res in ex.map(tasks()):
@@ -490,7 +503,6 @@ def _fuzz(target, out: Path, minutes, max_cases, seed, workers, case_timeout, mi
             bar.update(s)
     finally:
         bar.close()
-        ex.close()
         s.seconds = base + time.perf_counter() - start
         camp.save()
     return s

@@ -9,7 +9,10 @@ as a "timeout"; both are replaced.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import signal
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -60,10 +63,16 @@ class InProcess:
 
 
 def _worker_main(conn, target_name: str) -> None:
-    import signal
-
     for sig in (signal.SIGINT, signal.SIGTERM):  # the campaign stops its workers itself, after saving
         signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since the start: ignored from now on
+    try:
+        _serve(conn, target_name)
+    except (EOFError, OSError):  # the campaign went away (killed, interrupted): end quietly
+        pass
+
+
+def _serve(conn, target_name: str) -> None:
     try:  # errors go back to the campaign as one line, never as a traceback on the user's terminal
         t = target(target_name)
     except Exception as e:
@@ -81,14 +90,36 @@ def _worker_main(conn, target_name: str) -> None:
         conn.send(("done", res))
 
 
+@contextlib.contextmanager
+def _sigint_blocked_in_children():
+    """Processes started in the block begin with SIGINT blocked (a signal mask survives fork and exec; the worker
+    then ignores it): a Ctrl-C in the terminal reaches the whole process group, and a worker still importing would
+    print its own traceback. The campaign stops its workers itself. A SIGINT for this process meanwhile waits,
+    blocked, and is delivered after (or, taken by another thread, still raised in this one): never lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 class _Worker:
     def __init__(self, target_name: str, start_timeout: float) -> None:
         ctx = mp.get_context("spawn")
         self.target_name, self.start_timeout = target_name, start_timeout
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target_name), daemon=True)
-        self.proc.start()
-        child.close()
+        try:
+            with _sigint_blocked_in_children():
+                self.proc.start()
+        except BaseException:  # a Ctrl-C held during the start is raised here: no worker is left behind
+            self.kill()
+            raise
+        finally:
+            child.close()
         self.task: Task | None = None
         self.started = 0.0
         self.env: dict = {}
@@ -115,17 +146,22 @@ class _Worker:
         self.conn.send(task)
 
     def kill(self) -> None:
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join(5)
+        if self.proc.pid is not None:  # started
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join(5)
         self.conn.close()
 
-    def close(self) -> None:
+    def ask_to_stop(self) -> None:
+        """An idle worker ends on this; one still running a case is killed by ``kill``."""
         try:
             self.conn.send(None)
-            self.proc.join(10)
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError):
             pass
+
+    def close(self, wait: float = 10.0) -> None:
+        self.ask_to_stop()
+        self.proc.join(wait)
         self.kill()
 
 
@@ -137,10 +173,12 @@ class WorkerPool:
         self.target_name, self.timeout, self.start_timeout = target_name, timeout, start_timeout
         self.name = target_name
         self.deadline = float("inf")  # tasks still running then are cancelled (killed, not judged)
-        started = [_Worker(target_name, start_timeout) for _ in range(max(1, workers))]
+        started: list[_Worker] = []
         try:
+            for _ in range(max(1, workers)):
+                started.append(_Worker(target_name, start_timeout))
             self.workers: list[_Worker | None] = [w.ready() for w in started]
-        except SegkitError:  # one error for the campaign, and no worker left behind
+        except BaseException:  # one error for the campaign (or a Ctrl-C), and no worker left behind
             for w in started:
                 w.kill()
             raise
@@ -161,7 +199,8 @@ class WorkerPool:
                         self._drop(w)
                         w = None
                     if w is None:
-                        w = self.workers[i] = _Worker(self.target_name, self.start_timeout).ready()
+                        w = self.workers[i] = _Worker(self.target_name, self.start_timeout)  # closed with the pool
+                        w.ready()
                     w.send(task)
             busy = [w for w in self.workers if w is not None and w.task is not None]
             ready = wait([w.conn for w in busy], timeout=min(0.5, self.timeout))
@@ -195,9 +234,15 @@ class WorkerPool:
         return next(iter(self.map([task])))[1]
 
     def close(self) -> None:
-        for w in self.workers:
-            if w is not None:
-                w.close()
+        """Stop every worker: idle ones end when asked, one still running a case (the campaign was interrupted)
+        is killed after a few seconds shared by all."""
+        live = [w for w in self.workers if w is not None]
+        for w in live:
+            w.ask_to_stop()
+        deadline = time.monotonic() + 5.0
+        for w in live:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            w.kill()
 
 
 def executor(t: Target | str, workers: int = 0, timeout: float = 60.0) -> InProcess | WorkerPool:

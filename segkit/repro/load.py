@@ -6,6 +6,10 @@ builds one or more fusions and runs them on some inputs. ``load_repro`` runs it 
 the recording frontend and with nothing touching CUDA (segkit.repro.script), records every FusionDefinition it
 builds, picks one (by name when there are several) and keeps how to rebuild its inputs (segkit.repro.inputs);
 ``Repro.make_inputs`` rebuilds them on any device.
+
+The script runs in a child process (segkit.repro.isolate) under a wall-clock limit; what comes back is plain
+data: the chosen fusion's IR and its inputs' recipes. Every entry that loads a script (``load_repro``, the
+``segkit`` commands, fuzz, tune, the Thunder hooks) comes through here.
 """
 
 from __future__ import annotations
@@ -25,14 +29,17 @@ from typing import Any
 
 import torch
 
+from segkit import limits
 from segkit.args import checked
 from segkit.errors import (FusionDefinitionError, InputMismatchError, ReproError, ResourceLimitError,
                            UnsupportedOpError, error_summary)
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
+from segkit.ir import Fusion
 from segkit.repro.inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, inputs_node, module_names,
                                  same_layout)
 from segkit.repro.device import no_cuda
+from segkit.repro.isolate import ChildDied, ChildOverran, run_isolated
 from segkit.repro.script import (RecordedFusion, ScriptRun, TestHarness, fusion_functions, name_fusions, new_run,
                                  script_process, test_calls)
 from segkit.repro.stubs import pasted_names, stubbed
@@ -116,7 +123,12 @@ def _script_time_limit(timeout: float | None) -> float:
     if timeout is not None:
         return _seconds(timeout, "timeout")
     value = os.environ.get(SCRIPT_TIMEOUT_ENV, "")
-    return _seconds(value, SCRIPT_TIMEOUT_ENV) if value.strip() else DEFAULT_SCRIPT_TIMEOUT
+    if not value.strip():
+        return DEFAULT_SCRIPT_TIMEOUT
+    limit = limits.seconds(value)  # the rule the command line checks before any command runs
+    if limit is None:
+        raise ReproError(f"{SCRIPT_TIMEOUT_ENV}={value!r} is not a positive number of seconds")
+    return limit
 
 
 class _Expired(BaseException):
@@ -164,7 +176,7 @@ def _time_limit(seconds: float, path: str):
         raise ResourceLimitError(f"{path}: " + what.format(s=f"{seconds:g}") + "; stopped (an endless loop? raise "
                                  f"the limit with {SCRIPT_TIMEOUT_ENV}=SECONDS or load_repro(..., timeout=SECONDS))"
                                  ) from None
-    finally:
+SCRIPT_TIMEOUT_ENV = limits.SCRIPT_TIMEOUT_ENV
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -330,18 +342,37 @@ def _execute_arg(tree: ast.Module, line: int, parser: InputParser) -> ast.List |
     return None
 
 
-@checked
-def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion: str | None = None) -> Repro:
-    """Record a repro script's fusion (no GPU, no CUDA calls) and how to rebuild its inputs.
+@dataclass
+class _Recorded:
+    """What the child process sends back: plain data only (the fusion's IR, its inputs' recipes, names and notes),
+    never an object of the script's."""
 
-    ``path_or_source``: a path (a Path, or a one-line string; any file name), or the script's text.
-    The script runs as Python code (load only scripts you trust) for at most ``timeout`` seconds
-    (default: $SEGKIT_SCRIPT_TIMEOUT, else 60). ``fusion``: which one, by name, when it builds several
-    (the error for several and no name lists them).
-    """
-    path, source = _script_text(path_or_source)
+    fusion: Fusion
+    recipes: list[InputRecipe]
+    name: str
+    names: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def _plain(fusion: Fusion) -> Fusion:
+    """A copy of ``fusion`` that pickles flat: no recording FusionDefinition, no value-to-op links (pickling them
+    would recurse along every chain of ops); ``_linked`` puts the links back."""
+    plain, _ = fusion.copy()
+    for v in plain.values:
+        v.definition = None
+    return plain
+
+
+def _linked(fusion: Fusion) -> Fusion:
+    for op in fusion.ops:
+        for out in op.outputs:
+            out.definition = op
+    return fusion
+
+
+def _record(path: str, source: str, limit: float, fusion: str | None) -> _Recorded:
+    """Run the script (in the child process) and keep its chosen fusion as plain data."""
     tree = _parse(path, source)
-    limit = _script_time_limit(timeout)
     run, fd_class = new_run(path, tree)
     namespace, notes = _run_script(run, fd_class, source, limit)
     name_fusions(run.fusions, tree)
@@ -353,4 +384,75 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion:
     if line:
         check_recipes(as_fusion(rec.fd), recipes, f"{path}:{line}")
     names = tuple(r.name for r in _built(run))
-    return Repro(rec.fd, recipes, source, path, rec.name, names, tuple(notes))
+    return _Recorded(_plain(as_fusion(rec.fd)), recipes, rec.name, names, tuple(notes))
+
+
+#: Seconds past its time limit a script's process is killed when it has not stopped by itself (it caught the
+#: limit's interrupt, or never gave control back to Python).
+HARD_KILL_GRACE_S = 2.0
+
+
+#: segkit's own small script, loaded once in this process before any child is forked (``warm``).
+_WARM_SCRIPT = """
+import torch
+from nvfuser import FusionDefinition, DataType
+from torch.testing import make_tensor
+
+with FusionDefinition() as fd:
+    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+    t1 = fd.from_pytorch(torch.ones(2, 3, device="cuda"))
+    c0 = fd.define_scalar(2.0, dtype=DataType.Double)
+    t2 = fd.ops.cast(t0, dtype=DataType.Float)
+    t3 = fd.ops.mul(fd.ops.add(t2, t1), c0)
+    t4 = fd.ops.sum(t3, dims=[1], keepdim=False, dtype=DataType.Float)
+    t5 = fd.ops.broadcast_in_dim(t4, shape=[2, 3], broadcast_dims=[0])
+    t6 = fd.ops.reshape(fd.ops.permute(fd.ops.sub(t3, t5), dims=[1, 0]), new_shape=[6])
+    fd.add_output(fd.ops.cast(t6, dtype=DataType.BFloat16))
+inputs = [torch.randn((2, 3), dtype=torch.bfloat16, device="cuda"), make_tensor((2, 3), dtype=torch.float32, device="cuda")]
+fd.execute(inputs)
+"""
+_warmed = False
+
+
+def warm() -> None:
+    """Import here, once, what loading a script imports on first use (torch._dynamo behind the first torch op,
+    segkit's lazy imports), by loading segkit's own small script in this process: a child forked from it then
+    starts warm instead of paying those imports on every load."""
+    global _warmed
+    if not _warmed:
+        _warmed = True
+        _record("<segkit warm-up>", _WARM_SCRIPT, math.inf, None)
+
+
+def _in_child(path: str, source: str, limit: float, fusion: str | None) -> _Recorded:
+    """``_record`` in a child process killed past ``limit`` (segkit.repro.isolate): no script hangs segkit,
+    outlives it or swallows its time limit."""
+    warm()
+    try:
+        return run_isolated(_record, (path, source, limit, fusion), hard_limit=limit + HARD_KILL_GRACE_S)
+    except ChildOverran:
+        raise ResourceLimitError(f"{path}: the script ran longer than {limit:g} s and did not stop at its time limit "
+                                 "(it catches the interrupt, or never gives control back): killed (raise the limit "
+                                 f"with {SCRIPT_TIMEOUT_ENV}=SECONDS or load_repro(..., timeout=SECONDS))") from None
+    except ChildDied as e:
+        how = (f"was killed by {signal.Signals(-e.code).name}" if e.code is not None and e.code < 0
+               else f"exited with code {e.code} (os._exit?)")
+        raise ReproError(f"{path}: the script's process {how} before segkit recorded its fusion") from None
+
+
+@checked
+def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion: str | None = None) -> Repro:
+    """Record a repro script's fusion (no GPU, no CUDA calls) and how to rebuild its inputs.
+
+    ``path_or_source``: a path (a Path, or a one-line string; any file name), or the script's text.
+    The script runs as Python code (load only scripts you trust) in a child process, for at most ``timeout``
+    seconds (default: $SEGKIT_SCRIPT_TIMEOUT, else 60; the process is killed a little later if the script does
+    not stop). ``fusion``: which one, by name, when it builds several (the error for several and no name lists
+    them).
+    """
+    path, source = _script_text(path_or_source)
+    _parse(path, source)  # a syntax error is found here, before any process starts
+    limit = _script_time_limit(timeout)
+    got = _in_child(path, source, limit, fusion)
+    fd = FusionDefinition.from_fusion(_linked(got.fusion))
+    return Repro(fd, got.recipes, source, path, got.name, got.names, got.notes)

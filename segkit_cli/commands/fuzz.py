@@ -88,9 +88,16 @@ def run(args: argparse.Namespace) -> int:
     STOP.clear()
     signal.signal(signal.SIGTERM, lambda *_: STOP.set())  # a stopped campaign still saves what it found
     out = args.output or Path("findings")
-    s = fuzz(args.target, out, minutes=args.minutes, max_cases=args.max_cases, seed=args.seed,
-             workers=args.workers, case_timeout=args.case_timeout, minimize_seconds=args.minimize_seconds,
-             max_ops=args.max_ops, max_elements=args.max_elements, resume=args.resume, progress=not args.quiet)
+    try:
+        s = fuzz(args.target, out, minutes=args.minutes, max_cases=args.max_cases, seed=args.seed,
+                 workers=args.workers, case_timeout=args.case_timeout, minimize_seconds=args.minimize_seconds,
+                 max_ops=args.max_ops, max_elements=args.max_elements, resume=args.resume, progress=not args.quiet)
+    except KeyboardInterrupt:
+        from segkit.fuzz.findings import INDEX
+
+        left = (f"the campaign in {out} is saved: continue it with --resume" if (out / INDEX).exists()
+                else f"no campaign was started in {out}")
+        raise KeyboardInterrupt(left) from None
     print(s.markdown())
     print(f"findings, index.json and summary.md in {out}")
     return 0

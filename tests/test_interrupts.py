@@ -1,0 +1,147 @@
+"""Ctrl-C at any moment of fuzz, tune, sweep and a script's loading (issue 53): exit status 130, one line on
+stderr, no traceback (none from a worker process either), and every output untouched or resumable.
+
+Each command runs in its own session and gets SIGINT as a terminal sends it: to its whole process group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_script_isolation import _alive
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+
+
+#: Start the command as a terminal would: SIGINT at its default whatever this test process inherited (an
+#: ignored signal stays ignored across exec, and pytest's process may hold it ignored while a library starts a
+#: worker of its own).
+FRESH = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); " \
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+
+
+def _interrupt(argv: list[str], when: Callable[[float], bool], cwd: Path) -> tuple[int, str, str]:
+    """Run ``argv``, send SIGINT to its process group once ``when(seconds since start)`` holds; (status, stdout,
+    stderr)."""
+    proc = subprocess.Popen([sys.executable, "-c", FRESH, *argv], cwd=cwd, env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    start = time.monotonic()
+    try:
+        while proc.poll() is None and not when(time.monotonic() - start):
+            if time.monotonic() - start > 120:
+                raise AssertionError(f"{argv}: the moment to interrupt never came")
+            time.sleep(0.05)
+        assert proc.poll() is None, f"{argv} ended before it was interrupted: {proc.communicate()}"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, out, err
+
+
+def _one_line(code: int, err: str, prefix: str) -> str:
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 130 and len(lines) == 1 and lines[0].startswith(prefix), (code, err)
+    return lines[0]
+
+
+FUZZ_MOMENTS = {
+    "starting": lambda out: lambda s: s > 1.0,  # segkit still importing, or the workers still starting
+    "workers_up": lambda out: lambda s: out.exists(),  # the directory claimed, the worker importing torch
+    "running": lambda out: lambda s: (out / "index.json").exists() and _later(out, 1.5),
+}
+
+
+def _later(out: Path, seconds: float) -> bool:
+    return time.time() - (out / "index.json").stat().st_mtime > seconds
+
+
+@pytest.mark.parametrize("moment", FUZZ_MOMENTS)
+def test_an_interrupted_fuzz_campaign_is_resumable_or_gone(moment, tmp_path):
+    from segkit.fuzz.campaign import fuzz
+
+    out = tmp_path / "findings"
+    code, _, err = _interrupt(["-m", "segkit_cli", "fuzz", "--target", "reference", "--workers", "1", "--quiet",
+                               "--max-cases", "100000", "-o", str(out)], FUZZ_MOMENTS[moment](out), tmp_path)
+    line = _one_line(code, err, "segkit: interrupted")
+    if not out.exists():
+        return  # stopped before the campaign began: no folder left behind
+    assert "continue it with --resume" in line, line
+    s = fuzz("reference", out, max_cases=1, workers=0, resume=True, progress=False, log=lambda _: None)
+    assert s.cases >= 1
+
+
+#: A search whose candidates each take the reference interpreter a while (about 10 s in all on a small machine).
+BIG_SCRIPT = """\
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+with FusionDefinition() as fd:
+    T0 = fd.define_tensor(shape=[4096, 4096], contiguity=[True, True], dtype=DataType.Float)
+    T2 = fd.ops.sum(fd.ops.mul(T0, T0), dims=[1], keepdim=False, dtype=DataType.Float)
+    T3 = fd.ops.broadcast_in_dim(T2, shape=[4096, 4096], broadcast_dims=[0])
+    fd.add_output(fd.ops.permute(fd.ops.div(T0, T3), dims=[1, 0]))
+
+inputs = [torch.randn((4096, 4096), dtype=torch.float32, device="cuda")]
+fd.execute(inputs)
+"""
+
+
+@pytest.mark.parametrize("after", [1.0, 5.0])  # starting; searching
+def test_an_interrupted_tune_says_one_line(after, tmp_path):
+    script = tmp_path / "big.py"
+    script.write_text(BIG_SCRIPT)
+    code, out, err = _interrupt(["-m", "segkit_cli", "tune", str(script), "--reference"], lambda s: s > after,
+                                tmp_path)
+    _one_line(code, err, "segkit: interrupted")
+    assert "candidates match the reference" not in out
+
+
+def test_an_interrupted_script_load_stops_the_script(tmp_path):
+    """Ctrl-C while a script is being loaded (what check, repro, ... do first): the script's process group goes
+    with it."""
+    pidfile = tmp_path / "script.pid"
+    script = tmp_path / "slow.py"
+    script.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    code, _, err = _interrupt(["-m", "segkit_cli", "repro", str(script)], lambda s: pidfile.exists(), tmp_path)
+    _one_line(code, err, "segkit: interrupted")
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)
+
+
+SLOW_SUITE = "import time\nimport pytest\n\n\n@pytest.mark.parametrize('i', range(8))\ndef test_slow(i):\n" \
+             "    time.sleep(1.5)\n"
+
+
+@pytest.mark.parametrize("moment", ["collecting", "running"])
+def test_an_interrupted_sweep_merges_what_ran_and_resumes(moment, tmp_path):
+    from sweep import resume as sweep_resume
+
+    suite = tmp_path / "suite" / "bench_slow.py"  # outside the project: no conftest, no torch in the shards
+    suite.parent.mkdir()
+    suite.write_text(SLOW_SUITE)
+    work, out = tmp_path / "w", tmp_path / "merged.json"
+    when = (lambda s: s > 0.5) if moment == "collecting" else (lambda s: any(work.glob("shard*.log")) and s > 0)
+    argv = ["-m", "sweep", "--devices", "a,b", "--grace", "5", "--workdir", str(work), "-o", str(out), "--",
+            str(suite)]
+    code, _, err = _interrupt(argv, when, ROOT)
+    line = _one_line(code, err, "sweep: interrupted")
+    if moment == "collecting" and "before any shard started" in line:
+        assert not out.exists() and not work.exists()  # untouched
+        return
+    assert f"--resume {work}" in line, line
+    resume = sweep_resume.load(work, [str(suite)])  # --resume takes it: the cases not run are known
+    assert resume.complete or resume.cases
