@@ -176,13 +176,13 @@ def _time_limit(seconds: float, path: str):
         raise ResourceLimitError(f"{path}: " + what.format(s=f"{seconds:g}") + "; stopped (an endless loop? raise "
                                  f"the limit with {SCRIPT_TIMEOUT_ENV}=SECONDS or load_repro(..., timeout=SECONDS))"
                                  ) from None
-SCRIPT_TIMEOUT_ENV = limits.SCRIPT_TIMEOUT_ENV
+    finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
 #: Seconds a script may run while it is loaded (environment variable, or ``load_repro(timeout=)``).
-SCRIPT_TIMEOUT_ENV = "SEGKIT_SCRIPT_TIMEOUT"
+SCRIPT_TIMEOUT_ENV = limits.SCRIPT_TIMEOUT_ENV
 DEFAULT_SCRIPT_TIMEOUT = 60.0
 
 #: ``with _Stubbed(): runpy.run_path(script)``: a standalone script's nvFuser imports run segkit's frontend.
