@@ -31,12 +31,24 @@ RESULTS = DATA / "results.jsonl"
 GATE_LOG = DATA / "gate.jsonl"
 TOLERANCE = 0.03
 
-#: The headline kernel cases: the norms' seed shape forward and backward, the qkv split + RoPE at Llama-2-13b and
-#: Llama-3-70B, fp8 amax at the seed and two large shapes (bf16 throughout); the Llama-3-8B step is STEP.
-HEADLINE_K = ("bfloat16 and not inference and (mixorder_576000x384 or Llama-2-13b-hf_bs2 or Llama-3-70B_bs2 "
-              "or (fp8_amax and (seed_12x34x56 or 16384x8192 or 8192x28672)))")
-#: The step's own settings are the step table's (paired rounds, as the baseline rows were measured).
+#: The headline kernel cases, per suite: the norms' seed shape forward and backward, the qkv split + RoPE forward and
+#: backward at Llama-2-13b and Llama-3-70B, fp8 amax at the seed and two large shapes; bf16, no inference mode.
+HEADLINE = {"norm_fwd": ("mixorder_576000x384",), "norm_bwd": ("mixorder_576000x384",),
+            "qkv_split_rope": ("Llama-2-13b-hf_bs2", "Llama-3-70B_bs2"),
+            "fp8_amax": ("seed_12x34x56", "16384x8192", "8192x28672")}
+HEADLINE_K = "bfloat16 and not inference and (" + " or ".join(
+    f"(test_{suite} and ({' or '.join(shapes)}))" for suite, shapes in HEADLINE.items()) + ")"
+#: The Llama-3-8B step, with the step table's own settings (paired rounds, as its baseline rows were measured).
 STEP = {"case": "llama3-8b-x1", "variants": "segkit-auto", "rounds": 3}
+
+
+def headline(row: dict) -> bool:
+    """Whether a results row is one of the gate's cases (the baseline keeps only those)."""
+    case = row["case"]
+    if row["suite"] == "model_step":
+        return case.get("model") == STEP["case"] and "back_to_back" not in case
+    return (case.get("shape") in HEADLINE.get(row["suite"], ()) and case.get("dtype") == "bfloat16"
+            and case.get("mode") != "inference")
 
 
 def ours(row: dict) -> bool:
@@ -206,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{RESULTS.name}")
         return 0
     if args.cmd == "promote":
-        rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)]
+        rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)
+                and headline(r)]
         if not rows:
             print(f"no rows for {args.gpu!r}" + (f" in run {args.run!r}" if args.run else ""), file=sys.stderr)
             return 2
