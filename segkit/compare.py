@@ -290,8 +290,11 @@ def nonfinite_notes(outputs: Sequence[torch.Tensor], who: str = "the reference")
     output passes on NaN and Inf agreeing, so the run looks fine while no number was checked."""
     notes = []
     for i, t in enumerate(outputs):
-        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).any()):
-            notes.append(f"output {i}: every value is non-finite on {who} ({NonFinite.of(t)}): nothing numeric is "
+        if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()):
+            continue
+        wide = t if t.element_size() > 1 else t.float()  # torch has no isfinite / isnan for some float8 types
+        if not bool(torch.isfinite(wide).any()):
+            notes.append(f"output {i}: every value is non-finite on {who} ({NonFinite.of(wide)}): nothing numeric is "
                          "checked (an overflow or a log/sqrt of negatives in the fusion?)")
     if notes and len(notes) == len(outputs):
         notes.append("no output has a finite value: the run computed nothing checkable")

@@ -31,13 +31,16 @@ fi
 
 if [[ "$PHASE" == bench || "$PHASE" == all ]]; then
   part "headline benchmarks"
-  python -m pytest benchmarks -q -p no:cacheprovider -k "$(python -m benchmarks.gate headline-k)" \
-    --benchmark-json="$DIR/headline.json" > "$DIR/bench.log" 2>&1
+  # each case also lands in headline.jsonl as it is measured (a phase cut by GATE_BENCH_S keeps what it measured)
+  SEGKIT_BENCH_LOG="$DIR/headline.jsonl" timeout -s INT "${GATE_BENCH_S:-3600}" python -m pytest benchmarks -q \
+    -p no:cacheprovider -k "$(python -m benchmarks.gate headline-k)" --benchmark-json="$DIR/headline.json" \
+    > "$DIR/bench.log" 2>&1
   echo "benchmarks exit $?"; tail -2 "$DIR/bench.log"
   part "the Llama-3-8B step"
   STEP_ARGS=$(python -c "from benchmarks.gate import STEP; print(' '.join(f'--{k} {v}' for k, v in STEP.items()))")
   # shellcheck disable=SC2086
-  python benchmarks/model_step.py $STEP_ARGS --json "$DIR/step.json" --out "$DIR/step.md" > "$DIR/step.log" 2>&1
+  timeout -s INT "${GATE_STEP_S:-1800}" python benchmarks/model_step.py $STEP_ARGS --json "$DIR/step.json" \
+    --out "$DIR/step.md" > "$DIR/step.log" 2>&1
   echo "step exit $?"; tail -4 "$DIR/step.md" 2>/dev/null
   part "against the baseline"
   python -m benchmarks.gate compare "$DIR/headline.json" "$DIR/step.json" --rerun-ids "$DIR/rerun.txt" \
