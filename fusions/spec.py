@@ -124,7 +124,10 @@ def signature(cfg) -> str:
     dtype = str(cfg.dtype).removeprefix("torch.")
     if hasattr(cfg, "rows") and hasattr(cfg, "hidden"):
         return f"{cfg.rows}x{cfg.hidden} {dtype}"
-    sizes = " ".join(f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if f.name not in ("name", "dtype"))
+    sizes = " ".join(f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg)
+                     if f.name not in ("name", "dtype", "rounding"))
+    if getattr(cfg, "rounding", "eager") != "eager":  # the default keeps the keys tunings were stored under
+        sizes += f" rounding={cfg.rounding}"
     return f"{sizes} {dtype}"
 
 
