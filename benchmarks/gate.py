@@ -4,7 +4,7 @@
     python -m benchmarks.gate compare RUN.json [STEP.json] --rerun-ids IDS.txt
     python -m benchmarks.gate record --tests GPU_TESTS.json --bench RUN.json [STEP.json] [--rerun RERUN.json]
                                      --commit C -o RECORD.json
-    python -m benchmarks.gate land RECORD.json               # append it to benchmarks/data/gate.jsonl
+    python -m benchmarks.gate land RECORD.json [--no-rows]   # append it to benchmarks/data/gate.jsonl
     python -m benchmarks.gate promote --gpu "NVIDIA H200" [--run NAME]   # the explicit step: a new baseline
 
 A headline case of segkit's (executor ``segkit``, ``segkit:*``, ``thunder+segkit_ex``, a step's ``segkit-*``) is
@@ -170,9 +170,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--step", type=Path)
     r.add_argument("--rerun", type=Path)
     r.add_argument("--commit", required=True)
+    r.add_argument("--tests-commit", help="the commit the suite phase ran on, when not --commit")
     r.add_argument("-o", "--out", type=Path, required=True)
     land = sub.add_parser("land")
     land.add_argument("record", type=Path)
+    land.add_argument("--no-rows", action="store_true",
+                      help="the record only: its measurements stay out of the results data (a run of code with a "
+                           "bug fixed since)")
     pr = sub.add_parser("promote")
     pr.add_argument("--gpu", required=True)
     pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
@@ -198,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         tests = tests_summary(args.tests)
         ok, why = verdict(tests, judged)
         machine = _machine(rows)
-        record = {"gate": "pass" if ok else "fail", "why": why, "commit": args.commit, "date": machine.get("date"),
+        record = {"gate": "pass" if ok else "fail", "why": why, "commit": args.commit,
+                  "tests_commit": args.tests_commit or args.commit, "date": machine.get("date"),
                   "gpu": machine.get("gpu"), "machine": machine, "tolerance": TOLERANCE, "tests": tests,
                   "benchmarks": judged, "rows": rows}
         args.out.write_text(json.dumps(record) + "\n")
@@ -213,9 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         with GATE_LOG.open("a") as f:
             f.write(json.dumps({k: v for k, v in record.items() if k != "machine"} | {"machine": record["machine"]})
                     + "\n")
-        _append_rows(rows, RESULTS)
-        print(f"landed gate {record['gate']} of {record['commit']} ({len(rows)} rows) in {GATE_LOG.name} and "
-              f"{RESULTS.name}")
+        if not args.no_rows:
+            _append_rows(rows, RESULTS)
+        print(f"landed gate {record['gate']} of {record['commit']} in {GATE_LOG.name}"
+              + ("" if args.no_rows else f" and its {len(rows)} rows in {RESULTS.name}"))
         return 0
     if args.cmd == "promote":
         rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)
