@@ -116,6 +116,18 @@ def profile(step: Callable[[], None], path: Path) -> None:
             prof.step()
 
 
+def step_breakdown(path: Path) -> dict[str, float]:
+    """Where a profiled step's time goes (``segkit trace breakdown`` on ``path``): us per step of attention, GEMMs,
+    nvFuser's and the other memory-bound kernels, their sum, idle and the host's lead-in (the step table's
+    ``breakdown`` column; the issue-54 bar reads its memory-bound sum)."""
+    from segkit.trace import load
+    from segkit.trace.breakdown import per_step
+
+    got = per_step(load(path))
+    return {key.removesuffix(" us").replace(" ", "_").replace("-", "_"): round(v, 1)
+            for key, v in got.items() if key.endswith(" us") and v is not None}
+
+
 def host_profile(step: Callable[[], None], path: Path, steps: int = 10, top: int = 40) -> None:
     """Where the host's time to issue a step goes: ``steps`` steps under cProfile, issued back to back, the ``top``
     functions by own time and by cumulative time, per step, as text at ``path``. cProfile slows Python-heavy code

@@ -35,8 +35,8 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
 from benchmarks import model_table  # noqa: E402
 from benchmarks.model_measure import (  # noqa: E402
-    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, time_step, time_steps,
-    trace_counts)
+    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, step_breakdown,
+    time_step, time_steps, trace_counts)
 
 __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "import_litgpt",
            "run_case"]
@@ -117,6 +117,7 @@ class Row:
     cuts: list[dict] = field(default_factory=list)  # each fusible call's choice (thunder_exec.fusible.Choice)
     grad_err: float | None = None             # max |g - g_eager| / max |g_eager| over grads, first step and rerun
     first_step_s: float | None = None         # the first step (tracing, compiling and running it)
+    breakdown: dict[str, float] = field(default_factory=dict)  # with --profile: us per step by kind of work
     note: str = ""
 
 
@@ -239,7 +240,9 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     if cuda:
         row.kernels = kernels_per_step(step)
         if opts.profile:
-            profile(step, opts.profile / f"{row.case}-{variant.name}.json.gz")
+            path = opts.profile / f"{row.case}-{variant.name}.json.gz"
+            profile(step, path)
+            row.breakdown = step_breakdown(path)
         row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
     if opts.host_profile:
         host_profile(step, opts.host_profile / f"{row.case}-{variant.name}.txt")

@@ -195,7 +195,7 @@ METRICS = {"kernel_us_median": "us", "gbs": "gbs", "pct_of_copy_bw": "pct_copy_b
            "kernels": "kernels", "formulation": "formulation", "two_stage_chunk": "two_stage_chunk",
            "fx_reuse_rewrites": "fx_reuse_rewrites"}
 STEP_METRICS = ("ms", "ms_rounds", "ms_steps", "host_ms", "peak_gib", "kernels", "regions", "claims", "grad_err",
-                "first_step_s", "note")
+                "first_step_s", "breakdown", "note")
 
 
 class MissingProvenance(ValueError):

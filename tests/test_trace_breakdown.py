@@ -87,3 +87,14 @@ def test_cli_breakdown_side_by_side_as_json(capsys):
 def test_cli_breakdown_refuses_a_step_range_the_profile_lacks(capsys):
     assert main(["trace", "breakdown", str(COMPILE), "--step", "train_step"]) == 2
     assert "no range named so" in capsys.readouterr().err
+
+
+def test_the_step_tables_breakdown_column_reads_a_profile():
+    """benchmarks.model_measure.step_breakdown: the column the step table fills from each variant's --profile."""
+    from benchmarks.model_measure import step_breakdown
+
+    got = step_breakdown(SEGKIT)
+    want = per_step(load(SEGKIT))
+    assert got["memory_bound"] == pytest.approx(want["memory-bound us"], abs=0.05)
+    assert got["nvfuser_memory_bound"] > 0 and got["gemm"] > got["attention"] > 0
+    assert "lead_in" not in got  # no step range in this profile: unknown, not zero
