@@ -242,9 +242,9 @@ def main(argv: list[str] | None = None) -> int:
 def _append_rows(rows: list[dict], path: Path) -> None:
     from benchmarks.summarize import _lines, row_key
 
-    have = {row_key(r) for r in read_data(path)}
+    there = read_data(path)
+    have, written = {row_key(r) for r in there}, {(r["run"], r["source"]) for r in there}
     new = [r for r in rows if row_key(r) not in have]
-    written = {(r["run"], r["source"]) for r in read_data(path)}
     with path.open("a") as f:
         f.writelines(_lines(new, written))
 
