@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -64,7 +64,8 @@ class RopeConfig:
     rope_n_elem: int
     block_size: int
     dtype: torch.dtype = torch.bfloat16
-    rounding: str = "eager"
+    #: keyed only when not the default: tunings stored before the field existed keep their signature (spec.signature)
+    rounding: str = field(default="eager", metadata={"signature": "when_not_default"})
 
     def __post_init__(self) -> None:
         if self.rounding not in ROPE_ROUNDINGS:

@@ -124,10 +124,9 @@ def signature(cfg) -> str:
     dtype = str(cfg.dtype).removeprefix("torch.")
     if hasattr(cfg, "rows") and hasattr(cfg, "hidden"):
         return f"{cfg.rows}x{cfg.hidden} {dtype}"
-    sizes = " ".join(f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg)
-                     if f.name not in ("name", "dtype", "rounding"))
-    if getattr(cfg, "rounding", "eager") != "eager":  # the default keeps the keys tunings were stored under
-        sizes += f" rounding={cfg.rounding}"
+    keyed = [f for f in fields(cfg) if f.name not in ("name", "dtype")
+             and not (f.metadata.get("signature") == "when_not_default" and getattr(cfg, f.name) == f.default)]
+    sizes = " ".join(f"{f.name}={getattr(cfg, f.name)}" for f in keyed)
     return f"{sizes} {dtype}"
 
 

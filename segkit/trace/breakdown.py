@@ -94,14 +94,17 @@ def per_step(trace: Trace, step: str = STEP_RANGE) -> dict[str, float | int | No
     """Median per step: us and kernel count of each kind, memory-bound us (both memory-bound kinds), busy, idle,
     lead-in and step us; ``steps``: how many steps were read."""
     got = steps(trace, step)
+    kinds = [[kind(x.name) for x in s.kernels] for s in got]  # each kernel classified once
+    busy = [s.busy_ns() for s in got]
     out: dict[str, float | int | None] = {"steps": len(got)}
     for k in KINDS:
-        out[f"{k} us"] = _median([sum(x.duration_ns for x in s.kernels if kind(x.name) == k) / 1e3 for s in got])
-        out[f"{k} kernels"] = _median([sum(kind(x.name) == k for x in s.kernels) for s in got])
-    out["memory-bound us"] = _median([sum(x.duration_ns for x in s.kernels if kind(x.name) in MEMORY_BOUND) / 1e3
-                                      for s in got])
-    out["busy us"] = _median([s.busy_ns() / 1e3 for s in got])
-    out["idle us"] = _median([(s.last_ns - s.first_ns - s.busy_ns()) / 1e3 for s in got])
+        out[f"{k} us"] = _median([sum(x.duration_ns for x, kx in zip(s.kernels, ks) if kx == k) / 1e3
+                                  for s, ks in zip(got, kinds)])
+        out[f"{k} kernels"] = _median([ks.count(k) for ks in kinds])
+    out["memory-bound us"] = _median([sum(x.duration_ns for x, kx in zip(s.kernels, ks) if kx in MEMORY_BOUND) / 1e3
+                                      for s, ks in zip(got, kinds)])
+    out["busy us"] = _median([b / 1e3 for b in busy])
+    out["idle us"] = _median([(s.last_ns - s.first_ns - b) / 1e3 for s, b in zip(got, busy)])
     leads = [s.lead_in_ns() for s in got]
     out["lead-in us"] = _median([x / 1e3 for x in leads]) if got and None not in leads else None
     out["step us"] = _median([(s.last_ns - (s.host_start_ns if s.host_start_ns is not None else s.first_ns)) / 1e3
