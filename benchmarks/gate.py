@@ -1,9 +1,9 @@
 """The GPU gate's comparisons and record (scripts/gpu/gate.sh runs the GPU side; this module only reads files).
 
     python -m benchmarks.gate headline-k                      # the -k expression of the headline kernel cases
-    python -m benchmarks.gate compare RUN.json [STEP.json] --rerun-ids IDS.txt
-    python -m benchmarks.gate record --tests GPU_TESTS.json --bench RUN.json [STEP.json] [--rerun RERUN.json]
-                                     --commit C -o RECORD.json
+    python -m benchmarks.gate compare RUN.json [STEP.json] --rerun-ids IDS.txt [--log RUN.jsonl]
+    python -m benchmarks.gate record --tests GPU_TESTS.json --bench RUN.json [--step STEP.json]
+                                     [--rerun RERUN.json] [--log RUN.jsonl] --commit C -o RECORD.json
     python -m benchmarks.gate land RECORD.json [--no-rows]   # append it to benchmarks/data/gate.jsonl
     python -m benchmarks.gate promote --gpu "NVIDIA H200" [--run NAME]   # the explicit step: a new baseline
 
@@ -11,8 +11,10 @@ A headline case of segkit's (executor ``segkit``, ``segkit:*``, ``thunder+segkit
 compared with the committed baseline for the run's GPU model (benchmarks/data/baseline.jsonl: one row per GPU,
 suite, case and executor, in the results data's schema). One more than ``TOLERANCE`` slower is re-run (its
 pytest node ids are written for gate.sh); it fails the gate if the re-run is slower too. Rivals' ratios to their
-own baselines are shown, not judged: they say whether the machine drifted. A faster result never moves the
-baseline by itself; ``promote`` does, from rows already in the results data.
+own baselines are shown, not judged: they say whether the machine drifted. A baseline case the run has no row for
+(a benchmark that failed its validation or errored reports nothing) is "missing": one of ours fails the gate, a
+rival's is shown with its reason. A faster result never moves the baseline by itself; ``promote`` does, from rows
+already in the results data.
 """
 
 from __future__ import annotations
@@ -87,10 +89,13 @@ def run_rows(bench: Path | None, step: Path | None, run: str, commit: str | None
     return rows, ids
 
 
-def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict] | None = None) -> list[dict]:
+def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict] | None = None,
+          errors: dict[tuple, str] | None = None) -> list[dict]:
     """Each row against its baseline: ratio (now / baseline), and for ours a verdict: "ok", "slower" (past the
     tolerance, to re-run), "slower, re-run slower too" (fails), "faster" (the baseline stays until ``promote``),
-    "no baseline" or "not measured"."""
+    "no baseline" or "not measured". A baseline case of ours on the run's GPU that the run has no row for is
+    "missing" (a benchmark that failed its validation, errored or was skipped reports nothing), with the reason
+    from ``errors`` (``bench_errors``) where the run recorded one; a rival's only where it recorded one."""
     out = []
     for r in rows:
         base = baseline.get(key(r))
@@ -111,12 +116,48 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
                 entry["verdict"] = ("slower, re-run slower too" if value(again) > was * (1 + TOLERANCE)
                                     else "ok on re-run")
         out.append(entry)
+    gpus = {r["gpu"] for r in rows}
+    have = {key(r) for r in rows}
+    for k, base in sorted(baseline.items()):
+        if k[0] in gpus and k not in have and (ours(base) or k in (errors or {})):  # a rival not run (Quack not
+            # staged, the step's other variants) is no hole; one that failed is shown
+            entry = {"suite": base["suite"], "case": base["case"], "executor": base["executor"], "now": None,
+                     "baseline": value(base), "baseline_commit": base["commit"], "ours": ours(base),
+                     "verdict": "missing"}
+            if (errors or {}).get(k):
+                entry["error"] = errors[k]
+            out.append(entry)
+    for k, error in sorted((errors or {}).items()):  # failed and never measured: no baseline to miss it
+        if k not in have and k not in baseline:
+            suite, case, executor = k[1], json.loads(k[2]), k[3]
+            out.append({"suite": suite, "case": case, "executor": executor, "now": None, "baseline": None,
+                        "baseline_commit": None, "ours": ours({"executor": executor}), "verdict": "missing",
+                        "error": error})
     return out
 
 
 def failures(judged: list[dict]) -> list[dict]:
-    """Ours that fail: slower and not cleared by a re-run, or not measured."""
-    return [j for j in judged if j["ours"] and (j["verdict"].startswith("slower") or j["verdict"] == "not measured")]
+    """Ours that fail: slower and not cleared by a re-run, not measured, or missing from the run."""
+    return [j for j in judged if j["ours"] and (j["verdict"].startswith("slower")
+                                                or j["verdict"] in ("not measured", "missing"))]
+
+
+def bench_errors(log: Path | None) -> dict[tuple, str]:
+    """The benchmarks that failed their validation in the run's log ($SEGKIT_BENCH_LOG: benchmarks/harness.py
+    writes a line with "error" for each), keyed like results rows: the message ("wrong result, not benchmarked:
+    ...")."""
+    from benchmarks.summarize import _plain
+
+    out = {}
+    for line in Path(log).read_text().splitlines() if log is not None and Path(log).exists() else ():
+        rec = json.loads(line)
+        if "error" not in rec:
+            continue
+        params = rec["params"]
+        case = {k: _plain(v) for k, v in params.items() if k != "executor"}
+        suite = rec["name"].split("[")[0].removeprefix("test_")
+        out[(rec["machine"]["gpu"], suite, json.dumps(case, sort_keys=True), params["executor"])] = rec["error"]
+    return out
 
 
 def table(judged: list[dict]) -> str:
@@ -126,7 +167,8 @@ def table(judged: list[dict]) -> str:
         now = f"{j['now']:.4g}" if j["now"] else "-"
         was = f"{j['baseline']:.4g}" if j["baseline"] else "-"
         ratio = f"{j['ratio']:.3f}" if "ratio" in j else "-"
-        verdict = j["verdict"] + ("" if j["ours"] else " (rival: shown, not judged)")
+        verdict = (j["verdict"] + (f": {j['error']}" if j.get("error") else "")
+                   + ("" if j["ours"] else " (rival: shown, not judged)"))
         lines.append(f"{j['suite']:15s} {case:60s} {j['executor']:18s} {now:>9s} {was:>9s} {ratio:>6s}  {verdict}")
     return "\n".join(lines)
 
@@ -164,11 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("bench", type=Path)
     c.add_argument("step", type=Path, nargs="?")
     c.add_argument("--rerun-ids", type=Path, required=True, help="write the node ids of ours to re-run here")
+    c.add_argument("--log", type=Path, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
     r = sub.add_parser("record")
     r.add_argument("--tests", type=Path, required=True)
     r.add_argument("--bench", type=Path, required=True)
     r.add_argument("--step", type=Path)
     r.add_argument("--rerun", type=Path)
+    r.add_argument("--log", type=Path, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
     r.add_argument("--commit", required=True)
     r.add_argument("--tests-commit", help="the commit the suite phase ran on, when not --commit")
     r.add_argument("-o", "--out", type=Path, required=True)
@@ -187,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "compare":
         rows, ids = run_rows(args.bench, args.step, "gate", None)
-        judged = judge(rows, load_baseline())
+        judged = judge(rows, load_baseline(), errors=bench_errors(args.log))
         print(table(judged))
         again = [ids[key(row)] for row, j in zip(rows, judged) if j["ours"] and j["verdict"] == "slower"
                  and key(row) in ids]
@@ -198,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         run = f"gate-{args.commit}"
         rows, _ = run_rows(args.bench, args.step, run, args.commit)
         rerun = {key(x): x for x in run_rows(args.rerun, None, run, args.commit)[0]} if args.rerun else None
-        judged = judge(rows, load_baseline(), rerun)
+        judged = judge(rows, load_baseline(), rerun, bench_errors(args.log))
         tests = tests_summary(args.tests)
         ok, why = verdict(tests, judged)
         machine = _machine(rows)

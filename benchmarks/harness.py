@@ -72,7 +72,11 @@ def check_outputs(prepared: Prepared, refs: Sequence[torch.Tensor], names: Seque
 def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequence[str], nbytes: int,
         copy_gbs: float, rounds: int = 20) -> None:
     """Check, then time kernels (cold L2) with pytest-benchmark, then record the extra columns."""
-    rel = check_outputs(prepared, refs, names)
+    try:
+        rel = check_outputs(prepared, refs, names)
+    except pytest.fail.Exception as e:  # the log says why the case has no result (the gate reads it)
+        _log(benchmark, error=str(e).splitlines()[0])
+        raise
     timer = KernelTimer()
     benchmark._timer = timer  # pytest-benchmark calls it before and after each timed call
 
@@ -92,12 +96,13 @@ def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequ
     _log(benchmark)
 
 
-def _log(benchmark) -> None:
+def _log(benchmark, error: str | None = None) -> None:
     """Append the result to $SEGKIT_BENCH_LOG (JSON lines) as it lands: a run cut short keeps what it measured.
-    Each line carries the machine block, so a file of lines from several runs still says where each came from."""
+    Each line carries the machine block, so a file of lines from several runs still says where each came from; a
+    case that failed its validation is a line with its ``error`` and no result."""
     path = os.environ.get("SEGKIT_BENCH_LOG")
     if path:
         with open(path, "a") as f:
             f.write(json.dumps({"name": benchmark.name, "params": {k: str(v) for k, v in benchmark.params.items()},
-                                "extra_info": benchmark.extra_info,
+                                "extra_info": benchmark.extra_info, **({"error": error} if error else {}),
                                 KEY: machine_block(benchmark.extra_info.get("copy_gbs"))}) + "\n")

@@ -4,7 +4,8 @@
     python -m benchmarks.report --check    # exit 1, naming the file, where either differs from what the data gives
 
 The current numbers: for each suite, GPU and case, the rows of the run file appended last that measured that
-case (a later run of the same case supersedes an earlier one; the rest stay in the data, and in the lab). A table
+case side by side (a later comparison of the same case supersedes an earlier one; a run of one executor alone, as
+the gate's step, supersedes none; the rest stay in the data, and in the lab). A table
 row's numbers all come from that one run file, so every ratio compares executors measured side by side. The
 README's table lies between the markers ``BEGIN`` and ``END``; a README without them is left alone.
 """
@@ -64,11 +65,18 @@ def _case_key(case: dict) -> list:
 
 
 def current(rows: list[dict]) -> list[dict]:
-    """The rows of, per (suite, GPU, case), the run file appended last that measured that case."""
-    latest = {}
+    """The rows of, per (suite, GPU, case), the run file appended last that measured that case side by side (more
+    than one executor); one that measured it alone (the gate's step, segkit's variant only) supersedes nothing
+    unless no run compared the case."""
+    executors: dict[tuple, set] = defaultdict(set)
     for r in rows:
-        latest[r["suite"], r["gpu"], _case_id(r)] = (r["run"], r["source"])
-    return [r for r in rows if latest[r["suite"], r["gpu"], _case_id(r)] == (r["run"], r["source"])]
+        executors[r["suite"], r["gpu"], _case_id(r), r["run"], r["source"]].add(r["executor"])
+    latest, alone = {}, {}
+    for r in rows:
+        case, file = (r["suite"], r["gpu"], _case_id(r)), (r["run"], r["source"])
+        (latest if len(executors[(*case, *file)]) > 1 else alone)[case] = file
+    pick = alone | latest
+    return [r for r in rows if pick[r["suite"], r["gpu"], _case_id(r)] == (r["run"], r["source"])]
 
 
 def _case_id(r: dict) -> str:

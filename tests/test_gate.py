@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from benchmarks import gate
 
@@ -98,3 +99,35 @@ def collected_headline() -> list[str]:
     assert lines, out.stdout[-2000:] + out.stderr[-2000:]
     assert not any("inference" in line or "float32" in line for line in lines)
     return lines
+
+
+def test_a_baseline_case_the_run_lacks_fails_if_ours_and_is_shown_with_its_reason_if_a_rivals(tmp_path, monkeypatch):
+    """A benchmark that fails its validation reports no result: the gate sees the hole in the run against the
+    baseline, and the harness's log line gives the reason (the stock-Thunder case of the first green gate run)."""
+    from types import SimpleNamespace
+
+    from benchmarks import harness
+
+    base = _baseline(_row("segkit", 100.0), _row("thunder", 90.0), _row("segkit", 50.0, shape="Llama-3-70B_bs2"))
+    log = tmp_path / "headline.jsonl"
+    monkeypatch.setenv("SEGKIT_BENCH_LOG", str(log))
+    monkeypatch.setattr(harness, "machine_block", lambda copy_gbs=None: MACHINE)
+    params = {"shape": "Llama-2-13b-hf_bs2", "dtype": "torch.bfloat16", "mode": "forward", "executor": "thunder"}
+    bench = SimpleNamespace(name="test_qkv_split_rope[Llama-2-13b-hf_bs2-bfloat16-forward-thunder]", params=params,
+                            extra_info={})
+    wrong = harness.Prepared(lambda: torch.full((4,), 2.0))  # the rival's answer: 2 where the reference says 1
+    with pytest.raises(pytest.fail.Exception, match="wrong result, not benchmarked"):
+        harness.run(bench, wrong, (torch.ones(4, dtype=torch.float64),), ("k",), nbytes=64, copy_gbs=1.0)
+    judged = gate.judge([_row("segkit", 101.0, run="g")], base, errors=gate.bench_errors(log))
+    verdicts = {(j["executor"], j["case"]["shape"]): (j["verdict"], (j.get("error") or "")[:41]) for j in judged}
+    assert verdicts == {("segkit", "Llama-2-13b-hf_bs2"): ("ok", ""),
+                        ("thunder", "Llama-2-13b-hf_bs2"): ("missing", "wrong result, not benchmarked: k output 0"),
+                        ("segkit", "Llama-3-70B_bs2"): ("missing", "")}
+    assert [(j["executor"], j["case"]["shape"]) for j in gate.failures(judged)] == [("segkit", "Llama-3-70B_bs2")]
+    unmeasured = gate.judge([_row("segkit", 101.0, run="g")], _baseline(_row("segkit", 100.0)),
+                            errors=gate.bench_errors(log))  # a case that never had a baseline still shows its error
+    assert [(j["executor"], j["verdict"]) for j in unmeasured] == [("segkit", "ok"), ("thunder", "missing")]
+    assert "missing: wrong result" in gate.table(judged)
+    # another GPU's baseline is not this run's hole
+    other = {**_row("segkit", 1.0, shape="x"), "gpu": "NVIDIA H100 80GB HBM3"}
+    assert not gate.failures(gate.judge([_row("segkit", 100.0, run="g")], _baseline(_row("segkit", 100.0), other)))

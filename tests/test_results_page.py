@@ -150,3 +150,19 @@ def test_a_row_without_provenance_is_refused_naming_the_field(tmp_path, field):
     with pytest.raises(summarize.MissingProvenance, match="has no 'gpu'"):
         summarize.append([run], tmp_path / "other.jsonl", "x")
     assert not (tmp_path / "other.jsonl").exists()
+
+
+def test_a_run_of_one_executor_alone_supersedes_no_comparison():
+    """The gate measures the step's segkit variant alone: the page keeps the last side-by-side run of that case (its
+    ratios), and shows a lone run only where no run compared the case."""
+    def row(run: str, executor: str, ms: float, model: str = "llama3-8b-x1") -> dict:
+        return {"suite": "model_step", "gpu": "NVIDIA H200", "case": {"model": model}, "executor": executor,
+                "metrics": {"ms": ms}, "run": run, "source": f"{run}/step.json"}
+
+    rows = [row("table", "segkit-auto", 9.8), row("table", "compile", 9.6), row("gate", "segkit-auto", 9.6),
+            row("gate", "segkit-auto", 5.0, model="pythia-1b-x2")]
+    picked = {(r["case"]["model"], r["run"], r["executor"]) for r in report.current(rows)}
+    assert picked == {("llama3-8b-x1", "table", "segkit-auto"), ("llama3-8b-x1", "table", "compile"),
+                      ("pythia-1b-x2", "gate", "segkit-auto")}
+    later = rows + [row("table2", "segkit-auto", 9.7), row("table2", "thunder", 10.9)]
+    assert {r["run"] for r in report.current(later) if r["case"]["model"] == "llama3-8b-x1"} == {"table2"}

@@ -44,7 +44,7 @@ if [[ "$PHASE" == bench || "$PHASE" == all ]]; then
   echo "step exit $?"; tail -4 "$DIR/step.md" 2>/dev/null
   part "against the baseline"
   python -m benchmarks.gate compare "$DIR/headline.json" "$DIR/step.json" --rerun-ids "$DIR/rerun.txt" \
-    > "$DIR/compare.txt"
+    --log "$DIR/headline.jsonl" > "$DIR/compare.txt"
   if [ -s "$DIR/rerun.txt" ]; then
     part "re-running $(wc -l < "$DIR/rerun.txt") case(s) past the tolerance"
     mapfile -t IDS < "$DIR/rerun.txt"
@@ -56,5 +56,5 @@ if [[ "$PHASE" == record || "$PHASE" == all ]]; then
   part "record"
   RERUN=(); [ -f "$DIR/rerun.json" ] && RERUN=(--rerun "$DIR/rerun.json")
   python -m benchmarks.gate record --tests "$DIR/gpu_tests.json" --bench "$DIR/headline.json" \
-    --step "$DIR/step.json" "${RERUN[@]}" --commit "$COMMIT" -o "$DIR/record.json"
+    --step "$DIR/step.json" "${RERUN[@]}" --log "$DIR/headline.jsonl" --commit "$COMMIT" -o "$DIR/record.json"
 fi
