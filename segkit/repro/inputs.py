@@ -264,3 +264,39 @@ def check_recipes(fusion: Fusion, recipes: list[InputRecipe], where: str) -> Non
     except (RuntimeError, ValueError, TypeError) as e:  # torch refusing a shape/stride combination
         raise ReproError(f"{where}: an input cannot be built: {e}") from None
 
+
+
+#: a scalar input the script gives no value for: this one (any value of its type would do; these keep the
+#: fusion's arithmetic ordinary)
+_SCALAR_STANDINS = {"Bool": True, "Int": 2, "Int32": 2, "Index": 2, "UInt64": 2}
+
+
+def declared_recipes(values: list) -> list[InputRecipe] | None:
+    """Recipes for a fusion's inputs from their declarations alone (a ``print(fd)`` or Thunder region dump: the
+    definition without the script that ran it): each tensor at its declared sizes, dtype and layout (stride order;
+    a non-contiguous dim's stride one past the dense one; an expanded dim's 0), random values; a scalar at a
+    stand-in. None when a tensor has a size known only at run time (-1)."""
+    from segkit.layout import Layout
+
+    out = []
+    for v in values:
+        if not v.is_tensor:
+            standin = _SCALAR_STANDINS.get(v.dtype.name, 0.5)
+            out.append(InputRecipe("scalar", value=v.value if v.value is not None else standin))
+            continue
+        shape = tuple(v.shape)
+        if any(s < 0 for s in shape):
+            return None
+        n = len(shape)
+        layout = Layout.from_stride_order(v.stride_order, v.contiguity or (True,) * n)
+        strides, step = [0] * n, 1
+        for pos in reversed(range(n)):  # innermost first
+            d = layout.order[pos]
+            if v.expanded and v.expanded[d]:
+                continue
+            step += 1 if layout.contiguity[pos] is False else 0  # a gap: not the dense stride
+            strides[d] = step
+            step *= shape[d]
+        storage = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+        out.append(InputRecipe("randn_strided", shape, tuple(strides), v.dtype.torch, storage))
+    return out

@@ -36,8 +36,8 @@ from segkit.errors import (FusionDefinitionError, InputMismatchError, ReproError
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
 from segkit.ir import Fusion
-from segkit.repro.inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, inputs_node, module_names,
-                                 same_layout)
+from segkit.repro.inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, declared_recipes,
+                                 inputs_node, module_names, same_layout)
 from segkit.repro.device import no_cuda
 from segkit.repro.isolate import ChildDied, ChildOverran, run_isolated
 from segkit.repro.script import (RecordedFusion, ScriptRun, TestHarness, fusion_functions, name_fusions, new_run,
@@ -72,7 +72,8 @@ class Repro:
         if wanted and not self.recipes:
             raise ReproError(f"{self.path}: found no inputs for the fusion's {len(wanted)} input(s) "
                              f"({', '.join(v.describe() for v in wanted)}): segkit reads a module-level "
-                             "`inputs = [...]` or the list passed to `fd.execute(...)`")
+                             "`inputs = [...]` or the list passed to `fd.execute(...)`, else makes them from "
+                             "`define_tensor` declarations whose sizes are all given (shape=[...], no -1)")
         gen = torch.Generator().manual_seed(seed)
         # a CPU scalar input (define_tensor(..., is_cpu=True), from_pytorch of a 0-dim CPU tensor) stays on the CPU
         devices = [("cpu" if i < len(wanted) and wanted[i].is_tensor and wanted[i].is_cpu else device)
@@ -455,4 +456,11 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion:
     limit = _script_time_limit(timeout)
     got = _in_child(path, source, limit, fusion)
     fd = FusionDefinition.from_fusion(_linked(got.fusion))
-    return Repro(fd, got.recipes, source, path, got.name, got.names, got.notes)
+    recipes, notes = got.recipes, got.notes
+    wanted = as_fusion(fd).inputs
+    if wanted and not recipes:
+        recipes = declared_recipes(wanted) or []
+        if recipes:
+            notes = (*notes, f"{path}: the script gives no inputs: random ones at the {len(wanted)} input(s)' "
+                             "declared sizes, dtypes and layouts (a scalar without a value: a stand-in)")
+    return Repro(fd, recipes, source, path, got.name, got.names, notes)
