@@ -23,7 +23,7 @@ def document(rows: list, cases: list, variants: list, opts, device: str) -> dict
     return {KEY: machine_block(), "variants": {v.name: v.label for v in variants},
             "run": {"device": device, "iters": opts.iters, "warmup": opts.warmup, "rounds": opts.rounds,
                     "back_to_back": opts.back_to_back, "case_limit_s": opts.case_limit_s,
-                    "step": "grads set to None + forward + backward; bf16; batch 1"},
+                    "step": "grads set to None + forward + backward; bf16; batch 1 unless the case says bsN"},
             "cases": {c.name: c.note for c in cases},
             "rows": [{k: _plain(v) for k, v in dataclasses.asdict(r).items()} for r in rows]}
 
