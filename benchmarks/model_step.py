@@ -371,8 +371,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="where each variant's host time per step goes (cProfile, text) here")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
     parser.add_argument("--bars", nargs="+", metavar="JSON",
-                        help="issue 37's timing bars (segkit_ex's default against stock Thunder and torch.compile) "
-                             "on each of these runs' JSON files")
+                        help="issue 37's and 54's timing bars (segkit_ex's default against stock Thunder and "
+                             "torch.compile) on each of these runs' JSON files")
     parser.add_argument("--list", action="store_true", help="print the cases and variants")
     args = parser.parse_args(argv)
     if args.list:
