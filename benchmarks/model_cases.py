@@ -6,6 +6,10 @@ model and config modules are imported without it (``import_litgpt``). The Huggin
 own modules as ``LlamaModel.forward`` drives them: Thunder 0.2.6 cannot trace the output-capturing wrapper that
 transformers 5 puts around the model's forward, nor the ``enable_gqa`` argument of its sdpa path (``_sdpa_repeat_kv``
 expands k and v first, as transformers does where that argument is unavailable).
+
+The "litgpt" kind is transformer blocks with a synthetic loss; "litgpt-gpt" is litgpt's ``GPT`` whole (embedding,
+every block, final norm, LM head) with the cross-entropy loss litgpt's pretraining takes of its logits
+(``chunked_cross_entropy``, a copy: litgpt/utils.py imports lightning).
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import torch
 @dataclass(frozen=True)
 class Case:
     """One model of the table. ``kind`` picks the builder (``BUILDERS``); ``config`` is the litgpt config name or
-    the Hugging Face config's widths; ``cost_s`` is a rough wall time of all variants on one GPU, used only to
-    balance ``--shard`` (compile dominates it)."""
+    the Hugging Face config's widths; ``batch`` the step's batch (litgpt kinds); ``variants`` names variants that
+    are not in the table by default (``Variant.default``) but that this case runs when ``--variants`` names none;
+    ``cost_s`` is a rough wall time of all variants on one GPU, used only to balance ``--shard`` (compile dominates
+    it)."""
 
     name: str
     kind: str
@@ -33,6 +39,8 @@ class Case:
     overrides: dict = field(default_factory=dict, hash=False)
     note: str = ""
     cost_s: float = 300.0
+    batch: int = 1
+    variants: tuple[str, ...] = ()
 
 
 @dataclass
@@ -60,6 +68,14 @@ CASES = [
     Case("hf-llama-x2", "hf-llama", "Llama-3-8B widths", 2048, dict(num_hidden_layers=2, **HF_LLAMA3_8B),
          note="transformers LlamaForCausalLM, no weights, driven through its modules (sdpa with k/v expanded)",
          cost_s=500),
+    # the small-model end, where norms and RoPE are a larger share of the step; torch.compile's CUDA graphs too
+    Case("llama3.2-1b-x2", "litgpt", "Llama-3.2-1B", 2048, dict(n_layer=2), batch=4, variants=("compile-graphs",),
+         cost_s=360),
+    Case("qwen3-0.6b-x2", "litgpt", "Qwen3-0.6B", 2048, dict(n_layer=2), batch=4, variants=("compile-graphs",),
+         note="q/k RMSNorm per head", cost_s=360),
+    Case("llama3.2-1b-gpt", "litgpt-gpt", "Llama-3.2-1B", 2048, batch=4, variants=("compile-graphs",),
+         note="the whole model as litgpt's GPT runs it (embedding, all its blocks, final norm, LM head) and "
+              "litgpt's pretraining loss (chunked cross-entropy) on token ids", cost_s=900),
 ]
 
 
@@ -120,8 +136,53 @@ def build_litgpt(case: Case, device: str, dtype: torch.dtype) -> Built:
     with torch.device(device):
         model = Blocks(model_mod, cfg).to(dtype)
     cos, sin = model_mod.build_rope_cache(case.T, cfg.rope_n_elem, device=torch.device(device))
-    x = torch.randn(1, case.T, cfg.n_embd, device=device, dtype=dtype, requires_grad=True)
-    return Built(model, (x, cos[None], sin[None]), (x,), f"{case.config} x{cfg.n_layer} T={case.T}")
+    x = torch.randn(case.batch, case.T, cfg.n_embd, device=device, dtype=dtype, requires_grad=True)
+    return Built(model, (x, cos[None], sin[None]), (x,), _label(case, f"{case.config} x{cfg.n_layer}"))
+
+
+def _label(case: Case, model: str) -> str:
+    """The row's label: the model, T, and the batch where it is not 1."""
+    return f"{model} T={case.T}" + (f" bs{case.batch}" if case.batch != 1 else "")
+
+
+def chunked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, chunk_size: int = 128,
+                          ignore_index: int = -100) -> torch.Tensor:
+    """litgpt.utils.chunked_cross_entropy (0.5.13) where the LM head is not chunked, as litgpt's pretraining calls
+    it: the cross-entropy of ``chunk_size`` rows at a time, summed, over the targets not ignored."""
+    logits, targets = logits.reshape(-1, logits.size(-1)), targets.reshape(-1)
+    losses = [torch.nn.functional.cross_entropy(x, t, ignore_index=ignore_index, reduction="none")
+              for x, t in zip(logits.split(chunk_size), targets.split(chunk_size))]
+    counted = (targets != ignore_index).sum()
+    return torch.cat(losses).sum() / counted.maximum(torch.ones_like(counted))
+
+
+class GPTLoss(torch.nn.Module):
+    """litgpt's ``GPT`` whole and litgpt's pretraining loss on its logits."""
+
+    def __init__(self, gpt: torch.nn.Module) -> None:
+        super().__init__()
+        self.gpt = gpt
+
+    def forward(self, idx, targets):
+        return chunked_cross_entropy(self.gpt(idx), targets)
+
+
+def build_litgpt_gpt(case: Case, device: str, dtype: torch.dtype) -> Built:
+    """litgpt's ``GPT`` in ``dtype``, its rope cache rebuilt in fp32 after the cast (litgpt builds it in fp32, and
+    the blocks cases take it so), on token ids and next-token targets drawn from seed 0; no input takes a grad."""
+    import thunder_exec
+
+    model_mod, config_mod = import_litgpt()
+    thunder_exec.executors()  # recognizes litgpt, imported after thunder_exec
+    cfg = config_mod.Config.from_name(case.config, block_size=case.T, **case.overrides)
+    torch.manual_seed(0)
+    with torch.device(device):
+        gpt = model_mod.GPT(cfg).to(dtype)
+    gpt.max_seq_length = case.T
+    gpt.reset_parameters()  # the rope cache alone: cos and sin fp32 again
+    tokens = torch.randint(0, cfg.vocab_size, (case.batch, case.T + 1), device=device)
+    idx, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+    return Built(GPTLoss(gpt), (idx, targets), (), _label(case, f"{case.config} GPT x{cfg.n_layer} + loss"))
 
 
 def _sdpa_repeat_kv(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
@@ -170,7 +231,8 @@ def build_hf_llama(case: Case, device: str, dtype: torch.dtype) -> Built:
     return Built(model, (idx,), (), f"HF LlamaForCausalLM ({case.config}) x{cfg.num_hidden_layers} T={case.T}")
 
 
-BUILDERS: dict[str, Callable[[Case, str, torch.dtype], Built]] = {"litgpt": build_litgpt, "hf-llama": build_hf_llama}
+BUILDERS: dict[str, Callable[[Case, str, torch.dtype], Built]] = {
+    "litgpt": build_litgpt, "litgpt-gpt": build_litgpt_gpt, "hf-llama": build_hf_llama}
 
 
 def build(case: Case, device: str, dtype: torch.dtype = torch.bfloat16) -> Built:

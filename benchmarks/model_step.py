@@ -38,8 +38,8 @@ from benchmarks.model_measure import (  # noqa: E402
     NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, step_breakdown,
     time_step, time_steps, trace_counts)
 
-__all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "import_litgpt",
-           "run_case"]
+__all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "case_variants",
+           "import_litgpt", "run_case"]
 
 
 @dataclass(frozen=True)
@@ -335,6 +335,12 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
               f"median {row.ms:.2f}", flush=True)
 
 
+def case_variants(case: Case, named: list[Variant]) -> list[Variant]:
+    """The variants ``--variants`` names, else the default ones and those the case adds (``Case.variants``), in
+    table order."""
+    return named or [v for v in VARIANTS if v.default or v.name in case.variants]
+
+
 def _names(values: list[str] | None) -> list[str]:
     return [n for v in values or () for n in v.split(",") if n]
 
@@ -365,13 +371,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="where each variant's host time per step goes (cProfile, text) here")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
     parser.add_argument("--bars", nargs="+", metavar="JSON",
-                        help="issue 37's timing bars (segkit_ex's default against stock Thunder and torch.compile) "
-                             "on each of these runs' JSON files")
+                        help="issue 37's and 54's timing bars (segkit_ex's default against stock Thunder and "
+                             "torch.compile) on each of these runs' JSON files")
     parser.add_argument("--list", action="store_true", help="print the cases and variants")
     args = parser.parse_args(argv)
     if args.list:
         for c in CASES:
-            print(f"case {c.name}: {c.kind} {c.config} T={c.T} {c.overrides} {c.note}")
+            extra = f" +{','.join(c.variants)}" if c.variants else ""
+            print(f"case {c.name}: {c.kind} {c.config} T={c.T} batch {c.batch} {c.overrides}{extra} {c.note}")
         for v in VARIANTS:
             print(f"variant {v.name}: {v.label}")
         return
@@ -392,7 +399,8 @@ def main(argv: list[str] | None = None) -> None:
         unknown = [n for n in _names(args.variants) if n not in known]
         if unknown:
             raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
-        variants = [known[n] for n in _names(args.variants)] or [v for v in VARIANTS if v.default]
+        named = [known[n] for n in _names(args.variants)]
+        variants = [v for v in VARIANTS if any(v in case_variants(c, named) for c in cases)]
         if args.rounds < 1 or args.back_to_back < 1:
             raise SystemExit(f"model_step: --rounds {args.rounds}, --back-to-back {args.back_to_back}: at least 1")
         opts = Options(args.iters, args.warmup, args.rounds, args.case_limit_s, args.traces, args.profile,
@@ -407,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.budget_s is not None:
                 left = (args.budget_s - (time.perf_counter() - start)) / (len(cases) - i)
                 opts = dataclasses.replace(opts, case_limit_s=min(args.case_limit_s, max(left, 0.0)))
-            run_case(case, variants, args.device, opts, on_row=keep)
+            run_case(case, case_variants(case, named), args.device, opts, on_row=keep)
         doc = model_table.document(rows, cases, variants, opts, args.device)
     model_table.write(doc, args.out, args.json)
     print(model_table.markdown(doc))

@@ -239,3 +239,36 @@ def test_step_bars_pair_the_passes_and_never_pass_a_case_not_measured():
     assert "step medians" in got["pythia-1b-x2: not slower than stock Thunder"][1]
     assert "pythia-1b-x2: faster than torch.compile" not in got  # only the Llama-3-8B cases carry that bar
     assert got["qwen3-8b-x1: not slower than stock Thunder"][0] == "not measured"
+
+
+def test_small_model_bar_takes_each_sides_best_and_never_passes_a_case_not_measured():
+    """``--bars`` on the small models: segkit_ex's default or its CUDA-graph variant, whichever does better, at
+    least 1.05x over the faster of torch.compile's modes (default, reduce-overhead); without both of
+    torch.compile's rows a case is "not measured", however fast segkit_ex was."""
+    from sweep.machine import KEY
+
+    def row(case, variant, ms):
+        return {"case": case, "variant": variant, "ms": ms, "ms_steps": [ms] * 3}
+
+    rows = [row("llama3.2-1b-x2", "compile", 10.0), row("llama3.2-1b-x2", "compile-graphs", 9.0),
+            row("llama3.2-1b-x2", "segkit-auto", 8.8),  # 1.023x over compile-graphs alone: short of the bar
+            row("llama3.2-1b-x2", "segkit-graphs", 8.4),  # 1.071x over compile-graphs
+            row("qwen3-0.6b-x2", "compile", 10.0), row("qwen3-0.6b-x2", "segkit-auto", 5.0),
+            row("llama3-8b-x1", "compile", 10.0), row("llama3-8b-x1", "compile-graphs", 9.0),
+            row("llama3-8b-x1", "segkit-auto", 5.0)]
+    bar = "llama3.2-1b-x2: 1.05x over torch.compile's best mode"
+
+    def got(rows):
+        doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": rows}
+        return {b: (result, detail) for b, result, detail in model_table.bars(doc)}
+
+    result, detail = got(rows)[bar]
+    assert result == "met" and detail.startswith("1.071x (segkit-graphs against compile-graphs; paired, faster in 3/3)")
+    result, detail = got([r for r in rows if r["variant"] != "segkit-graphs"])[bar]
+    assert result == "missed" and detail.startswith("1.023x (segkit-auto against compile-graphs")
+    without = got([r for r in rows if r["variant"] != "compile-graphs" or r["case"] != "llama3.2-1b-x2"])
+    assert without[bar][0] == "not measured"
+    bars = got(rows)
+    assert bars["qwen3-0.6b-x2: 1.05x over torch.compile's best mode"][0] == "not measured"  # no compile-graphs
+    assert not any(b.startswith("llama3-8b-x1: 1.05x") for b in bars)  # the Llama-3-8B cases have their own bar
+    assert "llama3.2-1b-x2: faster than torch.compile" not in bars
