@@ -147,13 +147,15 @@ def _label(case: Case, model: str) -> str:
 
 def chunked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, chunk_size: int = 128,
                           ignore_index: int = -100) -> torch.Tensor:
-    """litgpt.utils.chunked_cross_entropy (0.5.13) where the LM head is not chunked, as litgpt's pretraining calls
-    it: the cross-entropy of ``chunk_size`` rows at a time, summed, over the targets not ignored."""
-    logits, targets = logits.reshape(-1, logits.size(-1)), targets.reshape(-1)
-    losses = [torch.nn.functional.cross_entropy(x, t, ignore_index=ignore_index, reduction="none")
-              for x, t in zip(logits.split(chunk_size), targets.split(chunk_size))]
-    counted = (targets != ignore_index).sum()
-    return torch.cat(losses).sum() / counted.maximum(torch.ones_like(counted))
+    """The loss litgpt's pretraining computes (litgpt.utils.chunked_cross_entropy, 0.5.13, on unchunked logits):
+    the mean cross-entropy over the targets not ignored, taken ``chunk_size`` rows at a time so that no full-size
+    fp32 buffer is made at once. litgpt.utils imports lightning, which the GPU host lacks; this is written here."""
+    rows, labels = logits.flatten(0, -2), targets.flatten()
+    sums = [torch.nn.functional.cross_entropy(rows[i:i + chunk_size], labels[i:i + chunk_size],
+                                              ignore_index=ignore_index, reduction="none").sum()
+            for i in range(0, labels.numel(), chunk_size)]  # not reduction="sum": Thunder 0.2.6's nll_loss
+    # backward with it fails ("expected scalar type Float but found Double")
+    return torch.stack(sums).sum() / (labels != ignore_index).sum().clamp(min=1)
 
 
 class GPTLoss(torch.nn.Module):

@@ -54,7 +54,7 @@ def test_batch_reaches_x_and_the_label():
 
 
 def test_chunked_cross_entropy_is_litgpts():
-    """The copy (litgpt/utils.py imports lightning, which the GPU host lacks) gives litgpt's loss and grad, over
+    """Ours (litgpt/utils.py imports lightning, which the GPU host lacks) gives litgpt's loss and grad, over
     several chunks and an uneven last one, with ignored targets."""
     lightning_utils = pytest.importorskip("litgpt.utils", reason="litgpt.utils needs lightning")
     torch.manual_seed(0)
