@@ -147,15 +147,14 @@ def _label(case: Case, model: str) -> str:
 
 def chunked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, chunk_size: int = 128,
                           ignore_index: int = -100) -> torch.Tensor:
-    """The loss litgpt's pretraining computes (litgpt.utils.chunked_cross_entropy, 0.5.13, on unchunked logits):
-    the mean cross-entropy over the targets not ignored, taken ``chunk_size`` rows at a time so that no full-size
-    fp32 buffer is made at once. litgpt.utils imports lightning, which the GPU host lacks; this is written here."""
-    rows, labels = logits.flatten(0, -2), targets.flatten()
-    sums = [torch.nn.functional.cross_entropy(rows[i:i + chunk_size], labels[i:i + chunk_size],
-                                              ignore_index=ignore_index, reduction="none").sum()
-            for i in range(0, labels.numel(), chunk_size)]  # not reduction="sum": Thunder 0.2.6's nll_loss
-    # backward with it fails ("expected scalar type Float but found Double")
-    return torch.stack(sums).sum() / (labels != ignore_index).sum().clamp(min=1)
+    """The loss litgpt's pretraining computes (litgpt.utils.chunked_cross_entropy, 0.5.13, on unchunked logits), in
+    its op sequence (split rows into ``chunk_size``, per-token cross-entropy, cat, sum, over the targets counted), so
+    a trace of it is what a litgpt user's trace holds. Written here: litgpt.utils imports lightning, which the GPU
+    host lacks."""
+    rows, labels = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    per_token = torch.cat([torch.nn.functional.cross_entropy(x, t, ignore_index=ignore_index, reduction="none")
+                           for x, t in zip(rows.split(chunk_size), labels.split(chunk_size))])
+    return per_token.sum() / (labels != ignore_index).sum().clamp(min=1)
 
 
 class GPTLoss(torch.nn.Module):

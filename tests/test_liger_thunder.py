@@ -21,7 +21,7 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.trace import TraceCtx, tracectx
 
 from benchmarks import liger_patterns, liger_thunder as lt
-from benchmarks.model_cases import build, import_litgpt
+from benchmarks.model_cases import build, chunked_cross_entropy, import_litgpt
 from benchmarks.model_step import VARIANTS, Options, grad_error, run_case
 from tests.test_model_step import TINY, TINY_HF
 
@@ -63,18 +63,9 @@ def _placed(jf) -> dict[str, int]:
                                                       ("SwiGLU", lt.swiglu), ("FLCE", lt.flce))}
 
 
-def chunked_cross_entropy(logits, targets, chunk_size: int = 128, ignore_index: int = -100):
-    """litgpt.utils.chunked_cross_entropy (0.5.13) for an LM head that was not chunked (litgpt/utils.py imports
-    lightning, so a copy)."""
-    logits, targets = logits.reshape(-1, logits.size(-1)), targets.reshape(-1)
-    losses = [F.cross_entropy(x, t, ignore_index=ignore_index, reduction="none")
-              for x, t in zip(logits.split(chunk_size), targets.split(chunk_size))]
-    counted = (targets != ignore_index).sum()
-    return torch.cat(losses).sum() / counted.maximum(torch.ones_like(counted))
-
-
 class GPTLoss(torch.nn.Module):
-    """A tiny litgpt GPT and litgpt's pretraining loss (``chunked``) or one cross entropy over all rows."""
+    """A tiny litgpt GPT and litgpt's pretraining loss (``chunked``: the step table's, benchmarks.model_cases) or one
+    cross entropy over all rows."""
 
     def __init__(self, chunked: bool) -> None:
         super().__init__()
