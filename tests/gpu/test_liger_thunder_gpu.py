@@ -15,6 +15,7 @@ from benchmarks.model_step import VARIANTS, Options, _grads, grad_error, make, r
 from tests.test_liger_thunder import gpt
 
 pytestmark = pytest.mark.gpu
+BF16 = 2e-2  # the bf16 bar's floor: a grad error bf16's rounding (2^-8 a step) reaches by itself a few ops deep
 
 SMALL = Case("small-llama", "litgpt", "Llama-3-8B", 256,
              dict(n_layer=2, n_embd=256, n_head=4, n_query_groups=2, head_size=64, intermediate_size=512))
@@ -36,8 +37,8 @@ def test_thunder_liger_runs_ligers_operators_with_grads_as_close_as_stock_thunde
     assert liger.ms > 0 and stock.ms > 0, (stock, liger)
     if dtype == torch.float32:
         assert liger.grad_err < 1e-3, liger
-    else:  # bf16: rounding differs kernel by kernel; Liger's may not drift further from eager than Thunder's
-        assert liger.grad_err <= 2 * stock.grad_err, (stock, liger)
+    else:  # bf16: rounding differs kernel by kernel; Liger's may not drift much further from eager than Thunder's
+        assert liger.grad_err <= max(2 * stock.grad_err, BF16), (stock, liger)
 
 
 def _variant(name):
@@ -59,4 +60,4 @@ def test_thunder_liger_fuses_the_lm_head_and_its_cross_entropy(dtype, chunked, r
     if dtype == torch.float32:
         assert errors[0] < 1e-3, errors
     else:
-        assert errors[0] <= 2 * errors[1], errors
+        assert errors[0] <= max(2 * errors[1], BF16), errors
