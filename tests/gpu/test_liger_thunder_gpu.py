@@ -15,7 +15,7 @@ from benchmarks.model_step import VARIANTS, Options, _grads, grad_error, make, r
 from tests.test_liger_thunder import gpt
 
 pytestmark = pytest.mark.gpu
-BF16 = 1e-2  # the bf16 bar's floor: a grad error that bf16's rounding reaches by itself a few ops deep
+BF16 = 2e-2  # the bf16 bar's floor: a grad error bf16's rounding (2^-8 a step) reaches by itself a few ops deep
 
 SMALL = Case("small-llama", "litgpt", "Llama-3-8B", 256,
              dict(n_layer=2, n_embd=256, n_head=4, n_query_groups=2, head_size=64, intermediate_size=512))
