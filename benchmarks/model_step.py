@@ -1,8 +1,10 @@
 """Training steps (forward + backward) of real models (benchmarks/model_cases.py) under eager, torch.compile, stock
-Thunder, Thunder + segkit_ex (fused into Thunder's nvFuser regions, or opaque) and Thunder with CUDA graphs: step
-time, host time, peak memory, kernels and nvFusion regions per step, segkit's claims, grads against eager and the
-first (compiling) step. A variant that fails is a row with the failure in its note. Writes a markdown table and a
-JSON file with the machine block (benchmarks/model_table.py); ``--merge`` joins the JSON files of several runs.
+Thunder, Thunder + segkit_ex (fused into Thunder's nvFuser regions, or opaque), Thunder with CUDA graphs and, when
+named, Thunder with Liger-Kernel's operators bound as an executor (benchmarks/liger_thunder.py): step time, host
+time, peak memory, kernels and nvFusion regions per step, segkit's claims, grads against eager and the first
+(compiling) step. A variant that fails is a row with the failure in its note, one this host cannot run a row
+skipped with the reason. Writes a markdown table and a JSON file with the machine block (benchmarks/model_table.py);
+``--merge`` joins the JSON files of several runs.
 The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measure.py.
 
     python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10]
@@ -38,8 +40,8 @@ from benchmarks.model_measure import (  # noqa: E402
     NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, step_breakdown,
     time_step, time_steps, trace_counts)
 
-__all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Variant", "case_variants",
-           "import_litgpt", "run_case"]
+__all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Unavailable", "Variant",
+           "case_variants", "import_litgpt", "run_case"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,8 @@ class Variant:
     inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel; pairs: a mode per op, as the
     option's mapping); ``graphs`` adds Thunder's ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs
     copied into static buffers; with ``inductor``, torch.compile's reduce-overhead mode); ``attention`` is
-    segkit_ex's ``segkit_attention`` compile option."""
+    segkit_ex's ``segkit_attention`` compile option; ``liger`` puts Liger-Kernel's operators first among Thunder's
+    executors (benchmarks/liger_thunder.py, with its pattern transform)."""
 
     name: str
     label: str
@@ -59,6 +62,7 @@ class Variant:
     fuse: str | tuple[tuple[str, str], ...] | None = None
     graphs: bool = False
     attention: str | None = None
+    liger: bool = False
 
     @property
     def fuse_option(self) -> str | dict[str, str] | None:
@@ -94,7 +98,12 @@ VARIANTS = [
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
     Variant("segkit-graphs", "Thunder + segkit_ex (auto, the default) + CUDA graphs", thunder=True, segkit=True,
             fuse="auto", graphs=True),
+    Variant("thunder-liger", "Thunder + Liger-Kernel's operators", default=False, thunder=True, liger=True),
 ]
+
+
+class Unavailable(RuntimeError):
+    """A variant this host cannot run (no CUDA device, a library not installed): its row says so, skipped."""
 
 
 @dataclass
@@ -132,6 +141,12 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
     import thunder
     import thunder_exec
 
+    if variant.liger:
+        from benchmarks import liger_thunder
+
+        why = liger_thunder.unavailable(device)
+        if why:
+            raise Unavailable(f"variant {variant.name}: {why}")
     options = {"segkit_fuse": variant.fuse_option} if variant.fuse else {}
     if variant.attention:
         options["segkit_attention"] = variant.attention
@@ -141,6 +156,11 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
         options["transforms"] = [CUDAGraphTransform()]
     thunder_exec.install()  # stock Thunder too: its nvFuser fusions need the nvfuser_direct compatibility fix
     executors = thunder_exec.executors() if variant.segkit else thunder.get_default_executors()
+    if variant.liger:  # first in the list, as Thunder's tutorial puts it; its pattern transform finds the ops
+        from benchmarks import liger_patterns, liger_thunder
+
+        executors = [liger_thunder.executor(), *executors]
+        options["transforms"] = [*options.get("transforms", ()), liger_patterns.LigerPatterns()]
     return thunder.jit(model, executors=executors, **options)
 
 
@@ -229,6 +249,10 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
         row.regions, row.claims = trace_counts(fn)
         if opts.traces:
             save_traces(fn, opts.traces / row.case / variant.name)
+    if variant.liger:  # Liger's operators that ran, forward / backward (segkit's claims are counted alike)
+        from benchmarks import liger_thunder
+
+        notes.append("Liger " + ", ".join(f"{op} {f}/{b}" for op, (f, b) in liger_thunder.claims(fn).items()))
 
     def step() -> None:
         _step(fn, built)
@@ -294,6 +318,8 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
                 if opts.rounds > 1:  # kept alive for the later rounds; otherwise released with the variant
                     steps[variant.name] = step
                 del step
+            except Unavailable as e:  # a variant this host cannot run: skipped, with the reason
+                row.note = f"skipped: {e}"[:240]
             except Exception as e:  # a variant that fails is a row of the table, not the end of the run
                 row.note = f"failed: {_first_line(e)}"[:240]
         if opts.rounds == 1:
