@@ -271,3 +271,17 @@ def test_the_patterns_wait_for_the_liger_executor():
     jf(torch.randn(4, 8), torch.randn(4, 8))
     assert not any("LigerPatterns" in str(t.get_provenance()) for t in thunder.last_traces(jf))
     assert all(not b.sym.name.startswith("liger") for t in thunder.last_traces(jf) for b in t.bound_symbols)
+
+
+def test_through_thunders_torch_compile_fusion_passes_the_chunked_loss_is_one_flce(monkeypatch):
+    """The GPU's fusion passes on CPU (tests/test_thunder_remat.py: torchcompile_xentropy, then a later pass that
+    rematerializes across fusions), CPU taken: the LM head and litgpt's chunked loss are Liger's one FLCE, compiling
+    reaches Liger's kernel, and no fusion makes one of its own inputs."""
+    from tests.test_thunder_remat import chunked_loss, fusion_passes, fusions_making_their_inputs, inputs
+
+    monkeypatch.setattr(lt, "DEVICES", ("cuda", "cpu"))
+    jf = thunder.jit(chunked_loss, executors=[lt.executor(), *fusion_passes(monkeypatch)],
+                     transforms=[liger_patterns.LigerPatterns()])
+    _run_until_liger(jf, *inputs())
+    assert lt.claims(jf) == {"RMSNorm": (0, 0), "RoPE": (0, 0), "SwiGLU": (0, 0), "FLCE": (1, 1)}
+    assert fusions_making_their_inputs(jf) == []

@@ -18,6 +18,7 @@ PRELUDE = textwrap.dedent("""
     import torch, torch.fx
     import thunder, thunder.torch as ltorch
     import thunder.executors.nvfuserex as nvfuserex
+    import thunder.core.rematerialization as remat
     from thunder.core import jit_ext
 
     direct = types.ModuleType("nvfuser_direct")
@@ -32,7 +33,7 @@ PRELUDE = textwrap.dedent("""
 
     def state():
         return (dict(jit_ext._general_jit_lookaside_map), dict(ltorch._torch_to_thunder_function_map),
-                list(sys.meta_path), impl.compute_contiguity)
+                list(sys.meta_path), impl.compute_contiguity, remat.apply_rematerialization_for_consumer)
 
     before = state()
 """)
@@ -54,8 +55,9 @@ def test_importing_thunder_exec_patches_nothing_and_install_patches_once():
         assert not patches.installed()
 
         thunder_exec.install()
-        lookasides, torch_map, meta_path, contiguity = after = state()
+        lookasides, torch_map, meta_path, contiguity, consumer_remat = after = state()
         assert contiguity is not original_contiguity and contiguity((2, 3), (3, 1)) == ((True, True), (0, 1))
+        assert consumer_remat is not before[4] and consumer_remat.thunder_original is before[4]
         assert lookasides[fx_claims._ENTER] is fx_claims._enter_graph_module
         assert thunder_exec.rms_norm in lookasides and thunder_exec.qkv_split_rope in lookasides
         assert torch_map[torch.rms_norm] is ltorch.rms_norm
@@ -108,7 +110,7 @@ def test_the_nvfusion_transforms_apply_only_the_compatibility_fix():
 
         thunder_exec.CheckNvFusions()
         thunder_exec.ReuseNvFusions()
-        lookasides, torch_map, meta_path, contiguity = state()
+        lookasides, torch_map, meta_path, contiguity, consumer_remat = state()
         assert contiguity is not original_contiguity
-        assert (lookasides, torch_map, meta_path) == before[:3]
+        assert (lookasides, torch_map, meta_path) == before[:3] and consumer_remat is before[4]
     """)

@@ -1,4 +1,6 @@
-"""Make Thunder 0.2.6's stock nvFuser executor work with nvfuser_direct-only installs.
+"""Two narrow fixes of Thunder 0.2.6, applied by ``thunder_exec.install()`` (stock Thunder's runs too).
+
+nvfuser_direct: make Thunder 0.2.6's stock nvFuser executor work with nvfuser_direct-only installs.
 
 Thunder 0.2.6 imports ``nvfuser_direct`` for everything except one helper,
 ``compute_contiguity``, which still does ``from nvfuser import
@@ -10,6 +12,15 @@ The fix here is deliberately narrow: it replaces that one Thunder function
 with the same computation against ``nvfuser_direct``. It does nothing when
 the legacy ``nvfuser`` module imports, when nvfuser_direct is missing, or
 when Thunder did not enable its nvFuser executor (no CUDA).
+
+Rematerialization: every fusion pass runs Thunder's ``rematerialize`` over all the trace's fusions (nvFuser's and
+torch.compile's alike), which recomputes a producer fusion's value inside a consumer fusion by copying the bound
+symbols that make it; a symbol with several outputs comes whole. litgpt's chunked cross entropy splits the targets,
+``torchcompile_xentropy`` takes the split into its forward fusion, and the next pass (nvFuser's, on a GPU)
+recomputes the first chunk inside the cross-entropy backward's fusion, which still takes the other chunks as inputs:
+the fusion defines names it also takes, and rebuilding it fails ("Trying to add the name t222 to a trace, but that
+name is already used"; ``apply_rematerialization_for_consumer`` is the same on upstream's main, 1e22aac). The fix
+drops those inputs: the consumer computes them itself, with the same symbol (tests/test_thunder_remat.py).
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ import functools
 import importlib.util
 
 _installed = False
+_remat_installed = False
 
 
 def _legacy_nvfuser_importable() -> bool:
@@ -48,4 +60,29 @@ def install_nvfuser_direct_compat() -> bool:
 
     impl.compute_contiguity = compute_contiguity
     _installed = True
+    return True
+
+
+def install_rematerialization_fix() -> bool:
+    """Wrap Thunder's ``apply_rematerialization_for_consumer`` (once): the consumer it returns takes no input that
+    its own bound symbols make. Return whether the wrapper is in place."""
+    global _remat_installed
+    if _remat_installed:
+        return True
+    import dataclasses
+
+    import thunder.core.rematerialization as remat
+
+    original = remat.apply_rematerialization_for_consumer
+
+    @functools.wraps(original)
+    def apply_rematerialization_for_consumer(producer, consumer, cut):
+        new = original(producer, consumer, cut)
+        made = {o.name for b in new.subsymbols for o in b.flat_proxy_outs}
+        args = tuple(a for a in new.args if getattr(a, "name", None) not in made)
+        return new if len(args) == len(new.args) else dataclasses.replace(new, args=args)
+
+    apply_rematerialization_for_consumer.thunder_original = original
+    remat.apply_rematerialization_for_consumer = apply_rematerialization_for_consumer
+    _remat_installed = True
     return True

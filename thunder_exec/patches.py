@@ -3,6 +3,8 @@ by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the f
 
 * Thunder 0.2.6's ``compute_contiguity`` against nvfuser_direct where only nvfuser_direct is installed
   (thunder_exec.compat; also applied alone by CheckNvFusions / ReuseNvFusions, which run Thunder's own fusions);
+* Thunder 0.2.6's rematerialization: a consumer fusion that recomputes a producer's multi-output symbol (a split)
+  takes none of that symbol's outputs as inputs (thunder_exec.compat);
 * Thunder general-jit lookasides: on thunder_exec's ``output_dtypes`` helper (run, not traced), on the known
   library functions imported so far (litgpt's, Hugging Face's, thunder_exec's own: thunder_exec.recognize), and
   ThunderFX's (every GraphModule's entry, the pattern functions, ``torch.rms_norm``: thunder_exec.fx_claims);
@@ -32,6 +34,7 @@ def install() -> None:
     if _installed:
         return
     compat.install_nvfuser_direct_compat()
+    compat.install_rematerialization_fix()
     recognize.install_helpers()
     fx_claims.install()
     recognize.install_known()
