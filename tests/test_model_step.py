@@ -272,3 +272,30 @@ def test_small_model_bar_takes_each_sides_best_and_never_passes_a_case_not_measu
     assert bars["qwen3-0.6b-x2: 1.05x over torch.compile's best mode"][0] == "not measured"  # no compile-graphs
     assert not any(b.startswith("llama3-8b-x1: 1.05x") for b in bars)  # the Llama-3-8B cases have their own bar
     assert "llama3.2-1b-x2: faster than torch.compile" not in bars
+
+
+def test_gpu_tests_of_the_step_table_have_cupti_to_themselves():
+    """A GPU test that runs ``run_case`` counts kernels with torch.profiler, which cannot start in a process where
+    nvFuser's profiler took CUPTI (an earlier test of its shard): the failure becomes the row's note, not the error
+    the GPU conftest reruns fresh on, so each such test is marked ``fresh_process``."""
+    import ast
+
+    from tests.conftest import ROOT
+
+    def fresh(node) -> bool:
+        return any("fresh_process" in ast.unparse(d) for d in node.decorator_list)
+
+    found = []
+    for path in sorted((ROOT / "tests" / "gpu").glob("test_*.py")):
+        tree = ast.parse(path.read_text())
+        if not any(isinstance(n, ast.ImportFrom) and n.module == "benchmarks.model_step"
+                   and any(a.name == "run_case" for a in n.names) for n in tree.body):
+            continue
+        module_fresh = any(isinstance(n, ast.Assign) and "pytestmark" in ast.unparse(n.targets[0])
+                           and "fresh_process" in ast.unparse(n.value) for n in tree.body)
+        for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")):
+            if any(isinstance(c, ast.Call) and ast.unparse(c.func) == "run_case" for c in ast.walk(fn)):
+                found.append(f"{path.name}::{fn.name}")
+                assert module_fresh or fresh(fn), f"{path.name}::{fn.name} runs run_case outside fresh_process"
+    assert "test_liger_thunder_gpu.py::test_thunder_liger_runs_ligers_operators_with_grads_as_close_as_stock_thunders" \
+        in found and "test_model_step_gpu.py::test_every_variant_runs_on_the_gpu" in found, found

@@ -24,6 +24,7 @@ SMALL_HF = Case("small-hf-llama", "hf-llama", "small", 256,
                      num_key_value_heads=2, vocab_size=512))
 
 
+@pytest.mark.fresh_process  # run_case counts kernels with torch.profiler: CUPTI to itself (tests/README.md)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("case", [SMALL, SMALL_HF], ids=lambda c: c.name)
 def test_thunder_liger_runs_ligers_operators_with_grads_as_close_as_stock_thunders(case, dtype, record):
