@@ -40,6 +40,27 @@ def build_parser() -> Parser:
     return parser
 
 
+#: Commands that never import torch: their start stays light (``segkit trace show`` of a large profile takes seconds).
+LIGHT = frozenset({"trace", "profile"})
+
+
+def _import_held(name: str) -> None:
+    """Import ``name`` with Ctrl-C held until it is done. torch's import runs Python callbacks from C++; a
+    KeyboardInterrupt raised in one aborts the process ("terminate called after throwing an instance of
+    'pybind11::error_already_set'", status -6). Held, a Ctrl-C meanwhile is delivered right after, as the one-line
+    "segkit: interrupted"."""
+    import signal
+    import threading
+
+    if name in sys.modules or threading.current_thread() is not threading.main_thread():
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        __import__(name)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _quiet_broken_pipe() -> int:
     """The reader of our output went away (``| head``): stop writing, without a traceback at exit."""
     try:
@@ -63,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as e:  # --help (0) or a usage error (2), already printed
             return e.code if isinstance(e.code, int) else EXIT_USAGE
         words, command = contracts.chosen(parser, args)
+        if words[0] not in LIGHT:
+            _import_held("torch")
         with contracts.taken(contracts.check(command, args), " ".join(("segkit", *words))):
             status = args.func(args)
         sys.stdout.flush()

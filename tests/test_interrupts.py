@@ -145,3 +145,28 @@ def test_an_interrupted_sweep_merges_what_ran_and_resumes(moment, tmp_path):
     assert f"--resume {work}" in line, line
     resume = sweep_resume.load(work, [str(suite)])  # --resume takes it: the cases not run are known
     assert resume.complete or resume.cases
+
+
+def test_a_ctrl_c_while_torch_imports_is_delivered_after_the_import(tmp_path):
+    """Commands import torch with Ctrl-C held (segkit_cli.main._import_held): torch's import runs Python callbacks
+    from C++, where a KeyboardInterrupt aborts the process (pybind11's terminate, status -6: seen under load at
+    the "starting" moment above). A module that gets SIGINT half-way through its import finishes importing, and the
+    interrupt comes right after."""
+    (tmp_path / "halfway.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                         "total = sum(range(100000))\n")
+    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom segkit_cli.main import _import_held\n"
+            "try:\n    _import_held('halfway')\nexcept KeyboardInterrupt:\n"
+            "    print('interrupted after', 'halfway' in sys.modules)\n")
+    got = subprocess.run([sys.executable, "-c", FRESH, "-c", code, str(tmp_path)], env=ENV, capture_output=True,
+                         text=True, timeout=60)
+    assert got.stdout.strip() == "interrupted after True", (got.stdout, got.stderr)
+
+
+@pytest.mark.parametrize("after", [0.3, 0.6, 0.9, 1.2])
+def test_fuzz_interrupted_while_starting_always_ends_in_one_line(after, tmp_path):
+    """Ctrl-C at moments that fall in the command's imports (torch's among them): 130 and one line, never an
+    abort."""
+    out = tmp_path / "findings"
+    code, _, err = _interrupt(["-m", "segkit_cli", "fuzz", "--target", "reference", "--workers", "1", "--quiet",
+                               "--max-cases", "100000", "-o", str(out)], lambda s: s > after, tmp_path)
+    _one_line(code, err, "segkit: interrupted")
