@@ -116,23 +116,17 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
                 entry["verdict"] = ("slower, re-run slower too" if value(again) > was * (1 + TOLERANCE)
                                     else "ok on re-run")
         out.append(entry)
-    gpus = {r["gpu"] for r in rows}
-    have = {key(r) for r in rows}
-    for k, base in sorted(baseline.items()):
-        if k[0] in gpus and k not in have and (ours(base) or k in (errors or {})):  # a rival not run (Quack not
-            # staged, the step's other variants) is no hole; one that failed is shown
-            entry = {"suite": base["suite"], "case": base["case"], "executor": base["executor"], "now": None,
-                     "baseline": value(base), "baseline_commit": base["commit"], "ours": ours(base),
-                     "verdict": "missing"}
-            if (errors or {}).get(k):
-                entry["error"] = errors[k]
-            out.append(entry)
-    for k, error in sorted((errors or {}).items()):  # failed and never measured: no baseline to miss it
-        if k not in have and k not in baseline:
-            suite, case, executor = k[1], json.loads(k[2]), k[3]
-            out.append({"suite": suite, "case": case, "executor": executor, "now": None, "baseline": None,
-                        "baseline_commit": None, "ours": ours({"executor": executor}), "verdict": "missing",
-                        "error": error})
+    gpus, have, errors = {r["gpu"] for r in rows}, {key(r) for r in rows}, errors or {}
+    # a baseline case of ours without a result, and any case that failed (a rival not run, as Quack not staged or
+    # the step's other variants, is no hole)
+    absent = {k for k, base in baseline.items() if k[0] in gpus and ours(base)} | set(errors)
+    for k in sorted(absent - have):
+        base = baseline.get(k)
+        executor = k[3]
+        out.append({"suite": k[1], "case": base["case"] if base else json.loads(k[2]), "executor": executor, "now": None,
+                    "baseline": value(base) if base else None, "baseline_commit": base["commit"] if base else None,
+                    "ours": ours({"executor": executor}), "verdict": "missing",
+                    **({"error": errors[k]} if k in errors else {})})
     return out
 
 
