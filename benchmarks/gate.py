@@ -124,7 +124,8 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
         base = baseline.get(k)
         executor = k[3]
         out.append({"suite": k[1], "case": base["case"] if base else json.loads(k[2]), "executor": executor,
-                    "now": None, "baseline": value(base) if base else None, "baseline_commit": base["commit"] if base else None,
+                    "now": None, "baseline": value(base) if base else None,
+                    "baseline_commit": base["commit"] if base else None,
                     "ours": ours({"executor": executor}), "verdict": "missing",
                     **({"error": errors[k]} if k in errors else {})})
     return out
