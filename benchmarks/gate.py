@@ -116,23 +116,18 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
                 entry["verdict"] = ("slower, re-run slower too" if value(again) > was * (1 + TOLERANCE)
                                     else "ok on re-run")
         out.append(entry)
-    gpus = {r["gpu"] for r in rows}
-    have = {key(r) for r in rows}
-    for k, base in sorted(baseline.items()):
-        if k[0] in gpus and k not in have and (ours(base) or k in (errors or {})):  # a rival not run (Quack not
-            # staged, the step's other variants) is no hole; one that failed is shown
-            entry = {"suite": base["suite"], "case": base["case"], "executor": base["executor"], "now": None,
-                     "baseline": value(base), "baseline_commit": base["commit"], "ours": ours(base),
-                     "verdict": "missing"}
-            if (errors or {}).get(k):
-                entry["error"] = errors[k]
-            out.append(entry)
-    for k, error in sorted((errors or {}).items()):  # failed and never measured: no baseline to miss it
-        if k not in have and k not in baseline:
-            suite, case, executor = k[1], json.loads(k[2]), k[3]
-            out.append({"suite": suite, "case": case, "executor": executor, "now": None, "baseline": None,
-                        "baseline_commit": None, "ours": ours({"executor": executor}), "verdict": "missing",
-                        "error": error})
+    gpus, have, errors = {r["gpu"] for r in rows}, {key(r) for r in rows}, errors or {}
+    # a baseline case of ours without a result, and any case that failed (a rival not run, as Quack not staged or
+    # the step's other variants, is no hole)
+    absent = {k for k, base in baseline.items() if k[0] in gpus and ours(base)} | set(errors)
+    for k in sorted(absent - have):
+        base = baseline.get(k)
+        executor = k[3]
+        out.append({"suite": k[1], "case": base["case"] if base else json.loads(k[2]), "executor": executor,
+                    "now": None, "baseline": value(base) if base else None,
+                    "baseline_commit": base["commit"] if base else None,
+                    "ours": ours({"executor": executor}), "verdict": "missing",
+                    **({"error": errors[k]} if k in errors else {})})
     return out
 
 
@@ -242,13 +237,17 @@ def main(argv: list[str] | None = None) -> int:
         run = f"gate-{args.commit}"
         rows, _ = run_rows(args.bench, args.step, run, args.commit)
         rerun = {key(x): x for x in run_rows(args.rerun, None, run, args.commit)[0]} if args.rerun else None
+        # when the re-run was measured: the gate's own (seconds after the run), or a fresh lease's
+        rerun_at = _run_at(args.rerun) if args.rerun else None
         judged = judge(rows, load_baseline(), rerun, bench_errors(args.log))
         tests = tests_summary(args.tests)
         ok, why = verdict(tests, judged)
         machine = _machine(rows)
         record = {"gate": "pass" if ok else "fail", "why": why, "commit": args.commit,
-                  "tests_commit": args.tests_commit or args.commit, "date": machine.get("date"),
-                  "gpu": machine.get("gpu"), "machine": machine, "tolerance": TOLERANCE, "tests": tests,
+                  "tests_commit": args.tests_commit or args.commit,
+                  "date": next((r["date"] for r in rows if r.get("date")), None), "run_at": _run_at(args.bench),
+                  "rerun_at": rerun_at, "gpu": machine.get("gpu"), "machine": machine, "tolerance": TOLERANCE,
+                  "tests": tests,
                   "benchmarks": judged, "rows": rows}
         args.out.write_text(json.dumps(record) + "\n")
         counts = ", ".join(f"{v} {k}" for k, v in tests["counts"].items())
@@ -281,6 +280,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"baseline for {args.gpu}: {sum(k[0] == args.gpu for k in base)} cases", file=sys.stderr)
         return 0
     return 2
+
+
+def _run_at(bench: Path) -> str | None:
+    """When pytest-benchmark wrote a run (its ``datetime``)."""
+    return json.loads(Path(bench).read_text()).get("datetime")
 
 
 def _append_rows(rows: list[dict], path: Path) -> None:

@@ -136,8 +136,8 @@ def _scalar_fits(x: Any, dtype: Any) -> bool:
 def random_inputs(fd: FusionLike, device: str | torch.device = "cpu", seed: int = 0,
                   shapes: Sequence[Sequence[int] | None] | None = None) -> list[Any]:
     """Inputs matching a fusion's specs (static shapes, or each input's run-time size from ``shapes``):
-    random values in each input's declared layout (expanded dims get stride 0); ``device="meta"`` gives
-    shapes and strides only."""
+    random values in each input's declared layout (expanded dims get stride 0; a dim declared non-contiguous a
+    stride past the dense one; a CPU scalar input on the CPU); ``device="meta"`` gives shapes and strides only."""
     device = checked_device(device)
     gen = None if device.type == "meta" else torch.Generator(device=device).manual_seed(seed)
     out = []
@@ -150,15 +150,23 @@ def random_inputs(fd: FusionLike, device: str | torch.device = "cpu", seed: int 
             raise InputMismatchError(f"random inputs need static shapes; {v.describe()} is dynamic")
         so = v.stride_order or tuple(range(v.ndim - 1, -1, -1))
         order = sorted(range(v.ndim), key=lambda d: -so[d])  # allocation order, outermost first
-        alloc = [shape[d] for d in order]
+        # a dim declared non-contiguous (contiguity is in allocation order): its inner neighbour one longer in the
+        # buffer, then cut back (the innermost: every other element)
+        gaps = [c is False for c in (v.contiguity or ())] if v.ndim else []
+        alloc = [shape[d] + (i > 0 and gaps[i - 1]) for i, d in enumerate(order)]
+        if gaps and gaps[-1]:
+            alloc[-1] *= 2
         check_allocation(math.prod(alloc), v.dtype.torch, f"input {v.describe()}", device)
         base = (torch.empty(alloc, dtype=v.dtype.torch, device="meta") if gen is None
                 else torch.randn(alloc, generator=gen, device=device).to(v.dtype.torch))
+        if any(gaps):
+            base = base[tuple(slice(0, shape[d] * (1 + (i == v.ndim - 1 and gaps[-1])),
+                                    2 if i == v.ndim - 1 and gaps[-1] else None) for i, d in enumerate(order))]
         t = base.permute([order.index(d) for d in range(v.ndim)])
         for d, e in enumerate(v.expanded):
             if e:
                 t = t.narrow(d, 0, 1).expand(*shape)
-        out.append(t)
+        out.append(t.cpu() if v.is_cpu and gen is not None else t)  # a CPU scalar input stays on the CPU
     return out
 
 

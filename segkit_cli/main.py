@@ -49,16 +49,11 @@ def _import_held(name: str) -> None:
     KeyboardInterrupt raised in one aborts the process ("terminate called after throwing an instance of
     'pybind11::error_already_set'", status -6). Held, a Ctrl-C meanwhile is delivered right after, as the one-line
     "segkit: interrupted"."""
-    import signal
-    import threading
+    from segkit.interrupts import sigint_held
 
-    if name in sys.modules or threading.current_thread() is not threading.main_thread():
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        __import__(name)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    if name not in sys.modules:
+        with sigint_held():
+            __import__(name)
 
 
 def _quiet_broken_pipe() -> int:

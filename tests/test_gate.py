@@ -131,3 +131,32 @@ def test_a_baseline_case_the_run_lacks_fails_if_ours_and_is_shown_with_its_reaso
     # another GPU's baseline is not this run's hole
     other = {**_row("segkit", 1.0, shape="x"), "gpu": "NVIDIA H100 80GB HBM3"}
     assert not gate.failures(gate.judge([_row("segkit", 100.0, run="g")], _baseline(_row("segkit", 100.0), other)))
+
+
+def test_a_record_says_when_its_run_and_its_re_run_were_measured(tmp_path, monkeypatch):
+    """A re-run in a fresh lease (the gate's own re-run shares the run's lease and its drift) clears a case like
+    the gate's own re-run; the record carries both files' times, so the evidence says which it was."""
+    def bench_file(path, us: float, at: str):
+        path.write_text(json.dumps({"datetime": at, "benchmarks": [{
+            "name": "test_qkv_split_rope[Llama-2-13b-hf_bs2-bfloat16-forward-segkit]",
+            "fullname": "benchmarks/test_qkv_split_rope.py::test_qkv_split_rope[Llama-2-13b-hf_bs2-bfloat16-forward"
+                        "-segkit]",
+            "params": {"shape": "Llama-2-13b-hf_bs2", "dtype": "bfloat16", "mode": "forward", "executor": "segkit"},
+            "stats": {"min": us * 1e-6, "max": us * 1e-6},
+            "extra_info": {"kernel_us_median": us}}], "machine_info": {"machine": MACHINE}}))
+        return path
+
+    monkeypatch.setattr(gate, "load_baseline", lambda path=None: _baseline(_row("segkit", 100.0)))
+    tests = tmp_path / "gpu_tests.json"
+    tests.write_text(json.dumps({"sweep": {"counts": {"passed": 1}, "complete": True, "outcomes": {"t": "passed"}}}))
+    run = bench_file(tmp_path / "headline.json", 110.0, "2026-11-29T10:37:15+00:00")
+    fresh = bench_file(tmp_path / "rerun.json", 100.5, "2026-11-29T10:40:33+00:00")
+    out = tmp_path / "record.json"
+    assert gate.main(["record", "--tests", str(tests), "--bench", str(run), "--commit", "abc1234", "-o",
+                      str(out)]) == 1
+    assert gate.main(["record", "--tests", str(tests), "--bench", str(run), "--rerun", str(fresh), "--commit",
+                      "abc1234", "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert (record["gate"], record["date"], record["run_at"], record["rerun_at"]) == (
+        "pass", "2026-11-29", "2026-11-29T10:37:15+00:00", "2026-11-29T10:40:33+00:00")
+    assert [(b["verdict"], b["rerun"]) for b in record["benchmarks"]] == [("ok on re-run", 100.5)]

@@ -9,10 +9,8 @@ as a "timeout"; both are replaced.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 import signal
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from segkit.errors import SegkitError, error_summary
+from segkit.interrupts import sigint_held
 from segkit.fuzz.targets import CaseResult, Target, run_script, target
 
 
@@ -90,22 +89,6 @@ def _serve(conn, target_name: str) -> None:
         conn.send(("done", res))
 
 
-@contextlib.contextmanager
-def _sigint_blocked_in_children():
-    """Processes started in the block begin with SIGINT blocked (a signal mask survives fork and exec; the worker
-    then ignores it): a Ctrl-C in the terminal reaches the whole process group, and a worker still importing would
-    print its own traceback. The campaign stops its workers itself. A SIGINT for this process meanwhile waits,
-    blocked, and is delivered after (or, taken by another thread, still raised in this one): never lost."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-
-
 class _Worker:
     def __init__(self, target_name: str, start_timeout: float) -> None:
         ctx = mp.get_context("spawn")
@@ -113,7 +96,9 @@ class _Worker:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target_name), daemon=True)
         try:
-            with _sigint_blocked_in_children():
+            # the worker begins with SIGINT blocked, then ignores it: a Ctrl-C reaches the whole process group,
+            # and a worker still importing would print its own traceback; the campaign stops its workers itself
+            with sigint_held():
                 self.proc.start()
         except BaseException:  # a Ctrl-C held during the start is raised here: no worker is left behind
             self.kill()

@@ -34,10 +34,10 @@ from segkit.args import checked
 from segkit.errors import (FusionDefinitionError, InputMismatchError, ReproError, ResourceLimitError,
                            UnsupportedOpError, error_summary)
 from segkit.frontend import FusionDefinition
-from segkit.interp import as_fusion
+from segkit.interp import as_fusion, random_inputs
 from segkit.ir import Fusion
-from segkit.repro.inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, declared_recipes,
-                                 inputs_node, module_names, same_layout)
+from segkit.repro.inputs import (InputParser, InputRecipe, captured_recipe, check_recipes, inputs_node, module_names,
+                                 same_layout)
 from segkit.repro.device import no_cuda
 from segkit.repro.isolate import ChildDied, ChildOverran, run_isolated
 from segkit.repro.script import (RecordedFusion, ScriptRun, TestHarness, fusion_functions, name_fusions, new_run,
@@ -67,8 +67,11 @@ class Repro:
 
     def make_inputs(self, device: str = "cpu", seed: int = 0) -> list[Any]:
         """The script's inputs (same shapes, strides, dtypes) on ``device``: random values (by ``seed``) for
-        those written as literal expressions, the script's own values for tensors its code built."""
+        those written as literal expressions, the script's own values for tensors its code built; a script that
+        gives none, random ones in its inputs' declared layouts (segkit.interp.random_inputs)."""
         wanted = as_fusion(self.fd).inputs
+        if wanted and not self.recipes and _declared(wanted):  # print(fd)'s form: the definition, no inputs
+            return random_inputs(self.fd, device, seed)
         if wanted and not self.recipes:
             raise ReproError(f"{self.path}: found no inputs for the fusion's {len(wanted)} input(s) "
                              f"({', '.join(v.describe() for v in wanted)}): segkit reads a module-level "
@@ -456,11 +459,13 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion:
     limit = _script_time_limit(timeout)
     got = _in_child(path, source, limit, fusion)
     fd = FusionDefinition.from_fusion(_linked(got.fusion))
-    recipes, notes = got.recipes, got.notes
-    wanted = as_fusion(fd).inputs
-    if wanted and not recipes:
-        recipes = declared_recipes(wanted) or []
-        if recipes:
-            notes = (*notes, f"{path}: the script gives no inputs: random ones at the {len(wanted)} input(s)' "
-                             "declared sizes, dtypes and layouts (a scalar without a value: a stand-in)")
-    return Repro(fd, recipes, source, path, got.name, got.names, notes)
+    notes, wanted = got.notes, as_fusion(fd).inputs
+    if wanted and not got.recipes and _declared(wanted):
+        notes = (*notes, f"{path}: the script gives no inputs: random ones at the {len(wanted)} input(s)' "
+                         "declared sizes, dtypes and layouts (a scalar without a value: a stand-in)")
+    return Repro(fd, got.recipes, source, path, got.name, got.names, notes)
+
+
+def _declared(values: list) -> bool:
+    """Whether every tensor input's sizes are declared (no -1): inputs can be made from the definition alone."""
+    return all(-1 not in v.shape for v in values if v.is_tensor)

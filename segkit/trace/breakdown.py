@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from segkit.args import Is, checked
-from segkit.trace.idle import STEP_RANGE
+from segkit.trace.idle import STEP_RANGE, kernel_gaps
 from segkit.trace.model import Kernel, Trace
 
 #: (kind, name pattern), in the order they are tried; the last kind takes every kernel the others do not.
@@ -61,16 +61,9 @@ class Step:
         return max(k.end_ns for k in self.kernels)
 
     def busy_ns(self) -> int:
-        """Time at least one kernel runs (kernels overlapping on several streams counted once)."""
-        busy, end = 0, None
-        for k in sorted(self.kernels, key=lambda k: k.start_ns):
-            if end is None or k.start_ns >= end:
-                busy += k.end_ns - k.start_ns
-                end = k.end_ns
-            elif k.end_ns > end:
-                busy += k.end_ns - end
-                end = k.end_ns
-        return busy
+        """Time at least one kernel runs (kernels overlapping on several streams counted once): the span less its
+        gaps."""
+        return self.last_ns - self.first_ns - sum(g.idle_ns for g in kernel_gaps(self.kernels))
 
     def lead_in_ns(self) -> int | None:
         return None if self.host_start_ns is None else self.first_ns - self.host_start_ns

@@ -20,6 +20,7 @@ the lead-in is in its time, and no gap between kernels shows it:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from segkit.args import NonNegative, PositiveInt, checked
@@ -45,8 +46,13 @@ class Gap:
 @checked
 def gaps(trace: Trace) -> list[Gap]:
     """Every stretch with no kernel running, in time order (kernels on several streams counted as one busy span)."""
+    return kernel_gaps(trace.kernels)
+
+
+def kernel_gaps(kernels: Iterable[Kernel]) -> list[Gap]:
+    """``gaps`` over any set of kernels (one step's)."""
     out: list[Gap] = []
-    kernels = sorted(trace.kernels, key=lambda k: k.start_ns)
+    kernels = sorted(kernels, key=lambda k: k.start_ns)
     last = None  # the kernel that ends last among those started so far
     for k in kernels:
         if last is not None and k.start_ns > last.end_ns:
