@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.summarize import check_row, data_rows, read_data
+from benchmarks.summarize import check_row, data_rows, read_data, text_of
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
@@ -78,7 +78,7 @@ def run_rows(bench: Path | None, step: Path | None, run: str, commit: str | None
     """The rows of a headline run (and its step table) and each kernel row's pytest node id (for a re-run)."""
     rows, ids = [], {}
     if bench is not None:
-        records = [b for b in json.loads(Path(bench).read_text()).get("benchmarks", [])
+        records = [b for b in json.loads(text_of(bench)).get("benchmarks", [])
                    if "kernel_us_median" in (b.get("extra_info") or {})]
         got = data_rows(Path(bench), run, commit)
         for r, b in zip(got, records):
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_at(bench: Path) -> str | None:
     """When pytest-benchmark wrote a run (its ``datetime``)."""
-    return json.loads(Path(bench).read_text()).get("datetime")
+    return json.loads(text_of(bench)).get("datetime")
 
 
 def _append_rows(rows: list[dict], path: Path) -> None:

@@ -20,6 +20,7 @@ Appending the same run again adds nothing; a row without its provenance is refus
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
@@ -36,10 +37,21 @@ class MixedMachines(Exception):
     """Runs measured on different GPU models were given together."""
 
 
+def text_of(path: Path) -> str:
+    """A results file's text, gzipped (``.gz``: the lab keeps its large runs so) or not."""
+    path = Path(path)
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
+def is_lines(path: Path) -> bool:
+    """Whether a results file is JSON lines (``.jsonl``, or ``.jsonl.gz``)."""
+    return Path(path).name.removesuffix(".gz").endswith(".jsonl")
+
+
 def _read(path: Path) -> tuple[dict | None, list[dict]]:
     """(machine block or None, benchmark records) of any results format; a record has name, params, extra_info."""
-    text = Path(path).read_text()
-    if Path(path).suffix == ".jsonl":
+    text = text_of(path)
+    if is_lines(path):
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]
         blocks = [block_of(r) for r in lines if block_of(r)]
         gpus = sorted({b.get("gpu") or "?" for b in blocks})
@@ -289,7 +301,7 @@ def data_rows(path: Path, run: str, commit: str | None = None) -> list[dict]:
     ``run``: the run's name (its rows name it; the lab's index lists it with its folder)."""
     name = run.strip("/")
     where = {"run": name, "source": _source(path, name)}
-    doc = {} if Path(path).suffix == ".jsonl" else json.loads(Path(path).read_text())
+    doc = {} if is_lines(path) else json.loads(text_of(path))
     if isinstance(doc.get("rows"), list) and block_of(doc):  # a step table (benchmarks/model_step.py)
         prov = _provenance(doc, block_of(doc), commit)
         k = (doc.get("run") or {}).get("back_to_back") or 1

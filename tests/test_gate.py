@@ -4,6 +4,7 @@ the gate; a faster result moves no baseline; the headline selection holds every 
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -135,7 +136,8 @@ def test_a_baseline_case_the_run_lacks_fails_if_ours_and_is_shown_with_its_reaso
 
 def test_a_record_says_when_its_run_and_its_re_run_were_measured(tmp_path, monkeypatch):
     """A re-run in a fresh lease (the gate's own re-run shares the run's lease and its drift) clears a case like
-    the gate's own re-run; the record carries both files' times, so the evidence says which it was."""
+    the gate's own re-run; the record carries both files' times, so the evidence says which it was. A run kept
+    gzipped (as the lab keeps its runs) reads as it was written."""
     def bench_file(path, us: float, at: str):
         path.write_text(json.dumps({"datetime": at, "benchmarks": [{
             "name": "test_qkv_split_rope[Llama-2-13b-hf_bs2-bfloat16-forward-segkit]",
@@ -151,6 +153,8 @@ def test_a_record_says_when_its_run_and_its_re_run_were_measured(tmp_path, monke
     tests.write_text(json.dumps({"sweep": {"counts": {"passed": 1}, "complete": True, "outcomes": {"t": "passed"}}}))
     run = bench_file(tmp_path / "headline.json", 110.0, "2026-11-29T10:37:15+00:00")
     fresh = bench_file(tmp_path / "rerun.json", 100.5, "2026-11-29T10:40:33+00:00")
+    fresh = fresh.with_suffix(".json.gz")  # as the lab keeps a run: gzipped
+    fresh.write_bytes(gzip.compress((tmp_path / "rerun.json").read_bytes()))
     out = tmp_path / "record.json"
     assert gate.main(["record", "--tests", str(tests), "--bench", str(run), "--commit", "abc1234", "-o",
                       str(out)]) == 1
