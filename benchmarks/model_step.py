@@ -1,6 +1,7 @@
 """Training steps (forward + backward) of real models (benchmarks/model_cases.py) under eager, torch.compile, stock
 Thunder, Thunder + segkit_ex (fused into Thunder's nvFuser regions, or opaque), Thunder with CUDA graphs and, when
-named, Thunder with Liger-Kernel's operators bound as an executor (benchmarks/liger_thunder.py): step time, host
+named, Thunder with Liger-Kernel's operators bound as an executor (benchmarks/liger_thunder.py) or with its own cuDNN
+executor (nvidia-cudnn-frontend: benchmarks/stage_cudnn_frontend.sh): step time, host
 time, peak memory, kernels and nvFusion regions per step, segkit's claims, grads against eager and the first
 (compiling) step. A variant that fails is a row with the failure in its note, one this host cannot run a row
 skipped with the reason. Writes a markdown table and a JSON file with the machine block (benchmarks/model_table.py);
@@ -51,7 +52,9 @@ class Variant:
     option's mapping); ``graphs`` adds Thunder's ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs
     copied into static buffers; with ``inductor``, torch.compile's reduce-overhead mode); ``attention`` is
     segkit_ex's ``segkit_attention`` compile option; ``liger`` puts Liger-Kernel's operators first among Thunder's
-    executors (benchmarks/liger_thunder.py, with its pattern transform)."""
+    executors (benchmarks/liger_thunder.py, with its pattern transform); ``cudnn`` puts Thunder's own cuDNN executor
+    first, as Thunder does whenever nvidia-cudnn-frontend imports. Every other Thunder variant runs without that
+    executor, so a process with cudnn-frontend importable measures them as a host without it does."""
 
     name: str
     label: str
@@ -63,6 +66,7 @@ class Variant:
     graphs: bool = False
     attention: str | None = None
     liger: bool = False
+    cudnn: bool = False
 
     @property
     def fuse_option(self) -> str | dict[str, str] | None:
@@ -99,6 +103,8 @@ VARIANTS = [
     Variant("segkit-graphs", "Thunder + segkit_ex (auto, the default) + CUDA graphs", thunder=True, segkit=True,
             fuse="auto", graphs=True),
     Variant("thunder-liger", "Thunder + Liger-Kernel's operators", default=False, thunder=True, liger=True),
+    Variant("thunder-cudnn", "Thunder + its cuDNN executor (nvidia-cudnn-frontend)", default=False, thunder=True,
+            cudnn=True),
 ]
 
 
@@ -155,13 +161,35 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
 
         options["transforms"] = [CUDAGraphTransform()]
     thunder_exec.install()  # stock Thunder too: its nvFuser fusions need the nvfuser_direct compatibility fix
-    executors = thunder_exec.executors() if variant.segkit else thunder.get_default_executors()
+    executors = thunder_executors(variant)
     if variant.liger:  # first in the list, as Thunder's tutorial puts it; its pattern transform finds the ops
         from benchmarks import liger_patterns, liger_thunder
 
         executors = [liger_thunder.executor(), *executors]
         options["transforms"] = [*options.get("transforms", ()), liger_patterns.LigerPatterns()]
     return thunder.jit(model, executors=executors, **options)
+
+
+#: nvidia-cudnn-frontend that Thunder 0.2.6 runs with (1.32.0, the newest, fails in its SDPA: ../shared/gpu facts)
+CUDNN_FRONTEND = "1.15.0"
+
+
+def thunder_executors(variant: Variant) -> list:
+    """A Thunder variant's executor list: segkit_ex's or Thunder's defaults, without Thunder's cuDNN executor unless
+    the variant is that rival (then first, where Thunder puts it when cudnn-frontend imports)."""
+    import thunder
+    import thunder_exec
+
+    executors = thunder_exec.executors() if variant.segkit else thunder.get_default_executors()
+    executors = [ex for ex in executors if ex.name != "cudnn"]
+    if not variant.cudnn:
+        return executors
+    cudnn = thunder.extend.get_executor("cudnn")
+    if cudnn is None:
+        raise Unavailable(f"variant {variant.name}: Thunder's cuDNN executor is not registered (nvidia-cudnn-frontend "
+                          f"not importable; Thunder 0.2.6 runs with {CUDNN_FRONTEND}: "
+                          "benchmarks/stage_cudnn_frontend.sh)")
+    return [cudnn, *executors]
 
 
 def _step(fn: Callable, built: Built) -> None:

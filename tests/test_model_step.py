@@ -299,3 +299,31 @@ def test_gpu_tests_of_the_step_table_have_cupti_to_themselves():
                 assert module_fresh or fresh(fn), f"{path.name}::{fn.name} runs run_case outside fresh_process"
     assert "test_liger_thunder_gpu.py::test_thunder_liger_runs_ligers_operators_with_grads_as_close_as_stock_thunders" \
         in found and "test_model_step_gpu.py::test_every_variant_runs_on_the_gpu" in found, found
+
+
+def test_thunders_cudnn_executor_is_one_rivals_row_and_no_other_variants():
+    """Thunder puts its cuDNN executor first whenever nvidia-cudnn-frontend imports; the table runs it only in the
+    thunder-cudnn rival, so the other Thunder rows measure what a host without cudnn-frontend runs. Without the
+    executor (this CPU host: cudnn-frontend needs CUDA's cuDNN) that row is skipped, naming the version to stage."""
+    import thunder
+    from thunder.extend import (OperatorExecutor, add_default_executor, deregister_executor, register_executor,
+                                remove_default_executor)
+
+    from benchmarks.model_step import CUDNN_FRONTEND, Unavailable, thunder_executors
+
+    by = {v.name: v for v in VARIANTS}
+    assert thunder.extend.get_executor("cudnn") is None
+    with pytest.raises(Unavailable, match=f"cuDNN executor is not registered.*{CUDNN_FRONTEND}"):
+        thunder_executors(by["thunder-cudnn"])
+    # registered as cudnn-frontend's import registers it (an executor under that name, claiming nothing here)
+    stand_in = register_executor(OperatorExecutor("cudnn", version="stand-in"))
+    add_default_executor(stand_in)
+    try:
+        assert thunder.get_default_executors()[0] is stand_in  # what stock Thunder would now run first
+        names = {v: [ex.name for ex in thunder_executors(by[v])] for v in ("thunder", "segkit-auto", "thunder-cudnn")}
+    finally:
+        remove_default_executor(stand_in)
+        deregister_executor(stand_in)
+    assert "cudnn" not in names["thunder"] and "cudnn" not in names["segkit-auto"]
+    assert names["thunder-cudnn"] == ["cudnn", *names["thunder"]]
+    assert names["segkit-auto"][0] == "segkit"
