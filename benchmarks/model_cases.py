@@ -135,9 +135,15 @@ def build_litgpt(case: Case, device: str, dtype: torch.dtype) -> Built:
     torch.manual_seed(0)
     with torch.device(device):
         model = Blocks(model_mod, cfg).to(dtype)
-    cos, sin = model_mod.build_rope_cache(case.T, cfg.rope_n_elem, device=torch.device(device))
+    cos, sin = rope_tables(model_mod, cfg, case.T, device)
     x = torch.randn(case.batch, case.T, cfg.n_embd, device=device, dtype=dtype, requires_grad=True)
     return Built(model, (x, cos[None], sin[None]), (x,), _label(case, f"{case.config} x{cfg.n_layer}"))
+
+
+def rope_tables(model_mod, cfg, T: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin (T, rope_n_elem), fp32, as litgpt's GPT builds them for ``cfg`` (its rope base, e.g. 500000 for
+    Llama 3, and its RoPE adjustments): ``GPT.rope_cache`` itself, on the config and length alone."""
+    return model_mod.GPT.rope_cache(types.SimpleNamespace(config=cfg, max_seq_length=T), device=torch.device(device))
 
 
 def _label(case: Case, model: str) -> str:

@@ -53,6 +53,21 @@ def test_batch_reaches_x_and_the_label():
     assert built.grad_inputs == (built.inputs[0],) and built.model(*built.inputs).shape == ()
 
 
+@pytest.mark.parametrize("config", ["Llama-3-8B", "Llama-3.2-1B", "Qwen3-0.6B"])
+def test_block_cases_rope_tables_are_the_ones_litgpts_gpt_builds(config):
+    """A block case feeds its blocks the cos and sin litgpt's GPT builds for the config (Llama 3's base 500000,
+    Llama 3.2's frequency adjustments), not build_rope_cache's defaults."""
+    model_mod, config_mod = import_litgpt()
+    built = build(Case("tiny", "litgpt", config, 32, TINY_WIDTHS), "cpu", torch.float32)
+    cfg = config_mod.Config.from_name(config, block_size=32, **TINY_WIDTHS)
+    gpt = model_mod.GPT(cfg)
+    assert cfg.rope_base != 10000
+    torch.testing.assert_close(built.inputs[1][0], gpt.cos, rtol=0, atol=0)
+    torch.testing.assert_close(built.inputs[2][0], gpt.sin, rtol=0, atol=0)
+    default_cos, _ = model_mod.build_rope_cache(32, cfg.rope_n_elem)
+    assert not torch.equal(built.inputs[1][0], default_cos)  # what the cases fed before
+
+
 def test_chunked_cross_entropy_is_litgpts():
     """Ours (litgpt/utils.py imports lightning, which the GPU host lacks) gives litgpt's loss and grad, over
     several chunks and an uneven last one, with ignored targets."""
