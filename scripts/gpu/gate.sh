@@ -31,10 +31,14 @@ fi
 
 if [[ "$PHASE" == bench || "$PHASE" == all ]]; then
   part "headline benchmarks"
+  # the GPU's state as timing starts (a lease's drift shows in small kernels first: clocks, another process on the GPU)
+  { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,utilization.gpu --format=csv
+    nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv; } > "$DIR/bench.log" 2>&1
+  tail -n +2 "$DIR/bench.log" | head -3
   # each case also lands in headline.jsonl as it is measured (a phase cut by GATE_BENCH_S keeps what it measured)
   SEGKIT_BENCH_LOG="$DIR/headline.jsonl" timeout -s INT "${GATE_BENCH_S:-3600}" python -m pytest benchmarks -q \
     -p no:cacheprovider -k "$(python -m benchmarks.gate headline-k)" --benchmark-json="$DIR/headline.json" \
-    > "$DIR/bench.log" 2>&1
+    >> "$DIR/bench.log" 2>&1
   echo "benchmarks exit $?"; tail -2 "$DIR/bench.log"
   part "the Llama-3-8B step"
   STEP_ARGS=$(python -c "from benchmarks.gate import STEP; print(' '.join(f'--{k} {v}' for k, v in STEP.items()))")
