@@ -237,8 +237,6 @@ def main(argv: list[str] | None = None) -> int:
         run = f"gate-{args.commit}"
         rows, _ = run_rows(args.bench, args.step, run, args.commit)
         rerun = {key(x): x for x in run_rows(args.rerun, None, run, args.commit)[0]} if args.rerun else None
-        # when the re-run was measured: the gate's own (seconds after the run), or a fresh lease's
-        rerun_at = _run_at(args.rerun) if args.rerun else None
         judged = judge(rows, load_baseline(), rerun, bench_errors(args.log))
         tests = tests_summary(args.tests)
         ok, why = verdict(tests, judged)
@@ -246,9 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         record = {"gate": "pass" if ok else "fail", "why": why, "commit": args.commit,
                   "tests_commit": args.tests_commit or args.commit,
                   "date": next((r["date"] for r in rows if r.get("date")), None), "run_at": _run_at(args.bench),
-                  "rerun_at": rerun_at, "gpu": machine.get("gpu"), "machine": machine, "tolerance": TOLERANCE,
-                  "tests": tests,
-                  "benchmarks": judged, "rows": rows}
+                  # the gate's own re-run (seconds after the run, in its lease) or a fresh lease's
+                  "rerun_at": _run_at(args.rerun) if args.rerun else None, "gpu": machine.get("gpu"),
+                  "machine": machine, "tolerance": TOLERANCE, "tests": tests, "benchmarks": judged, "rows": rows}
         args.out.write_text(json.dumps(record) + "\n")
         counts = ", ".join(f"{v} {k}" for k, v in tests["counts"].items())
         print(table(judged))

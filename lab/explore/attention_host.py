@@ -2,7 +2,7 @@
 attention runs cuDNN through torch, stock Thunder's flash), with the GPU queue empty (a step issued alone) and with
 the GPU busy ahead of it (a long sleep kernel first: the time is the host's alone, and a wait on the GPU inside the
 call would show as the sleep's length). Issue 54: where segkit_ex's extra host time per step goes. Run on a GPU host:
-``python lab/explore/attention_host.py``; prints a table."""
+``python -m lab.explore.attention_host``; prints a table."""
 import statistics
 import time
 

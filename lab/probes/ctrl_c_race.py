@@ -1,0 +1,47 @@
+"""Ctrl-C at a fixed moment of `segkit tune` on a small script, many times over (issue 53's contract: exit 130, one
+line). Prints each run that broke it and a count of (exit status, first line of stderr). CPU only; run from a
+checkout's root: ``python lab/probes/ctrl_c_race.py RUNS SECONDS [CHECKOUT]``. The process starts as a terminal
+starts it (SIGINT at its default) in a session of its own, and the SIGINT goes to its whole process group."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+SCRIPT = """\
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+with FusionDefinition() as fd:
+    T0 = fd.define_tensor(shape=[4096, 4096], contiguity=[True, True], dtype=DataType.Float)
+    T2 = fd.ops.sum(fd.ops.mul(T0, T0), dims=[1], keepdim=False, dtype=DataType.Float)
+    T3 = fd.ops.broadcast_in_dim(T2, shape=[4096, 4096], broadcast_dims=[0])
+    fd.add_output(fd.ops.permute(fd.ops.div(T0, T3), dims=[1, 0]))
+
+inputs = [torch.randn((4096, 4096), dtype=torch.float32, device="cuda")]
+fd.execute(inputs)
+"""
+FRESH = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+         "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+runs, after = int(sys.argv[1]), float(sys.argv[2])
+checkout = Path(sys.argv[3] if len(sys.argv) > 3 else ".").resolve()
+env = {**os.environ, "PYTHONPATH": str(checkout), "CUDA_VISIBLE_DEVICES": ""}
+seen = Counter()
+with tempfile.TemporaryDirectory() as tmp:
+    (Path(tmp) / "big.py").write_text(SCRIPT)
+    for i in range(runs):
+        p = subprocess.Popen([sys.executable, "-c", FRESH, "-m", "segkit_cli", "tune", "big.py", "--reference"],
+                             cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        time.sleep(after)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        seen[(p.returncode, (err.strip().splitlines() or [""])[0][:100])] += 1
+        if p.returncode != 130 or err.strip() != "segkit: interrupted":
+            print(f"run {i}: exit {p.returncode}\n  stdout tail: {out[-300:]!r}\n  stderr: {err[-1500:]}", flush=True)
+for (code, line), n in seen.most_common():
+    print(f"{n:4d} x exit {code}: {line}")
