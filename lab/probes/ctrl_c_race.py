@@ -1,6 +1,6 @@
 """Ctrl-C at a fixed moment of `segkit tune` on a small script, many times over (issue 53's contract: exit 130, one
 line). Prints each run that broke it and a count of (exit status, first line of stderr). CPU only; run from a
-checkout's root: ``python lab/probes/ctrl_c_race.py RUNS SECONDS [CHECKOUT]``. The process starts as a terminal
+checkout's root: ``python -m lab.probes.ctrl_c_race RUNS SECONDS [CHECKOUT]``. The process starts as a terminal
 starts it (SIGINT at its default) in a session of its own, and the SIGINT goes to its whole process group."""
 import os
 import signal
@@ -11,21 +11,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-SCRIPT = """\
-import torch
-from nvfuser_direct import FusionDefinition, DataType
-
-with FusionDefinition() as fd:
-    T0 = fd.define_tensor(shape=[4096, 4096], contiguity=[True, True], dtype=DataType.Float)
-    T2 = fd.ops.sum(fd.ops.mul(T0, T0), dims=[1], keepdim=False, dtype=DataType.Float)
-    T3 = fd.ops.broadcast_in_dim(T2, shape=[4096, 4096], broadcast_dims=[0])
-    fd.add_output(fd.ops.permute(fd.ops.div(T0, T3), dims=[1, 0]))
-
-inputs = [torch.randn((4096, 4096), dtype=torch.float32, device="cuda")]
-fd.execute(inputs)
-"""
-FRESH = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-         "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+# the suite's own script and start (tests/test_interrupts.py): the probe is its test, many times over
+from tests.test_interrupts import BIG_SCRIPT as SCRIPT, FRESH  # noqa: E402
 
 runs, after = int(sys.argv[1]), float(sys.argv[2])
 checkout = Path(sys.argv[3] if len(sys.argv) > 3 else ".").resolve()
