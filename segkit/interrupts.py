@@ -1,6 +1,6 @@
 """Ctrl-C held over a block: SIGINT blocked in the main thread while the block runs, and a Ctrl-C meanwhile
 delivered right after it (or, taken by another thread, still raised in the main one): never lost, never raised
-inside the block."""
+inside the block. Or deferred: Python code in the block runs, a Ctrl-C meanwhile is noted and raised after it."""
 
 from __future__ import annotations
 
@@ -23,3 +23,36 @@ def sigint_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+@contextlib.contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """A Ctrl-C during the block is noted, not raised, and raised as KeyboardInterrupt when the block ends (with the
+    SIGINT handler the block found; its own handler ignores SIGINT, none is raised; off the main thread:
+    nothing). For a block where Python would swallow it: ``os.fork`` runs its at-fork hooks (logging's lock
+    release) after the fork in both processes, and reports an exception raised in one as unraisable and goes on,
+    so a Ctrl-C landing there was lost (the command ran to its end, status 0). A forked child inherits the noting
+    handler until it sets its own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if noted and callable(previous):
+            previous(signal.SIGINT, None)  # Python's default handler raises KeyboardInterrupt
+        elif noted and previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
+
+
+def interrupt_handled() -> None:
+    """Say that the KeyboardInterrupt being handled is handled. CPython marks one that left Python code run through
+    PyRun_* (C extensions evaluate Python source that way, torch's import among them) as unhandled, and ends the
+    process by SIGINT at exit, after the handler printed its line and chose status 130 (the Ctrl-C at segkit's start
+    that exited -2). Every PyRun_* call clears that mark as it starts: an empty one does."""
+    import ctypes
+
+    ctypes.pythonapi.PyRun_SimpleString(b"")

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from segkit.errors import SegkitError, UsageError
+from segkit.interrupts import interrupt_handled
 from segkit_cli import contracts
 from segkit_cli.commands import (bookend, check, demo, fuzz, minimize, profile, regions, report, repro, reuse,
                                  segments, trace, tune)
@@ -88,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except KeyboardInterrupt as e:  # a command may say what it left behind (KeyboardInterrupt("..."))
+        interrupt_handled()
         print(f"segkit: interrupted{'; ' + _one_line(e) if e.args else ''}", file=sys.stderr)
         return 130
     except OSError as e:  # the file system refused a path (a directory that cannot be made, a full disk): not a bug

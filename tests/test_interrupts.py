@@ -170,3 +170,46 @@ def test_fuzz_interrupted_while_starting_always_ends_in_one_line(after, tmp_path
     code, _, err = _interrupt(["-m", "segkit_cli", "fuzz", "--target", "reference", "--workers", "1", "--quiet",
                                "--max-cases", "100000", "-o", str(out)], lambda s: s > after, tmp_path)
     _one_line(code, err, "segkit: interrupted")
+
+
+#: A Ctrl-C that leaves Python code a C extension ran through PyRun_String (as torch's import runs some): CPython
+#: marks it unhandled and, left alone, ends the process by SIGINT at exit whatever the handler chose.
+PYRUN_INTERRUPTED = """
+import ctypes, sys
+import segkit_cli.main as cli
+
+def interrupted_import(name):
+    run = ctypes.pythonapi.PyRun_String
+    run.restype, run.argtypes = ctypes.py_object, [ctypes.c_char_p, ctypes.c_int, ctypes.py_object, ctypes.py_object]
+    run(b"raise KeyboardInterrupt", 257, {}, {})  # 257: Py_file_input
+
+cli._import_held = interrupted_import
+sys.exit(cli.main(["repro", "any.py"]))
+"""
+
+
+def test_a_ctrl_c_out_of_code_run_by_pyrun_still_exits_130(tmp_path):
+    """The Ctrl-C at the start of `segkit tune` that printed its line and still ended by SIGINT (-2, one run in
+    twenty): the handled interrupt is said handled (segkit.interrupts.interrupt_handled)."""
+    (tmp_path / "any.py").write_text("x = 1\n")
+    (tmp_path / "interrupted_cli.py").write_text(PYRUN_INTERRUPTED)
+    env = {**ENV, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}  # run with -m, as `python -m segkit_cli` runs: a
+    # -c program's SystemExit ends the process before CPython looks at the mark
+    got = subprocess.run([sys.executable, "-c", FRESH, "-m", "interrupted_cli"], env=env, capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path)
+    _one_line(got.returncode, got.stderr, "segkit: interrupted")
+
+
+def test_a_ctrl_c_during_a_fork_is_raised_after_it(tmp_path):
+    """os.fork runs its at-fork hooks in both processes and reports an exception raised in one as unraisable: a
+    Ctrl-C landing there was lost and `segkit tune` ran to its end with status 0 (two runs in forty). Around a
+    fork that segkit starts (segkit.repro.isolate), it is raised after the fork instead."""
+    code = ("import os, signal\nfrom segkit.interrupts import sigint_deferred\n"
+            "os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGINT))\n"
+            "try:\n    with sigint_deferred():\n        pid = os.fork()\n        if pid == 0:\n            os._exit(0)\n"
+            "        os.waitpid(pid, 0)\n        print('past the fork')\n"
+            "except KeyboardInterrupt:\n    print('interrupted after the fork')\n")
+    got = subprocess.run([sys.executable, "-c", FRESH, "-c", code], env=ENV, capture_output=True, text=True,
+                         timeout=60, cwd=tmp_path)
+    assert got.stdout.splitlines() == ["past the fork", "interrupted after the fork"], (got.stdout, got.stderr)
+    assert "Exception ignored" not in got.stderr, got.stderr

@@ -36,6 +36,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from segkit.errors import SegkitError, error_summary
+from segkit.interrupts import sigint_deferred
 
 #: Modules the fork server imports once, so that a child forked from it starts warm.
 PRELOAD = ["segkit.repro.warm"]
@@ -197,7 +198,8 @@ def run_isolated(func: Callable[..., Any], args: tuple = (), hard_limit: float =
     proc = ctx.Process(target=_child, args=(sender, func, args, dict(os.environ), os.getcwd(), list(sys.path)),
                        daemon=True)
     try:
-        with _may_have_children(), _main_module_hidden(method):
+        # a Ctrl-C during the fork is raised after it, not swallowed by the at-fork hooks (sigint_deferred)
+        with _may_have_children(), _main_module_hidden(method), sigint_deferred():
             proc.start()  # from the fork server: returns once the child is forked (the server's start-up is not its)
         start = time.monotonic()
         sender.close()
