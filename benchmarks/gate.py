@@ -5,7 +5,7 @@
     python -m benchmarks.gate record --tests GPU_TESTS.json --bench RUN.json [--step STEP.json]
                                      [--rerun RERUN.json] [--log RUN.jsonl] --commit C -o RECORD.json
     python -m benchmarks.gate land RECORD.json [--no-rows]   # append it to benchmarks/data/gate.jsonl
-    python -m benchmarks.gate promote --gpu "NVIDIA H200" [--run NAME]   # the explicit step: a new baseline
+    python -m benchmarks.gate promote --gpu "NVIDIA H200" [--run NAME] [--executor E] [--accept-slower WHY]
 
 A headline case of segkit's (executor ``segkit``, ``segkit:*``, ``thunder+segkit_ex``, a step's ``segkit-*``) is
 compared with the committed baseline for the run's GPU model (benchmarks/data/baseline.jsonl: one row per GPU,
@@ -14,7 +14,8 @@ pytest node ids are written for gate.sh); it fails the gate if the re-run is slo
 own baselines are shown, not judged: they say whether the machine drifted. A baseline case the run has no row for
 (a benchmark that failed its validation or errored reports nothing) is "missing": one of ours fails the gate, a
 rival's is shown with its reason. A faster result never moves the baseline by itself; ``promote`` does, from rows
-already in the results data.
+already in the results data, and it refuses to move a case of ours to a slower time unless told why: a baseline
+that takes a regression no longer catches it.
 """
 
 from __future__ import annotations
@@ -219,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     pr = sub.add_parser("promote")
     pr.add_argument("--gpu", required=True)
     pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
+    pr.add_argument("--executor", help="only this executor's rows")
+    pr.add_argument("--accept-slower", metavar="WHY", help=f"let a case of ours move to a time more than "
+                    f"{TOLERANCE:.0%} slower than its baseline (say why in the commit)")
     args = p.parse_args(argv)
 
     if args.cmd == "headline-k":
@@ -266,18 +270,39 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "promote":
         rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)
-                and headline(r)]
+                and (args.executor is None or r["executor"] == args.executor) and headline(r)]
         if not rows:
-            print(f"no rows for {args.gpu!r}" + (f" in run {args.run!r}" if args.run else ""), file=sys.stderr)
+            print(f"no rows for {args.gpu!r}" + (f" in run {args.run!r}" if args.run else "")
+                  + (f" of {args.executor!r}" if args.executor else ""), file=sys.stderr)
             return 2
-        base = {k: v for k, v in load_baseline().items() if k[0] != args.gpu or args.run is not None}
+        old = load_baseline()
+        whole = args.run is None and args.executor is None  # the latest row of every case: the GPU's baseline anew
+        base = {k: v for k, v in old.items() if k[0] != args.gpu or not whole}
         for r in rows:  # later rows win: the latest measurement of each case
             if value(r) is not None:
                 base[key(r)] = r
+        slower = sorted(_slower(old, base, args.gpu))
+        if slower and not args.accept_slower:
+            print("promote moves no case of ours to a slower time (a baseline that takes a regression can no longer "
+                  "catch it); fix the code, or pass --accept-slower WHY:" + "".join(f"\n  {s}" for s in slower),
+                  file=sys.stderr)
+            return 2
         _write_rows(sorted(base.values(), key=lambda r: key(r)), BASELINE)
         print(f"baseline for {args.gpu}: {sum(k[0] == args.gpu for k in base)} cases", file=sys.stderr)
         return 0
     return 2
+
+
+def _slower(old: dict[tuple, dict], new: dict[tuple, dict], gpu: str) -> list[str]:
+    """The cases of ours on ``gpu`` whose time in ``new`` is more than ``TOLERANCE`` above ``old``'s, as lines."""
+    out = []
+    for k, was in old.items():
+        now = new.get(k)
+        if k[0] == gpu and ours(was) and now is not None and value(now) and value(was) \
+                and value(now) > value(was) * (1 + TOLERANCE):
+            out.append(f"{k[1]} {k[2]} {k[3]}: {value(now):g} against {value(was):g} ({value(now) / value(was):.2f}x, "
+                       f"run {now['run']})")
+    return out
 
 
 def _run_at(bench: Path) -> str | None:

@@ -164,3 +164,31 @@ def test_a_record_says_when_its_run_and_its_re_run_were_measured(tmp_path, monke
     assert (record["gate"], record["date"], record["run_at"], record["rerun_at"]) == (
         "pass", "2026-11-29", "2026-11-29T10:37:15+00:00", "2026-11-29T10:40:33+00:00")
     assert [(b["verdict"], b["rerun"]) for b in record["benchmarks"]] == [("ok on re-run", 100.5)]
+
+
+def test_promote_moves_no_case_of_ours_to_a_slower_time_unless_told_why(tmp_path, monkeypatch, capsys):
+    """thunder+segkit_ex's norm backward went from 341.9 us to 1309.9 (the default fuse mode) before the gate
+    existed, and its first baseline took the slow time: the gate then called 1341.2 "ok". promote now refuses a
+    slower time for a case of ours (a rival's moves), names it, and takes it only with a reason; a run's rows of
+    one executor restore a case from its last good run."""
+    from benchmarks.summarize import _lines
+
+    good, bad = _row("thunder+segkit_ex", 341.9, run="good"), _row("thunder+segkit_ex", 1309.9, run="bad")
+    results, baseline = tmp_path / "results.jsonl", tmp_path / "baseline.jsonl"
+    results.write_text("".join(_lines([good, _row("thunder", 700.0, run="good"), bad,
+                                       _row("thunder", 690.0, run="bad"), _row("segkit", 340.0, run="bad")], set())))
+    baseline.write_text("".join(_lines([good, _row("thunder", 700.0, run="good")], set())))
+    monkeypatch.setattr(gate, "RESULTS", results)
+    monkeypatch.setattr(gate, "BASELINE", baseline)
+    monkeypatch.setattr(gate, "load_baseline", lambda path=baseline: {gate.key(r): r for r in
+                                                                     gate.read_data(path)})
+    times = lambda: {r["executor"]: gate.value(r) for r in gate.read_data(baseline)}  # noqa: E731
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "bad"]) == 2
+    assert "thunder+segkit_ex: 1309.9 against 341.9 (3.83x, run bad)" in capsys.readouterr().err
+    assert times() == {"thunder+segkit_ex": 341.9, "thunder": 700.0}  # unchanged
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "bad", "--executor", "thunder"]) == 0
+    assert times() == {"thunder+segkit_ex": 341.9, "thunder": 690.0}  # a rival's faster or slower time moves
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--accept-slower", "the fused default, issue 54"]) == 0
+    assert times() == {"thunder+segkit_ex": 1309.9, "thunder": 690.0, "segkit": 340.0}
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "good", "--executor", "thunder+segkit_ex"]) == 0
+    assert times()["thunder+segkit_ex"] == 341.9  # restored from the last good run: faster, no reason needed
