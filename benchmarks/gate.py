@@ -67,6 +67,12 @@ def value(row: dict) -> float | None:
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
 
+def past_tolerance(now: float, was: float) -> bool:
+    """Whether ``now`` is slower than ``was`` by more than ``TOLERANCE``: the gate's one rule, for its verdicts and
+    for what ``promote`` refuses."""
+    return now > was * (1 + TOLERANCE)
+
+
 def key(row: dict) -> tuple:
     return row["gpu"], row["suite"], json.dumps(row["case"], sort_keys=True), row["executor"]
 
@@ -109,12 +115,12 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
             entry["verdict"] = "no baseline"
         else:
             entry["ratio"] = round(now / was, 4)
-            entry["verdict"] = ("slower" if now > was * (1 + TOLERANCE) else
+            entry["verdict"] = ("slower" if past_tolerance(now, was) else
                                 "faster" if now < was * (1 - TOLERANCE) else "ok")
             again = (rerun or {}).get(key(r))
             if entry["verdict"] == "slower" and again is not None and value(again) is not None:
                 entry["rerun"] = value(again)
-                entry["verdict"] = ("slower, re-run slower too" if value(again) > was * (1 + TOLERANCE)
+                entry["verdict"] = ("slower, re-run slower too" if past_tolerance(value(again), was)
                                     else "ok on re-run")
         out.append(entry)
     gpus, have, errors = {r["gpu"] for r in rows}, {key(r) for r in rows}, errors or {}
@@ -299,7 +305,7 @@ def _slower(old: dict[tuple, dict], new: dict[tuple, dict], gpu: str) -> list[st
     for k, was in old.items():
         now = new.get(k)
         if k[0] == gpu and ours(was) and now is not None and value(now) and value(was) \
-                and value(now) > value(was) * (1 + TOLERANCE):
+                and past_tolerance(value(now), value(was)):
             out.append(f"{k[1]} {k[2]} {k[3]}: {value(now):g} against {value(was):g} ({value(now) / value(was):.2f}x, "
                        f"run {now['run']})")
     return out
