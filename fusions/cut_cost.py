@@ -129,3 +129,22 @@ def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = Non
                     default_us=entry.default_us, **costs)
     return replace(d, decision=OPAQUE, why="the tuned kernel gains more than the cut costs") if d.gain_us > d.cut_us \
         else d
+
+
+def decide_alone(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = None,
+                 policy: CutPolicy = CutPolicy()) -> CutDecision:
+    """The decision for a call that nvFuser's fusion pass left alone in its region: running it opaque cuts
+    nothing (no bytes cross, no kernel or call is added: one call replaces another), so segkit's kernel runs
+    where ``table`` (default: the committed tuning table) measured it faster than nvFuser's default, and the call
+    stays fused otherwise (no entry: the same fusion, scheduled by nvFuser either way)."""
+    counted_as, bw = policy.bandwidth(gpu)
+    d = CutDecision(spec=spec_name, signature=signature(cfg), gpu=gpu, decision=FUSED, crossing_bytes=0,
+                    counted_as=counted_as, bandwidth=bw, memory_us=0.0, kernels_us=0.0, host_us=0.0,
+                    why="alone in its nvFuser region, no measured tuning entry")
+    entry = (table if table is not None else tuning_table()).lookup(gpu, spec_name, d.signature)
+    if entry is None or entry.us is None or entry.default_us is None:
+        return d
+    d = replace(d, us=entry.us, default_us=entry.default_us,
+                why="alone in its nvFuser region, nvFuser's default no slower than the tuned kernel")
+    return replace(d, decision=OPAQUE, why="alone in its nvFuser region: nothing to cut, the tuned kernel is "
+                   "faster") if d.gain_us > 0 else d

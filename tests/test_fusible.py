@@ -252,6 +252,36 @@ def test_bandwidth_per_gpu_and_policy_as_a_parameter():
     assert cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(10.0, 60.0), slow_host).decision == cut_cost.FUSED
 
 
+def test_a_call_alone_in_its_region_runs_the_faster_kernel_whatever_the_cut_would_cost():
+    """Alone in its region nothing crosses a cut: segkit's kernel wins on any gain (5 us here, where ``decide``
+    fuses because the cut would cost more), nvFuser's default where it is no slower, fused without an entry."""
+    table = _table(10.0, 15.0)
+    assert cut_cost.decide("rmsnorm_bwd", NARROW, H100, table, evidence=EvidenceTable()).decision == cut_cost.FUSED
+    d = cut_cost.decide_alone("rmsnorm_bwd", NARROW, H100, table)
+    assert d.decision == cut_cost.OPAQUE and d.cut_us == 0.0 and d.crossing_bytes == 0 and d.gain_us == 5.0
+    assert "alone in its nvFuser region" in d.describe() and "gain 5.0 us" in d.describe()
+    slower = cut_cost.decide_alone("rmsnorm_bwd", NARROW, H100, _table(15.0, 15.0))
+    assert slower.decision == cut_cost.FUSED and "no slower" in slower.why
+    assert cut_cost.decide_alone("rmsnorm_bwd", NARROW, H100, TuningTable()).decision == cut_cost.FUSED
+    assert cut_cost.decide_alone("rmsnorm_bwd", NARROW, H200, table).decision == cut_cost.FUSED  # H100's entry
+
+
+def test_every_fusible_operator_has_its_opaque_symbols_with_the_same_arguments():
+    """thunder_exec.alone binds a region's call to ``op.opaque`` (its arguments, then the compile options'): the
+    symbol exists on segkit_ex and takes two more parameters than the fused meta, and the norms are reductions."""
+    import inspect
+
+    from thunder_exec.base import segkit_ex
+
+    for op in fusible.BY_NAME.values():
+        for name in filter(None, (op.opaque, op.opaque_y)):
+            sym = segkit_ex.opmap[name]
+            assert (len(inspect.signature(sym.meta).parameters) ==
+                    len(inspect.signature(op.meta).parameters) + 2), name
+        assert op.reduction == ("norm" in op.spec), op
+        assert op.spec in fusions.names()
+
+
 def _evidence(fused_us: float, opaque_us: float, gpu: str = H100) -> EvidenceTable:
     return EvidenceTable([CutEvidence(gpu, "rmsnorm_bwd", signature(NARROW), fused_us, opaque_us, "case",
                                       "run: profiles case-a vs case-b", "today")])
@@ -436,8 +466,8 @@ class _InterpretedRegions(OperatorExecutor):
     """Stands in for Thunder's nvFuser executor on CPU: each fusible symbol is its own region, its translator
     recorded into segkit's FusionDefinition from the call's tensors and run by the reference interpreter."""
 
-    def register_operator(self, name, *, meta):
-        translator = {n: t for n, _, t in fusible._SYMBOLS.values()}[name]
+    def register_operator(self, name, *, meta, tags=None):
+        translator = fusible.BY_NAME[name].translator
 
         def run(*args):
             tensors = [a.contiguous() for a in args if isinstance(a, torch.Tensor)]
@@ -450,7 +480,7 @@ class _InterpretedRegions(OperatorExecutor):
             got = segkit.run_reference(fd, tensors)
             return tuple(got) if isinstance(outs, tuple) else got[0]
 
-        return super().register_operator(name, meta=meta, fn=run)
+        return super().register_operator(name, meta=meta, fn=run, tags=tags)
 
 
 def test_fused_symbols_through_thunder_autograd(monkeypatch, opaque_piece):

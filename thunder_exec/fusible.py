@@ -180,15 +180,46 @@ class FusibleSymbols:
     rope_bwd: Any
 
 
-_SYMBOLS = {  # field: (operator name, meta, translator)
-    "rms_fwd": ("segkit_nv_rms_norm_fwd", _rms_fwd_meta, rms_fwd_translator),
-    "rms_bwd": ("segkit_nv_rms_norm_bwd", _rms_bwd_meta, rms_bwd_translator),
-    "ln_fwd": ("segkit_nv_layer_norm_fwd", _ln_fwd_meta, ln_fwd_translator),
-    "ln_bwd": ("segkit_nv_layer_norm_bwd", _ln_bwd_meta, ln_bwd_translator),
-    "rope_fwd": ("segkit_nv_rope_fwd", _rope_fwd_meta, rope_fwd_translator),
-    "rope_bwd": ("segkit_nv_rope_bwd", _rope_bwd_meta, rope_bwd_translator),
+@dataclass(frozen=True)
+class FusibleOp:
+    """One of segkit's operators on Thunder's nvFuser executor: its ``name``, ``meta`` and ``translator``; the
+    fusion ``spec`` it emits and the ``config`` of a call (from the call's arguments, as the translator builds
+    it); the segkit_ex symbols that run the same call opaque (``opaque``, the same arguments then the compile
+    options' ``symbol_args``; ``opaque_y``: y only, where nothing needs the statistics); ``reduction``: tagged
+    REDUCTION_OP, as Thunder tags its own cross entropy, so that rematerialization keeps the statistics it makes
+    instead of recomputing the norm in the backward's region."""
+
+    name: str
+    spec: str
+    meta: Any
+    translator: Any
+    config: Any
+    opaque: str
+    opaque_y: str | None = None
+    reduction: bool = False
+
+
+_SYMBOLS = {  # FusibleSymbols field: its operator
+    "rms_fwd": FusibleOp("segkit_nv_rms_norm_fwd", "rmsnorm_fwd", _rms_fwd_meta, rms_fwd_translator,
+                         lambda a, weight, eps, round_normed: norm_config(a, weight, eps, round_normed=round_normed),
+                         "segkit_rms_norm_fwd", "segkit_rms_norm", reduction=True),
+    "rms_bwd": FusibleOp("segkit_nv_rms_norm_bwd", "rmsnorm_bwd", _rms_bwd_meta, rms_bwd_translator,
+                         lambda g, a, rstd, weight, eps, round_normed:
+                         norm_config(a, weight, eps, round_normed=round_normed),
+                         "segkit_rms_norm_bwd", reduction=True),
+    "ln_fwd": FusibleOp("segkit_nv_layer_norm_fwd", "layernorm_fwd", _ln_fwd_meta, ln_fwd_translator,
+                        lambda a, weight, bias, eps: norm_config(a, weight, eps, bias is not None),
+                        "segkit_layer_norm_fwd", "segkit_layer_norm", reduction=True),
+    "ln_bwd": FusibleOp("segkit_nv_layer_norm_bwd", "layernorm_bwd", _ln_bwd_meta, ln_bwd_translator,
+                        lambda g, a, mean, rstd, weight, eps: norm_config(a, weight, eps),
+                        "segkit_layer_norm_bwd", reduction=True),
+    "rope_fwd": FusibleOp("segkit_nv_rope_fwd", "rope_fwd", _rope_fwd_meta, rope_fwd_translator,
+                          lambda x, cos, sin, out_dtype: rope_config(x, cos, x.dtype, out_dtype), "segkit_rope_fwd"),
+    "rope_bwd": FusibleOp("segkit_nv_rope_bwd", "rope_bwd", _rope_bwd_meta, rope_bwd_translator,
+                          lambda g, cos, sin, x_dtype: rope_config(g, cos, x_dtype, g.dtype), "segkit_rope_bwd"),
 }
-NAMES = tuple(name for name, _, _ in _SYMBOLS.values())
+NAMES = tuple(op.name for op in _SYMBOLS.values())
+BY_NAME = {op.name: op for op in _SYMBOLS.values()}
 
 
 def _on(device: DeviceType, *args) -> bool:
@@ -200,9 +231,11 @@ def register(executor, register_supported, device: DeviceType = DeviceType.CUDA)
     """Register segkit's operators on ``executor`` (Thunder's nvFuser executor) with their translators through
     ``register_supported(symbol_id, translator, checker)`` (nvfuserex_impl's); the checker wants ``device``."""
     symbols = {}
-    for field_name, (name, meta, translator) in _SYMBOLS.items():
-        sym = executor.register_operator(name, meta=meta)
-        register_supported(sym.id, translator, functools.partial(_on, device))
+    from thunder.core.prims import OpTags
+
+    for field_name, op in _SYMBOLS.items():
+        sym = executor.register_operator(op.name, meta=op.meta, tags=[OpTags.REDUCTION_OP] if op.reduction else None)
+        register_supported(sym.id, op.translator, functools.partial(_on, device))
         symbols[field_name] = sym
     return FusibleSymbols(executor, device, **symbols)
 
@@ -230,13 +263,15 @@ def _fall_back(why: str) -> None:
 @dataclass(frozen=True)
 class Choice:
     """What one call of a fusible spec became: ``chosen`` FUSED or OPAQUE, under ``mode`` (segkit_fuse), and why
-    (the cut decision's ``describe()`` under "auto")."""
+    (the cut decision's ``describe()`` under "auto"); ``alone``: decided again after the fusion pass, the call
+    alone in its region (thunder_exec.alone)."""
 
     spec: str
     signature: str
     mode: str
     chosen: str
     why: str
+    alone: bool = False
 
 
 # The choices of the compilations since the last ``clear_notes()``, one per (spec, signature, mode), the oldest
@@ -244,7 +279,9 @@ class Choice:
 CHOICES = LRUCache(maxsize=256)
 
 
-def _record(choice: Choice) -> None:
+def record(choice: Choice) -> None:
+    """Keep ``choice`` as the last word on its (spec, signature, mode): a call decided again alone in its region
+    replaces the transform's choice."""
     CHOICES.put((choice.spec, choice.signature, choice.mode), choice)
 
 
@@ -261,7 +298,7 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
     nvFuser regions, else None (emit segkit_ex's opaque symbols, as without the option)."""
     mode = options.fuse.mode(spec_name)
     if mode == OPAQUE:
-        _record(Choice(spec_name, signature(cfg), mode, OPAQUE, "segkit_fuse opaque"))
+        record(Choice(spec_name, signature(cfg), mode, OPAQUE, "segkit_fuse opaque"))
         return None
     symbols = registered()
     if symbols is None:  # "auto" decides opaque here; "fused" was asked for and is told why not
@@ -277,7 +314,7 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
         return None
     if mode == "auto":
         d = decide(spec_name, cfg, gpu_model())
-        _record(Choice(spec_name, d.signature, mode, d.decision, d.describe()))
+        record(Choice(spec_name, d.signature, mode, d.decision, d.describe()))
         return None if d.decision == OPAQUE else symbols
-    _record(Choice(spec_name, signature(cfg), mode, FUSED, f"segkit_fuse {mode}"))
+    record(Choice(spec_name, signature(cfg), mode, FUSED, f"segkit_fuse {mode}"))
     return symbols

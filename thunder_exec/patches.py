@@ -5,6 +5,8 @@ by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the f
   (thunder_exec.compat; also applied alone by CheckNvFusions / ReuseNvFusions, which run Thunder's own fusions);
 * Thunder 0.2.6's rematerialization: a consumer fusion that recomputes a producer's multi-output symbol (a split)
   takes none of that symbol's outputs as inputs (thunder_exec.compat);
+* Thunder's nvFuser fusion pass: afterwards, a fused norm / RoPE call alone in its region runs as segkit_ex's
+  opaque symbol where segkit's tuned kernel is faster (thunder_exec.alone; segkit_fuse="auto" only);
 * Thunder general-jit lookasides: on thunder_exec's ``output_dtypes`` helper (run, not traced), on the known
   library functions imported so far (litgpt's, Hugging Face's, thunder_exec's own: thunder_exec.recognize), and
   ThunderFX's (every GraphModule's entry, the pattern functions, ``torch.rms_norm``: thunder_exec.fx_claims);
@@ -18,6 +20,7 @@ the symbol files) exist from the import on.
 
 from __future__ import annotations
 
+import thunder_exec.alone as alone
 import thunder_exec.compat as compat
 import thunder_exec.fx_claims as fx_claims
 import thunder_exec.recognize as recognize
@@ -35,6 +38,7 @@ def install() -> None:
         return
     compat.install_nvfuser_direct_compat()
     compat.install_rematerialization_fix()
+    alone.install()
     recognize.install_helpers()
     fx_claims.install()
     recognize.install_known()

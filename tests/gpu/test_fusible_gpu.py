@@ -144,3 +144,55 @@ def test_inference_fused_forward_gives_y():
     with torch.no_grad():
         _close([jm(x)], [norm(x)], torch.bfloat16)
     assert _in_regions(thunder.last_traces(jm)[-1])["segkit_nv_rms_norm_fwd"] == 1
+
+
+def _alone_table(kind: str, rows: int, hidden: int, eps: float, faster: bool):
+    """A tuning table with segkit's kernel 5 us faster (``faster``) or 5 us slower than nvFuser's default for the
+    norm's forward and backward configs on this GPU: too little gain to pay for a cut (fusions.cut_cost.decide
+    fuses), enough for a call alone in its region."""
+    from fusions.configs import NormConfig
+    from fusions.spec import signature
+    from segkit.tuning import TableEntry, TuningTable, gpu_model
+
+    bias = kind == "layernorm"
+    cfgs = {f"{kind}_fwd": NormConfig("thunder", (rows, hidden), torch.bfloat16, eps, bias),
+            f"{kind}_bwd": NormConfig("thunder", (rows, hidden), torch.bfloat16, eps, False)}
+    us, default = (10.0, 15.0) if faster else (15.0, 10.0)
+    return TuningTable([TableEntry(gpu_model(), spec, cfg.name, signature(cfg), "rows", us=us, default_us=default)
+                        for spec, cfg in cfgs.items()])
+
+
+@pytest.mark.parametrize("faster", [True, False], ids=["tuned-faster", "default-faster"])
+@pytest.mark.parametrize("kind", ["rmsnorm", "layernorm"])
+def test_a_norm_alone_in_its_region_runs_the_faster_kernel(monkeypatch, kind, faster):
+    """An isolated norm under segkit_fuse="auto", the cut cost model choosing fused: nvFuser's pass leaves each
+    call alone in a region. Where segkit's kernel is faster (the tuning table) forward and backward run as
+    segkit_ex's opaque symbols; where nvFuser's default is, they stay in regions and the backward's region does not
+    recompute the forward (the statistics are saved: the symbols are reductions). Grads as eager's either way."""
+    from fusions import cut_cost
+
+    rows, hidden, eps = 2048, 384, 1e-5
+    monkeypatch.setattr(cut_cost, "tuning_table", lambda: _alone_table(kind, rows, hidden, eps, faster))
+    monkeypatch.setattr(cut_cost.cut_evidence, "committed", lambda: cut_cost.EvidenceTable())
+    thunder_exec.clear_caches(keep_compiled=True)
+    x = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.rand(hidden, device="cuda", dtype=torch.bfloat16) + 0.5).requires_grad_()
+    b = torch.randn(hidden, device="cuda", dtype=torch.bfloat16).requires_grad_()
+    if kind == "rmsnorm":
+        fn, params = (lambda x: torch.nn.functional.rms_norm(x, (hidden,), w, eps)), [w]
+        fused, opaque = ("segkit_nv_rms_norm_fwd", "segkit_nv_rms_norm_bwd"), ("segkit_rms_norm_fwd",
+                                                                             "segkit_rms_norm_bwd")
+    else:
+        fn, params = (lambda x: torch.nn.functional.layer_norm(x, (hidden,), w, b, eps)), [w, b]
+        fused, opaque = ("segkit_nv_layer_norm_fwd", "segkit_nv_layer_norm_bwd"), ("segkit_layer_norm_fwd",
+                                                                                 "segkit_layer_norm_bwd")
+    jf, (outs, grads), (want, want_grads) = _run(fn, [x], params, segkit_fuse="auto")
+    fw, bw = thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]
+    if faster:
+        assert opaque[0] in _top(fw) and opaque[1] in _top(bw), (_top(fw), _top(bw))
+        assert not (_in_regions(fw) or _in_regions(bw)), (_in_regions(fw), _in_regions(bw))
+    else:
+        assert not (_top(fw) & OPAQUE_FW or _top(bw) & OPAQUE_BW)
+        assert _in_regions(fw)[fused[0]] == 1 and _in_regions(bw) == Counter({fused[1]: 1}), _in_regions(bw)
+    _close(outs, want, torch.bfloat16)
+    _close(grads, want_grads, torch.bfloat16)

@@ -1,0 +1,88 @@
+"""A fused norm / RoPE call that nvFuser's fusion pass left alone in its region cuts nothing by running opaque:
+under ``segkit_fuse="auto"`` it runs as segkit_ex's opaque symbol where segkit's tuned kernel beats nvFuser's
+default for that call (fusions.cut_cost.decide_alone), else stays fused.
+
+segkit's transforms choose fused or opaque per call (thunder_exec.fusible.chosen) before the regions exist, so the
+cut cost model assumes neighbours to fuse with. Where the fusion pass finds none (an isolated norm, a norm between
+two matmuls), fusing saves no bytes and only trades segkit's schedule for nvFuser's default; and a fused forward's
+region can be recomputed inside the backward's (Thunder's rematerialization). This pass runs after Thunder's nvFuser
+fusion pass (installed by thunder_exec.install(), thunder_exec.patches): one job, the regions whose only bound
+symbol is one of segkit's fusible operators.
+"""
+
+from __future__ import annotations
+
+from thunder.core.compile_data import get_compile_data
+from thunder.core.symbol import BoundSymbol
+from thunder.core.trace import TraceCtx, TraceProvenance, from_trace
+
+from fusions.cut_cost import OPAQUE, decide_alone
+from segkit.tuning import gpu_model
+from thunder_exec.base import compile_options, segkit_ex
+from thunder_exec.fusible import BY_NAME, Choice, record
+
+_installed = False
+
+
+def _is_region(bsym: BoundSymbol) -> bool:
+    return bsym.sym.name.startswith("nvFusion") and bool(bsym.subsymbols)
+
+
+def _opaque_call(region: BoundSymbol, options) -> BoundSymbol | None:
+    """The opaque symbol's call that replaces ``region`` (one fusible operator alone, auto mode, the tuned kernel
+    faster), else None."""
+    if len(region.subsymbols) != 1 or region.subsymbols[0].sym.name not in BY_NAME:
+        return None
+    call = region.subsymbols[0]
+    op = BY_NAME[call.sym.name]
+    if options.fuse.mode(op.spec) != "auto":
+        return None
+    d = decide_alone(op.spec, op.config(*call.args), gpu_model())
+    record(Choice(op.spec, d.signature, "auto", d.decision, d.describe(), alone=True))
+    if d.decision != OPAQUE:
+        return None
+    outs = call.flat_proxy_outs
+    wanted = {o.name for o in region.flat_proxy_outs}
+    if op.opaque_y is not None and {o.name for o in outs[1:]}.isdisjoint(wanted):  # the statistics unused
+        return segkit_ex.opmap[op.opaque_y].bind(*call.args, *options.symbol_args, output=outs[0])
+    return segkit_ex.opmap[op.opaque].bind(*call.args, *options.symbol_args, output=call.output)
+
+
+def run_alone_opaque(trace: TraceCtx) -> TraceCtx:
+    """``trace`` with each region of one fusible call alone replaced by its opaque call where that pays
+    (``_opaque_call``); the same trace when none is."""
+    if get_compile_data() is None or not any(_is_region(b) and b.subsymbols[0].sym.name in BY_NAME
+                                             for b in trace.bound_symbols):
+        return trace
+    options = compile_options()
+    swapped = [(_opaque_call(b, options) if _is_region(b) else None) or b for b in trace.bound_symbols]
+    if all(a is b for a, b in zip(swapped, trace.bound_symbols)):
+        return trace
+    new = from_trace(trace)
+    new.bound_symbols = swapped
+    new.set_provenance(TraceProvenance("segkit: fused calls alone in their region run opaque"))
+    return new
+
+
+def install() -> bool:
+    """Run ``run_alone_opaque`` after Thunder's nvFuser fusion pass (once); False where that executor is not
+    loaded (no CUDA or no nvfuser_direct)."""
+    global _installed
+    if _installed:
+        return True
+    from thunder.executors.nvfuserex import nvfuserex
+
+    if nvfuserex is None:
+        return False
+    from thunder.executors import nvfuserex_impl
+
+    ex = nvfuserex_impl.ex
+    original = ex.fusion_pass
+
+    def fusion_pass(trace: TraceCtx) -> TraceCtx:
+        return run_alone_opaque(original(trace))
+
+    fusion_pass.thunder_original = original
+    ex.fusion_pass = fusion_pass
+    _installed = True
+    return True
