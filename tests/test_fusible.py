@@ -268,7 +268,7 @@ def test_a_call_alone_in_its_region_runs_the_faster_kernel_whatever_the_cut_woul
 
 def test_every_fusible_operator_has_its_opaque_symbols_with_the_same_arguments():
     """thunder_exec.alone binds a region's call to ``op.opaque`` (its arguments, then the compile options'): the
-    symbol exists on segkit_ex and takes two more parameters than the fused meta, and the norms are reductions."""
+    symbol exists on segkit_ex and takes two more parameters than the fused meta."""
     import inspect
 
     from thunder_exec.base import segkit_ex
@@ -278,7 +278,6 @@ def test_every_fusible_operator_has_its_opaque_symbols_with_the_same_arguments()
             sym = segkit_ex.opmap[name]
             assert (len(inspect.signature(sym.meta).parameters) ==
                     len(inspect.signature(op.meta).parameters) + 2), name
-        assert op.reduction == ("norm" in op.spec), op
         assert op.spec in fusions.names()
 
 
@@ -466,7 +465,7 @@ class _InterpretedRegions(OperatorExecutor):
     """Stands in for Thunder's nvFuser executor on CPU: each fusible symbol is its own region, its translator
     recorded into segkit's FusionDefinition from the call's tensors and run by the reference interpreter."""
 
-    def register_operator(self, name, *, meta, tags=None):
+    def register_operator(self, name, *, meta):
         translator = fusible.BY_NAME[name].translator
 
         def run(*args):
@@ -480,7 +479,7 @@ class _InterpretedRegions(OperatorExecutor):
             got = segkit.run_reference(fd, tensors)
             return tuple(got) if isinstance(outs, tuple) else got[0]
 
-        return super().register_operator(name, meta=meta, fn=run, tags=tags)
+        return super().register_operator(name, meta=meta, fn=run)
 
 
 def test_fused_symbols_through_thunder_autograd(monkeypatch, opaque_piece):

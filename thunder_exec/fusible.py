@@ -185,9 +185,11 @@ class FusibleOp:
     """One of segkit's operators on Thunder's nvFuser executor: its ``name``, ``meta`` and ``translator``; the
     fusion ``spec`` it emits and the ``config`` of a call (from the call's arguments, as the translator builds
     it); the segkit_ex symbols that run the same call opaque (``opaque``, the same arguments then the compile
-    options' ``symbol_args``; ``opaque_y``: y only, where nothing needs the statistics); ``reduction``: tagged
-    REDUCTION_OP, as Thunder tags its own cross entropy, so that rematerialization keeps the statistics it makes
-    instead of recomputing the norm in the backward's region."""
+    options' ``symbol_args``; ``opaque_y``: y only, where nothing needs the statistics).
+
+    Not tagged REDUCTION_OP (as Thunder tags its cross entropy): the tag stops rematerialization from
+    recomputing a fused forward inside the backward's region, and on the H200 that made Llama-3-8B's fused norm
+    backward region segment worse (lab/probes/norm_bwd_fuse_2026_11_29.md)."""
 
     name: str
     spec: str
@@ -196,23 +198,22 @@ class FusibleOp:
     config: Any
     opaque: str
     opaque_y: str | None = None
-    reduction: bool = False
 
 
 _SYMBOLS = {  # FusibleSymbols field: its operator
     "rms_fwd": FusibleOp("segkit_nv_rms_norm_fwd", "rmsnorm_fwd", _rms_fwd_meta, rms_fwd_translator,
                          lambda a, weight, eps, round_normed: norm_config(a, weight, eps, round_normed=round_normed),
-                         "segkit_rms_norm_fwd", "segkit_rms_norm", reduction=True),
+                         "segkit_rms_norm_fwd", "segkit_rms_norm"),
     "rms_bwd": FusibleOp("segkit_nv_rms_norm_bwd", "rmsnorm_bwd", _rms_bwd_meta, rms_bwd_translator,
                          lambda g, a, rstd, weight, eps, round_normed:
                          norm_config(a, weight, eps, round_normed=round_normed),
-                         "segkit_rms_norm_bwd", reduction=True),
+                         "segkit_rms_norm_bwd"),
     "ln_fwd": FusibleOp("segkit_nv_layer_norm_fwd", "layernorm_fwd", _ln_fwd_meta, ln_fwd_translator,
                         lambda a, weight, bias, eps: norm_config(a, weight, eps, bias is not None),
-                        "segkit_layer_norm_fwd", "segkit_layer_norm", reduction=True),
+                        "segkit_layer_norm_fwd", "segkit_layer_norm"),
     "ln_bwd": FusibleOp("segkit_nv_layer_norm_bwd", "layernorm_bwd", _ln_bwd_meta, ln_bwd_translator,
                         lambda g, a, mean, rstd, weight, eps: norm_config(a, weight, eps),
-                        "segkit_layer_norm_bwd", reduction=True),
+                        "segkit_layer_norm_bwd"),
     "rope_fwd": FusibleOp("segkit_nv_rope_fwd", "rope_fwd", _rope_fwd_meta, rope_fwd_translator,
                           lambda x, cos, sin, out_dtype: rope_config(x, cos, x.dtype, out_dtype), "segkit_rope_fwd"),
     "rope_bwd": FusibleOp("segkit_nv_rope_bwd", "rope_bwd", _rope_bwd_meta, rope_bwd_translator,
@@ -231,10 +232,8 @@ def register(executor, register_supported, device: DeviceType = DeviceType.CUDA)
     """Register segkit's operators on ``executor`` (Thunder's nvFuser executor) with their translators through
     ``register_supported(symbol_id, translator, checker)`` (nvfuserex_impl's); the checker wants ``device``."""
     symbols = {}
-    from thunder.core.prims import OpTags
-
     for field_name, op in _SYMBOLS.items():
-        sym = executor.register_operator(op.name, meta=op.meta, tags=[OpTags.REDUCTION_OP] if op.reduction else None)
+        sym = executor.register_operator(op.name, meta=op.meta)
         register_supported(sym.id, op.translator, functools.partial(_on, device))
         symbols[field_name] = sym
     return FusibleSymbols(executor, device, **symbols)
