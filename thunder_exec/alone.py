@@ -5,9 +5,10 @@ default for that call (fusions.cut_cost.decide_alone), else stays fused.
 segkit's transforms choose fused or opaque per call (thunder_exec.fusible.chosen) before the regions exist, so the
 cut cost model assumes neighbours to fuse with. Where the fusion pass finds none (an isolated norm, a norm between
 two matmuls), fusing saves no bytes and only trades segkit's schedule for nvFuser's default; and a fused forward's
-region can be recomputed inside the backward's (Thunder's rematerialization). This pass runs after Thunder's nvFuser
-fusion pass (installed by thunder_exec.install(), thunder_exec.patches): one job, the regions whose only bound
-symbol is one of segkit's fusible operators.
+region can be copied into the backward's (Thunder's rematerialization, inside the same fusion pass, on the joint
+forward-backward trace), after which the backward's region is not alone. So this pass runs on the fusion pass's
+regions before its rematerialization, and again after the pass (thunder_exec.install(), thunder_exec.patches):
+one job, the regions whose only bound symbol is one of segkit's fusible operators.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def run_alone_opaque(trace: TraceCtx) -> TraceCtx:
 
 
 def install() -> bool:
-    """Run ``run_alone_opaque`` after Thunder's nvFuser fusion pass (once); False where that executor is not
-    loaded (no CUDA or no nvfuser_direct)."""
+    """Run ``run_alone_opaque`` before the rematerialization inside Thunder's nvFuser fusion pass and after the
+    pass (once); False where that executor is not loaded (no CUDA or no nvfuser_direct)."""
     global _installed
     if _installed:
         return True
@@ -76,13 +77,18 @@ def install() -> bool:
         return False
     from thunder.executors import nvfuserex_impl
 
-    ex = nvfuserex_impl.ex
+    ex, rematerialize = nvfuserex_impl.ex, nvfuserex_impl.rematerialize
     original = ex.fusion_pass
+
+    def rematerialize_alone_first(trace: TraceCtx) -> TraceCtx:
+        return rematerialize(run_alone_opaque(trace))
 
     def fusion_pass(trace: TraceCtx) -> TraceCtx:
         return run_alone_opaque(original(trace))
 
+    rematerialize_alone_first.thunder_original = rematerialize
     fusion_pass.thunder_original = original
+    nvfuserex_impl.rematerialize = rematerialize_alone_first
     ex.fusion_pass = fusion_pass
     _installed = True
     return True

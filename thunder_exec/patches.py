@@ -6,7 +6,8 @@ by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the f
 * Thunder 0.2.6's rematerialization: a consumer fusion that recomputes a producer's multi-output symbol (a split)
   takes none of that symbol's outputs as inputs (thunder_exec.compat);
 * Thunder's nvFuser fusion pass: afterwards, a fused norm / RoPE call alone in its region runs as segkit_ex's
-  opaque symbol where segkit's tuned kernel is faster (thunder_exec.alone; segkit_fuse="auto" only);
+  opaque symbol where segkit's tuned kernel is faster, checked before the pass's rematerialization and after the
+  pass (thunder_exec.alone; segkit_fuse="auto" only);
 * Thunder general-jit lookasides: on thunder_exec's ``output_dtypes`` helper (run, not traced), on the known
   library functions imported so far (litgpt's, Hugging Face's, thunder_exec's own: thunder_exec.recognize), and
   ThunderFX's (every GraphModule's entry, the pattern functions, ``torch.rms_norm``: thunder_exec.fx_claims);
