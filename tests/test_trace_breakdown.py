@@ -98,3 +98,21 @@ def test_the_step_tables_breakdown_column_reads_a_profile():
     assert got["memory_bound"] == pytest.approx(want["memory-bound us"], abs=0.05)
     assert got["nvfuser_memory_bound"] > 0 and got["gemm"] > got["attention"] > 0
     assert "lead_in" not in got  # no step range in this profile: unknown, not zero
+
+
+H200 = DATA / "step_h200_breakdown"
+
+
+def test_a_step_counts_the_kernels_autograds_thread_launched_while_it_was_open():
+    """The step table's torch.compile profile (H200, litgpt Llama-3-8B x1): autograd's engine launched the compiled
+    backward from its own thread while the step's thread waited in backward(). Every kernel of the profile is in
+    its one step (the step's own thread launched 16 of the 41), the backward's GEMMs and Triton kernels too."""
+    trace = load(H200 / "llama3-8b-x1-compile.json.gz")
+    (step,) = [r for r in trace.ranges if r.name == "step"]
+    assert len(step.kernels) == 16 and len({k.thread for k in trace.kernels}) == 2
+    got = per_step(trace)
+    assert got["steps"] == 1 and sum(got[f"{k} kernels"] for k in KINDS) == len(trace.kernels) == 41
+    triton = sum(k.duration_ns for k in trace.kernels if not any(m in k.name for m in ("nvjet", "cudnn"))) / 1e3
+    assert got["memory-bound us"] == pytest.approx(triton, abs=0.05) and got["memory-bound us"] > 600
+    segkit = per_step(load(H200 / "llama3-8b-x1-segkit-auto.json.gz"))  # Thunder launches on the step's thread
+    assert sum(segkit[f"{k} kernels"] for k in KINDS) == 46 and segkit["nvfuser memory-bound us"] > 600

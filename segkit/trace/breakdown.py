@@ -69,12 +69,21 @@ class Step:
         return None if self.host_start_ns is None else self.first_ns - self.host_start_ns
 
 
+def _launched_while_open(trace: Trace, start_ns: int, end_ns: int) -> tuple[Kernel, ...]:
+    """The kernels launched (by the launch call's time; a kernel without one, by its start) while a range was
+    open, from any thread."""
+    return tuple(k for k in trace.kernels if start_ns <= (k.start_ns if k.launch_ns is None else k.launch_ns) <= end_ns)
+
+
 @checked
 def steps(trace: Trace, step: str = STEP_RANGE) -> list[Step]:
-    """The trace's steps: each range named ``step`` with the kernels it launched, else the whole trace as one."""
-    ranges = [r for r in trace.ranges_named(step) if r.kernels]
-    if ranges:
-        return [Step(tuple(r.kernels), r.start_ns) for r in sorted(ranges, key=lambda r: r.start_ns)]
+    """The trace's steps: each range named ``step`` with the kernels launched while it was open, from any thread
+    (autograd's engine launches a compiled backward, Inductor's, from its own thread while the step's thread waits
+    in ``backward()``: a range's own kernels, those of its thread, miss it), else the whole trace as one."""
+    ranges = sorted(trace.ranges_named(step), key=lambda r: r.start_ns)
+    got = [Step(ks, r.start_ns) for r in ranges if (ks := _launched_while_open(trace, r.start_ns, r.end_ns))]
+    if got:
+        return got
     return [Step(tuple(trace.kernels), None)] if trace.kernels else []
 
 
