@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
     pr.add_argument("--executor", help="only this executor's rows")
     pr.add_argument("--accept-slower", metavar="WHY", help=f"let a case of ours move to a time more than "
-                    f"{TOLERANCE:.0%} slower than its baseline (say why in the commit)")
+                    f"{TOLERANCE:.0%}% slower than its baseline (say why in the commit)")
     args = p.parse_args(argv)
 
     if args.cmd == "headline-k":

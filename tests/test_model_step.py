@@ -327,3 +327,30 @@ def test_thunders_cudnn_executor_is_one_rivals_row_and_no_other_variants():
     assert "cudnn" not in names["thunder"] and "cudnn" not in names["segkit-auto"]
     assert names["thunder-cudnn"] == ["cudnn", *names["thunder"]]
     assert names["segkit-auto"][0] == "segkit"
+
+
+def test_host_and_memory_bound_bars_compare_the_columns_and_never_pass_a_column_not_measured():
+    """Issue 54's column bars: segkit_ex's host ms at or below stock Thunder's on every case; its memory-bound
+    kernel time (the breakdown column) at most 0.9x torch.compile's on Llama-3-8B x1 and the HF Llama; a row
+    without the column (no host time on CPU, no profile) is "not measured"."""
+    from sweep.machine import KEY
+
+    def row(case, variant, host=None, memory=None):
+        return {"case": case, "variant": variant, "ms": 1.0, "ms_steps": [], "host_ms": host,
+                "breakdown": {} if memory is None else {"memory_bound": memory}}
+
+    doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": [
+        row("llama3-8b-x1", "thunder", 3.32, 883.0), row("llama3-8b-x1", "compile", 2.51, 670.2),
+        row("llama3-8b-x1", "segkit-auto", 3.06, 705.8),
+        row("hf-llama-x2", "thunder", 9.0), row("hf-llama-x2", "compile", 5.0, 600.0),
+        row("hf-llama-x2", "segkit-auto", 9.5, 500.0),
+        row("pythia-1b-x2", "thunder"), row("pythia-1b-x2", "segkit-auto", 4.0, 100.0)]}
+    got = {bar: (result, detail) for bar, result, detail in model_table.bars(doc)}
+    assert got["llama3-8b-x1: host ms at or below stock Thunder's"] == ("met", "0.922x (3.06 against 3.32); Test GPU, "
+                                                                        "each step alone")
+    result, detail = got["llama3-8b-x1: memory-bound kernels at most 0.9x torch.compile's"]
+    assert result == "missed" and detail.startswith("1.053x (705.80 against 670.20)")
+    assert got["hf-llama-x2: host ms at or below stock Thunder's"][0] == "missed"
+    assert got["hf-llama-x2: memory-bound kernels at most 0.9x torch.compile's"][0] == "met"  # 0.833x
+    assert got["pythia-1b-x2: host ms at or below stock Thunder's"][0] == "not measured"  # Thunder's host: none
+    assert not any(b.startswith("pythia-1b-x2: memory-bound") for b in got)
