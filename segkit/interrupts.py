@@ -48,6 +48,37 @@ def sigint_deferred() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
+@contextlib.contextmanager
+def children_ignore_sigint() -> Iterator[None]:
+    """Processes started in the block begin with SIGINT ignored, from their first instruction: an ignored signal
+    stays ignored across fork and exec, and Python keeps it so at start-up. (A blocked mask does not reach them:
+    multiprocessing's spawn starts its child with no signal blocked.) This process holds Ctrl-C meanwhile
+    (``sigint_held``): blocked, a Ctrl-C is queued whatever the disposition, and delivered once the block has put
+    its handler back. Off the main thread: nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with sigint_held():
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def interrupt_in(e: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt behind ``e``, through its causes and contexts, else None: a Ctrl-C that a library
+    turned into another exception (Python wraps one raised in a descriptor's ``__set_name__``, while a class is
+    made, in a RuntimeError: hypothesis's import under a Ctrl-C ended `segkit fuzz` as an unexpected error)."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def interrupt_handled() -> None:
     """Say that the KeyboardInterrupt being handled is handled. CPython marks one that left Python code run through
     PyRun_* (C extensions evaluate Python source that way, torch's import among them) as unhandled, and ends the

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from segkit.errors import SegkitError, UsageError
-from segkit.interrupts import interrupt_handled
+from segkit.interrupts import interrupt_handled, interrupt_in
 from segkit_cli import contracts
 from segkit_cli.commands import (bookend, check, demo, fuzz, minimize, profile, regions, report, repro, reuse,
                                  segments, trace, tune)
@@ -88,15 +88,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except BrokenPipeError:
         return _quiet_broken_pipe()
-    except KeyboardInterrupt as e:  # a command may say what it left behind (KeyboardInterrupt("..."))
-        interrupt_handled()
-        print(f"segkit: interrupted{'; ' + _one_line(e) if e.args else ''}", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return _interrupted(e)
     except OSError as e:  # the file system refused a path (a directory that cannot be made, a full disk): not a bug
         where = f"{e.filename}: {e.strerror or e}" if e.filename is not None else None
         return _report(e, debug, where)
     except Exception as e:
+        if (ctrl_c := interrupt_in(e)) is not None:  # a Ctrl-C that a library wrapped: still a Ctrl-C
+            return _interrupted(ctrl_c)
         return _report(e, debug)
+
+
+def _interrupted(e: KeyboardInterrupt) -> int:
+    """Say one line (a command may say what it left behind: KeyboardInterrupt("...")); status 130."""
+    interrupt_handled()
+    print(f"segkit: interrupted{'; ' + _one_line(e) if e.args else ''}", file=sys.stderr)
+    return 130
 
 
 def _report(e: BaseException, debug: bool, line: str | None = None) -> int:

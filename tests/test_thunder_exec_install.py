@@ -11,8 +11,9 @@ import textwrap
 from tests.conftest import ROOT
 
 # Thunder as thunder_exec finds it (Thunder's own modules imported first: they register their own lookasides), with
-# stand-ins that make the nvfuser_direct compatibility fix apply on a CPU machine: nvfuser_direct importable and
-# Thunder's nvFuser executor loaded, its nvfuserex_impl a module whose compute_contiguity the fix replaces.
+# stand-ins that make the nvfuser_direct compatibility fix and the alone pass apply on a CPU machine: nvfuser_direct
+# importable and Thunder's nvFuser executor loaded, its nvfuserex_impl a module whose compute_contiguity the fix
+# replaces and whose executor's fusion pass and rematerialize the alone pass wraps (thunder_exec.alone).
 PRELUDE = textwrap.dedent("""
     import importlib.machinery, sys, types
     import torch, torch.fx
@@ -27,13 +28,22 @@ PRELUDE = textwrap.dedent("""
     sys.modules["nvfuser_direct"] = direct
     impl = types.ModuleType("thunder.executors.nvfuserex_impl")
     impl.compute_contiguity = original_contiguity = object()
+
+    class NvFuserExecutor:
+        def fusion_pass(self, trace):
+            return trace
+
+    impl.ex = NvFuserExecutor()
+    impl.rematerialize = original_remat = lambda trace: trace
+    original_pass = impl.ex.fusion_pass
     sys.modules["thunder.executors.nvfuserex_impl"] = impl
     thunder.executors.nvfuserex_impl = impl
     nvfuserex.nvfuserex = "a loaded nvFuser executor"
 
     def state():
         return (dict(jit_ext._general_jit_lookaside_map), dict(ltorch._torch_to_thunder_function_map),
-                list(sys.meta_path), impl.compute_contiguity, remat.apply_rematerialization_for_consumer)
+                list(sys.meta_path), impl.compute_contiguity, remat.apply_rematerialization_for_consumer,
+                impl.ex.fusion_pass, impl.rematerialize)
 
     before = state()
 """)
@@ -55,8 +65,9 @@ def test_importing_thunder_exec_patches_nothing_and_install_patches_once():
         assert not patches.installed()
 
         thunder_exec.install()
-        lookasides, torch_map, meta_path, contiguity, consumer_remat = after = state()
+        lookasides, torch_map, meta_path, contiguity, consumer_remat, fusion_pass, rematerialize = after = state()
         assert contiguity is not original_contiguity and contiguity((2, 3), (3, 1)) == ((True, True), (0, 1))
+        assert fusion_pass.thunder_original == original_pass and rematerialize.thunder_original is original_remat
         assert consumer_remat is not before[4] and consumer_remat.thunder_original is before[4]
         assert lookasides[fx_claims._ENTER] is fx_claims._enter_graph_module
         assert thunder_exec.rms_norm in lookasides and thunder_exec.qkv_split_rope in lookasides
@@ -110,7 +121,8 @@ def test_the_nvfusion_transforms_apply_only_the_compatibility_fix():
 
         thunder_exec.CheckNvFusions()
         thunder_exec.ReuseNvFusions()
-        lookasides, torch_map, meta_path, contiguity, consumer_remat = state()
+        lookasides, torch_map, meta_path, contiguity, consumer_remat, fusion_pass, rematerialize = state()
         assert contiguity is not original_contiguity
         assert (lookasides, torch_map, meta_path) == before[:3] and consumer_remat is before[4]
+        assert (fusion_pass, rematerialize) == before[5:]
     """)

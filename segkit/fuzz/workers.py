@@ -18,7 +18,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from segkit.errors import SegkitError, error_summary
-from segkit.interrupts import sigint_held
+from segkit.interrupts import children_ignore_sigint
 from segkit.fuzz.targets import CaseResult, Target, run_script, target
 
 
@@ -63,8 +63,7 @@ class InProcess:
 
 def _worker_main(conn, target_name: str) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):  # the campaign stops its workers itself, after saving
-        signal.signal(sig, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since the start: ignored from now on
+        signal.signal(sig, signal.SIG_IGN)  # SIGINT: ignored since the start (children_ignore_sigint)
     try:
         _serve(conn, target_name)
     except (EOFError, OSError):  # the campaign went away (killed, interrupted): end quietly
@@ -96,9 +95,9 @@ class _Worker:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target_name), daemon=True)
         try:
-            # the worker begins with SIGINT blocked, then ignores it: a Ctrl-C reaches the whole process group,
-            # and a worker still importing would print its own traceback; the campaign stops its workers itself
-            with sigint_held():
+            # the worker begins with SIGINT ignored: a Ctrl-C reaches the whole process group, and a worker still
+            # importing would print its own traceback; the campaign stops its workers itself
+            with children_ignore_sigint():
                 self.proc.start()
         except BaseException:  # a Ctrl-C held during the start is raised here: no worker is left behind
             self.kill()
