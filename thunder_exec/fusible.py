@@ -188,8 +188,8 @@ class FusibleOp:
     options' ``symbol_args``; ``opaque_y``: y only, where nothing needs the statistics).
 
     Not tagged REDUCTION_OP (as Thunder tags its cross entropy): the tag stops rematerialization from
-    recomputing a fused forward inside the backward's region, and on the H200 that made Llama-3-8B's fused norm
-    backward region segment worse (lab/probes/norm_bwd_fuse_2026_11_29.md)."""
+    recomputing a fused forward inside the backward's region, and with the statistics saved nvFuser segmented a
+    step's fused norm backward region worse (measured; the lab's index has the run)."""
 
     name: str
     spec: str
