@@ -185,6 +185,32 @@ def _step_table(cases: dict[str, dict[str, dict]]) -> str:
                     tablefmt="github", disable_numparse=True)
 
 
+#: The step breakdown's columns (benchmarks.model_measure.step_breakdown: us per step), in the page's order.
+BREAKDOWN = (("attention", "attention"), ("gemm", "GEMMs"), ("nvfuser_memory_bound", "nvFuser memory-bound"),
+             ("other_memory_bound", "other memory-bound"), ("memory_bound", "memory-bound"), ("idle", "idle"),
+             ("lead_in", "host lead-in"), ("step", "step"))
+
+
+def _breakdown_table(cases: dict[str, dict[str, dict]]) -> str | None:
+    """Where each profiled step's time goes (the rows with a ``breakdown``), us per step, and its memory-bound time
+    over torch.compile's in the same run; None where no row has one."""
+    table = []
+    for _, ex in sorted(cases.items(), key=lambda kv: _case_key(next(iter(kv[1].values()))["case"])):
+        compile_mb = (ex.get("compile", {}).get("metrics", {}).get("breakdown") or {}).get("memory_bound")
+        for variant, r in sorted(ex.items()):
+            b = r["metrics"].get("breakdown") or {}
+            if not b:
+                continue
+            mb = b.get("memory_bound")
+            table.append([r["case"].get("label"), variant, *("" if b.get(k) is None else f"{b[k]:.1f}"
+                                                             for k, _ in BREAKDOWN),
+                          f"{mb / compile_mb:.3f}" if mb is not None and compile_mb else "", r["run"]])
+    if not table:
+        return None
+    return tabulate(table, headers=["model", "variant", *(f"{name} us" for _, name in BREAKDOWN),
+                                    "memory-bound / compile's", "run"], tablefmt="github", disable_numparse=True)
+
+
 def results_md(rows: list[dict]) -> str:
     """benchmarks/RESULTS.md."""
     groups = _grouped(rows)
@@ -210,6 +236,12 @@ def results_md(rows: list[dict]) -> str:
                     "has them (median of the reference's step over the row's, faster in k of n passes), else the "
                     "ratio of step medians; segkit-auto is Thunder + segkit_ex as it ships.", "",
                     _step_table(groups["model_step", gpu]), ""]
+            breakdown = _breakdown_table(groups["model_step", gpu])
+            if breakdown is not None:
+                out += ["Where each profiled step's time goes (`segkit trace breakdown` on one profiled step of the "
+                        "row's run), us per step: memory-bound is every kernel but GEMMs and attention; idle is the "
+                        "GPU's time between the step's kernels; host lead-in, from the step's start on the host to "
+                        "its first kernel.", "", breakdown, ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -166,3 +166,24 @@ def test_a_run_of_one_executor_alone_supersedes_no_comparison():
                       ("pythia-1b-x2", "gate", "segkit-auto")}
     later = rows + [row("table2", "segkit-auto", 9.7), row("table2", "thunder", 10.9)]
     assert {r["run"] for r in report.current(later) if r["case"]["model"] == "llama3-8b-x1"} == {"table2"}
+
+
+def test_the_step_breakdown_table_shows_profiled_rows_and_their_memory_bound_against_compiles():
+    """Rows with a breakdown (a profiled step) get a row each in "where each profiled step's time goes", with their
+    memory-bound time over torch.compile's of the same run; rows without one are left out, and a page with none
+    has no such table."""
+    def row(executor: str, breakdown: dict | None) -> dict:
+        return {"suite": "model_step", "gpu": "NVIDIA H200", "case": {"model": "llama3-8b-x1", "label": "Llama"},
+                "executor": executor, "metrics": {"ms": 9.5, "breakdown": breakdown}, "run": "r", "source": "r/s.json",
+                "commit": "c", "date": "d", "machine": {"gpu": "NVIDIA H200", "driver": "x"}}
+
+    full = {"attention": 1012.4, "gemm": 6772.5, "nvfuser_memory_bound": 701.9, "other_memory_bound": 3.9,
+            "memory_bound": 705.8, "idle": 207.4, "lead_in": 494.4, "step": 9192.4}
+    page = report.results_md([row("segkit-auto", full), row("compile", {**full, "memory_bound": 670.2}),
+                              row("thunder", None)])
+    table = page.split("Where each profiled step's time goes", 1)[1]
+    lines = [ln for ln in table.splitlines() if ln.startswith("| Llama")]
+    assert len(lines) == 2 and all("thunder" not in ln for ln in lines)
+    segkit = next(ln for ln in lines if "segkit-auto" in ln)
+    assert "| 705.8 " in segkit and "| 1.053 " in segkit and "| 494.4 " in segkit
+    assert "Where each profiled step" not in report.results_md([row("thunder", None)])
