@@ -104,6 +104,13 @@ def crossing_bytes(spec_name: str, cfg) -> int:
     return sum(math.prod(v.shape) * v.dtype.itemsize for v in (*f.inputs, *f.outputs) if v.shape is not None)
 
 
+def _measured_entry(table: TuningTable | None, gpu: str | None, spec_name: str, sig: str):
+    """The tuning entry of the call in ``table`` (default: the committed one) with both segkit's time and nvFuser's
+    default measured, else None."""
+    entry = (table if table is not None else tuning_table()).lookup(gpu, spec_name, sig)
+    return None if entry is None or entry.us is None or entry.default_us is None else entry
+
+
 def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = None,
            policy: CutPolicy = CutPolicy(), evidence: EvidenceTable | None = None) -> CutDecision:
     """Opaque (keep segkit's cut) or fused (into Thunder's nvFuser region) for one call of ``spec_name`` with
@@ -122,8 +129,8 @@ def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = Non
         return CutDecision(**base, decision=OPAQUE if opaque else FUSED, measured=measured, **costs,
                            why="measured in a step: the cut saved more kernel time than its call costs" if opaque
                            else "measured in a step: the cut saved less kernel time than its call costs")
-    entry = (table if table is not None else tuning_table()).lookup(gpu, spec_name, sig)
-    if entry is None or entry.us is None or entry.default_us is None:
+    entry = _measured_entry(table, gpu, spec_name, sig)
+    if entry is None:
         return CutDecision(**base, decision=FUSED, why="no measured tuning entry", **costs)
     d = CutDecision(**base, decision=FUSED, why="the cut costs more than the tuned kernel gains", us=entry.us,
                     default_us=entry.default_us, **costs)
@@ -141,8 +148,8 @@ def decide_alone(spec_name: str, cfg, gpu: str | None, table: TuningTable | None
     d = CutDecision(spec=spec_name, signature=signature(cfg), gpu=gpu, decision=FUSED, crossing_bytes=0,
                     counted_as=counted_as, bandwidth=bw, memory_us=0.0, kernels_us=0.0, host_us=0.0,
                     why="alone in its nvFuser region, no measured tuning entry")
-    entry = (table if table is not None else tuning_table()).lookup(gpu, spec_name, d.signature)
-    if entry is None or entry.us is None or entry.default_us is None:
+    entry = _measured_entry(table, gpu, spec_name, d.signature)
+    if entry is None:
         return d
     d = replace(d, us=entry.us, default_us=entry.default_us,
                 why="alone in its nvFuser region, nvFuser's default no slower than the tuned kernel")

@@ -90,12 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _quiet_broken_pipe()
     except KeyboardInterrupt as e:
         return _interrupted(e)
-    except OSError as e:  # the file system refused a path (a directory that cannot be made, a full disk): not a bug
-        where = f"{e.filename}: {e.strerror or e}" if e.filename is not None else None
-        return _report(e, debug, where)
     except Exception as e:
         if (ctrl_c := interrupt_in(e)) is not None:  # a Ctrl-C that a library wrapped: still a Ctrl-C
             return _interrupted(ctrl_c)
+        if isinstance(e, OSError):  # the file system refused a path (a directory that cannot be made, a full disk)
+            return _report(e, debug, f"{e.filename}: {e.strerror or e}" if e.filename is not None else None)
         return _report(e, debug)
 
 

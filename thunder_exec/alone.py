@@ -25,16 +25,16 @@ from thunder_exec.fusible import BY_NAME, Choice, record
 _installed = False
 
 
-def _is_region(bsym: BoundSymbol) -> bool:
-    return bsym.sym.name.startswith("nvFusion") and bool(bsym.subsymbols)
+def _alone(bsym: BoundSymbol) -> BoundSymbol | None:
+    """The fusible call ``bsym`` holds when it is an nvFuser region of that call alone, else None."""
+    if bsym.sym.name.startswith("nvFusion") and len(bsym.subsymbols) == 1 and bsym.subsymbols[0].sym.name in BY_NAME:
+        return bsym.subsymbols[0]
+    return None
 
 
-def _opaque_call(region: BoundSymbol, options) -> BoundSymbol | None:
-    """The opaque symbol's call that replaces ``region`` (one fusible operator alone, auto mode, the tuned kernel
+def _opaque_call(region: BoundSymbol, call: BoundSymbol, options) -> BoundSymbol | None:
+    """The opaque symbol's call that replaces ``region``, which holds ``call`` alone (auto mode, the tuned kernel
     faster), else None."""
-    if len(region.subsymbols) != 1 or region.subsymbols[0].sym.name not in BY_NAME:
-        return None
-    call = region.subsymbols[0]
     op = BY_NAME[call.sym.name]
     if options.fuse.mode(op.spec) != "auto":
         return None
@@ -52,11 +52,13 @@ def _opaque_call(region: BoundSymbol, options) -> BoundSymbol | None:
 def run_alone_opaque(trace: TraceCtx) -> TraceCtx:
     """``trace`` with each region of one fusible call alone replaced by its opaque call where that pays
     (``_opaque_call``); the same trace when none is."""
-    if get_compile_data() is None or not any(_is_region(b) and b.subsymbols[0].sym.name in BY_NAME
-                                             for b in trace.bound_symbols):
+    alone = {i: call for i, b in enumerate(trace.bound_symbols) if (call := _alone(b)) is not None}
+    if not alone or get_compile_data() is None:
         return trace
     options = compile_options()
-    swapped = [(_opaque_call(b, options) if _is_region(b) else None) or b for b in trace.bound_symbols]
+    swapped = list(trace.bound_symbols)
+    for i, call in alone.items():
+        swapped[i] = _opaque_call(swapped[i], call, options) or swapped[i]
     if all(a is b for a, b in zip(swapped, trace.bound_symbols)):
         return trace
     new = from_trace(trace)
