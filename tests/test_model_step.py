@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import statistics
 
 import pytest
 import torch
@@ -354,3 +355,28 @@ def test_host_and_memory_bound_bars_compare_the_columns_and_never_pass_a_column_
     assert got["hf-llama-x2: memory-bound kernels at most 0.9x torch.compile's"][0] == "met"  # 0.833x
     assert got["pythia-1b-x2: host ms at or below stock Thunder's"][0] == "not measured"  # Thunder's host: none
     assert not any(b.startswith("pythia-1b-x2: memory-bound") for b in got)
+
+
+def test_own_regions_bar_wants_8_of_10_paired_passes_over_stock_thunder():
+    """Issue 54: segkit_ex with attention left to Thunder (``segkit-own``: its norms and RoPE alone) faster than
+    stock Thunder in at least 8 of 10 paired passes; 7 of 10 misses however good the median, step medians alone
+    (one round) are "not measured", and a run without the row carries no such bar."""
+    from sweep.machine import KEY
+
+    thunder = [10.0] * 10
+
+    def bars(own_steps, ms=None):
+        rows = [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0, "ms_steps": thunder},
+                {"case": "llama3-8b-x1", "variant": "segkit-own", "ms": ms or statistics.median(own_steps or [9.0]),
+                 "ms_steps": own_steps}]
+        doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": rows}
+        return {b: (result, detail) for b, result, detail in model_table.bars(doc)}
+
+    bar = "llama3-8b-x1: attention left to Thunder, faster than stock Thunder in 8/10 paired passes"
+    result, detail = bars([9.9] * 8 + [10.1] * 2)[bar]
+    assert result == "met" and detail.startswith("1.010x (paired, faster in 8/10)")
+    result, detail = bars([9.0] * 7 + [10.5] * 3)[bar]
+    assert result == "missed" and "faster in 7/10" in detail
+    assert bars([], ms=9.0)[bar][0] == "not measured"
+    assert not any("attention left to Thunder" in b for b in model_table.bars(
+        {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0}]}))
