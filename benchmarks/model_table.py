@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sweep.machine import KEY, block_of, machine_block
 from benchmarks.model_cases import CASES
+from benchmarks.summarize import text_of
 
 def _plain(value):
     """JSON has no NaN: None instead."""
@@ -45,8 +46,8 @@ def merge(paths: list[Path]) -> dict:
     docs = []
     for p in paths:
         try:
-            docs.append(json.loads(p.read_text()))
-        except (OSError, json.JSONDecodeError) as e:
+            docs.append(json.loads(text_of(p)))  # the lab keeps its runs gzipped
+        except (OSError, EOFError, ValueError) as e:  # unreadable, truncated gzip, not UTF-8 / JSON
             raise SystemExit(f"model_step --merge: cannot read {p}: {e}") from None
         if block_of(docs[-1]) is None or "rows" not in docs[-1]:
             raise SystemExit(f"model_step --merge: {p} is not a model_step JSON file (no machine block / rows)")

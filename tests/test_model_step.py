@@ -91,6 +91,25 @@ def test_merge_refuses_a_file_that_is_not_a_run(tmp_path):
         model_table.merge([bad])
 
 
+def test_merge_reads_a_gzipped_run_and_refuses_bytes_that_are_not_one(tmp_path):
+    """The lab keeps its step-table runs gzipped: ``--merge`` / ``--bars`` read them as they are; a file of other
+    bytes (a gzip file named .json, a truncated .gz) is a one-line error naming it, not a UnicodeDecodeError."""
+    import gzip
+
+    from sweep.machine import KEY
+
+    doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": [{"case": "pythia-1b-x2", "variant": "thunder", "ms": 5.0}]}
+    packed = gzip.compress(json.dumps(doc).encode())
+    (tmp_path / "run.json.gz").write_bytes(packed)
+    assert model_table.merge([tmp_path / "run.json.gz"])["rows"] == doc["rows"]
+    (tmp_path / "misnamed.json").write_bytes(packed)
+    with pytest.raises(SystemExit, match="cannot read .*misnamed.json"):
+        model_table.merge([tmp_path / "misnamed.json"])
+    (tmp_path / "cut.json.gz").write_bytes(packed[:20])
+    with pytest.raises(SystemExit, match="cannot read .*cut.json.gz"):
+        model_table.merge([tmp_path / "cut.json.gz"])
+
+
 def test_case_past_its_limit_skips_its_variants():
     rows = run_case(TINY, VARIANTS[:2], "cpu", Options(iters=1, warmup=0, case_limit_s=0.0), dtype=torch.float32)
     assert [r.variant for r in rows] == ["eager", "compile"]
