@@ -11,6 +11,7 @@ DATA = ROOT / "tests" / "data"
 # A GPU run's saved Thunder traces and torch.profiler profiles of the Llama-3-8B step (H100), trimmed to what
 # tests read.
 H100_STEP = DATA / "step_h100"
+H200_STEP = DATA / "step_h200"
 THUNDER_FIXTURES = sorted((DATA / "thunder").glob("*.py"))
 SHARED_EXAMPLE = ROOT.parent / "shared" / "examples" / "nanogpt_layernorm_legacy_nvfuser.py"
 

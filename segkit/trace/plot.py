@@ -54,10 +54,15 @@ def _label(source: str) -> str:
 
 def plot_kernels(rows: list[dict], a: Trace, b: Trace, out: Path, top: int = 40) -> Path:
     """Kernel time A vs B, one pair of bars per matched kernel (``rows``: segkit.trace.diff.compare_tables' kernel
-    table), the ``top`` longest by the larger of the two; what comparing by kernel plots, ranges in common or not."""
+    table), the ``top`` longest by the larger of the two; what comparing by kernel plots, ranges in common or not.
+    Rows of aligned launches (segkit.trace.launches, a "#" column): the ``top`` that changed most, in step order."""
     if not rows:
         raise TraceError(f"{a.source} and {b.source}: no kernels in either: nothing to plot")
-    rows = sorted(rows, key=lambda r: -max(r["A us"] or 0, r["B us"] or 0))[:top]
+    launches = "#" in rows[0]
+    if launches:
+        rows = sorted(sorted(rows, key=lambda r: -abs(r["delta us"]))[:top], key=lambda r: r["#"])
+    else:
+        rows = sorted(rows, key=lambda r: -max(r["A us"] or 0, r["B us"] or 0))[:top]
     labels = [_kernel_label(r) for r in rows]
     fig, ax = plt.subplots(figsize=(12, 1.5 + 0.32 * len(rows)))
     y = range(len(rows))
@@ -67,8 +72,9 @@ def plot_kernels(rows: list[dict], a: Trace, b: Trace, out: Path, top: int = 40)
             label=f"B: {_label(b.source)}")
     ax.set_yticks(list(y), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("median kernel us")
-    ax.set_title(f"kernels A vs B ({len(rows)} longest)")
+    ax.set_xlabel("kernel us (one launch)" if launches else "median kernel us")
+    ax.set_title(f"launches A vs B ({len(rows)} most changed, in step order)" if launches
+                 else f"kernels A vs B ({len(rows)} longest)")
     ax.legend()
     fig.tight_layout()
     fig.savefig(out, dpi=110)
@@ -80,4 +86,5 @@ def _kernel_label(row: dict) -> str:
     a, b = row["kernel A"], row["kernel B"]
     name = a if a == b or b == "-" else b if a == "-" else f"{a} / {b}"
     name = name if len(name) <= 60 else name[:57] + "..."
+    name = f"#{row['#']} {name}" if "#" in row else name
     return f"{name} [{row['changed']}]" if row.get("changed") else name

@@ -28,8 +28,11 @@ def register(sub) -> None:
     p = trace.add_parser("compare", help="two traces side by side, per range and per kernel", epilog=_TABLE_OUTPUT)
     p.add_argument("a", type=argtypes.trace_file)
     p.add_argument("b", type=argtypes.trace_file)
-    p.add_argument("--by", default="range", choices=["range", "kernel"])
-    p.add_argument("--range", type=argtypes.name, help="only this range")
+    p.add_argument("--by", default="range", choices=["range", "kernel", "launch"],
+                   help="range: per range; kernel: each kernel's median per range, matched by name; launch: one "
+                   "step's launches aligned in order, with totals per kind (for two profiles of a model step)")
+    p.add_argument("--range", type=argtypes.name, help="only this range (with --by launch: the range a step is "
+                   "recorded in, default step, as the step table records it; a profile without it is one step)")
     _add_table_output(p, ["table", "markdown", "csv", "json"])
     p.add_argument("--plot", type=argtypes.plot_file, help="write an image (.png, .svg, .pdf): kernel timeline per "
                    "range and kernel time A vs B")
@@ -80,15 +83,34 @@ def run_compare(args: argparse.Namespace) -> int:
     from segkit.trace.report import write_tables
 
     a, b = load(args.a), load(args.b)
-    tables = compare_tables(a, b, args.by, args.range)
+    if args.by == "launch":
+        tables = _launch_tables(args, a, b)
+    else:
+        tables = compare_tables(a, b, args.by, args.range)
     write_tables(tables, args.format, args.table, args.csv_dir, title=f"A = {a.describe()}\nB = {b.describe()}")
     if args.plot:
         from segkit.trace.plot import plot_compare, plot_kernels
 
-        out = (plot_kernels(tables["kernels"], a, b, args.plot) if args.by == "kernel"
+        out = (plot_kernels(tables["launches"], a, b, args.plot) if args.by == "launch"
+               else plot_kernels(tables["kernels"], a, b, args.plot) if args.by == "kernel"
                else plot_compare(a, b, args.plot, [args.range] if args.range else None))
         print(f"plot: {out}", file=messages(args))
     return 0
+
+
+def _launch_tables(args: argparse.Namespace, a, b) -> dict[str, list[dict]]:
+    """``--by launch``: a --range given must be in both profiles, and each must have kernels."""
+    from segkit.errors import SegkitError, UsageError
+    from segkit.trace.idle import STEP_RANGE
+    from segkit.trace.launches import launch_tables
+
+    for path, t in ((args.a, a), (args.b, b)):
+        if args.range is not None and not t.ranges_named(args.range):
+            raise UsageError(f"--range {args.range!r}: no range named so in {path}; ranges: "
+                             f"{', '.join(t.range_names()[:20]) or 'none'}")
+        if not t.kernels:
+            raise SegkitError(f"{path}: the profile has no kernels: nothing to align")
+    return launch_tables(a, b, args.range or STEP_RANGE)
 
 
 def run_idle(args: argparse.Namespace) -> int:
