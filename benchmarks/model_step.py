@@ -131,6 +131,8 @@ class Row:
     ms_steps: list[float] = field(default_factory=list)   # rounds 2..: every step, the variants interleaved step by
                                                           # step (pass i of every variant side by side)
     host_ms: float | None = None              # host time to issue one step (queue empty at its start), median
+                                              # (with --rounds: the median of the rounds' medians, as ms)
+    host_steps: list[float] = field(default_factory=list)  # rounds 2..: each interleaved step's host ms, as ms_steps
     peak_gib: float | None = None             # torch.cuda.max_memory_allocated over the variant (model included)
     kernels: int | None = None                # CUDA kernels of one profiled step
     regions: tuple[int, int] | None = None    # nvFusion regions in the last forward / backward execution trace
@@ -377,8 +379,10 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
     ``opts.iters`` passes of one timed step of every variant in turn (A B C A B C ...), so that a drift of the GPU's
     clocks or a slow spell of the host lands on every variant alike. A round's median per variant goes to
     ``ms_rounds`` (the row's step ms: the median of its rounds' medians); every interleaved step's time goes to
-    ``ms_steps``, pass by pass, for the paired ratios of the table (model_table.paired_ratio)."""
+    ``ms_steps``, pass by pass, for the paired ratios of the table (model_table.paired_ratio); its host ms likewise
+    to ``host_steps`` (the host bar pairs them: a lone step's host ms moves by a millisecond between leases)."""
     timed = [r for r in rows if r.variant in steps]
+    host_rounds = {r.variant: [] if r.host_ms is None else [r.host_ms] for r in timed}
     for _ in range(opts.rounds - 1):
         for row in timed:
             steps[row.variant]()
@@ -386,11 +390,18 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
             torch.cuda.synchronize()
         for _ in range(opts.iters):
             for row in timed:
-                row.ms_steps.append(time_step(steps[row.variant], cuda, opts.back_to_back)[0])
+                ms, host = time_step(steps[row.variant], cuda, opts.back_to_back)
+                row.ms_steps.append(ms)
+                if cuda:
+                    row.host_steps.append(host)
         for row in timed:
             row.ms_rounds.append(statistics.median(row.ms_steps[-opts.iters:]))
+            if cuda:
+                host_rounds[row.variant].append(statistics.median(row.host_steps[-opts.iters:]))
     for row in timed:
         row.ms = statistics.median(row.ms_rounds)
+        if host_rounds[row.variant]:
+            row.host_ms = statistics.median(host_rounds[row.variant])
         print(f"{row.case} | {row.variant} | rounds {', '.join(f'{m:.2f}' for m in row.ms_rounds)} ms | "
               f"median {row.ms:.2f}", flush=True)
 

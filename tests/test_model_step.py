@@ -159,6 +159,7 @@ def test_rounds_interleave_the_variants_step_by_step_and_take_the_median(monkeyp
     for r in rows:
         assert len(r.ms_rounds) == 3 and r.ms == sorted(r.ms_rounds)[1], r
         assert len(r.ms_steps) == 4 and all(m > 0 for m in r.ms_steps), r  # 2 rounds x 2 passes
+        assert r.host_steps == [] and r.host_ms is None  # no host time on CPU
     tail = calls[-12:]  # rounds 2 and 3: per round a warm-up step of each variant, then two passes (12 calls)
     assert all(a is not b for a, b in zip(tail, tail[1:])), "the variants did not alternate step by step"
     assert {id(f) for f in tail[0::2]} == {id(tail[0])} and {id(f) for f in tail[1::2]} == {id(tail[1])}
@@ -399,3 +400,39 @@ def test_own_regions_bar_wants_8_of_10_paired_passes_over_stock_thunder():
     assert bars([], ms=9.0)[bar][0] == "not measured"
     assert not any("attention left to Thunder" in b for b in model_table.bars(
         {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0}]}))
+
+
+def test_later_rounds_keep_each_steps_host_ms_and_the_row_takes_the_median_of_its_rounds(monkeypatch):
+    """On a GPU the interleaved rounds keep each step's host ms beside its step ms (``host_steps``, pass by pass),
+    and the row's host ms becomes the median of its rounds' medians (round 1's from ``measure``), as its step ms."""
+    import benchmarks.model_step as model_step
+    from benchmarks.model_step import Row, _more_rounds
+
+    timings = iter([(10.0, 3.0), (9.0, 2.0), (10.0, 5.0), (9.0, 4.0),     # round 2: a b a b
+                    (10.0, 6.0), (9.0, 1.0), (10.0, 8.0), (9.0, 1.5)])   # round 3
+    monkeypatch.setattr(model_step, "time_step", lambda step, cuda, steps: next(timings))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    rows = [Row("c", "c", "a", ms=10.0, host_ms=7.5), Row("c", "c", "b", ms=9.0, host_ms=0.5)]
+    _more_rounds(rows, {"a": lambda: None, "b": lambda: None}, Options(iters=2, warmup=0, rounds=3), cuda=True)
+    a, b = rows
+    assert a.host_steps == [3.0, 5.0, 6.0, 8.0] and b.host_steps == [2.0, 4.0, 1.0, 1.5]
+    assert a.host_ms == 7.0  # median of 7.5 (round 1), 4.0 and 7.0
+    assert b.host_ms == 1.25  # median of 0.5, 3.0 and 1.25
+
+
+def test_host_bar_pairs_the_passes_where_both_rows_have_them():
+    """With host times per interleaved pass the host bar is the median over passes of segkit_ex's over Thunder's
+    (a slow spell lands on both); without them, the two medians."""
+    from sweep.machine import KEY
+
+    def doc(ours_steps, thunder_steps):
+        rows = [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0, "host_ms": 4.0, "host_steps": thunder_steps},
+                {"case": "llama3-8b-x1", "variant": "segkit-auto", "ms": 9.0, "host_ms": 4.2, "host_steps": ours_steps}]
+        got = model_table.bars({KEY: {"gpu": "Test GPU"}, "run": {}, "rows": rows})
+        return next((r, d) for b, r, d in got if b == "llama3-8b-x1: host ms at or below stock Thunder's")
+
+    # Thunder's host drifts up over the passes; ours under it in 3 of 4: ratios 0.968, 0.975, 0.983, 1.016
+    result, detail = doc([3.0, 3.9, 5.9, 6.5], [3.1, 4.0, 6.0, 6.4])
+    assert result == "met" and detail.startswith("0.979x (paired, at or below in 3/4; medians 4.20 against 4.00)")
+    result, detail = doc([], [])
+    assert result == "missed" and detail.startswith("1.050x (4.20 against 4.00)")  # the medians alone
