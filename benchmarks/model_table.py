@@ -149,8 +149,8 @@ def bars(doc: dict, variant: str = "segkit-auto") -> list[list[str]]:
     reduce-overhead); and issue 54's on every case: segkit_ex's host ms per step at or below stock Thunder's, and
     on the Llama-3-8B x1 and HF Llama cases its memory-bound kernel time per step (the breakdown column, from a
     profile) at most 0.9x torch.compile's; and where the run has the ``segkit-own`` row (attention left to Thunder),
-    that row faster than stock Thunder in at least 8 of 10 paired passes. A case without the rows or columns a bar compares is "not measured",
-    never met."""
+    that row faster than stock Thunder in at least 8 of 10 paired passes. A case without the rows or columns a bar
+    compares is "not measured", never met."""
     by = {(r["case"], r["variant"]): r for r in doc["rows"]}
     k = doc["run"].get("back_to_back") or 1
     timing = f"{doc[KEY].get('gpu')}, " + ("each step alone" if k == 1 else f"{k} steps back to back")

@@ -61,9 +61,9 @@ def align(a: list[Kernel], b: list[Kernel]) -> list[Launch]:
 
 def kind_totals(launches: list[Launch]) -> list[dict]:
     """Per kind (and memory-bound, both memory-bound kinds): launches and us in A and in B, and the delta, B - A."""
-    rows = []
+    rows, kind_of = [], [x.kind for x in launches]  # each launch classified once
     for what, kinds in [*((k, (k,)) for k in KINDS), ("memory-bound", MEMORY_BOUND)]:
-        mine = [x for x in launches if x.kind in kinds]
+        mine = [x for x, k in zip(launches, kind_of) if k in kinds]
         ua = sum(x.a.duration_ns for x in mine if x.a) / 1e3
         ub = sum(x.b.duration_ns for x in mine if x.b) / 1e3
         rows.append({"kind": what, "A kernels": sum(x.a is not None for x in mine),
