@@ -25,7 +25,8 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.summarize import check_row, data_rows, read_data, text_of
+from benchmarks.summarize import check_row, data_rows, read_data
+from segkit.files import read_text
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
@@ -85,7 +86,7 @@ def run_rows(bench: Path | None, step: Path | None, run: str, commit: str | None
     """The rows of a headline run (and its step table) and each kernel row's pytest node id (for a re-run)."""
     rows, ids = [], {}
     if bench is not None:
-        records = [b for b in json.loads(text_of(bench)).get("benchmarks", [])
+        records = [b for b in json.loads(read_text(bench)).get("benchmarks", [])
                    if "kernel_us_median" in (b.get("extra_info") or {})]
         got = data_rows(Path(bench), run, commit)
         for r, b in zip(got, records):
@@ -313,7 +314,7 @@ def _slower(old: dict[tuple, dict], new: dict[tuple, dict], gpu: str) -> list[st
 
 def _run_at(bench: Path) -> str | None:
     """When pytest-benchmark wrote a run (its ``datetime``)."""
-    return json.loads(text_of(bench)).get("datetime")
+    return json.loads(read_text(bench)).get("datetime")
 
 
 def _append_rows(rows: list[dict], path: Path) -> None:

@@ -10,9 +10,9 @@ import math
 import statistics
 from pathlib import Path
 
+from segkit.files import read_text
 from sweep.machine import KEY, block_of, machine_block
 from benchmarks.model_cases import CASES
-from benchmarks.summarize import text_of
 
 def _plain(value):
     """JSON has no NaN: None instead."""
@@ -46,7 +46,7 @@ def merge(paths: list[Path]) -> dict:
     docs = []
     for p in paths:
         try:
-            docs.append(json.loads(text_of(p)))  # the lab keeps its runs gzipped
+            docs.append(json.loads(read_text(p)))  # the lab keeps its runs gzipped
         except (OSError, EOFError, ValueError) as e:  # unreadable, truncated gzip, not UTF-8 / JSON
             raise SystemExit(f"model_step --merge: cannot read {p}: {e}") from None
         if block_of(docs[-1]) is None or "rows" not in docs[-1]:

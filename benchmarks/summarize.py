@@ -20,7 +20,6 @@ Appending the same run again adds nothing; a row without its provenance is refus
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
@@ -30,17 +29,12 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from segkit.files import read_text
 from sweep.machine import FIELDS, block_of, legacy_block
 
 
 class MixedMachines(Exception):
     """Runs measured on different GPU models were given together."""
-
-
-def text_of(path: Path) -> str:
-    """A results file's text, gzipped (``.gz``: the lab keeps its large runs so) or not."""
-    path = Path(path)
-    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
 
 
 def is_lines(path: Path) -> bool:
@@ -50,7 +44,7 @@ def is_lines(path: Path) -> bool:
 
 def _read(path: Path) -> tuple[dict | None, list[dict]]:
     """(machine block or None, benchmark records) of any results format; a record has name, params, extra_info."""
-    text = text_of(path)
+    text = read_text(path)
     if is_lines(path):
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]
         blocks = [block_of(r) for r in lines if block_of(r)]
@@ -301,7 +295,7 @@ def data_rows(path: Path, run: str, commit: str | None = None) -> list[dict]:
     ``run``: the run's name (its rows name it; the lab's index lists it with its folder)."""
     name = run.strip("/")
     where = {"run": name, "source": _source(path, name)}
-    doc = {} if is_lines(path) else json.loads(text_of(path))
+    doc = {} if is_lines(path) else json.loads(read_text(path))
     if isinstance(doc.get("rows"), list) and block_of(doc):  # a step table (benchmarks/model_step.py)
         prov = _provenance(doc, block_of(doc), commit)
         k = (doc.get("run") or {}).get("back_to_back") or 1

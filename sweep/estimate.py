@@ -17,6 +17,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from segkit.files import read_text
+
 
 class EstimateError(Exception):
     """The file is not a merged sweep with per-case durations."""
@@ -47,10 +49,10 @@ class Estimate:
 
 def _sweep(path: Path) -> dict:
     try:
-        sweep = json.loads(Path(path).read_text())["sweep"]
+        sweep = json.loads(read_text(path))["sweep"]  # the lab keeps its runs gzipped
         sweep["durations"].items()
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        raise EstimateError(f"{path}: not a merged sweep with per-case durations ({e!r})") from None
+        raise EstimateError(f"{path}: not a merged sweep with per-case durations ({type(e).__name__}: {e})") from None
     return sweep
 
 

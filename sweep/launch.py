@@ -63,7 +63,7 @@ from sweep import respawn as sweep_respawn
 from sweep import resume as sweep_resume
 from sweep.estimate import EstimateError, estimate_report
 from sweep.machine import KEY, machine_block
-from segkit.files import write_text_atomic
+from segkit.files import read_text, write_text_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS_DIR = ROOT / "benchmarks" / "durations"  # committed per-case seconds, one file per suite and GPU
@@ -145,7 +145,7 @@ def load_durations(paths: list[Path]) -> dict[str, float]:
     out: dict[str, float] = {}
     for path in paths:
         try:
-            data = json.loads(Path(path).read_text())
+            data = json.loads(read_text(path))  # the lab keeps its runs gzipped
         except (OSError, ValueError) as e:
             raise SweepError(f"--durations {path}: cannot read it as a sweep JSON ({e})") from None
         found = (data.get("sweep") or {}).get("durations") or data.get("durations")
@@ -179,14 +179,14 @@ def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> Pa
     the one the sweep ran (``sweep.pytest_args``; ``pytest_args`` for a record older than that field), the GPU its
     machine block's, a record's ``sweep_gpu``, or ``gpu``."""
     from sweep.machine import block_of, legacy_block
-    from segkit.files import write_text_atomic
 
     try:
-        doc = json.loads(Path(merged).read_text())
+        doc = json.loads(read_text(merged))  # the lab keeps its runs gzipped
         sweep = doc["sweep"]
         durations = dict(sweep["durations"])
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise SweepError(f"--write-durations {merged}: not a merged sweep with per-case durations ({e!r})") from None
+        raise SweepError(f"--write-durations {merged}: not a merged sweep with per-case durations "
+                         f"({type(e).__name__}: {e})") from None
     args = sweep.get("pytest_args") or pytest_args
     seen = (block_of(doc) or legacy_block(doc) or {}).get("gpu") or next(
         (b["extra_info"]["sweep_gpu"] for b in doc.get("benchmarks", []) if b.get("extra_info", {}).get("sweep_gpu")),

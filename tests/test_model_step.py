@@ -92,8 +92,9 @@ def test_merge_refuses_a_file_that_is_not_a_run(tmp_path):
 
 
 def test_merge_reads_a_gzipped_run_and_refuses_bytes_that_are_not_one(tmp_path):
-    """The lab keeps its step-table runs gzipped: ``--merge`` / ``--bars`` read them as they are; a file of other
-    bytes (a gzip file named .json, a truncated .gz) is a one-line error naming it, not a UnicodeDecodeError."""
+    """The lab keeps its step-table runs gzipped: ``--merge`` / ``--bars`` read them as they are, whatever the
+    name says; a file of other bytes (a truncated .gz, binary data) is a one-line error naming it, not a
+    UnicodeDecodeError."""
     import gzip
 
     from sweep.machine import KEY
@@ -103,8 +104,10 @@ def test_merge_reads_a_gzipped_run_and_refuses_bytes_that_are_not_one(tmp_path):
     (tmp_path / "run.json.gz").write_bytes(packed)
     assert model_table.merge([tmp_path / "run.json.gz"])["rows"] == doc["rows"]
     (tmp_path / "misnamed.json").write_bytes(packed)
-    with pytest.raises(SystemExit, match="cannot read .*misnamed.json"):
-        model_table.merge([tmp_path / "misnamed.json"])
+    assert model_table.merge([tmp_path / "misnamed.json"])["rows"] == doc["rows"]
+    (tmp_path / "binary.json").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(SystemExit, match="cannot read .*binary.json: not UTF-8 text"):
+        model_table.merge([tmp_path / "binary.json"])
     (tmp_path / "cut.json.gz").write_bytes(packed[:20])
     with pytest.raises(SystemExit, match="cannot read .*cut.json.gz"):
         model_table.merge([tmp_path / "cut.json.gz"])

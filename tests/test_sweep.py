@@ -5,6 +5,7 @@ set as an unsharded run, every case says which device ran it, and balancing uses
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -425,6 +426,19 @@ def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
         sweep.write_durations(tmp_path / "bare.json", [], "NVIDIA H200")
     with pytest.raises(SweepError, match="give --gpu-name"):
         sweep.write_durations(tmp_path / "bare.json", ["t.py"], None)
+    # the lab keeps its runs gzipped: read as they are; bytes of neither kind are one line naming the file
+    packed = tmp_path / "norm_bwd_bf16.json.gz"
+    packed.write_bytes(gzip.compress(merged.read_bytes()))
+    assert sweep.load_durations([packed]) == committed["durations"]
+    assert json.loads(sweep.write_durations(packed, [], None).read_text())["durations"] == committed["durations"]
+    (tmp_path / "cut.json.gz").write_bytes(packed.read_bytes()[:40])
+    with pytest.raises(SweepError, match=r"cut.json.gz: truncated or corrupt gzip data") as got:
+        sweep.write_durations(tmp_path / "cut.json.gz", [], None)
+    (tmp_path / "binary.json").write_bytes(b"{\"sweep\": \xff\xfe}")
+    with pytest.raises(SweepError, match=r"binary.json: not UTF-8 text \(byte 0xff at offset 10\)"):
+        sweep.load_durations([tmp_path / "binary.json"])
+    message = str(got.value)
+    assert "\\x" not in message and "\n" not in message  # one line, no dump of the file's bytes
 
 
 def test_the_one_gpu_estimate_of_the_committed_4_gpu_sweep():
