@@ -207,10 +207,10 @@ def _host_bar(case: str, ours: dict | None, thunder: dict | None, timing: str) -
     lower), else the two medians (``_column_bar``)."""
     what = f"{case}: host ms at or below stock Thunder's"
     mine, theirs = ((r or {}).get("host_steps") or [] for r in (ours, thunder))
-    if not mine or len(mine) != len(theirs):
+    paired = paired_ratio(mine, theirs) if mine else None  # (median of ours / Thunder's, passes Thunder's was lower)
+    if paired is None:
         return _column_bar(what, ours, thunder, lambda r: r.get("host_ms"), 1.0, timing)
-    ratio = statistics.median(m / t for m, t in zip(mine, theirs))
-    lower = sum(m <= t for m, t in zip(mine, theirs))
+    ratio, lower = paired[0], len(mine) - paired[1]
     return [what, "met" if ratio <= 1.0 else "missed",
             f"{ratio:.3f}x (paired, at or below in {lower}/{len(mine)}; medians {ours['host_ms']:.2f} against "
             f"{thunder['host_ms']:.2f}); {timing}"]

@@ -26,10 +26,7 @@ class Launch:
     index: int
     a: Kernel | None
     b: Kernel | None
-
-    @property
-    def kind(self) -> str:
-        return kind((self.a or self.b).name)
+    kind: str  # segkit.trace.breakdown.kind of the kernel's name
 
     def row(self) -> dict:
         ua, ub = (None if k is None else round(k.duration_ns / 1e3, 2) for k in (self.a, self.b))
@@ -56,14 +53,14 @@ def align(a: list[Kernel], b: list[Kernel]) -> list[Launch]:
     pairs: list[tuple[Kernel | None, Kernel | None]] = []
     for _, i1, i2, j1, j2 in matcher.get_opcodes():  # equal / replace / delete / insert: each pairs in order
         pairs += list(itertools.zip_longest(a[i1:i2], b[j1:j2]))
-    return [Launch(n, x, y) for n, (x, y) in enumerate(pairs, 1)]
+    return [Launch(n, x, y, kind((x or y).name)) for n, (x, y) in enumerate(pairs, 1)]
 
 
 def kind_totals(launches: list[Launch]) -> list[dict]:
     """Per kind (and memory-bound, both memory-bound kinds): launches and us in A and in B, and the delta, B - A."""
-    rows, kind_of = [], [x.kind for x in launches]  # each launch classified once
+    rows = []
     for what, kinds in [*((k, (k,)) for k in KINDS), ("memory-bound", MEMORY_BOUND)]:
-        mine = [x for x, k in zip(launches, kind_of) if k in kinds]
+        mine = [x for x in launches if x.kind in kinds]
         ua = sum(x.a.duration_ns for x in mine if x.a) / 1e3
         ub = sum(x.b.duration_ns for x in mine if x.b) / 1e3
         rows.append({"kind": what, "A kernels": sum(x.a is not None for x in mine),

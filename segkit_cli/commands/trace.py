@@ -100,17 +100,29 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def _launch_tables(args: argparse.Namespace, a, b) -> dict[str, list[dict]]:
     """``--by launch``: a --range given must be in both profiles, and each must have kernels."""
-    from segkit.errors import SegkitError, UsageError
     from segkit.trace.idle import STEP_RANGE
     from segkit.trace.launches import launch_tables
 
     for path, t in ((args.a, a), (args.b, b)):
-        if args.range is not None and not t.ranges_named(args.range):
-            raise UsageError(f"--range {args.range!r}: no range named so in {path}; ranges: "
-                             f"{', '.join(t.range_names()[:20]) or 'none'}")
-        if not t.kernels:
-            raise SegkitError(f"{path}: the profile has no kernels: nothing to align")
+        _require_range("--range", args.range, path, t)
+        _require_kernels(path, t, "align")
     return launch_tables(a, b, args.range or STEP_RANGE)
+
+
+def _require_range(option: str, name: str | None, path, trace) -> None:
+    """A range ``option`` names (None: not given) must be in ``trace``: a usage error listing its ranges."""
+    if name is not None and not trace.ranges_named(name):
+        from segkit.errors import UsageError
+
+        raise UsageError(f"{option} {name!r}: no range named so in {path}; ranges: "
+                         f"{', '.join(trace.range_names()[:20]) or 'none'}")
+
+
+def _require_kernels(path, trace, what: str) -> None:
+    if not trace.kernels:
+        from segkit.errors import SegkitError
+
+        raise SegkitError(f"{path}: the profile has no kernels: nothing to {what}")
 
 
 def run_idle(args: argparse.Namespace) -> int:
@@ -119,11 +131,7 @@ def run_idle(args: argparse.Namespace) -> int:
     from segkit.trace.report import write_tables
 
     trace = load(args.report)
-    if args.step is not None and not trace.ranges_named(args.step):  # given, it must be there: no silent summary
-        from segkit.errors import UsageError
-
-        raise UsageError(f"--step {args.step!r}: no range named so in {args.report}; ranges: "
-                         f"{', '.join(trace.range_names()[:20]) or 'none'}")
+    _require_range("--step", args.step, args.report, trace)  # given, it must be there: no silent summary
     tables = idle_tables(trace, args.min_us, args.top, args.step or STEP_RANGE)
     write_tables(tables, args.format, args.table, args.csv_dir, title=trace.describe())
     return 0
@@ -137,15 +145,8 @@ def run_breakdown(args: argparse.Namespace) -> int:
     step = args.step or STEP_RANGE
     traces = [load(r) for r in args.reports]
     for path, t in zip(args.reports, traces):
-        if args.step is not None and not t.ranges_named(args.step):  # given, it must be there
-            from segkit.errors import UsageError
-
-            raise UsageError(f"--step {args.step!r}: no range named so in {path}; ranges: "
-                             f"{', '.join(t.range_names()[:20]) or 'none'}")
-        if not t.kernels:
-            from segkit.errors import SegkitError
-
-            raise SegkitError(f"{path}: the profile has no kernels: nothing to break down")
+        _require_range("--step", args.step, path, t)  # given, it must be there
+        _require_kernels(path, t, "break down")
     labels = _labels(args.reports)
     title = "\n".join(f"{label} = {t.describe()}: {len(steps(t, step))} step(s)" for label, t in zip(labels, traces))
     write_tables(breakdown_tables(list(zip(labels, traces)), step), args.format, args.table, args.csv_dir, title=title)
