@@ -1,13 +1,17 @@
 """Step evidence for segkit_fuse="auto" (fusions/cut_evidence.py) from a step table run that profiled two variants
 differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
 attention, which both variants run alike and whose time follows the SM clock of the moment), one record per
-signature of the spec's calls in the fused variant (its ``cuts``), keyed by the run's GPU. Every other kernel
+signature of the spec's calls in the first variant (its ``cuts``), keyed by the run's GPU. Every other kernel
 counts, whoever runs it: a cut can hand work to another executor (a layout copy in torch, say).
 
-    python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \\
+    python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \
         --opaque segkit-rope-bwd-opaque [--write | --out FILE]
+    python -m benchmarks.cut_evidence RUN_DIR --spec rmsnorm_bwd --claimed segkit-auto \
+        --declined segkit-norms-thunder [--write | --out FILE]
 
-RUN_DIR holds the run's ``model_step.json`` and ``profiles/`` (scripts/gpu/models.sh with MODELS_PROFILE=1).
+The first form writes CutEvidence (fused against opaque: fusions/cut_evidence.json), the second ClaimEvidence
+(the calls claimed, as "auto" ran them, against left to Thunder: fusions/claim_evidence.json). RUN_DIR holds the
+run's ``model_step.json`` (or ``.json.gz``) and ``profiles/`` (scripts/gpu/models.sh with MODELS_PROFILE=1).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import json
 from pathlib import Path
 
 from sweep.machine import KEY
-from fusions.cut_evidence import EVIDENCE_PATH, CutEvidence, EvidenceTable
+from fusions.cut_evidence import CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence, EvidenceTable
+from segkit.files import read_text
 from segkit.trace import load
 
 
@@ -34,58 +39,95 @@ def _row(rows: list[dict], case: str, variant: str) -> dict | None:
     return next((r for r in rows if r["case"] == case and r["variant"] == variant), None)
 
 
-def evidence(run: Path, spec: str, fused: str, opaque: str) -> list[CutEvidence]:
-    """The records of every case in ``run`` with both variants profiled; a variant that did not fuse the spec, or
-    a missing profile, is a SystemExit naming it."""
-    doc = json.loads((run / "model_step.json").read_text())
+def _chosen(row: dict, spec: str, ways: tuple[str, ...]) -> dict[str, str]:
+    """The signatures of ``spec``'s calls in ``row`` that ran one of ``ways``, each with how it ran."""
+    return {c["signature"]: c["chosen"] for c in row.get("cuts", []) if c["spec"] == spec and c["chosen"] in ways}
+
+
+def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...], second_way: str):
+    """(case, machine, {signature: how it ran in ``first``}, first's memory-bound us, second's) for every case of
+    ``run`` with both variants profiled; a variant whose calls did not run the asked way, or a missing profile,
+    is a SystemExit naming it."""
+    path = run / "model_step.json"
+    doc = json.loads(read_text(path if path.exists() else run / "model_step.json.gz"))
     machine = doc[KEY]
-    gpu = machine["gpu"]
-    measured = (f"{machine.get('date')}, torch {machine.get('torch')}, nvfuser_direct {machine.get('nvfuser_direct')}, "
-                f"commit {machine.get('commit')}")
     out = []
     for case in dict.fromkeys(r["case"] for r in doc["rows"]):
-        f_row, o_row = _row(doc["rows"], case, fused), _row(doc["rows"], case, opaque)
-        if f_row is None or o_row is None:
+        a, b = _row(doc["rows"], case, first), _row(doc["rows"], case, second)
+        if a is None or b is None:
             continue
-        sigs = sorted({c["signature"] for c in f_row.get("cuts", []) if c["spec"] == spec and c["chosen"] == "fused"})
-        if not sigs:
-            raise SystemExit(f"cut_evidence: {case}: variant {fused} fused no {spec} call (its cuts: "
-                             f"{[(c['spec'], c['chosen']) for c in f_row.get('cuts', [])]})")
-        cut = {c["signature"] for c in o_row.get("cuts", []) if c["spec"] == spec and c["chosen"] == "opaque"}
-        if cut != set(sigs):
-            raise SystemExit(f"cut_evidence: {case}: variant {opaque} cut {sorted(cut)} of {spec}, not {sigs}")
-        us = {}
-        for v in (fused, opaque):
+        ways = _chosen(a, spec, first_ways)
+        if not ways:
+            raise SystemExit(f"cut_evidence: {case}: variant {first} {'/'.join(first_ways)} no {spec} call (its "
+                             f"cuts: {[(c['spec'], c['chosen']) for c in a.get('cuts', [])]})")
+        other = set(_chosen(b, spec, (second_way,)))
+        if other != set(ways):
+            raise SystemExit(f"cut_evidence: {case}: variant {second} ran {sorted(other)} of {spec} "
+                             f"{second_way}, not {sorted(ways)}")
+        us = []
+        for v in (first, second):
             path = run / "profiles" / f"{case}-{v}.json.gz"
             if not path.exists():
                 raise SystemExit(f"cut_evidence: no profile {path} (run with MODELS_PROFILE=1)")
-            us[v] = memory_bound_us(path)
-        source = f"{run.name}: profiles {case}-{fused} vs {case}-{opaque}"
-        out += [CutEvidence(gpu, spec, s, round(us[fused], 2), round(us[opaque], 2), case, source, measured)
-                for s in sigs]
+            us.append(round(memory_bound_us(path), 2))
+        out.append((case, machine, ways, *us))
     if not out:
-        raise SystemExit(f"cut_evidence: no case of {run} has both {fused} and {opaque}")
+        raise SystemExit(f"cut_evidence: no case of {run} has both {first} and {second}")
     return out
+
+
+def _measured(machine: dict) -> str:
+    return (f"{machine.get('date')}, torch {machine.get('torch')}, nvfuser_direct {machine.get('nvfuser_direct')}, "
+            f"commit {machine.get('commit')}")
+
+
+def evidence(run: Path, spec: str, fused: str, opaque: str) -> list[CutEvidence]:
+    """CutEvidence of every case in ``run`` with both variants profiled, ``fused`` fusing the spec's calls and
+    ``opaque`` running the same ones opaque."""
+    return [CutEvidence(machine["gpu"], spec, sig, f_us, o_us, case,
+                        f"{run.name}: profiles {case}-{fused} vs {case}-{opaque}", _measured(machine))
+            for case, machine, ways, f_us, o_us in _paired(run, spec, fused, opaque, ("fused",), "opaque")
+            for sig in sorted(ways)]
+
+
+def claim_evidence(run: Path, spec: str, claimed: str, declined: str) -> list[ClaimEvidence]:
+    """ClaimEvidence of every case in ``run`` with both variants profiled, ``claimed`` claiming the spec's calls
+    (fused or opaque) and ``declined`` leaving the same ones to Thunder."""
+    return [ClaimEvidence(machine["gpu"], spec, sig, c_us, d_us, ways[sig], case,
+                          f"{run.name}: profiles {case}-{claimed} vs {case}-{declined}", _measured(machine))
+            for case, machine, ways, c_us, d_us in _paired(run, spec, claimed, declined, ("fused", "opaque"),
+                                                            "thunder")
+            for sig in sorted(ways)]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path)
     parser.add_argument("--spec", required=True)
-    parser.add_argument("--fused", required=True, help="the variant with the spec fused")
-    parser.add_argument("--opaque", required=True, help="the variant with the spec opaque, all else the same")
-    parser.add_argument("--write", action="store_true", help=f"merge into {EVIDENCE_PATH.name}")
+    parser.add_argument("--fused", help="the variant with the spec fused")
+    parser.add_argument("--opaque", help="the variant with the spec opaque, all else the same")
+    parser.add_argument("--claimed", help="the variant with the spec claimed (as auto runs it)")
+    parser.add_argument("--declined", help="the variant with the spec left to Thunder, all else the same")
+    parser.add_argument("--write", action="store_true", help=f"merge into {EVIDENCE_PATH.name} (or "
+                        f"{CLAIMS_PATH.name} with --claimed / --declined)")
     parser.add_argument("--out", type=Path, help="merge into this file instead")
     args = parser.parse_args(argv)
-    records = evidence(args.run, args.spec, args.fused, args.opaque)
+    if (args.fused is None) != (args.opaque is None) or (args.claimed is None) != (args.declined is None) or \
+            (args.fused is None) == (args.claimed is None):
+        parser.error("give either --fused and --opaque, or --claimed and --declined")
+    if args.fused is not None:
+        records, table, path = evidence(args.run, args.spec, args.fused, args.opaque), EvidenceTable, EVIDENCE_PATH
+    else:
+        records = claim_evidence(args.run, args.spec, args.claimed, args.declined)
+        table, path = ClaimTable, CLAIMS_PATH
     for r in records:
         print(f"{r.gpu} {r.spec} {r.signature}: gain {r.gain_us:.1f} us ({r.describe()})")
-    target = args.out or (EVIDENCE_PATH if args.write else None)
+    target = args.out or (path if args.write else None)
     if target is not None:
-        table = EvidenceTable.load(target)
+        merged = table.load(target)
         for r in records:
-            table.put(r)
-        table.save(target)
+            merged.put(r)
+        merged.save(target)
         print(f"written to {target}")
 
 

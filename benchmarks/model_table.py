@@ -76,13 +76,15 @@ def _num(value, fmt: str) -> str:
 
 
 def _claims(c: dict, cuts: list[dict]) -> str:
-    """"norms 3/3, RoPE 2/2" and, where some fusible calls stayed opaque (Row.cuts), "; opaque: rope_bwd x2"."""
+    """"norms 3/3, RoPE 2/2" and, where some fusible calls stayed opaque or were left to Thunder (Row.cuts),
+    "; opaque: rope_bwd x2; left to Thunder: rmsnorm_fwd x1"."""
     if not c:
         return ""
     text = f"norms {c['norm_fw']}/{c['norm_bw']}, RoPE {c['rope_fw']}/{c['rope_bw']}"
-    opaque = [x["spec"] for x in cuts if x["chosen"] == "opaque"]
-    if opaque:
-        text += "; opaque: " + ", ".join(f"{s} x{opaque.count(s)}" for s in dict.fromkeys(opaque))
+    for chosen, label in (("opaque", "opaque"), ("thunder", "left to Thunder")):
+        specs = [x["spec"] for x in cuts if x["chosen"] == chosen]
+        if specs:
+            text += f"; {label}: " + ", ".join(f"{s} x{specs.count(s)}" for s in dict.fromkeys(specs))
     return text
 
 

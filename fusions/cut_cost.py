@@ -9,6 +9,9 @@ costs:
 Where the step itself was measured both ways (fusions/cut_evidence.py: the spec fused, then opaque), that
 measurement decides instead: opaque where it saved more kernel time than the extra call's host time.
 
+Before either, whether to claim the call at all: ``declines`` finds step evidence (fusions/claim_evidence.json)
+that Thunder's own decomposition of the call ran faster than segkit's claim; "auto" then leaves it to Thunder.
+
 ``decide`` is a pure function of the spec, config, GPU name, tuning table, step evidence and ``CutPolicy`` (the
 constants, a parameter): no evidence and no tuning entry (or no gain) means fused. thunder_exec's
 ``segkit_fuse="auto"`` and ``segkit regions`` quote its ``CutDecision.describe()``.
@@ -22,13 +25,13 @@ from dataclasses import dataclass, replace
 
 import fusions
 from fusions import cut_evidence
-from fusions.cut_evidence import CutEvidence, EvidenceTable
+from fusions.cut_evidence import ClaimEvidence, CutEvidence, EvidenceTable
 from fusions.spec import signature, tuning_table
 from segkit.frontend import FusionDefinition
 from segkit.regions import GPU_BANDWIDTH
 from segkit.tuning import TuningTable
 
-OPAQUE, FUSED = "opaque", "fused"
+OPAQUE, FUSED, THUNDER = "opaque", "fused", "thunder"
 
 
 @dataclass(frozen=True)
@@ -155,3 +158,12 @@ def decide_alone(spec_name: str, cfg, gpu: str | None, table: TuningTable | None
                 why="alone in its nvFuser region, nvFuser's default no slower than the tuned kernel")
     return replace(d, decision=OPAQUE, why="alone in its nvFuser region: nothing to cut, the tuned kernel is "
                    "faster") if d.gain_us > 0 else d
+
+
+def declines(spec_name: str, cfg, gpu: str | None, claims: EvidenceTable | None = None) -> ClaimEvidence | None:
+    """The step evidence that Thunder's own decomposition of this call of ``spec_name`` (config ``cfg``, on the GPU
+    named ``gpu``) ran faster than segkit's claim, from ``claims`` (default: the committed claim evidence); None
+    where there is none or the claim was faster (then claim, and ``decide`` how)."""
+    claims = claims if claims is not None else cut_evidence.committed_claims()
+    record = claims.lookup(gpu, spec_name, signature(cfg))
+    return record if record is not None and record.gain_us > 0 else None

@@ -15,7 +15,13 @@ saves in one kernel it can pay in others (an input copied to the layout the opaq
 So a step profiled twice, the spec fused and the spec opaque, everything else the same, decides from the
 memory-bound kernel time of the two steps (every kernel but the matmuls and attention, which both run alike):
 opaque where fused_us - opaque_us exceeds the host time of the extra call (CutPolicy.host_us).
-``python -m benchmarks.cut_evidence`` writes the records from the step table's profiles; each names its source.
+
+A claim can lose outright: on small models Thunder's own decomposition of a norm or RoPE, fused by nvFuser with
+its neighbours, ran faster than either of segkit's forms (the lab's index has the runs). ``ClaimEvidence`` is the
+same measurement with the call claimed (as "auto" ran it) against the call left to Thunder (``segkit_fuse``
+"thunder"): "auto" declines the call where Thunder's own ran faster (fusions/claim_evidence.json).
+``python -m benchmarks.cut_evidence`` writes both kinds of record from the step table's profiles; each names its
+source.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from pathlib import Path
 from segkit.errors import TuningTableError
 
 EVIDENCE_PATH = Path(__file__).with_name("cut_evidence.json")
+CLAIMS_PATH = Path(__file__).with_name("claim_evidence.json")
 
 
 @dataclass(frozen=True)
@@ -53,8 +60,36 @@ class CutEvidence:
                 f"fused, {self.opaque_us:.1f} us opaque")
 
 
+@dataclass(frozen=True)
+class ClaimEvidence:
+    """One spec's calls of one signature in one step, claimed by segkit_ex against left to Thunder's own
+    decomposition (times in microseconds)."""
+
+    gpu: str
+    spec: str
+    signature: str
+    claimed_us: float  # memory-bound kernel time of one step, the spec's calls claimed (as ``claimed_as``)
+    declined_us: float  # the same step, the calls left to Thunder (segkit_fuse "thunder")
+    claimed_as: str  # how the claimed calls ran: "fused" | "opaque"
+    case: str
+    source: str
+    measured: str
+
+    @property
+    def gain_us(self) -> float:
+        """What declining saves in the step's kernel time (negative: the claim is better)."""
+        return self.claimed_us - self.declined_us
+
+    def describe(self) -> str:
+        return (f"measured in the {self.case} step ({self.source}): memory-bound kernels {self.claimed_us:.1f} us "
+                f"claimed ({self.claimed_as}), {self.declined_us:.1f} us left to Thunder")
+
+
 class EvidenceTable:
-    """CutEvidence per (GPU, spec, signature); a later record replaces an earlier one."""
+    """Step evidence (``record_type``: CutEvidence) per (GPU, spec, signature); a later record replaces an
+    earlier one."""
+
+    record_type = CutEvidence
 
     def __init__(self, records=()) -> None:
         self._items: dict[tuple[str, str, str], CutEvidence] = {}
@@ -80,21 +115,33 @@ class EvidenceTable:
         try:
             raw = json.loads(path.read_text())["records"]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise TuningTableError(f"{path}: not a cut evidence file ({e})") from None
-        names = {f.name for f in fields(CutEvidence)}
+            raise TuningTableError(f"{path}: not a step evidence file ({e})") from None
+        names = {f.name for f in fields(cls.record_type)}
         out = cls()
         for i, d in enumerate(raw):
             if not isinstance(d, dict) or set(d) != names:
                 raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(names)}, "
                                        f"got {sorted(d) if isinstance(d, dict) else type(d).__name__}")
-            out.put(CutEvidence(**d))
+            out.put(cls.record_type(**d))
         return out
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps({"records": [asdict(r) for r in self.records()]}, indent=1) + "\n")
 
 
+class ClaimTable(EvidenceTable):
+    """ClaimEvidence per (GPU, spec, signature)."""
+
+    record_type = ClaimEvidence
+
+
 @functools.lru_cache(maxsize=1)
 def committed() -> EvidenceTable:
     """fusions/cut_evidence.json, read once (``committed.cache_clear()`` to read it again)."""
     return EvidenceTable.load(EVIDENCE_PATH)
+
+
+@functools.lru_cache(maxsize=1)
+def committed_claims() -> ClaimTable:
+    """fusions/claim_evidence.json, read once (``committed_claims.cache_clear()`` to read it again)."""
+    return ClaimTable.load(CLAIMS_PATH)

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks import cut_evidence
 from sweep.machine import KEY
-from fusions.cut_evidence import EvidenceTable
+from fusions.cut_evidence import ClaimTable, EvidenceTable
 from tests.conftest import DATA
 
 RUN = DATA / "step_h200_fuse_policies"
@@ -28,7 +28,7 @@ def _memory_bound_us(path: Path) -> float:
                and "cudnn::" not in e["name"])
 
 
-def _run(tmp_path: Path, fused_chosen: str = "fused") -> Path:
+def _run(tmp_path: Path, fused_chosen: str = "fused", b_chosen: str = "opaque") -> Path:
     (tmp_path / "profiles").mkdir()
     for variant, src in (("a", "segkit-fused"), ("b", "segkit-norms-fused")):
         shutil.copy(RUN / "profiles" / f"llama3-8b-x1-{src}.json.gz",
@@ -36,8 +36,8 @@ def _run(tmp_path: Path, fused_chosen: str = "fused") -> Path:
     machine = json.loads((RUN / "model_step.json").read_text())[KEY]
     rows = [dict(case="llama3-8b-x1", variant="a", cuts=[dict(spec="rope_bwd", signature=SIG, mode="fused",
                                                                chosen=fused_chosen, why="")]),
-            dict(case="llama3-8b-x1", variant="b", cuts=[dict(spec="rope_bwd", signature=SIG, mode="opaque",
-                                                               chosen="opaque", why="")])]
+            dict(case="llama3-8b-x1", variant="b", cuts=[dict(spec="rope_bwd", signature=SIG, mode=b_chosen,
+                                                               chosen=b_chosen, why="")])]
     (tmp_path / "model_step.json").write_text(json.dumps({KEY: machine, "rows": rows}))
     return tmp_path
 
@@ -59,3 +59,21 @@ def test_a_run_that_did_not_fuse_the_spec_is_refused(tmp_path):
         cut_evidence.evidence(run, "rope_bwd", "a", "b")
     with pytest.raises(SystemExit, match="no case of .* has both a and c"):
         cut_evidence.evidence(run, "rope_bwd", "a", "c")
+
+
+def test_claim_records_carry_the_claimed_and_the_declined_steps(tmp_path):
+    """--claimed / --declined: the first variant claimed the spec's calls (here fused), the second left the same
+    calls to Thunder; a record per signature, written to a claim evidence file; a second variant that claimed
+    them too, or a mix of both option pairs, is refused."""
+    run = _run(tmp_path, b_chosen="thunder")
+    (r,) = cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
+    assert (r.claimed_as, r.signature, r.case) == ("fused", SIG, "llama3-8b-x1")
+    assert r.claimed_us == pytest.approx(_memory_bound_us(run / "profiles/llama3-8b-x1-a.json.gz"), abs=0.01)
+    assert r.declined_us == pytest.approx(_memory_bound_us(run / "profiles/llama3-8b-x1-b.json.gz"), abs=0.01)
+    out = tmp_path / "claims.json"
+    cut_evidence.main([str(run), "--spec", "rope_bwd", "--claimed", "a", "--declined", "b", "--out", str(out)])
+    assert ClaimTable.load(out).records() == [r]
+    with pytest.raises(SystemExit, match="variant b ran \\[\\] of rope_bwd opaque"):
+        cut_evidence.evidence(run, "rope_bwd", "a", "b")
+    with pytest.raises(SystemExit):
+        cut_evidence.main([str(run), "--spec", "rope_bwd", "--fused", "a", "--declined", "b"])

@@ -18,7 +18,7 @@ import thunder
 import thunder_exec
 from fusions import cut_cost, cut_evidence, layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig
-from fusions.cut_evidence import CutEvidence, EvidenceTable
+from fusions.cut_evidence import ClaimEvidence, ClaimTable, CutEvidence, EvidenceTable
 from fusions.spec import nv_dtype, signature
 from segkit.compare import diff
 from segkit.frontend import FusionDefinition
@@ -301,6 +301,29 @@ def test_step_evidence_decides_over_the_tuning_table():
     assert other_gpu.decision == cut_cost.FUSED and other_gpu.measured is None
 
 
+def _claims(claimed_us: float, declined_us: float, gpu: str = H100) -> ClaimTable:
+    return ClaimTable([ClaimEvidence(gpu, "rmsnorm_bwd", signature(NARROW), claimed_us, declined_us, "fused", "case",
+                                     "run: profiles case-a vs case-b", "today")])
+
+
+def test_claim_evidence_declines_only_where_thunders_own_ran_faster(tmp_path):
+    """A call is left to Thunder where a step measured Thunder's own decomposition faster than segkit's claim, on
+    that GPU and signature only; where the claim was faster (or level) it is kept."""
+    d = cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(240.0, 200.0))
+    assert d is not None and d.gain_us == 40.0 and "200.0 us left to Thunder" in d.describe()
+    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(200.0, 240.0)) is None
+    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(200.0, 200.0)) is None
+    assert cut_cost.declines("rmsnorm_bwd", NARROW, H200, _claims(240.0, 200.0)) is None
+    assert cut_cost.declines("rmsnorm_fwd", NARROW, H100, _claims(240.0, 200.0)) is None
+    assert cut_cost.declines("rmsnorm_bwd", NARROW, None, _claims(240.0, 200.0)) is None
+    path = tmp_path / "claims.json"
+    _claims(240.0, 200.0).save(path)
+    assert ClaimTable.load(path).records() == _claims(240.0, 200.0).records()
+    _evidence(200.0, 150.0).save(path)  # a cut evidence file is not a claim evidence file
+    with pytest.raises(segkit.errors.TuningTableError, match="claims.json: record 0 must have exactly the fields"):
+        ClaimTable.load(path)
+
+
 def test_evidence_file_round_trips_and_names_a_bad_record(tmp_path):
     table = _evidence(200.0, 150.0)
     path = tmp_path / "ev.json"
@@ -317,6 +340,9 @@ def test_committed_evidence_is_well_formed():
     for r in cut_evidence.committed().records():
         assert r.spec in fusions.names() and r.gpu.startswith("NVIDIA") and " vs " in r.source, r
         assert r.fused_us > 0 and r.opaque_us > 0, r
+    for r in cut_evidence.committed_claims().records():
+        assert r.spec in fusions.names() and r.gpu.startswith("NVIDIA") and " vs " in r.source, r
+        assert r.claimed_us > 0 and r.declined_us > 0 and r.claimed_as in ("fused", "opaque"), r
 
 
 # --------------------------------------------------------------------------- the compile option on CPU
@@ -385,9 +411,44 @@ def test_choices_record_what_each_call_became():
     assert fusible.CHOICES.values() == []
 
 
+def _eager_grads(step, leaves):
+    for t in leaves:
+        t.grad = None
+    loss = step()
+    loss.backward()
+    return loss.detach(), [t.grad.clone() for t in leaves]
+
+
+@pytest.mark.parametrize("fuse, left, kept", [
+    ({"norm_fwd": "thunder", "norm_bwd": "thunder"}, ("rmsnorm_fwd", "rmsnorm_bwd"), ("rope_fwd", "rope_bwd")),
+    ({"rope_bwd": "thunder"}, ("rope_fwd", "rope_bwd"), ("rmsnorm_fwd", "rmsnorm_bwd")),
+])
+def test_thunder_mode_leaves_the_whole_call_to_thunders_decomposition(fuse, left, kept):
+    """"thunder" on an op leaves its calls unclaimed, forward and backward together (Thunder's grad of its own
+    decomposition comes as one), recorded as such; the other op stays claimed; the loss and grads are Thunder's
+    own decomposition's, as close to eager as the fully claimed step's."""
+    step, leaves = _litgpt_block_piece()
+    loss_e, grads_e = _eager_grads(step, leaves)
+    fusible.clear_notes()
+    jf, loss, grads = _grads(step, leaves, segkit_fuse={"*": "opaque", **fuse})
+    choices = {c.spec: c for c in fusible.CHOICES.values()}
+    assert {s for s, c in choices.items() if c.chosen == "thunder"} == set(left), choices
+    assert {s for s, c in choices.items() if c.chosen == "opaque"} == set(kept), choices
+    named = next(c for c in choices.values() if c.chosen == "thunder" and c.mode == "thunder")
+    assert named.why == "segkit_fuse thunder"
+    names = {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
+    bwd = {b.sym.name for b in thunder.last_backward_traces(jf)[-1].bound_symbols}
+    norm_left, rope_left = "rmsnorm_fwd" in left, "rope_fwd" in left
+    assert ("segkit_rms_norm_fwd" in names) != norm_left and ("segkit_rms_norm_bwd" in bwd) != norm_left
+    assert ("segkit_rope_fwd" in names) != rope_left and ("segkit_rope_bwd" in bwd) != rope_left
+    for got, want in zip((loss, *grads), (loss_e, *grads_e)):
+        err = (got.double() - want.double()).abs().max() / want.double().abs().max()
+        assert err < 2e-2, (err, got, want)
+
+
 def test_segkit_fuse_names_its_values():
     x, w = torch.randn(4, 16), torch.ones(16)
-    with pytest.raises(ValueError, match="segkit_fuse must be one of opaque, fused, auto, got 'yes'"):
+    with pytest.raises(ValueError, match="segkit_fuse must be one of opaque, fused, auto, thunder, got 'yes'"):
         thunder.jit(lambda x: torch.nn.functional.rms_norm(x, (16,), w), executors=thunder_exec.executors(),
                     segkit_fuse="yes")(x)
 
@@ -411,7 +472,7 @@ def test_fuse_policy_per_op(value, want):
 
 @pytest.mark.parametrize("value, match", [
     ({"norm": "fused"}, "unknown op 'norm'; known: '\\*', norm_fwd"),
-    ({"norm_bwd": "yes"}, "segkit_fuse\\['norm_bwd'\\] must be one of opaque, fused, auto, got 'yes'"),
+    ({"norm_bwd": "yes"}, "segkit_fuse\\['norm_bwd'\\] must be one of opaque, fused, auto, thunder, got 'yes'"),
     (["fused"], "a mode .* or a mapping of ops to modes, got list"),
 ])
 def test_fuse_policy_refuses_naming_the_fault(value, match):

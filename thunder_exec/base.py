@@ -7,10 +7,12 @@ The bottom of thunder_exec: the symbol files (norms, qkv_rope, rope, route_verif
 Compile options: ``segkit_bookend`` ("none" | "outputs" | "inputs+outputs", default "outputs") runs the fusions
 through segkit's bookend pass; ``segkit_check=True`` validates each new input signature of segkit's fusions once
 against the reference interpreter and refuses a wrong nvFuser result (warning, reference result instead);
-``segkit_fuse`` ("opaque" | "fused" | "auto", default "auto") puts the norms and RoPE into Thunder's nvFuser
-regions as fusible symbols ("fused"), or where the cut cost model says so ("auto"; fusions.cut_cost; where
+``segkit_fuse`` ("opaque" | "fused" | "auto" | "thunder", default "auto") puts the norms and RoPE into Thunder's
+nvFuser regions as fusible symbols ("fused"), or where the cut cost model says so ("auto"; fusions.cut_cost; where
 Thunder's nvFuser executor is not loaded, auto is opaque), instead of segkit_ex's opaque symbols
-(thunder_exec.fusible); a mapping sets the mode per op (``FusePolicy``), e.g.
+(thunder_exec.fusible); "thunder" leaves the calls to Thunder's own decomposition (segkit_ex does not claim them),
+as "auto" does where a step measured Thunder's own faster (fusions/claim_evidence.json). A call is left to
+Thunder when its forward's or its backward's op is. A mapping sets the mode per op (``FusePolicy``), e.g.
 ``{"*": "fused", "norm_bwd": "opaque"}``: norms and RoPE fused except the norm backward.
 """
 
@@ -57,7 +59,7 @@ def warn_if_shadowed(executors) -> None:
                       "put segkit_ex first (thunder_exec.executors())", stacklevel=3)
 
 
-FUSE_MODES = ("opaque", "fused", "auto")
+FUSE_MODES = ("opaque", "fused", "auto", "thunder")
 # The ops a segkit_fuse mapping may name: a group, or one spec of it.
 FUSE_OPS = {"norm_fwd": ("rmsnorm_fwd", "layernorm_fwd"), "norm_bwd": ("rmsnorm_bwd", "layernorm_bwd"),
             "rope_fwd": ("rope_fwd",), "rope_bwd": ("rope_bwd",)}
@@ -130,7 +132,7 @@ def compile_options() -> CompileOptions:
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
     fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | "
-                              "auto (default), or a mapping of ops (norm_fwd, norm_bwd, rope_fwd, rope_bwd, a spec, "
+                              "auto (default) | thunder (not claimed), or a mapping of ops (norm_fwd, norm_bwd, rope_fwd, rope_bwd, a spec, "
                               "'*') to those")
     return CompileOptions("outputs" if policy is None else policy, bool(check), FusePolicy.parse(fuse))
 

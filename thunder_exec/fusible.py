@@ -8,7 +8,8 @@ segkit's own fusions, on the region's tensors. Registration happens once, and on
 executor is loaded (a CUDA host with nvfuser_direct); elsewhere ``segkit_fuse="fused"`` falls back to the opaque
 symbols with one ``FuseFallbackWarning``.
 
-The norm and RoPE transforms (thunder_exec.norms, thunder_exec.rope) ask ``chosen`` which symbols to emit.
+The norm and RoPE checkers ask ``declined`` whether to leave a call to Thunder's own decomposition; their
+transforms ask ``chosen`` which symbols to emit.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from thunder.core.proxies import TensorProxy
 
 from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig, unit_row_dims
-from fusions.cut_cost import FUSED, OPAQUE, crossing_bytes, decide
+from fusions.cut_cost import FUSED, OPAQUE, THUNDER, crossing_bytes, decide, declines
 from fusions.runner import LRUCache
 from fusions.spec import signature
 from segkit.tuning import gpu_model
@@ -261,7 +262,8 @@ def _fall_back(why: str) -> None:
 
 @dataclass(frozen=True)
 class Choice:
-    """What one call of a fusible spec became: ``chosen`` FUSED or OPAQUE, under ``mode`` (segkit_fuse), and why
+    """What one call of a fusible spec became: ``chosen`` FUSED, OPAQUE or THUNDER (left to Thunder's own
+    decomposition), under ``mode`` (segkit_fuse), and why
     (the cut decision's ``describe()`` under "auto"); ``alone``: decided again after the fusion pass, the call
     alone in its region (thunder_exec.alone)."""
 
@@ -292,10 +294,46 @@ def clear_notes() -> None:
     CHOICES.clear()
 
 
+def declined(options: CompileOptions, calls, x) -> bool:
+    """Whether segkit_ex leaves a call to Thunder's own decomposition (its checker refuses it): ``calls`` are the
+    call's (spec, config) pairs, forward then backward, on x ``x``; one under segkit_fuse "thunder", or under
+    "auto" with step evidence that Thunder's own ran faster on this GPU (fusions.cut_cost.declines), declines the
+    whole call. Recorded as a Choice."""
+    gpu = None
+    for spec_name, cfg in calls:
+        mode = options.fuse.mode(spec_name)
+        if mode == THUNDER:
+            why = "segkit_fuse thunder"
+        elif mode == "auto" and _nvfuser_runs(x):
+            gpu = gpu or gpu_model()
+            evidence = declines(spec_name, cfg, gpu)
+            if evidence is None:
+                continue
+            why = f"Thunder's own ran faster: {evidence.describe()}"
+        else:
+            continue
+        for s, c in calls:
+            record(Choice(s, signature(c), options.fuse.mode(s), THUNDER, why if s == spec_name else
+                          f"left to Thunder with {spec_name}, {why}"))
+        return True
+    return False
+
+
+def _nvfuser_runs(x) -> bool:
+    """Thunder's nvFuser executor is loaded and among this compilation's executors, and ``x`` is on its device."""
+    symbols = registered()
+    if symbols is None:
+        return False
+    cd = get_compile_data()
+    return (cd is None or symbols.executor in (cd.executors_list or ())) and _on(symbols.device, x)
+
+
 def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | None:
     """The fusible symbols when this call of ``spec_name`` (config ``cfg``, x ``x``) is to be fused into Thunder's
     nvFuser regions, else None (emit segkit_ex's opaque symbols, as without the option)."""
     mode = options.fuse.mode(spec_name)
+    if mode == THUNDER:  # the checker declined the call (``declined``); a call claimed anyway decides as auto
+        mode = "auto"
     if mode == OPAQUE:
         record(Choice(spec_name, signature(cfg), mode, OPAQUE, "segkit_fuse opaque"))
         return None

@@ -22,7 +22,7 @@ import thunder.torch as ltorch
 
 from fusions.configs import NormConfig, unit_row_dims
 from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
-from thunder_exec.fusible import chosen, norm_config, param_meta, stats_meta
+from thunder_exec.fusible import chosen, declined, norm_config, param_meta, stats_meta
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner, unit_weight
 
@@ -123,7 +123,15 @@ def norm_refusal(a, weight, *others, same_dtype: bool = True) -> str | None:
 
 
 def _ln_checker(a, normalized_shape, weight=None, bias=None, eps=1e-5) -> bool:
-    return tuple(normalized_shape) == (a.shape[-1],) and norm_refusal(a, weight, bias) is None
+    return (tuple(normalized_shape) == (a.shape[-1],) and norm_refusal(a, weight, bias) is None and not declined(
+        compile_options(), (("layernorm_fwd", norm_config(a, weight, eps, bias is not None)),
+                            ("layernorm_bwd", norm_config(a, weight, eps))), a))
+
+
+def _rms_declined(a, weight, eps, round_normed=False) -> bool:
+    """The RMSNorm call left to Thunder's own decomposition (thunder_exec.fusible.declined)."""
+    cfg = norm_config(a, weight, eps, round_normed=round_normed)
+    return declined(compile_options(), (("rmsnorm_fwd", cfg), ("rmsnorm_bwd", cfg)), a)
 
 
 def _ln_execution(a, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -199,7 +207,8 @@ def _rms_eps(a, eps):
 
 
 def _rms_checker(a, normalized_shape, weight=None, eps=None) -> bool:
-    return tuple(normalized_shape) == (a.shape[-1],) and weight is not None and norm_refusal(a, weight) is None
+    return (tuple(normalized_shape) == (a.shape[-1],) and weight is not None and norm_refusal(a, weight) is None
+            and not _rms_declined(a, weight, _rms_eps(a, eps)))
 
 
 def _rms_execution(a, normalized_shape, weight=None, eps=None):
@@ -276,7 +285,7 @@ _rms_entry_symbol = segkit_ex.register_operator("segkit_rms_norm_entry", like=_r
 segkit_ex.register_implementation(
     _rms_entry_symbol,
     checker=lambda x, weight, eps=1e-6, unit_offset=False, route=None, round_normed=False: norm_refusal(
-        x, weight, same_dtype=False) is None,
+        x, weight, same_dtype=False) is None and not _rms_declined(x, weight, eps, round_normed),
     execution_transform=lambda x, weight, eps=1e-6, unit_offset=False, route=None, round_normed=False: _rms_entry_y(
         x, weight, eps, unit_offset, route, round_normed),
     grad_transform=_rms_grad_core,

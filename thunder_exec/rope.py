@@ -18,7 +18,7 @@ from thunder.core.transforms import get_grad, put_grad, sum_to
 import thunder.torch as ltorch
 
 from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
-from thunder_exec.fusible import chosen, rope_config, rope_shape
+from thunder_exec.fusible import chosen, declined, rope_config, rope_shape
 from thunder_exec.route_verify import verify_route
 from fusions.runner import RUNNERS, SpecRunner, runner
 from segkit.layout import dense_stride_order
@@ -126,9 +126,15 @@ def _grad(x, cos, sin, route=None, out_dtype=None):
 
 
 _rope_entry_symbol = segkit_ex.register_operator("segkit_apply_rope", like=_rope_decomposition)
-segkit_ex.register_implementation(_rope_entry_symbol,
-                                  checker=lambda x, cos, sin, route=None, out_dtype=None: rope_refusal(x, cos, sin) is None,
-                                  execution_transform=_execution, grad_transform=_grad)
+def _checker(x, cos, sin, route=None, out_dtype=None) -> bool:
+    if rope_refusal(x, cos, sin) is not None:
+        return False
+    cfg = rope_config(x, cos, x.dtype, _out(x, out_dtype))  # the backward's config is the forward's
+    return not declined(compile_options(), (("rope_fwd", cfg), ("rope_bwd", cfg)), x)
+
+
+segkit_ex.register_implementation(_rope_entry_symbol, checker=_checker, execution_transform=_execution,
+                                  grad_transform=_grad)
 
 
 

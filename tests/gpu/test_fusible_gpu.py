@@ -195,3 +195,41 @@ def test_a_norm_alone_in_its_region_runs_the_faster_kernel(monkeypatch, kind, fa
         assert _in_regions(fw)[fused[0]] == 1 and _in_regions(bw)[fused[1]] == 1, _in_regions(bw)
     _close(outs, want, torch.bfloat16)
     _close(grads, want_grads, torch.bfloat16)
+
+
+@pytest.mark.parametrize("thunder_faster", [True, False], ids=["thunder-faster", "claim-faster"])
+def test_auto_leaves_a_call_to_thunder_where_a_step_measured_thunders_own_faster(monkeypatch, thunder_faster):
+    """segkit_fuse="auto" with claim evidence for the RMSNorm backward's signature on this GPU: where Thunder's own
+    decomposition ran faster, the whole call (forward and backward) is left to Thunder: no segkit symbol, opaque
+    or fused, in either trace, the choice recorded; where the claim ran faster, segkit's symbols are there. Grads
+    as eager's either way."""
+    from fusions import cut_cost
+    from fusions.configs import NormConfig
+    from fusions.cut_evidence import ClaimEvidence, ClaimTable
+    from fusions.spec import signature
+    from segkit.tuning import gpu_model
+    from thunder_exec import fusible
+
+    rows, hidden, eps = 2048, 384, 1e-5
+    sig = signature(NormConfig("thunder", (rows, hidden), torch.bfloat16, eps, False))
+    claimed, declined = (200.0, 150.0) if thunder_faster else (150.0, 200.0)
+    table = ClaimTable([ClaimEvidence(gpu_model(), "rmsnorm_bwd", sig, claimed, declined, "fused", "case",
+                                      "test: profiles a vs b", "today")])
+    monkeypatch.setattr(cut_cost.cut_evidence, "committed_claims", lambda: table)
+    thunder_exec.clear_caches(keep_compiled=True)
+    fusible.clear_notes()
+    x = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.rand(hidden, device="cuda", dtype=torch.bfloat16) + 0.5).requires_grad_()
+    jf, (outs, grads), (want, want_grads) = _run(lambda x: torch.nn.functional.rms_norm(x, (hidden,), w, eps), [x],
+                                                 [w], segkit_fuse="auto")
+    fw, bw = thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]
+    segkit_names = {n for n in _top(fw) | _top(bw) | set(_in_regions(fw)) | set(_in_regions(bw))
+                    if n.startswith("segkit")}
+    chosen = {c.spec: c.chosen for c in fusible.CHOICES.values()}
+    if thunder_faster:
+        assert not segkit_names, segkit_names
+        assert chosen == {"rmsnorm_fwd": "thunder", "rmsnorm_bwd": "thunder"}, chosen
+    else:
+        assert segkit_names and "thunder" not in chosen.values(), (segkit_names, chosen)
+    _close(outs, want, torch.bfloat16)
+    _close(grads, want_grads, torch.bfloat16)
