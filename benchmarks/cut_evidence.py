@@ -1,6 +1,7 @@
 """Step evidence for segkit_fuse="auto" (fusions/cut_evidence.py) from a step table run that profiled two variants
 differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
-attention, which both variants run alike and whose time follows the SM clock of the moment), one record per
+attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
+else its profile), one record per
 signature of the spec's calls in the first variant (its ``cuts``), keyed by the run's GPU. Every other kernel
 counts, whoever runs it: a cut can hand work to another executor (a layout copy in torch, say).
 
@@ -24,15 +25,24 @@ from sweep.machine import KEY
 from fusions.cut_evidence import CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence, EvidenceTable
 from segkit.files import read_text
 from segkit.trace import load
-
-
-COMPUTE_BOUND = ("nvjet", "gemm", "cutlass", "cudnn", "flash", "sdpa")  # kernel names of matmuls and attention
+from segkit.trace.breakdown import per_step
 
 
 def memory_bound_us(profile: Path) -> float:
-    """The summed time of a profiled step's kernels, leaving out matmuls and attention (``COMPUTE_BOUND``)."""
-    return sum(k.duration_ns for k in load(profile).kernels
-               if not any(m in k.name.lower() for m in COMPUTE_BOUND)) / 1e3
+    """The memory-bound kernel time of a profiled step (``segkit trace breakdown``: every kernel but matmuls and
+    attention)."""
+    return per_step(load(profile))["memory-bound us"]
+
+
+def _step_memory_bound_us(run: Path, case: str, row: dict) -> float:
+    """The row's memory-bound us: its ``breakdown`` (the step table's, from the same profile), else its profile."""
+    got = (row.get("breakdown") or {}).get("memory_bound")
+    if got is not None:
+        return got
+    path = run / "profiles" / f"{case}-{row['variant']}.json.gz"
+    if not path.exists():
+        raise SystemExit(f"cut_evidence: no profile {path} and no breakdown in its row (run with MODELS_PROFILE=1)")
+    return round(memory_bound_us(path), 2)
 
 
 def _row(rows: list[dict], case: str, variant: str) -> dict | None:
@@ -46,8 +56,8 @@ def _chosen(row: dict, spec: str, ways: tuple[str, ...]) -> dict[str, str]:
 
 def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...], second_way: str):
     """(case, machine, {signature: how it ran in ``first``}, first's memory-bound us, second's) for every case of
-    ``run`` with both variants profiled; a variant whose calls did not run the asked way, or a missing profile,
-    is a SystemExit naming it."""
+    ``run`` with both variants profiled; a variant whose calls did not run the asked way, or a row with neither
+    breakdown nor profile, is a SystemExit naming it."""
     path = run / "model_step.json"
     doc = json.loads(read_text(path if path.exists() else run / "model_step.json.gz"))
     machine = doc[KEY]
@@ -64,13 +74,7 @@ def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str
         if other != set(ways):
             raise SystemExit(f"cut_evidence: {case}: variant {second} ran {sorted(other)} of {spec} "
                              f"{second_way}, not {sorted(ways)}")
-        us = []
-        for v in (first, second):
-            path = run / "profiles" / f"{case}-{v}.json.gz"
-            if not path.exists():
-                raise SystemExit(f"cut_evidence: no profile {path} (run with MODELS_PROFILE=1)")
-            us.append(round(memory_bound_us(path), 2))
-        out.append((case, machine, ways, *us))
+        out.append((case, machine, ways, _step_memory_bound_us(run, case, a), _step_memory_bound_us(run, case, b)))
     if not out:
         raise SystemExit(f"cut_evidence: no case of {run} has both {first} and {second}")
     return out
