@@ -109,6 +109,8 @@ VARIANTS = [
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("segkit-own", "Thunder + segkit_ex (auto), attention left to Thunder: segkit's norms and RoPE alone",
             default=False, thunder=True, segkit=True, fuse="auto", attention="thunder"),
+    Variant("thunder-again", "Thunder, compiled a second time: an A/A control, its ratio to Thunder the method's "
+            "resolution", default=False, thunder=True),
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
     Variant("segkit-graphs", "Thunder + segkit_ex (auto, the default) + CUDA graphs", thunder=True, segkit=True,
             fuse="auto", graphs=True),
@@ -380,20 +382,26 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
 
 def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Options, cuda: bool) -> None:
     """Rounds 2..``opts.rounds``, the variants interleaved step by step: a warm-up step of each variant, then
-    ``opts.iters`` passes of one timed step of every variant in turn (A B C A B C ...), so that a drift of the GPU's
-    clocks or a slow spell of the host lands on every variant alike. A round's median per variant goes to
+    ``opts.iters`` passes of one timed step of every variant in turn, each pass starting one variant later than the
+    last (A B C, B C A, C A B, ...), so that a drift of the GPU's clocks or a slow spell of the host lands on every
+    variant alike and no variant always follows the same one (in a fixed order, two variants running the same
+    kernels on a host-bound small model timed 2% apart in 9 of 10 passes: the lab's index has the run; the
+    ``thunder-again`` variant measures this resolution). A round's median per variant goes to
     ``ms_rounds`` (the row's step ms: the median of its rounds' medians); every interleaved step's time goes to
     ``ms_steps``, pass by pass, for the paired ratios of the table (model_table.paired_ratio); its host ms likewise
     to ``host_steps`` (the host bar pairs them: a lone step's host ms moves by a millisecond between leases)."""
     timed = [r for r in rows if r.variant in steps]
     host_rounds = {r.variant: [] if r.host_ms is None else [r.host_ms] for r in timed}
+    passes = 0
     for _ in range(opts.rounds - 1):
         for row in timed:
             steps[row.variant]()
         if cuda:
             torch.cuda.synchronize()
         for _ in range(opts.iters):
-            for row in timed:
+            first = passes % len(timed)
+            passes += 1
+            for row in timed[first:] + timed[:first]:
                 ms, host = time_step(steps[row.variant], cuda, opts.back_to_back)
                 row.ms_steps.append(ms)
                 if cuda:
