@@ -19,6 +19,7 @@ from segkit.compare import CheckReport, OutputDiff, compare_random, diff, nonfin
 from segkit.dtypes import DataType
 from segkit.errors import error_summary
 from segkit.interp import as_fusion, copy_inputs, flat_inputs, run_reference
+from segkit.ir import Fusion
 from segkit.nvf import run_nvfuser
 
 #: Relative tolerance by dtype (``tol=``): each finite and >= 0.
@@ -33,12 +34,13 @@ def check(fd: FusionLike, inputs: Sequence[Any], *, policy: Policy | None = None
     With ``profile`` (plain fusion only) the report keeps nvFuser's run: ``details["run"]`` (segments, kernels).
     """
     label = "nvFuser" if policy is None else f"nvFuser, bookend {policy} / {realization}"
+    fusion = as_fusion(fd)  # resolved once: the helpers below take the Fusion
     # a fusion that writes into its inputs (add_output(out, alias_input=inp)) gets one copy of them per side, so
     # neither reads what the other wrote and the caller's tensors stay as they were; the written inputs are
     # compared too
-    writes = bool(as_fusion(fd).aliases)
+    writes = bool(fusion.aliases)
     ref_inputs, nv_inputs = (copy_inputs(inputs), copy_inputs(inputs)) if writes else (inputs, inputs)
-    refs = run_reference(fd, ref_inputs)
+    refs = run_reference(fusion, ref_inputs)
     try:
         details = {}
         if policy is None:
@@ -48,18 +50,17 @@ def check(fd: FusionLike, inputs: Sequence[Any], *, policy: Policy | None = None
             outs = run_plan(bookend(fd, policy), nv_inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
         return CheckReport([], label, error_summary(e), notes=nonfinite_notes(refs))
-    report = judge(fd, refs, outs, label, tol)
+    report = judge(fusion, refs, outs, label, tol)
     if writes and report.error is None:
-        report.diffs += written_inputs(fd, ref_inputs, nv_inputs, label, tol)
+        report.diffs += written_inputs(fusion, ref_inputs, nv_inputs, label, tol)
     report.details.update(details)
     return report
 
 
-def written_inputs(fd: Any, ref_inputs: Sequence[Any], inputs: Sequence[Any], label: str,
+def written_inputs(fusion: Fusion, ref_inputs: Sequence[Any], inputs: Sequence[Any], label: str,
                    tol: Tolerances | None = None) -> list[OutputDiff]:
     """Verdicts on the inputs a fusion writes into (``add_output(out, alias_input=inp)``): ``inputs`` after a
     backend's run against ``ref_inputs`` after the reference's, each at the tolerance of the output written."""
-    fusion = as_fusion(fd)
     ref_flat, got_flat = flat_inputs(fusion, ref_inputs), flat_inputs(fusion, inputs)
     tols = value_tolerances(fusion, [out for out, _ in fusion.aliases], tol)
     position = {id(v): i for i, v in enumerate(fusion.inputs)}
@@ -76,14 +77,18 @@ def check_outputs(fd: FusionLike, inputs: Sequence[Any], outputs: Sequence[torch
     """Compare outputs some backend already computed for ``fd`` on ``inputs`` with the reference interpreter's.
     The reference runs on a copy of ``inputs`` when the fusion writes into its inputs, so it never writes into
     the caller's tensors (give the inputs as they were before the backend ran)."""
-    if as_fusion(fd).aliases:
+    fusion = as_fusion(fd)
+    if fusion.aliases:
         inputs = copy_inputs(inputs)
-    return judge(fd, run_reference(fd, inputs), outputs, label, tol)
+    return judge(fusion, run_reference(fusion, inputs), outputs, label, tol)
 
 
 def random_outputs(fd: Any) -> list[bool]:
     """Per fusion output: does it depend on nvFuser's random stream (an op the catalogue marks ``random``)?"""
-    fusion = as_fusion(fd)
+    return _random_outputs(as_fusion(fd))
+
+
+def _random_outputs(fusion: Fusion) -> list[bool]:
     tainted: set[int] = set()
     for op in fusion.ops:
         flags = catalogue.get(op.name).random_outputs(op.args, len(op.outputs))
@@ -92,10 +97,9 @@ def random_outputs(fd: Any) -> list[bool]:
     return [id(v) in tainted for v in fusion.outputs]
 
 
-def _index_as_int64(fd: Any, outputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+def _index_as_int64(fusion: Fusion, outputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     """nvFuser's Index dtype (welford's count) is Int32 or Int64 by the kernel's index mode, a run-time choice,
     not a dtype disagreement: such outputs are compared as int64, like the reference's."""
-    fusion = as_fusion(fd)
     return [o.to(torch.int64) if v.dtype is DataType.Index and getattr(o, "dtype", None) == torch.int32 else o
             for v, o in zip(fusion.outputs, outputs)]
 
@@ -110,7 +114,8 @@ def output_tolerances(fd: Any, tol: Tolerances | None = None) -> list[float]:
     Non-view ops that only move values (pad, cat, where, gather, ...) count as rounding too, as the catalogue
     does not mark them: that errs loose only where such an op's narrower output is later cast wider.
     ``tol`` (dtype -> tolerance) overrides the rule for the output dtypes it names."""
-    return value_tolerances(as_fusion(fd), as_fusion(fd).outputs, tol)
+    fusion = as_fusion(fd)
+    return value_tolerances(fusion, fusion.outputs, tol)
 
 
 def value_tolerances(fusion: Any, values: Sequence[Any], tol: Tolerances | None = None) -> list[float]:
@@ -147,10 +152,12 @@ def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]
     instead, whose outputs are not the interpreter's.)"""
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
-    outputs = _index_as_int64(fd, outputs)
+    fusion = as_fusion(fd)
+    outputs = _index_as_int64(fusion, outputs)
     who = label.split(',')[0]
-    diffs = [diff(i, r, g, t, who) for i, (r, g, t) in enumerate(zip(refs, outputs, output_tolerances(fd, tol)))]
-    for i, is_random in enumerate(random_outputs(fd)):
+    tols = value_tolerances(fusion, fusion.outputs, tol)
+    diffs = [diff(i, r, g, t, who) for i, (r, g, t) in enumerate(zip(refs, outputs, tols))]
+    for i, is_random in enumerate(_random_outputs(fusion)):
         if is_random:
             diffs[i] = compare_random(i, refs[i], outputs[i])
     return CheckReport(diffs, label, notes=nonfinite_notes(refs))
