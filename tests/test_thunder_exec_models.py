@@ -109,6 +109,27 @@ def test_hugging_face_llama_family_norm_and_rope_are_claimed():
     assert jf()[0].dtype == torch.float32
 
 
+def test_hugging_face_llama_norm_and_rope_left_to_thunder_equal_eager():
+    """segkit_fuse="thunder" on Hugging Face's code: the recognized LlamaRMSNorm (its bf16 rounding) and
+    apply_rotary_pos_emb (bf16 q / k with fp32 tables: HF's promotion to fp32) are not claimed, Thunder runs its own
+    decomposition of segkit's entry symbols, and outputs and grads equal eager's."""
+    from transformers.models.llama import modeling_llama as llama
+
+    thunder_exec.executors()
+    norm = llama.LlamaRMSNorm(32, eps=1e-6)
+    norm.weight = _param(32, dtype=torch.bfloat16)
+    x = torch.randn(2, 5, 32).bfloat16().requires_grad_(True)
+    jf = _step(lambda: norm(x), [x, norm.weight], torch.bfloat16, segkit_fuse="thunder")
+    assert _claims(jf, NORM_FW, NORM_BW) == (0, 0)
+    q = torch.randn(2, 4, 5, 16).bfloat16().requires_grad_(True)
+    k = torch.randn(2, 2, 5, 16).bfloat16().requires_grad_(True)
+    angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 16, generator=torch.Generator().manual_seed(4))
+    cos, sin = angle.cos(), angle.sin()
+    jf = _step(lambda: llama.apply_rotary_pos_emb(q, k, cos, sin), [q, k], torch.bfloat16, segkit_fuse="thunder")
+    assert _claims(jf, ROPE_FW, ROPE_BW) == (0, 0)
+    assert jf()[0].dtype == torch.float32
+
+
 def test_gemma_and_olmo2_families_norm_and_rope_are_claimed():
     """Gemma's ``(1 + weight)`` RMSNorm in float32 and OLMo2's multiply-then-cast RMSNorm and cast-back RoPE, and
     the families that copy them (Gemma 3, OLMo 3), recognized by their code; equal to eager."""
