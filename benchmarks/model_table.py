@@ -237,8 +237,9 @@ def _rounds(run: dict) -> str:
     n = run.get("rounds") or 1
     return "" if n == 1 else (f", in each of {n} rounds (step ms and host ms: the median of the rounds, the lowest "
                               "and highest round's step in brackets; rounds 2.. interleave the case's variants step "
-                              "by step, each pass starting one variant later, and the vs columns pair them: the median over those passes of the "
-                              "reference's step over the row's, and in how many passes the row was faster)")
+                              "by step, each pass starting one variant later, and the vs columns pair them: the "
+                              "median over those passes of the reference's step over the row's, and in how many "
+                              "passes the row was faster)")
 
 
 def _step(r: dict) -> str:

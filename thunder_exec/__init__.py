@@ -11,8 +11,8 @@ compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.
 (thunder_exec.attention, compile option ``segkit_attention``). By default (compile option ``segkit_fuse="auto"``;
 fusions.cut_cost decides per call, ``"fused"`` / ``"opaque"`` / ``"thunder"`` force it) the norms and RoPE go into
 Thunder's own nvFusion regions as operators of its nvFuser executor (thunder_exec.fusible) instead of cutting
-them, and a call that a step measured faster as Thunder's own decomposition is not claimed at all. The libraries' own norm / RoPE
-functions reach those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through
+them, and a call that a step measured faster as Thunder's own decomposition is not claimed at all. The
+libraries' own norm / RoPE functions reach those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through
 ``route()`` (thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
 ``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
 (thunder_exec.reuse).

@@ -132,8 +132,8 @@ def compile_options() -> CompileOptions:
     policy = get_compile_option("segkit_bookend", "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
     fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | "
-                              "auto (default) | thunder (not claimed), or a mapping of ops (norm_fwd, norm_bwd, rope_fwd, rope_bwd, a spec, "
-                              "'*') to those")
+                              "auto (default) | thunder (not claimed), or a mapping of ops (norm_fwd, norm_bwd, "
+                              "rope_fwd, rope_bwd, a spec, '*') to those")
     return CompileOptions("outputs" if policy is None else policy, bool(check), FusePolicy.parse(fuse))
 
 
