@@ -385,8 +385,8 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
     ``opts.iters`` passes of one timed step of every variant in turn, each pass starting one variant later than the
     last (A B C, B C A, C A B, ...), so that a drift of the GPU's clocks or a slow spell of the host lands on every
     variant alike and no variant always follows the same one (in a fixed order, two variants running the same
-    kernels on a host-bound small model timed 2% apart in 9 of 10 passes: the lab's index has the run; the
-    ``thunder-again`` variant measures this resolution). A round's median per variant goes to
+    kernels on a host-bound small model paired apart in most passes: the lab's index has the run; the
+    ``thunder-again`` variant measures the pairing's resolution). A round's median per variant goes to
     ``ms_rounds`` (the row's step ms: the median of its rounds' medians); every interleaved step's time goes to
     ``ms_steps``, pass by pass, for the paired ratios of the table (model_table.paired_ratio); its host ms likewise
     to ``host_steps`` (the host bar pairs them: a lone step's host ms moves by a millisecond between leases)."""
