@@ -13,7 +13,7 @@ import torch
 
 from segkit import DataType, FusionDefinition, InputMismatchError, SegkitError, run_reference
 from segkit.check import check_outputs, written_inputs
-from segkit.interp import copy_inputs
+from segkit.interp import as_fusion, copy_inputs
 
 
 def _fd(define):
@@ -134,10 +134,10 @@ def test_each_side_gets_its_own_copy_and_the_written_inputs_are_compared():
     run_reference(fd, ref_inputs)
     torch.testing.assert_close(x, torch.arange(4.0))  # the caller's tensor is untouched
     run_reference(fd, other)
-    (same,) = written_inputs(fd, ref_inputs, other, "nvFuser")
+    (same,) = written_inputs(as_fusion(fd), ref_inputs, other, "nvFuser")
     assert same.ok and same.what == "input" and "input 0" in str(same)
     other[0][2] += 0.5  # a backend that wrote a wrong value into the input
-    (wrong,) = written_inputs(fd, ref_inputs, other, "nvFuser")
+    (wrong,) = written_inputs(as_fusion(fd), ref_inputs, other, "nvFuser")
     assert not wrong.ok and wrong.worst == (2,) and str(wrong).startswith("input 0")
 
 
