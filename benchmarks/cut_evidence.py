@@ -1,13 +1,13 @@
 """Step evidence for segkit_fuse="auto" (fusions/cut_evidence.py) from a step table run that profiled two variants
 differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
 attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
-else its profile), one record per
-signature of the spec's calls in the first variant (its ``cuts``), keyed by the run's GPU. Every other kernel
-counts, whoever runs it: a cut can hand work to another executor (a layout copy in torch, say).
+else its profile), one record per signature of the spec's calls in the first variant (its ``cuts``), keyed by
+the run's GPU. Every other kernel counts, whoever runs it: a cut can hand work to another executor (a layout copy
+in torch, say).
 
-    python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \
+    python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \\
         --opaque segkit-rope-bwd-opaque [--write | --out FILE]
-    python -m benchmarks.cut_evidence RUN_DIR --spec rmsnorm_bwd --claimed segkit-auto \
+    python -m benchmarks.cut_evidence RUN_DIR --spec rmsnorm_bwd --claimed segkit-auto \\
         --declined segkit-norms-thunder [--write | --out FILE]
 
 The first form writes CutEvidence (fused against opaque: fusions/cut_evidence.json), the second ClaimEvidence
