@@ -441,3 +441,23 @@ def test_host_bar_pairs_the_passes_where_both_rows_have_them():
     assert result == "met" and detail.startswith("0.979x (paired, at or below in 3/4; medians 4.20 against 4.00)")
     result, detail = doc([], [])
     assert result == "missed" and detail.startswith("1.050x (4.20 against 4.00)")  # the medians alone
+
+
+def test_rounds_keep_apart_the_variants_that_crash_one_process_together(monkeypatch):
+    """--rounds keeps every variant alive; a pair in ROUNDS_APART must not share the process: the later one is a
+    skipped row naming the pair and the run that found it, the earlier one is timed over every round."""
+    import benchmarks.model_step as model_step
+
+    small = next(c for c in CASES if c.name == "qwen3-0.6b-x2")
+    default = model_step.case_variants(small, [])
+    names = [v.name for v in default]
+    assert {"thunder-graphs", "compile-graphs"} <= set(names)  # the default table of a small case has the pair
+    skip = model_step.rounds_apart(default, 2)
+    assert list(skip) == ["thunder-graphs"] and "compile-graphs" in skip["thunder-graphs"]
+    assert "lab/runs/" in skip["thunder-graphs"] and model_step.rounds_apart(default, 1) == {}
+
+    monkeypatch.setattr(model_step, "ROUNDS_APART", {frozenset({"eager", "segkit-opaque"}): "lab/runs/x"})
+    variants = [v for v in VARIANTS if v.name in ("eager", "segkit-opaque")]
+    kept, skipped = run_case(TINY, variants, "cpu", Options(iters=1, warmup=0, rounds=2), dtype=torch.float32)
+    assert len(kept.ms_rounds) == 2 and kept.ms is not None and not kept.note, kept
+    assert skipped.ms is None and skipped.note.startswith("skipped:") and "eager" in skipped.note, skipped
