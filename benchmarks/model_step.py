@@ -423,7 +423,7 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
 #: Variants that must not stay alive together in one process (--rounds keeps every variant alive): replaying one's
 #: CUDA graphs after the other's kill the process ("unspecified launch failure"), with no segkit in either. Each pair
 #: names the run that found it; the later variant of a pair is skipped with a note (run it in its own process).
-ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}): "lab/runs/h200-2026-11-29-graphs-rounds"}
+ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}): "lab/runs/h200x2-2026-11-29-graphs-rounds"}
 
 
 def rounds_apart(variants: list[Variant], rounds: int) -> dict[str, str]:
