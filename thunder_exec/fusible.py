@@ -319,13 +319,21 @@ def declined(options: CompileOptions, calls, x) -> bool:
     return False
 
 
-def _nvfuser_runs(x) -> bool:
-    """Thunder's nvFuser executor is loaded and among this compilation's executors, and ``x`` is on its device."""
+def _nvfuser_refusal() -> str | None:
+    """Why Thunder's nvFuser executor cannot fuse anything in this compilation (not loaded, or not among its
+    executors); None when it can."""
     symbols = registered()
     if symbols is None:
-        return False
+        return "Thunder's nvFuser executor is not loaded here (no CUDA or no nvfuser_direct)"
     cd = get_compile_data()
-    return (cd is None or symbols.executor in (cd.executors_list or ())) and _on(symbols.device, x)
+    if cd is not None and symbols.executor not in (cd.executors_list or ()):
+        return "nvFuser is not among this compilation's executors"
+    return None
+
+
+def _nvfuser_runs(x) -> bool:
+    """Thunder's nvFuser executor can fuse in this compilation (``_nvfuser_refusal``) and ``x`` is on its device."""
+    return _nvfuser_refusal() is None and _on(registered().device, x)
 
 
 def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | None:
@@ -337,16 +345,12 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
     if mode == OPAQUE:
         record(Choice(spec_name, signature(cfg), mode, OPAQUE, "segkit_fuse opaque"))
         return None
+    refusal = _nvfuser_refusal()
+    if refusal is not None:  # "auto" decides opaque here; "fused" was asked for and is told why not
+        if mode == FUSED:
+            _fall_back(refusal)
+        return None
     symbols = registered()
-    if symbols is None:  # "auto" decides opaque here; "fused" was asked for and is told why not
-        if mode == FUSED:
-            _fall_back("Thunder's nvFuser executor is not loaded here (no CUDA or no nvfuser_direct)")
-        return None
-    cd = get_compile_data()
-    if cd is not None and symbols.executor not in (cd.executors_list or ()):
-        if mode == FUSED:
-            _fall_back("nvFuser is not among this compilation's executors")
-        return None
     if not _on(symbols.device, x) or not all(isinstance(s, int) for s in x.shape):
         return None
     if mode == "auto":
