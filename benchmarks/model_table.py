@@ -125,6 +125,7 @@ MEMORY_BAR_CASES = ("llama3-8b-x1", "hf-llama-x2")  # issue 54: memory-bound ker
 MEMORY_BAR = 0.9
 OWN_VARIANT = "segkit-own"  # issue 54: segkit_ex with attention left to Thunder, its own regions alone,
 OWN_BAR_FASTER = 8          # faster than stock Thunder in at least 8 of 10 paired passes on every case
+CONTROL_VARIANT = "thunder-again"  # stock Thunder compiled a second time: the paired ratio's A/A resolution
 
 
 def best_against(by: dict, case: str, ours: tuple[str, ...], rivals: tuple[str, ...]):
@@ -171,7 +172,8 @@ def bars(doc: dict, variant: str = "segkit-auto") -> list[list[str]]:
             how = "step medians" if faster is None else f"paired, faster in {faster}/{passes}"
             out.append([f"{case}: {what}", "met" if ok(ratio) else "missed", f"{ratio:.3f}x ({how}); {timing}"])
         if (case, OWN_VARIANT) in by:
-            out.append(_own_bar(case, by[(case, OWN_VARIANT)], by.get((case, "thunder")), timing))
+            out.append(_own_bar(case, by[(case, OWN_VARIANT)], by.get((case, "thunder")), timing,
+                                by.get((case, CONTROL_VARIANT))))
         out.append(_host_bar(case, ours, by.get((case, "thunder")), timing))
         if case in MEMORY_BAR_CASES:
             out.append(_column_bar(f"{case}: memory-bound kernels at most {MEMORY_BAR}x torch.compile's", ours,
@@ -190,17 +192,22 @@ def bars(doc: dict, variant: str = "segkit-auto") -> list[list[str]]:
     return out
 
 
-def _own_bar(case: str, own: dict, thunder: dict | None, timing: str) -> list[str]:
+def _own_bar(case: str, own: dict, thunder: dict | None, timing: str, control: dict | None = None) -> list[str]:
     """[bar, result, detail] for "segkit_ex with attention left to Thunder faster than stock Thunder in at least
     OWN_BAR_FASTER of 10 paired passes": its norms and RoPE must pay on their own. Paired passes only (rounds >= 2);
-    step medians alone are "not measured"."""
+    step medians alone are "not measured". Where the run has the A/A control (``control``: stock Thunder compiled
+    again, paired with it too), the detail quotes it: a ratio within the control's is not a resolved gain."""
     what = f"{case}: attention left to Thunder, faster than stock Thunder in {OWN_BAR_FASTER}/10 paired passes"
     got = speedup(thunder, own) if thunder else None
     if got is None or got[1] is None:
         return [what, "not measured", timing + ("" if got is None else "; no paired passes (--rounds 2 or more)")]
     ratio, faster, passes = got
     met = ratio > 1.0 and faster * 10 >= OWN_BAR_FASTER * passes
-    return [what, "met" if met else "missed", f"{ratio:.3f}x (paired, faster in {faster}/{passes}); {timing}"]
+    detail = f"{ratio:.3f}x (paired, faster in {faster}/{passes})"
+    same = speedup(thunder, control) if control else None
+    if same is not None and same[1] is not None:
+        detail += f"; A/A control {CONTROL_VARIANT} {same[0]:.3f}x (faster in {same[1]}/{same[2]})"
+    return [what, "met" if met else "missed", f"{detail}; {timing}"]
 
 
 def _host_bar(case: str, ours: dict | None, thunder: dict | None, timing: str) -> list[str]:

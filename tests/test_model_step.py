@@ -390,10 +390,13 @@ def test_own_regions_bar_wants_8_of_10_paired_passes_over_stock_thunder():
 
     thunder = [10.0] * 10
 
-    def bars(own_steps, ms=None):
+    def bars(own_steps, ms=None, control=None):
         rows = [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0, "ms_steps": thunder},
                 {"case": "llama3-8b-x1", "variant": "segkit-own", "ms": ms or statistics.median(own_steps or [9.0]),
                  "ms_steps": own_steps}]
+        if control:
+            rows.append({"case": "llama3-8b-x1", "variant": "thunder-again", "ms": statistics.median(control),
+                         "ms_steps": control})
         doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": rows}
         return {b: (result, detail) for b, result, detail in model_table.bars(doc)}
 
@@ -403,6 +406,9 @@ def test_own_regions_bar_wants_8_of_10_paired_passes_over_stock_thunder():
     result, detail = bars([9.0] * 7 + [10.5] * 3)[bar]
     assert result == "missed" and "faster in 7/10" in detail
     assert bars([], ms=9.0)[bar][0] == "not measured"
+    with_control = bars([9.9] * 8 + [10.1] * 2, control=[9.95] * 7 + [10.05] * 3)[bar]
+    assert with_control[0] == "met" and "A/A control thunder-again 1.005x (faster in 7/10)" in with_control[1]
+    assert "A/A" not in result and "A/A" not in bars([9.9] * 10)[bar][1]  # no control row, no control quoted
     assert not any("attention left to Thunder" in b for b in model_table.bars(
         {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0}]}))
 
