@@ -160,10 +160,15 @@ def decide_alone(spec_name: str, cfg, gpu: str | None, table: TuningTable | None
                    "faster") if d.gain_us > 0 else d
 
 
-def declines(spec_name: str, cfg, gpu: str | None, claims: EvidenceTable | None = None) -> ClaimEvidence | None:
+def declines(spec_name: str, cfg, gpu: str | None, claims: EvidenceTable | None = None,
+             table: TuningTable | None = None, evidence: EvidenceTable | None = None) -> ClaimEvidence | None:
     """The step evidence that Thunder's own decomposition of this call of ``spec_name`` (config ``cfg``, on the GPU
     named ``gpu``) ran faster than segkit's claim, from ``claims`` (default: the committed claim evidence); None
-    where there is none or the claim was faster (then claim, and ``decide`` how)."""
+    where there is none, where the claim was faster (then claim, and ``decide`` how), or where the claim would now
+    run otherwise than the step measured it (``claimed_as`` against ``decide``'s decision from ``table`` and
+    ``evidence``, e.g. opaque on a tuning entry found since): that record measured another claim."""
     claims = claims if claims is not None else cut_evidence.committed_claims()
     record = claims.lookup(gpu, spec_name, signature(cfg))
-    return record if record is not None and record.gain_us > 0 else None
+    if record is None or record.gain_us <= 0:
+        return None
+    return record if decide(spec_name, cfg, gpu, table, evidence=evidence).decision == record.claimed_as else None

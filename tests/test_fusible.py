@@ -316,6 +316,10 @@ def test_claim_evidence_declines_only_where_thunders_own_ran_faster(tmp_path):
     assert cut_cost.declines("rmsnorm_bwd", NARROW, H200, _claims(240.0, 200.0)) is None
     assert cut_cost.declines("rmsnorm_fwd", NARROW, H100, _claims(240.0, 200.0)) is None
     assert cut_cost.declines("rmsnorm_bwd", NARROW, None, _claims(240.0, 200.0)) is None
+    # the step measured the claim fused; a tuning entry found since makes it opaque: that evidence no longer applies
+    assert cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(100.0, 400.0)).decision == cut_cost.OPAQUE
+    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(240.0, 200.0), _table(100.0, 400.0)) is None
+    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(240.0, 200.0), _table(399.0, 400.0)) is not None
     path = tmp_path / "claims.json"
     _claims(240.0, 200.0).save(path)
     assert ClaimTable.load(path).records() == _claims(240.0, 200.0).records()

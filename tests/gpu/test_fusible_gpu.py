@@ -216,6 +216,9 @@ def test_auto_leaves_a_call_to_thunder_where_a_step_measured_thunders_own_faster
     table = ClaimTable([ClaimEvidence(gpu_model(), "rmsnorm_bwd", sig, claimed, declined, "fused", "case",
                                       "test: profiles a vs b", "today")])
     monkeypatch.setattr(cut_cost.cut_evidence, "committed_claims", lambda: table)
+    # the claim runs fused, as the evidence measured it (no tuning entry or cut evidence would make it opaque)
+    monkeypatch.setattr(cut_cost, "tuning_table", lambda: cut_cost.TuningTable())
+    monkeypatch.setattr(cut_cost.cut_evidence, "committed", lambda: cut_cost.EvidenceTable())
     thunder_exec.clear_caches(keep_compiled=True)
     fusible.clear_notes()
     x = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
