@@ -138,7 +138,12 @@ def apply_rope_configs() -> dict[str, ApplyRopeConfig]:
             ApplyRopeConfig("phi-2_q", (1, 32, 2048, 32), table_dtype=torch.float32),
             ApplyRopeConfig("hf-Llama-3-8B_q", (2, 32, 4096, 128), cos_batch=2),  # HF: tables per position_ids row
             # HF under autocast: bf16 q, fp32 tables, fp32 result
-            ApplyRopeConfig("hf-Llama-3-8B_q_autocast", (2, 32, 4096, 128), 2, torch.bfloat16, torch.float32, torch.float32)]
+            ApplyRopeConfig("hf-Llama-3-8B_q_autocast", (2, 32, 4096, 128), 2, torch.bfloat16, torch.float32, torch.float32),
+            # the step table's small models (T=2048, batch 4): q and k of Llama-3.2-1B and Qwen3-0.6B
+            *(ApplyRopeConfig(f"{model}_{part}", (4, heads, 2048, size), table_dtype=torch.float32)
+              for model, size, parts in (("Llama-3.2-1B", 64, (("q", 32), ("k", 8))),
+                                         ("Qwen3-0.6B", 128, (("q", 16), ("k", 8))))
+              for part, heads in parts)]
     return with_tiny(cfgs, lambda c: replace(c, name=c.name + "_tiny", shape=(2, 3, 8, min(c.shape[-1], 16))))
 
 
@@ -192,6 +197,12 @@ def norm_configs(eps: float, bias: bool) -> dict[str, NormConfig]:
         NormConfig("llama2_7b", (2, 4096, 4096), eps=eps, bias=bias),
         NormConfig("llama2_13b", (2, 4096, 5120), eps=eps, bias=bias),
         NormConfig("llama2_70b", (2, 4096, 8192), eps=eps, bias=bias),
+        # the step table's small models (benchmarks/model_cases.py: T=2048, batch 4): their block norms and Qwen3's
+        # per-head q / k norms (16 query heads, 8 key-value heads of 128), by name for ``segkit tune``
+        NormConfig("llama3.2_1b", (4, 2048, 2048), eps=eps, bias=bias),
+        NormConfig("qwen3_0.6b", (4, 2048, 1024), eps=eps, bias=bias),
+        NormConfig("qwen3_0.6b_q", (4 * 2048 * 16, 128), eps=eps, bias=bias),
+        NormConfig("qwen3_0.6b_k", (4 * 2048 * 8, 128), eps=eps, bias=bias),
     ]
     cfgs += [NormConfig(f"sweep_{r}x{h}", (r, h), eps=eps, bias=bias)
              for r in (4096, 16384, 65536) for h in (256, 1024, 4096, 8192, 16384)]
