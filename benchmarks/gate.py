@@ -82,17 +82,43 @@ def load_baseline(path: Path = BASELINE) -> dict[tuple, dict]:
     return {key(r): r for r in read_data(path)}
 
 
+def load_json(path: Path, what: str) -> dict:
+    """One JSON object file the gate reads (``what`` it should be: a pytest-benchmark run, a sweep's merged
+    results, a gate record), parsed once per path; anything else is a ValueError naming the file and what it is
+    not, never the decoder's traceback."""
+    try:
+        st = Path(path).stat()
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file (want {what})") from None
+    key = (Path(path).resolve(), st.st_mtime_ns, st.st_size)  # a file written again is read again
+    if key not in _LOADED:
+        try:
+            doc = json.loads(read_text(path))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON (want {what}): {e.msg} at line {e.lineno}") from None
+        if not isinstance(doc, dict):
+            raise ValueError(f"{path}: a JSON {type(doc).__name__}, not an object (want {what})")
+        if len(_LOADED) >= 16:
+            _LOADED.clear()
+        _LOADED[key] = doc
+    return _LOADED[key]
+
+
+_LOADED: dict[tuple, dict] = {}  # load_json's files by path, mtime and size: one command reads each file once
+
+
 def run_rows(bench: Path | None, step: Path | None, run: str, commit: str | None) -> tuple[list[dict], dict]:
     """The rows of a headline run (and its step table) and each kernel row's pytest node id (for a re-run)."""
     rows, ids = [], {}
     if bench is not None:
-        records = [b for b in json.loads(read_text(bench)).get("benchmarks", [])
+        records = [b for b in load_json(bench, "a pytest-benchmark JSON run").get("benchmarks", [])
                    if "kernel_us_median" in (b.get("extra_info") or {})]
         got = data_rows(Path(bench), run, commit)
         for r, b in zip(got, records):
             ids[key(r)] = b["fullname"]
         rows += got
     if step is not None:
+        load_json(step, "a step table's JSON (benchmarks/model_step.py --json)")
         rows += data_rows(Path(step), run, commit)
     return rows, ids
 
@@ -178,7 +204,7 @@ def table(judged: list[dict]) -> str:
 
 def tests_summary(path: Path) -> dict:
     """Pass/fail per test of the sweep's merged JSON, with its counts and wall time."""
-    sweep = json.loads(Path(path).read_text()).get("sweep") or {}
+    sweep = load_json(path, "the GPU suite's merged results (python -m sweep -o)").get("sweep") or {}
     outcomes = {k: (v.get("outcome") if isinstance(v, dict) else v) for k, v in (sweep.get("outcomes") or {}).items()}
     walls = [s.get("wall_s") or 0 for s in (sweep.get("timing") or {}).values()]
     return {"counts": sweep.get("counts") or {}, "complete": bool(sweep.get("complete")),
@@ -231,7 +257,14 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--accept-slower", metavar="WHY", help=f"let a case of ours move to a time more than "
                     f"{TOLERANCE:.0%}% slower than its baseline (say why in the commit)")
     args = p.parse_args(argv)
+    try:
+        return _command(args)
+    except ValueError as e:  # a file that is not what the command reads: one line naming it
+        print(f"python -m benchmarks.gate {args.cmd}: {e}", file=sys.stderr)
+        return 2
 
+
+def _command(args: argparse.Namespace) -> int:
     if args.cmd == "headline-k":
         print(HEADLINE_K)
         return 0
@@ -265,7 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gate: {record['gate'].upper()}" + "".join(f"\n  {w}" for w in why))
         return 0 if ok else 1
     if args.cmd == "land":
-        record = json.loads(args.record.read_text())
+        record = load_json(args.record, "a gate record (python -m benchmarks.gate record -o)")
+        if "rows" not in record or "machine" not in record:
+            raise ValueError(f"{args.record}: a JSON object without a gate record's rows and machine")
         rows = [check_row(r) for r in record.pop("rows")]
         with GATE_LOG.open("a") as f:
             f.write(json.dumps({k: v for k, v in record.items() if k != "machine"} | {"machine": record["machine"]})
@@ -314,7 +349,7 @@ def _slower(old: dict[tuple, dict], new: dict[tuple, dict], gpu: str) -> list[st
 
 def _run_at(bench: Path) -> str | None:
     """When pytest-benchmark wrote a run (its ``datetime``)."""
-    return json.loads(read_text(bench)).get("datetime")
+    return load_json(bench, "a pytest-benchmark JSON run").get("datetime")
 
 
 def _append_rows(rows: list[dict], path: Path) -> None:

@@ -192,3 +192,30 @@ def test_promote_moves_no_case_of_ours_to_a_slower_time_unless_told_why(tmp_path
     assert times() == {"thunder+segkit_ex": 1309.9, "thunder": 690.0, "segkit": 340.0}
     assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "good", "--executor", "thunder+segkit_ex"]) == 0
     assert times()["thunder+segkit_ex"] == 341.9  # restored from the last good run: faster, no reason needed
+
+
+def test_a_file_that_is_not_what_a_command_reads_is_one_line_naming_it(tmp_path, capsys):
+    """``record --rerun`` given the re-run's id list instead of its JSON, an empty file, a JSON list, a missing
+    file, a JSON object that is no gate record: exit 2 and one line naming the file and what it should be."""
+    ids, listed, empty = tmp_path / "rerun.txt", tmp_path / "list.json", tmp_path / "empty.json"
+    ids.write_text("benchmarks/test_norm_bwd.py::test_norm_bwd[x]\n")
+    listed.write_text("[1, 2]")
+    empty.write_text("")
+    tests, bench = tmp_path / "gpu_tests.json", tmp_path / "headline.json"
+    tests.write_text(json.dumps({"sweep": {"counts": {"passed": 1}, "complete": True}}))
+    bench.write_text(json.dumps({"benchmarks": [], "machine_info": {"machine": MACHINE}}))
+    cases = [(["record", "--tests", str(tests), "--bench", str(bench), "--rerun", str(ids), "--commit", "c", "-o",
+               str(tmp_path / "r")], f"{ids}: not JSON (want a pytest-benchmark JSON run)"),
+             (["record", "--tests", str(tests), "--bench", str(ids), "--commit", "c", "-o", str(tmp_path / "r")],
+              f"{ids}: not JSON (want a pytest-benchmark JSON run)"),
+             (["record", "--tests", str(empty), "--bench", str(bench), "--commit", "c", "-o", str(tmp_path / "r")],
+              f"{empty}: not JSON (want the GPU suite's merged results"),
+             (["record", "--tests", str(listed), "--bench", str(bench), "--commit", "c", "-o", str(tmp_path / "r")],
+              f"{listed}: a JSON list, not an object"),
+             (["land", str(tmp_path / "missing.json")], "missing.json: no such file (want a gate record"),
+             (["land", str(tests)], f"{tests}: a JSON object without a gate record's rows and machine")]
+    for argv, said in cases:
+        assert gate.main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and said in err, (argv, err)
+    assert not (tmp_path / "r").exists()
