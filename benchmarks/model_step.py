@@ -334,8 +334,9 @@ def _eager_grads(built: Built) -> list[torch.Tensor | None]:
 
 def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dtype: torch.dtype = torch.bfloat16,
              on_row: Callable[[Row], None] | None = None) -> list[Row]:
-    """One row per variant (``on_row`` sees each as it is made, or with ``opts.rounds`` > 1 once the rounds are
-    done); a variant that fails, or that the case's wall-clock limit leaves out, is a row too. With rounds, every
+    """One row per variant (``on_row`` sees each as it is made; with ``opts.rounds`` > 1 first as a copy noted
+    ``ROUND_1_ONLY``, so that a process the rounds kill keeps its first round, then again, itself, once the rounds
+    are done); a variant that fails, or that the case's wall-clock limit leaves out, is a row too. With rounds, every
     compiled variant stays alive until the case ends and is timed again round after round, the variants in turn,
     so that a slow spell of the host (another process compiling) lands on all of them rather than on one."""
     _release(device)  # the previous case's model and compiled functions
@@ -370,8 +371,9 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
             _release(device)
         rows.append(row)
         print(model_table.row_line(row), flush=True)
-        if on_row and opts.rounds == 1:
-            on_row(row)
+        if on_row:
+            on_row(row if opts.rounds == 1 or row.ms is None else
+                   dataclasses.replace(row, note="; ".join(filter(None, (row.note, ROUND_1_ONLY)))))
     if opts.rounds > 1:
         _more_rounds(rows, steps, opts, device.startswith("cuda"))
         steps.clear()
@@ -380,6 +382,11 @@ def run_case(case: Case, variants: list[Variant], device: str, opts: Options, dt
             for row in rows:
                 on_row(row)
     return rows
+
+
+#: A row's note while its case's later rounds run: what a process that dies in them (a crash of one variant's
+#: CUDA graphs, a time limit) leaves in its JSON for that row.
+ROUND_1_ONLY = "round 1 only: the process ended before the interleaved rounds finished"
 
 
 def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Options, cuda: bool) -> None:
@@ -515,7 +522,11 @@ def main(argv: list[str] | None = None) -> None:
         rows, start = [], time.perf_counter()
 
         def keep(row: Row) -> None:  # after every row: a run cut short keeps what it measured
-            rows.append(row)
+            at = next((i for i, r in enumerate(rows) if (r.case, r.variant) == (row.case, row.variant)), None)
+            if at is None:
+                rows.append(row)
+            else:  # a row reported again after the rounds replaces its round-1 copy
+                rows[at] = row
             model_table.write(model_table.document(rows, cases, variants, opts, args.device), args.out, args.json)
 
         for i, case in enumerate(cases):

@@ -158,7 +158,8 @@ def test_rounds_interleave_the_variants_step_by_step_and_take_the_median(monkeyp
     seen = []
     rows = run_case(TINY, variants, "cpu", Options(iters=2, warmup=0, rounds=3), dtype=torch.float32,
                     on_row=seen.append)
-    assert seen == rows  # reported once, after the rounds
+    assert seen[2:] == rows  # reported again, itself, after the rounds
+    assert [(r.variant, r.note) for r in seen[:2]] == [(r.variant, model_step.ROUND_1_ONLY) for r in rows]
     for r in rows:
         assert len(r.ms_rounds) == 3 and r.ms == sorted(r.ms_rounds)[1], r
         assert len(r.ms_steps) == 4 and all(m > 0 for m in r.ms_steps), r  # 2 rounds x 2 passes
@@ -467,3 +468,31 @@ def test_rounds_keep_apart_the_variants_that_crash_one_process_together(monkeypa
     kept, skipped = run_case(TINY, variants, "cpu", Options(iters=1, warmup=0, rounds=2), dtype=torch.float32)
     assert len(kept.ms_rounds) == 2 and kept.ms is not None and not kept.note, kept
     assert skipped.ms is None and skipped.note.startswith("skipped:") and "eager" in skipped.note, skipped
+
+
+def test_a_process_that_dies_in_the_rounds_keeps_round_1_in_its_json(monkeypatch, tmp_path):
+    """--rounds reports each row after round 1 (noted as such) before the interleaved rounds, which keep every
+    variant alive and can kill the process (two variants' CUDA graphs did): its JSON then holds round 1. Rows
+    reported again after the rounds replace their round-1 copies, one row per variant."""
+    import benchmarks.model_step as model_step
+
+    monkeypatch.setattr(model_step, "select", lambda names: [TINY])
+    out = tmp_path / "step.json"
+    argv = ["--case", "tiny", "--variants", "eager,segkit-opaque", "--iters", "1", "--warmup", "0", "--rounds", "2",
+            "--device", "cpu", "--json", str(out)]
+
+    def dies(*args, **kwargs):
+        raise RuntimeError("CUDA error: unspecified launch failure")
+
+    with monkeypatch.context() as m:
+        m.setattr(model_step, "_more_rounds", dies)
+        with pytest.raises(RuntimeError, match="unspecified launch failure"):
+            main(argv)
+    kept = json.loads(out.read_text())["rows"]
+    assert [(r["variant"], r["note"]) for r in kept] == [("eager", model_step.ROUND_1_ONLY),
+                                                         ("segkit-opaque", model_step.ROUND_1_ONLY)]
+    assert all(r["ms"] > 0 for r in kept)
+    main(argv)
+    done = json.loads(out.read_text())["rows"]
+    assert [r["variant"] for r in done] == ["eager", "segkit-opaque"] and not any(r["note"] for r in done)
+    assert all(len(r["ms_rounds"]) == 2 for r in done)
