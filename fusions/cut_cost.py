@@ -9,7 +9,7 @@ costs:
 Where the step itself was measured both ways (fusions/cut_evidence.py: the spec fused, then opaque), that
 measurement decides instead: opaque where it saved more kernel time than the extra call's host time.
 
-Before either, whether to claim the call at all: ``declines`` finds step evidence (fusions/claim_evidence.json)
+Before either, whether to claim the call at all: ``call_declines`` finds step evidence (fusions/claim_evidence.json)
 that Thunder's own decomposition of the call ran faster than segkit's claim; "auto" then leaves it to Thunder.
 
 ``decide`` is a pure function of the spec, config, GPU name, tuning table, step evidence and ``CutPolicy`` (the
@@ -160,15 +160,22 @@ def decide_alone(spec_name: str, cfg, gpu: str | None, table: TuningTable | None
                    "faster") if d.gain_us > 0 else d
 
 
-def declines(spec_name: str, cfg, gpu: str | None, claims: EvidenceTable | None = None,
-             table: TuningTable | None = None, evidence: EvidenceTable | None = None) -> ClaimEvidence | None:
-    """The step evidence that Thunder's own decomposition of this call of ``spec_name`` (config ``cfg``, on the GPU
-    named ``gpu``) ran faster than segkit's claim, from ``claims`` (default: the committed claim evidence); None
-    where there is none, where the claim was faster (then claim, and ``decide`` how), or where the claim would now
-    run otherwise than the step measured it (``claimed_as`` against ``decide``'s decision from ``table`` and
-    ``evidence``, e.g. opaque on a tuning entry found since): that record measured another claim."""
+def call_declines(calls, gpu: str | None, claims: EvidenceTable | None = None, table: TuningTable | None = None,
+                  evidence: EvidenceTable | None = None) -> tuple[str, ClaimEvidence] | None:
+    """For one claimed call, its (spec, config) pairs (forward, then backward) on the GPU named ``gpu``: the first
+    spec whose step evidence in ``claims`` (default: the committed claim evidence) shows Thunder's own
+    decomposition faster than segkit's claim, with its record; None where none does, or where any spec of the call
+    that has a record would now run otherwise than its step measured it (``claimed_as`` against ``decide``'s
+    decision from ``table`` and ``evidence``, e.g. opaque on a tuning entry found since): that step measured
+    another claim of the call."""
     claims = claims if claims is not None else cut_evidence.committed_claims()
-    record = claims.lookup(gpu, spec_name, signature(cfg))
-    if record is None or record.gain_us <= 0:
-        return None
-    return record if decide(spec_name, cfg, gpu, table, evidence=evidence).decision == record.claimed_as else None
+    found = None
+    for spec_name, cfg in calls:
+        record = claims.lookup(gpu, spec_name, signature(cfg))
+        if record is None:
+            continue
+        if decide(spec_name, cfg, gpu, table, evidence=evidence).decision != record.claimed_as:
+            return None
+        if found is None and record.gain_us > 0:
+            found = (spec_name, record)
+    return found

@@ -6,6 +6,7 @@ Thunder's nvFuser executor is not loaded. The fused path itself runs on the GPU 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -306,20 +307,32 @@ def _claims(claimed_us: float, declined_us: float, gpu: str = H100) -> ClaimTabl
                                      "run: profiles case-a vs case-b", "today")])
 
 
+def _declines(spec_name: str, gpu, claims, table=None):
+    """The record that leaves one call of ``spec_name`` at NARROW to Thunder, or None."""
+    found = cut_cost.call_declines(((spec_name, NARROW),), gpu, claims, table)
+    return None if found is None else found[1]
+
+
 def test_claim_evidence_declines_only_where_thunders_own_ran_faster(tmp_path):
     """A call is left to Thunder where a step measured Thunder's own decomposition faster than segkit's claim, on
     that GPU and signature only; where the claim was faster (or level) it is kept."""
-    d = cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(240.0, 200.0))
+    d = _declines("rmsnorm_bwd", H100, _claims(240.0, 200.0))
     assert d is not None and d.gain_us == 40.0 and "200.0 us left to Thunder" in d.describe()
-    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(200.0, 240.0)) is None
-    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(200.0, 200.0)) is None
-    assert cut_cost.declines("rmsnorm_bwd", NARROW, H200, _claims(240.0, 200.0)) is None
-    assert cut_cost.declines("rmsnorm_fwd", NARROW, H100, _claims(240.0, 200.0)) is None
-    assert cut_cost.declines("rmsnorm_bwd", NARROW, None, _claims(240.0, 200.0)) is None
+    assert _declines("rmsnorm_bwd", H100, _claims(200.0, 240.0)) is None
+    assert _declines("rmsnorm_bwd", H100, _claims(200.0, 200.0)) is None
+    assert _declines("rmsnorm_bwd", H200, _claims(240.0, 200.0)) is None
+    assert _declines("rmsnorm_fwd", H100, _claims(240.0, 200.0)) is None
+    assert _declines("rmsnorm_bwd", None, _claims(240.0, 200.0)) is None
     # the step measured the claim fused; a tuning entry found since makes it opaque: that evidence no longer applies
     assert cut_cost.decide("rmsnorm_bwd", NARROW, H100, _table(100.0, 400.0)).decision == cut_cost.OPAQUE
-    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(240.0, 200.0), _table(100.0, 400.0)) is None
-    assert cut_cost.declines("rmsnorm_bwd", NARROW, H100, _claims(240.0, 200.0), _table(399.0, 400.0)) is not None
+    assert _declines("rmsnorm_bwd", H100, _claims(240.0, 200.0), _table(100.0, 400.0)) is None
+    assert _declines("rmsnorm_bwd", H100, _claims(240.0, 200.0), _table(399.0, 400.0)) is not None
+    # a call's forward and backward measured together: the backward opaque now voids the forward's record too
+    both = ClaimTable([dataclasses.replace(r, spec=spec) for r in _claims(240.0, 200.0).records()
+                       for spec in ("rmsnorm_fwd", "rmsnorm_bwd")])
+    call = (("rmsnorm_fwd", NARROW), ("rmsnorm_bwd", NARROW))
+    assert cut_cost.call_declines(call, H100, both)[0] == "rmsnorm_fwd"
+    assert cut_cost.call_declines(call, H100, both, _table(100.0, 400.0)) is None
     path = tmp_path / "claims.json"
     _claims(240.0, 200.0).save(path)
     assert ClaimTable.load(path).records() == _claims(240.0, 200.0).records()

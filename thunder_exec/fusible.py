@@ -27,7 +27,7 @@ from thunder.core.proxies import TensorProxy
 
 from fusions import layernorm_bwd, layernorm_fwd, rmsnorm_bwd, rmsnorm_fwd, rope_bwd, rope_fwd
 from fusions.configs import ApplyRopeConfig, NormConfig, unit_row_dims
-from fusions.cut_cost import FUSED, OPAQUE, THUNDER, crossing_bytes, decide, declines
+from fusions.cut_cost import FUSED, OPAQUE, THUNDER, call_declines, crossing_bytes, decide
 from fusions.runner import LRUCache
 from fusions.spec import signature
 from segkit.tuning import gpu_model
@@ -296,27 +296,21 @@ def clear_notes() -> None:
 
 def declined(options: CompileOptions, calls, x) -> bool:
     """Whether segkit_ex leaves a call to Thunder's own decomposition (its checker refuses it): ``calls`` are the
-    call's (spec, config) pairs, forward then backward, on x ``x``; one under segkit_fuse "thunder", or under
-    "auto" with step evidence that Thunder's own ran faster on this GPU (fusions.cut_cost.declines), declines the
-    whole call. Recorded as a Choice."""
-    gpu = None
-    for spec_name, cfg in calls:
-        mode = options.fuse.mode(spec_name)
-        if mode == THUNDER:
-            why = "segkit_fuse thunder"
-        elif mode == "auto" and _nvfuser_runs(x):
-            gpu = gpu or gpu_model()
-            evidence = declines(spec_name, cfg, gpu)
-            if evidence is None:
-                continue
-            why = f"Thunder's own ran faster: {evidence.describe()}"
-        else:
-            continue
-        for s, c in calls:
-            record(Choice(s, signature(c), options.fuse.mode(s), THUNDER, why if s == spec_name else
-                          f"left to Thunder with {spec_name}, {why}"))
-        return True
-    return False
+    call's (spec, config) pairs, forward then backward, on x ``x``; one under segkit_fuse "thunder", or the call's
+    "auto" specs with step evidence that Thunder's own ran faster on this GPU, as the call would run now
+    (fusions.cut_cost.call_declines), declines the whole call. Recorded as a Choice."""
+    why = next(((s, "segkit_fuse thunder") for s, _ in calls if options.fuse.mode(s) == THUNDER), None)
+    auto = [(s, c) for s, c in calls if options.fuse.mode(s) == "auto"]
+    if why is None and auto and _nvfuser_runs(x):
+        found = call_declines(auto, gpu_model())
+        why = found and (found[0], f"Thunder's own ran faster: {found[1].describe()}")
+    if not why:
+        return False
+    spec_name, reason = why
+    for s, c in calls:
+        record(Choice(s, signature(c), options.fuse.mode(s), THUNDER, reason if s == spec_name else
+                      f"left to Thunder with {spec_name}, {reason}"))
+    return True
 
 
 def _nvfuser_refusal() -> str | None:
