@@ -429,8 +429,9 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
 
 #: Variants that must not stay alive together in one process (--rounds keeps every variant alive): replaying one's
 #: CUDA graphs after the other's kill the process ("unspecified launch failure"), with no segkit in either. Each pair
-#: names the run that found it; the later variant of a pair is skipped with a note (run it in its own process).
-ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}): "lab/runs/h200x2-2026-11-29-graphs-rounds"}
+#: names the run that found it (the lab's index lists it); the later variant of a pair is skipped with a note (run
+#: it in its own process).
+ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}): "h200x2-2026-11-29-graphs-rounds"}
 
 
 def rounds_apart(variants: list[Variant], rounds: int) -> dict[str, str]:
@@ -444,7 +445,7 @@ def rounds_apart(variants: list[Variant], rounds: int) -> dict[str, str]:
             run = ROUNDS_APART.get(frozenset({earlier, name}))
             if run and earlier not in skip:
                 skip[name] = (f"skipped: with --rounds every variant stays alive, and {earlier}'s and {name}'s "
-                              f"CUDA graphs crash one process together ({run}); run it without {earlier}")
+                              f"CUDA graphs crash one process together (run {run}); run it without {earlier}")
                 break
     return skip
 
