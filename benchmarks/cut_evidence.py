@@ -1,8 +1,9 @@
 """Step evidence for segkit_fuse="auto" (fusions/cut_evidence.py) from a step table run that profiled two variants
 differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
 attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
-else its profile), one record per signature of the spec's calls in the first variant (its ``cuts``), keyed by
-the run's GPU. Every other kernel counts, whoever runs it: a cut can hand work to another executor (a layout copy
+else its profile), one record per signature of the spec's calls that the first variant claimed (or fused) and
+the second left to Thunder (or ran opaque): all of them, or those of one shape (a ``segkit_fuse`` key OP@SHAPE);
+every other call must run alike in both. Keyed by the run's GPU. Every other kernel counts, whoever runs it: a cut can hand work to another executor (a layout copy
 in torch, say).
 
     python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \\
@@ -49,9 +50,9 @@ def _row(rows: list[dict], case: str, variant: str) -> dict | None:
     return next((r for r in rows if r["case"] == case and r["variant"] == variant), None)
 
 
-def _chosen(row: dict, spec: str, ways: tuple[str, ...]) -> dict[str, str]:
-    """The signatures of ``spec``'s calls in ``row`` that ran one of ``ways``, each with how it ran."""
-    return {c["signature"]: c["chosen"] for c in row.get("cuts", []) if c["spec"] == spec and c["chosen"] in ways}
+def _chosen(row: dict, spec: str) -> dict[str, str]:
+    """The signatures of ``spec``'s calls in ``row``, each with how it ran (fused, opaque, thunder)."""
+    return {c["signature"]: c["chosen"] for c in row.get("cuts", []) if c["spec"] == spec}
 
 
 def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...], second_way: str):
@@ -66,15 +67,20 @@ def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str
         a, b = _row(doc["rows"], case, first), _row(doc["rows"], case, second)
         if a is None or b is None:
             continue
-        ways = _chosen(a, spec, first_ways)
+        ran_a, ran_b = _chosen(a, spec), _chosen(b, spec)
+        ways = {sig: how for sig, how in ran_a.items() if how in first_ways}
         if not ways:
             raise SystemExit(f"cut_evidence: {case}: variant {first} {'/'.join(first_ways)} no {spec} call (its "
                              f"cuts: {[(c['spec'], c['chosen']) for c in a.get('cuts', [])]})")
-        other = set(_chosen(b, spec, (second_way,)))
-        if other != set(ways):
-            raise SystemExit(f"cut_evidence: {case}: variant {second} ran {sorted(other)} of {spec} "
-                             f"{second_way}, not {sorted(ways)}")
-        out.append((case, machine, ways, _step_memory_bound_us(run, case, a), _step_memory_bound_us(run, case, b)))
+        changed = {sig for sig in ways if ran_b.get(sig) == second_way}
+        differ = {sig for sig in ran_a.keys() | ran_b.keys() if sig not in changed and ran_a.get(sig) != ran_b.get(sig)}
+        if not changed or differ:
+            raise SystemExit(f"cut_evidence: {case}: variant {second} ran "
+                             f"{sorted(s for s, how in ran_b.items() if how == second_way)} of {spec} {second_way}: "
+                             f"it must run some of {sorted(ways)} so and every other call as {first} ran it "
+                             f"(otherwise: {sorted(differ)})")
+        out.append((case, machine, {sig: ways[sig] for sig in changed}, _step_memory_bound_us(run, case, a),
+                    _step_memory_bound_us(run, case, b)))
     if not out:
         raise SystemExit(f"cut_evidence: no case of {run} has both {first} and {second}")
     return out

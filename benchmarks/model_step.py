@@ -105,6 +105,14 @@ VARIANTS = [
             thunder=True, segkit=True, fuse=(("*", "auto"), ("norm_fwd", "thunder"), ("norm_bwd", "thunder"))),
     Variant("segkit-rope-thunder", "Thunder + segkit_ex (auto, RoPE left to Thunder)", default=False, thunder=True,
             segkit=True, fuse=(("*", "auto"), ("rope_fwd", "thunder"), ("rope_bwd", "thunder"))),
+    # claim evidence per shape (benchmarks/cut_evidence.py): every norm claimed, against the same with only
+    # Qwen3-0.6B's per-head q / k norms (batch 4, T=2048: 16 and 8 heads of 128) left to Thunder
+    Variant("segkit-norms-claimed", "Thunder + segkit_ex (auto, every norm claimed fused)", default=False,
+            thunder=True, segkit=True, fuse=(("*", "auto"), ("norm_fwd", "fused"), ("norm_bwd", "fused"))),
+    Variant("segkit-qk-norms-thunder", "Thunder + segkit_ex (auto, every norm claimed fused but Qwen3-0.6B's q / k "
+            "norms, left to Thunder)", default=False, thunder=True, segkit=True,
+            fuse=(("*", "auto"), ("norm_fwd", "fused"), ("norm_bwd", "fused"),
+                  *((f"{op}@{rows}x128", "thunder") for op in ("norm_fwd", "norm_bwd") for rows in (131072, 65536)))),
     Variant("segkit-auto-as-is", "Thunder + segkit_ex (auto, cuDNN reads q in Thunder's layout)", default=False,
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("segkit-own", "Thunder + segkit_ex (auto), attention left to Thunder: segkit's norms and RoPE alone",

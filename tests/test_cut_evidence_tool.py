@@ -29,7 +29,7 @@ def _memory_bound_us(path: Path) -> float:
 
 
 def _run(tmp_path: Path, fused_chosen: str = "fused", b_chosen: str = "opaque") -> Path:
-    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles").mkdir(parents=True)
     for variant, src in (("a", "segkit-fused"), ("b", "segkit-norms-fused")):
         shutil.copy(RUN / "profiles" / f"llama3-8b-x1-{src}.json.gz",
                     tmp_path / "profiles" / f"llama3-8b-x1-{variant}.json.gz")
@@ -77,3 +77,31 @@ def test_claim_records_carry_the_claimed_and_the_declined_steps(tmp_path):
         cut_evidence.evidence(run, "rope_bwd", "a", "b")
     with pytest.raises(SystemExit):
         cut_evidence.main([str(run), "--spec", "rope_bwd", "--fused", "a", "--declined", "b"])
+
+
+def test_a_variant_that_declines_one_shape_records_that_shape_alone(tmp_path):
+    """A second variant that left only the calls of one shape to Thunder (segkit_fuse {"rope_bwd@...": "thunder"})
+    and ran the others as the first did gives records for that shape's signature only; one that also ran another
+    signature otherwise differs in more than that shape and is refused; a call left to Thunder in both is no
+    difference."""
+    other = SIG.replace("(1, 32,", "(1, 8,")
+
+    def run_with(b_other: str) -> Path:
+        run = _run(tmp_path / b_other, b_chosen="thunder")
+        doc = json.loads((run / "model_step.json").read_text())
+        a, b = doc["rows"]
+        a["cuts"].append(dict(spec="rope_bwd", signature=other, mode="auto", chosen="fused", why=""))
+        b["cuts"].append(dict(spec="rope_bwd", signature=other, mode="auto", chosen=b_other, why=""))
+        (run / "model_step.json").write_text(json.dumps(doc))
+        return run
+
+    (r,) = cut_evidence.claim_evidence(run_with("fused"), "rope_bwd", "a", "b")
+    assert (r.signature, r.claimed_as) == (SIG, "fused")
+    run = run_with("thunder")  # both signatures left to Thunder in b; the first variant left the other one too
+    doc = json.loads((run / "model_step.json").read_text())
+    doc["rows"][0]["cuts"][1]["chosen"] = "thunder"
+    (run / "model_step.json").write_text(json.dumps(doc))
+    (r,) = cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
+    assert r.signature == SIG
+    with pytest.raises(SystemExit, match="every other call as a ran it \\(otherwise: \\['shape=\\(1, 8,"):
+        cut_evidence.claim_evidence(run_with("opaque"), "rope_bwd", "a", "b")

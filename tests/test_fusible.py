@@ -439,6 +439,10 @@ def _eager_grads(step, leaves):
 @pytest.mark.parametrize("fuse, left, kept", [
     ({"norm_fwd": "thunder", "norm_bwd": "thunder"}, ("rmsnorm_fwd", "rmsnorm_bwd"), ("rope_fwd", "rope_bwd")),
     ({"rope_bwd": "thunder"}, ("rope_fwd", "rope_bwd"), ("rmsnorm_fwd", "rmsnorm_bwd")),
+    # keys with a call's shape: the norm's rows x hidden, the RoPE's x; a shape no call has changes nothing
+    ({"norm_bwd@16x64": "thunder"}, ("rmsnorm_fwd", "rmsnorm_bwd"), ("rope_fwd", "rope_bwd")),
+    ({"norm_bwd@16x128": "thunder", "rope_fwd@2x4x8x16": "thunder"}, ("rope_fwd", "rope_bwd"),
+     ("rmsnorm_fwd", "rmsnorm_bwd")),
 ])
 def test_thunder_mode_leaves_the_whole_call_to_thunders_decomposition(fuse, left, kept):
     """"thunder" on an op leaves its calls unclaimed, forward and backward together (Thunder's grad of its own
@@ -478,6 +482,10 @@ def test_segkit_fuse_names_its_values():
     ({"norm_fwd": "fused", "layernorm_fwd": "opaque"}, FusePolicy("auto", (("layernorm_fwd", "opaque"),
                                                                            ("rmsnorm_fwd", "fused")))),
     ({"*": "opaque", "rope_bwd": "opaque"}, FusePolicy("opaque")),
+    ({"norm_bwd@131072x128": "thunder"}, FusePolicy("auto", (("layernorm_bwd@131072x128", "thunder"),
+                                                             ("rmsnorm_bwd@131072x128", "thunder")))),
+    ({"rmsnorm_bwd": "opaque", "norm_bwd@4x4": "opaque", "rmsnorm_bwd@8x8": "thunder"},  # @4x4 = its op's mode
+     FusePolicy("auto", (("layernorm_bwd@4x4", "opaque"), ("rmsnorm_bwd", "opaque"), ("rmsnorm_bwd@8x8", "thunder")))),
 ])
 def test_fuse_policy_per_op(value, want):
     """A mapping sets the mode per op: a spec's own key beats its group's, '*' the rest, and an override equal to
@@ -485,12 +493,20 @@ def test_fuse_policy_per_op(value, want):
     got = FusePolicy.parse(value)
     assert got == want
     assert got.mode("rmsnorm_bwd") == dict(want.overrides).get("rmsnorm_bwd", want.default)
+    shaped = {k.partition("@")[2] for k, _ in want.overrides if "@" in k}
+    for shape in shaped:  # a call of that shape takes its key; any other shape its op's mode
+        assert got.mode("rmsnorm_bwd", shape) == dict(want.overrides).get(f"rmsnorm_bwd@{shape}",
+                                                                          got.mode("rmsnorm_bwd"))
+        assert got.mode("rmsnorm_bwd", shape + "0") == got.mode("rmsnorm_bwd")
 
 
 @pytest.mark.parametrize("value, match", [
     ({"norm": "fused"}, "unknown op 'norm'; known: '\\*', norm_fwd"),
     ({"norm_bwd": "yes"}, "segkit_fuse\\['norm_bwd'\\] must be one of opaque, fused, auto, thunder, got 'yes'"),
     (["fused"], "a mode .* or a mapping of ops to modes, got list"),
+    ({"norm_bwd@131072": "thunder"}, "'norm_bwd@131072': a shape is sizes joined by x .* got '131072'"),
+    ({"norm_bwd@": "thunder"}, "'norm_bwd@': a shape is sizes joined by x"),
+    ({"norm@4x4": "fused"}, "unknown op 'norm'; known: .* \\(each may end in @SHAPE\\)"),
 ])
 def test_fuse_policy_refuses_naming_the_fault(value, match):
     with pytest.raises(ValueError, match=match):

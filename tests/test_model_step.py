@@ -496,3 +496,17 @@ def test_a_process_that_dies_in_the_rounds_keeps_round_1_in_its_json(monkeypatch
     done = json.loads(out.read_text())["rows"]
     assert [r["variant"] for r in done] == ["eager", "segkit-opaque"] and not any(r["note"] for r in done)
     assert all(len(r["ms_rounds"]) == 2 for r in done)
+
+
+def test_every_variants_fuse_option_is_a_policy_segkit_ex_takes():
+    """Each variant's segkit_fuse parses (a typo in an op or a shape would otherwise surface on the GPU host, in
+    the middle of a run); the per-shape pair differs from its claimed twin only at Qwen3-0.6B's q / k norm shapes
+    (the step table's batch 4, T=2048: 16 and 8 heads of 128)."""
+    from thunder_exec.base import FusePolicy
+
+    policies = {v.name: FusePolicy.parse(v.fuse_option) for v in VARIANTS if v.segkit}
+    claimed, qk = policies["segkit-norms-claimed"], policies["segkit-qk-norms-thunder"]
+    for spec in ("rmsnorm_fwd", "rmsnorm_bwd"):
+        assert claimed.mode(spec, "8192x1024") == qk.mode(spec, "8192x1024") == "fused"
+        for rows in (4 * 2048 * 16, 4 * 2048 * 8):
+            assert (claimed.mode(spec, f"{rows}x128"), qk.mode(spec, f"{rows}x128")) == ("fused", "thunder")

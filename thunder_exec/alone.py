@@ -19,7 +19,7 @@ from thunder.core.trace import TraceCtx, TraceProvenance, from_trace
 
 from fusions.cut_cost import OPAQUE, decide_alone
 from segkit.tuning import gpu_model
-from thunder_exec.base import compile_options, segkit_ex
+from thunder_exec.base import call_shape, compile_options, segkit_ex
 from thunder_exec.fusible import BY_NAME, Choice, record
 
 _installed = False
@@ -36,9 +36,10 @@ def _opaque_call(region: BoundSymbol, call: BoundSymbol, options) -> BoundSymbol
     """The opaque symbol's call that replaces ``region``, which holds ``call`` alone (auto mode, the tuned kernel
     faster), else None."""
     op = BY_NAME[call.sym.name]
-    if options.fuse.mode(op.spec) != "auto":
+    cfg = op.config(*call.args)
+    if options.fuse.mode(op.spec, call_shape(cfg)) != "auto":
         return None
-    d = decide_alone(op.spec, op.config(*call.args), gpu_model())
+    d = decide_alone(op.spec, cfg, gpu_model())
     record(Choice(op.spec, d.signature, "auto", d.decision, d.describe(), alone=True))
     if d.decision != OPAQUE:
         return None

@@ -13,11 +13,14 @@ Thunder's nvFuser executor is not loaded, auto is opaque), instead of segkit_ex'
 (thunder_exec.fusible); "thunder" leaves the calls to Thunder's own decomposition (segkit_ex does not claim them),
 as "auto" does where a step measured Thunder's own faster (fusions/claim_evidence.json). A call is left to
 Thunder when its forward's or its backward's op is. A mapping sets the mode per op (``FusePolicy``), e.g.
-``{"*": "fused", "norm_bwd": "opaque"}``: norms and RoPE fused except the norm backward.
+``{"*": "fused", "norm_bwd": "opaque"}``: norms and RoPE fused except the norm backward; a key ``OP@SHAPE`` sets it
+for the calls of one shape (``call_shape``: rows x hidden of a norm, x's shape of a RoPE), e.g.
+``{"norm_bwd@131072x128": "thunder"}``: Qwen3-0.6B's per-head q norms at batch 4, T=2048, left to Thunder.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -65,21 +68,35 @@ FUSE_OPS = {"norm_fwd": ("rmsnorm_fwd", "layernorm_fwd"), "norm_bwd": ("rmsnorm_
             "rope_fwd": ("rope_fwd",), "rope_bwd": ("rope_bwd",)}
 
 
+_SHAPE = re.compile(r"\d+(x\d+)+")
+
+
+def call_shape(cfg) -> str:
+    """The shape a ``segkit_fuse`` key ``OP@SHAPE`` names for a call of config ``cfg``: rows x hidden for a norm
+    (``NormConfig``), x's shape for a RoPE (``ApplyRopeConfig``), e.g. "131072x128", "4x16x2048x128"."""
+    dims = (cfg.rows, cfg.hidden) if hasattr(cfg, "hidden") else cfg.shape
+    return "x".join(str(d) for d in dims)
+
+
 @dataclass(frozen=True)
 class FusePolicy:
     """``segkit_fuse`` parsed: a mode (FUSE_MODES) per fusible op; ``default`` for ops no override names.
-    ``overrides`` maps spec names (rmsnorm_bwd, ...) to modes."""
+    ``overrides`` maps spec names (rmsnorm_bwd, ...), or a spec name and a call's shape (rmsnorm_bwd@131072x128),
+    to modes."""
 
     default: str = "auto"
     overrides: tuple[tuple[str, str], ...] = ()
 
-    def mode(self, spec_name: str) -> str:
-        return dict(self.overrides).get(spec_name, self.default)
+    def mode(self, spec_name: str, shape: str | None = None) -> str:
+        """The mode of a call of ``spec_name`` whose ``call_shape`` is ``shape``: its shape's key, else its op's."""
+        modes = dict(self.overrides)
+        return modes.get(f"{spec_name}@{shape}") or modes.get(spec_name, self.default)
 
     @classmethod
     def parse(cls, value) -> FusePolicy:
-        """A mode, or a mapping {"*" | a FUSE_OPS group | one of its specs: mode}; anything else is a ValueError
-        naming the key or value at fault. A spec's own key beats its group's."""
+        """A mode, or a mapping {"*" | a FUSE_OPS group | one of its specs, each optionally "@SHAPE": mode};
+        anything else is a ValueError naming the key or value at fault. A spec's own key beats its group's, and a
+        key with a shape beats one without."""
         if value is None:
             return cls()
         if isinstance(value, str):
@@ -91,17 +108,24 @@ class FusePolicy:
         default, by_group, by_spec = cls().default, {}, {}
         for key, mode in value.items():
             mode = _fuse_mode(mode, f"segkit_fuse[{key!r}]")
+            op, at, shape = str(key).partition("@")
+            if at and not _SHAPE.fullmatch(shape):
+                raise ValueError(f"segkit_fuse: {key!r}: a shape is sizes joined by x (rows x hidden of a norm, x's "
+                                 f"shape of a RoPE), e.g. 'norm_bwd@131072x128', got {shape!r}")
+            suffix = f"@{shape}" if at else ""
             if key == "*":
                 default = mode
-            elif key in FUSE_OPS:
-                by_group.update(dict.fromkeys(FUSE_OPS[key], mode))
-            elif key in specs:
-                by_spec[key] = mode
+            elif op in FUSE_OPS:
+                by_group.update({f"{s}{suffix}": mode for s in FUSE_OPS[op]})
+            elif op in specs:
+                by_spec[f"{op}{suffix}"] = mode
             else:
-                raise ValueError(f"segkit_fuse: unknown op {key!r}; known: '*', {', '.join(FUSE_OPS)}, "
-                                 f"{', '.join(specs)}")
+                raise ValueError(f"segkit_fuse: unknown op {op!r}; known: '*', {', '.join(FUSE_OPS)}, "
+                                 f"{', '.join(specs)} (each may end in @SHAPE)")
         merged = {**by_group, **by_spec}
-        return cls(default, tuple(sorted((s, m) for s, m in merged.items() if m != default)))
+        plain = {s: m for s, m in merged.items() if "@" not in s and m != default}
+        shaped = {s: m for s, m in merged.items() if "@" in s and m != plain.get(s.partition("@")[0], default)}
+        return cls(default, tuple(sorted({**plain, **shaped}.items())))
 
 
 def _fuse_mode(mode, where: str) -> str:
@@ -133,7 +157,7 @@ def compile_options() -> CompileOptions:
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
     fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | "
                               "auto (default) | thunder (not claimed), or a mapping of ops (norm_fwd, norm_bwd, "
-                              "rope_fwd, rope_bwd, a spec, '*') to those")
+                              "rope_fwd, rope_bwd, a spec, '*'; an op may end in @SHAPE) to those")
     return CompileOptions("outputs" if policy is None else policy, bool(check), FusePolicy.parse(fuse))
 
 

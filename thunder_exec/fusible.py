@@ -31,7 +31,7 @@ from fusions.cut_cost import FUSED, OPAQUE, THUNDER, call_declines, crossing_byt
 from fusions.runner import LRUCache
 from fusions.spec import signature
 from segkit.tuning import gpu_model
-from thunder_exec.base import CompileOptions, torch_dtype
+from thunder_exec.base import CompileOptions, call_shape, torch_dtype
 
 
 class FuseFallbackWarning(UserWarning):
@@ -299,8 +299,9 @@ def declined(options: CompileOptions, calls, x) -> bool:
     call's (spec, config) pairs, forward then backward, on x ``x``; one under segkit_fuse "thunder", or the call's
     "auto" specs with step evidence that Thunder's own ran faster on this GPU, as the call would run now
     (fusions.cut_cost.call_declines), declines the whole call. Recorded as a Choice."""
-    why = next(((s, "segkit_fuse thunder") for s, _ in calls if options.fuse.mode(s) == THUNDER), None)
-    auto = [(s, c) for s, c in calls if options.fuse.mode(s) == "auto"]
+    modes = {s: options.fuse.mode(s, call_shape(c)) for s, c in calls}
+    why = next(((s, "segkit_fuse thunder") for s, _ in calls if modes[s] == THUNDER), None)
+    auto = [(s, c) for s, c in calls if modes[s] == "auto"]
     if why is None and auto and _nvfuser_runs(x):
         found = call_declines(auto, gpu_model())
         why = found and (found[0], f"Thunder's own ran faster: {found[1].describe()}")
@@ -308,7 +309,7 @@ def declined(options: CompileOptions, calls, x) -> bool:
         return False
     spec_name, reason = why
     for s, c in calls:
-        record(Choice(s, signature(c), options.fuse.mode(s), THUNDER, reason if s == spec_name else
+        record(Choice(s, signature(c), modes[s], THUNDER, reason if s == spec_name else
                       f"left to Thunder with {spec_name}, {reason}"))
     return True
 
@@ -333,7 +334,7 @@ def _nvfuser_runs(x) -> bool:
 def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | None:
     """The fusible symbols when this call of ``spec_name`` (config ``cfg``, x ``x``) is to be fused into Thunder's
     nvFuser regions, else None (emit segkit_ex's opaque symbols, as without the option)."""
-    mode = options.fuse.mode(spec_name)
+    mode = options.fuse.mode(spec_name, call_shape(cfg))
     if mode == THUNDER:  # the checker declined the call (``declined``); a call claimed anyway decides as auto
         mode = "auto"
     if mode == OPAQUE:
