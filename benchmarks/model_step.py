@@ -435,11 +435,11 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
               f"median {row.ms:.2f}", flush=True)
 
 
-#: Variants that must not stay alive together in one process (--rounds keeps every variant alive): replaying one's
-#: CUDA graphs after the other's kill the process ("unspecified launch failure"), with no segkit in either. Each pair
-#: names the run that found it (the lab's index lists it); the later variant of a pair is skipped with a note (run
-#: it in its own process).
-ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}): "h200x2-2026-11-29-graphs-rounds"}
+#: Variants that must not stay alive together in one process (--rounds keeps every variant alive), each pair with
+#: what happens: the later variant of a pair is skipped with a note (run it in its own process). The lab's index
+#: has the run that isolated each pair.
+ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}):
+                "their CUDA graphs, replayed in turn, kill the process (unspecified launch failure; no segkit in either)"}
 
 
 def rounds_apart(variants: list[Variant], rounds: int) -> dict[str, str]:
@@ -450,10 +450,10 @@ def rounds_apart(variants: list[Variant], rounds: int) -> dict[str, str]:
     names, skip = [v.name for v in variants], {}
     for i, name in enumerate(names):
         for earlier in names[:i]:
-            run = ROUNDS_APART.get(frozenset({earlier, name}))
-            if run and earlier not in skip:
-                skip[name] = (f"skipped: with --rounds every variant stays alive, and {earlier}'s and {name}'s "
-                              f"CUDA graphs crash one process together (run {run}); run it without {earlier}")
+            why = ROUNDS_APART.get(frozenset({earlier, name}))
+            if why and earlier not in skip:
+                skip[name] = (f"skipped: with --rounds every variant stays alive, and with {earlier} {why}; run it "
+                              f"without {earlier}")
                 break
     return skip
 
