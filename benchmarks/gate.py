@@ -1,16 +1,19 @@
 """The GPU gate's comparisons and record (scripts/gpu/gate.sh runs the GPU side; this module only reads files).
 
     python -m benchmarks.gate headline-k                      # the -k expression of the headline kernel cases
-    python -m benchmarks.gate compare RUN.json [STEP.json] --rerun-ids IDS.txt [--log RUN.jsonl]
+    python -m benchmarks.gate compare RUN.json [STEP.json] --rerun-ids IDS.txt [--rerun-step FLAG.txt]
+                                      [--log RUN.jsonl]
     python -m benchmarks.gate record --tests GPU_TESTS.json --bench RUN.json [--step STEP.json]
-                                     [--rerun RERUN.json] [--log RUN.jsonl] --commit C -o RECORD.json
+                                     [--rerun RERUN.json] [--rerun-step STEP_RERUN.json] [--log RUN.jsonl]
+                                     --commit C -o RECORD.json
     python -m benchmarks.gate land RECORD.json [--no-rows]   # append it to benchmarks/data/gate.jsonl
     python -m benchmarks.gate promote --gpu "NVIDIA H200" [--run NAME] [--executor E] [--accept-slower WHY]
 
 A headline case of segkit's (executor ``segkit``, ``segkit:*``, ``thunder+segkit_ex``, a step's ``segkit-*``) is
 compared with the committed baseline for the run's GPU model (benchmarks/data/baseline.jsonl: one row per GPU,
-suite, case and executor, in the results data's schema). One more than ``TOLERANCE`` slower is re-run (its
-pytest node ids are written for gate.sh); it fails the gate if the re-run is slower too. Rivals' ratios to their
+suite, case and executor, in the results data's schema). One more than ``TOLERANCE`` slower is re-run (a kernel
+case's pytest node ids are written for gate.sh, and the step's flag: a lease drifts, the step included); it fails
+the gate if the re-run is slower too. Rivals' ratios to their
 own baselines are shown, not judged: they say whether the machine drifted. A baseline case the run has no row for
 (a benchmark that failed its validation or errored reports nothing) is "missing": one of ours fails the gate, a
 rival's is shown with its reason. A faster result never moves the baseline by itself; ``promote`` does, from rows
@@ -235,12 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("bench", type=Path)
     c.add_argument("step", type=Path, nargs="?")
     c.add_argument("--rerun-ids", type=Path, required=True, help="write the node ids of ours to re-run here")
+    c.add_argument("--rerun-step", type=Path, help="write 'step' here when the step of ours is past the tolerance "
+                   "(an empty file when it is not)")
     c.add_argument("--log", type=Path, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
     r = sub.add_parser("record")
     r.add_argument("--tests", type=Path, required=True)
     r.add_argument("--bench", type=Path, required=True)
     r.add_argument("--step", type=Path)
-    r.add_argument("--rerun", type=Path)
+    r.add_argument("--rerun", type=Path, help="the kernel cases' re-run (pytest-benchmark JSON)")
+    r.add_argument("--rerun-step", type=Path, help="the step's re-run (its step table JSON)")
     r.add_argument("--log", type=Path, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
     r.add_argument("--commit", required=True)
     r.add_argument("--tests-commit", help="the commit the suite phase ran on, when not --commit")
@@ -275,12 +281,16 @@ def _command(args: argparse.Namespace) -> int:
         again = [ids[key(row)] for row, j in zip(rows, judged) if j["ours"] and j["verdict"] == "slower"
                  and key(row) in ids]
         args.rerun_ids.write_text("".join(f"{i}\n" for i in again))
+        step_again = any(j["ours"] and j["verdict"] == "slower" and j["suite"] == "model_step" for j in judged)
+        if args.rerun_step is not None:
+            args.rerun_step.write_text("step\n" if step_again else "")
         print(f"\n{len(again)} of ours past {TOLERANCE:.0%} slower: re-run", file=sys.stderr)
         return 0
     if args.cmd == "record":
         run = f"gate-{args.commit}"
         rows, _ = run_rows(args.bench, args.step, run, args.commit)
-        rerun = {key(x): x for x in run_rows(args.rerun, None, run, args.commit)[0]} if args.rerun else None
+        again = run_rows(args.rerun, args.rerun_step, run, args.commit)[0] if args.rerun or args.rerun_step else []
+        rerun = {key(x): x for x in again} if again else None
         judged = judge(rows, load_baseline(), rerun, bench_errors(args.log))
         tests = tests_summary(args.tests)
         ok, why = verdict(tests, judged)

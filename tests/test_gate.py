@@ -219,3 +219,36 @@ def test_a_file_that_is_not_what_a_command_reads_is_one_line_naming_it(tmp_path,
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and said in err, (argv, err)
     assert not (tmp_path / "r").exists()
+
+
+def test_the_step_past_the_tolerance_is_flagged_for_a_re_run_that_can_clear_it(tmp_path, monkeypatch):
+    """The step drifts with the lease like a kernel case: compare flags it for gate.sh to re-run, and record
+    judges it on its re-run (--rerun-step): within the tolerance it passes ("ok on re-run"), slower again fails."""
+    from sweep.machine import KEY
+
+    def step_file(name: str, ms: float) -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps({KEY: MACHINE, "run": {}, "rows": [
+            {"case": "llama3-8b-x1", "label": "Llama-3-8B x1 T=4096", "variant": "segkit-auto", "ms": ms}]}))
+        return path
+
+    base_row = gate.run_rows(None, step_file("base.json", 9.61), "base", "abc1234")[0][0]
+    monkeypatch.setattr(gate, "load_baseline", lambda path=None: _baseline(base_row))
+    bench = tmp_path / "headline.json"
+    bench.write_text(json.dumps({"benchmarks": [], "machine_info": {"machine": MACHINE}}))
+    tests = tmp_path / "gpu_tests.json"
+    tests.write_text(json.dumps({"sweep": {"counts": {"passed": 1}, "complete": True, "outcomes": {"t": "passed"}}}))
+    slow, flag = step_file("step.json", 9.97), tmp_path / "rerun-step.txt"
+    assert gate.main(["compare", str(bench), str(slow), "--rerun-ids", str(tmp_path / "ids.txt"),
+                      "--rerun-step", str(flag)]) == 0
+    assert flag.read_text() == "step\n"
+    gate.main(["compare", str(bench), str(step_file("fine.json", 9.70)), "--rerun-ids", str(tmp_path / "ids.txt"),
+               "--rerun-step", str(flag)])
+    assert flag.read_text() == ""
+    record = ["record", "--tests", str(tests), "--bench", str(bench), "--step", str(slow), "--commit", "c", "-o",
+              str(tmp_path / "record.json")]
+    assert gate.main(record) == 1
+    assert gate.main([*record, "--rerun-step", str(step_file("again.json", 9.70))]) == 0
+    (step,) = json.loads((tmp_path / "record.json").read_text())["benchmarks"]
+    assert (step["verdict"], step["rerun"]) == ("ok on re-run", 9.7)
+    assert gate.main([*record, "--rerun-step", str(step_file("again2.json", 9.95))]) == 1
