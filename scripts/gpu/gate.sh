@@ -52,15 +52,16 @@ if [[ "$PHASE" == bench || "$PHASE" == all ]]; then
   if [ -s "$DIR/rerun.txt" ]; then
     part "re-running $(wc -l < "$DIR/rerun.txt") case(s) past the tolerance"
     mapfile -t IDS < "$DIR/rerun.txt"
-    python -m pytest -q -p no:cacheprovider "${IDS[@]}" --benchmark-json="$DIR/rerun.json" > "$DIR/rerun.log" 2>&1
+    python -m pytest -q -p no:cacheprovider "${IDS[@]}" --benchmark-json="$DIR/rerun.json" >> "$DIR/bench.log" 2>&1
   fi
-  if [ -s "$DIR/rerun-step.txt" ]; then
+  if [ -s "$DIR/rerun-step.txt" ]; then  # logs go on in step.log and bench.log: a call returns at most 8 files
     part "re-running the step, past the tolerance"
     # shellcheck disable=SC2086
     timeout -s INT "${GATE_STEP_S:-1800}" python benchmarks/model_step.py $STEP_ARGS --json "$DIR/step-rerun.json" \
-      --out "$DIR/step-rerun.md" > "$DIR/step-rerun.log" 2>&1
-    echo "step re-run exit $?"; tail -3 "$DIR/step-rerun.md" 2>/dev/null
+      >> "$DIR/step.log" 2>&1
+    echo "step re-run exit $?"; tail -3 "$DIR/step.log"
   fi
+  rm -f "$DIR/rerun.txt" "$DIR/rerun-step.txt"  # done with: the re-runs' JSON files are the record
 fi
 
 if [[ "$PHASE" == record || "$PHASE" == all ]]; then
