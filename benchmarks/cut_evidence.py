@@ -3,8 +3,8 @@ differing in one spec's mode: the memory-bound kernel time of each profiled step
 attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
 else its profile), one record per signature of the spec's calls that the first variant claimed (or fused) and
 the second left to Thunder (or ran opaque): all of them, or those of one shape (a ``segkit_fuse`` key OP@SHAPE);
-every other call must run alike in both. Keyed by the run's GPU. Every other kernel counts, whoever runs it: a cut can hand work to another executor (a layout copy
-in torch, say).
+every other call must run alike in both. Keyed by the run's GPU. Every memory-bound kernel counts, whoever runs
+it: a cut can hand work to another executor (a layout copy in torch, say).
 
     python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \\
         --opaque segkit-rope-bwd-opaque [--write | --out FILE]

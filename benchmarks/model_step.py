@@ -438,8 +438,8 @@ def _more_rounds(rows: list[Row], steps: dict[str, Callable[[], None]], opts: Op
 #: Variants that must not stay alive together in one process (--rounds keeps every variant alive), each pair with
 #: what happens: the later variant of a pair is skipped with a note (run it in its own process). The lab's index
 #: has the run that isolated each pair.
-ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}):
-                "their CUDA graphs, replayed in turn, kill the process (unspecified launch failure; no segkit in either)"}
+ROUNDS_APART = {frozenset({"thunder-graphs", "compile-graphs"}): "their CUDA graphs, replayed in turn, kill the "
+                "process (unspecified launch failure; no segkit in either)"}
 
 
 def rounds_apart(variants: list[Variant], rounds: int) -> dict[str, str]:

@@ -76,15 +76,17 @@ def _num(value, fmt: str) -> str:
 
 
 def _claims(c: dict, cuts: list[dict]) -> str:
-    """"norms 3/3, RoPE 2/2" and, where some fusible calls stayed opaque or were left to Thunder (Row.cuts),
-    "; opaque: rope_bwd x2; left to Thunder: rmsnorm_fwd x1"."""
+    """"norms 3/3, RoPE 2/2" (calls in the traces) and, where some fusible calls stayed opaque or were left to
+    Thunder (Row.cuts: one decision per signature, however many calls share it), "; opaque: rope_bwd (2 shapes);
+    left to Thunder: rmsnorm_fwd (1 shape)"."""
     if not c:
         return ""
     text = f"norms {c['norm_fw']}/{c['norm_bw']}, RoPE {c['rope_fw']}/{c['rope_bw']}"
     for chosen, label in (("opaque", "opaque"), ("thunder", "left to Thunder")):
         specs = [x["spec"] for x in cuts if x["chosen"] == chosen]
         if specs:
-            text += f"; {label}: " + ", ".join(f"{s} x{specs.count(s)}" for s in dict.fromkeys(specs))
+            counts = {s: specs.count(s) for s in specs}
+            text += f"; {label}: " + ", ".join(f"{s} ({n} shape{'s' if n > 1 else ''})" for s, n in counts.items())
     return text
 
 

@@ -138,7 +138,8 @@ def apply_rope_configs() -> dict[str, ApplyRopeConfig]:
             ApplyRopeConfig("phi-2_q", (1, 32, 2048, 32), table_dtype=torch.float32),
             ApplyRopeConfig("hf-Llama-3-8B_q", (2, 32, 4096, 128), cos_batch=2),  # HF: tables per position_ids row
             # HF under autocast: bf16 q, fp32 tables, fp32 result
-            ApplyRopeConfig("hf-Llama-3-8B_q_autocast", (2, 32, 4096, 128), 2, torch.bfloat16, torch.float32, torch.float32),
+            ApplyRopeConfig("hf-Llama-3-8B_q_autocast", (2, 32, 4096, 128), 2, torch.bfloat16, torch.float32,
+                            torch.float32),
             # the step table's small models (T=2048, batch 4): q and k of Llama-3.2-1B and Qwen3-0.6B
             *(ApplyRopeConfig(f"{model}_{part}", (4, heads, 2048, size), table_dtype=torch.float32)
               for model, size, parts in (("Llama-3.2-1B", 64, (("q", 32), ("k", 8))),

@@ -510,3 +510,13 @@ def test_every_variants_fuse_option_is_a_policy_segkit_ex_takes():
         assert claimed.mode(spec, "8192x1024") == qk.mode(spec, "8192x1024") == "fused"
         for rows in (4 * 2048 * 16, 4 * 2048 * 8):
             assert (claimed.mode(spec, f"{rows}x128"), qk.mode(spec, f"{rows}x128")) == ("fused", "thunder")
+
+
+def test_claims_column_counts_decisions_per_shape_not_per_call():
+    """The claims column's calls come from the traces; the opaque / left-to-Thunder lists are decisions, one per
+    signature however many calls share it (a model's five norms of one shape are one decision), and say so."""
+    counts = {"norm_fw": 5, "norm_bw": 5, "rope_fw": 4, "rope_bw": 4}
+    cuts = [{"spec": "rope_bwd", "chosen": "opaque"}, {"spec": "rope_bwd", "chosen": "opaque"},
+            {"spec": "rmsnorm_fwd", "chosen": "thunder"}, {"spec": "rope_fwd", "chosen": "fused"}]
+    assert model_table._claims(counts, cuts) == ("norms 5/5, RoPE 4/4; opaque: rope_bwd (2 shapes); "
+                                                 "left to Thunder: rmsnorm_fwd (1 shape)")
