@@ -87,27 +87,17 @@ def load_baseline(path: Path = BASELINE) -> dict[tuple, dict]:
 
 def load_json(path: Path, what: str) -> dict:
     """One JSON object file the gate reads (``what`` it should be: a pytest-benchmark run, a sweep's merged
-    results, a gate record), parsed once per path; anything else is a ValueError naming the file and what it is
-    not, never the decoder's traceback."""
+    results, a gate record); anything else is a ValueError naming the file and what it is not, never the decoder's
+    traceback."""
     try:
-        st = Path(path).stat()
+        doc = json.loads(read_text(path))
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file (want {what})") from None
-    key = (Path(path).resolve(), st.st_mtime_ns, st.st_size)  # a file written again is read again
-    if key not in _LOADED:
-        try:
-            doc = json.loads(read_text(path))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON (want {what}): {e.msg} at line {e.lineno}") from None
-        if not isinstance(doc, dict):
-            raise ValueError(f"{path}: a JSON {type(doc).__name__}, not an object (want {what})")
-        if len(_LOADED) >= 16:
-            _LOADED.clear()
-        _LOADED[key] = doc
-    return _LOADED[key]
-
-
-_LOADED: dict[tuple, dict] = {}  # load_json's files by path, mtime and size: one command reads each file once
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON (want {what}): {e.msg} at line {e.lineno}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: a JSON {type(doc).__name__}, not an object (want {what})")
+    return doc
 
 
 def run_rows(bench: Path | None, step: Path | None, run: str, commit: str | None) -> tuple[list[dict], dict]:
