@@ -3,7 +3,9 @@ differing in one spec's mode: the memory-bound kernel time of each profiled step
 attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
 else its profile), one record per signature of the spec's calls that the first variant claimed (or fused) and
 the second left to Thunder (or ran opaque): all of them, or those of one shape (a ``segkit_fuse`` key OP@SHAPE);
-every other call must run alike in both. Keyed by the run's GPU. Every memory-bound kernel counts, whoever runs
+every other call must run alike in both. Cases where the two ran every call alike are skipped, and so are those
+whose difference is within the run's A/A control (stock Thunder against itself compiled again, where the run has
+both: one profiled step's sums move that much with nothing changed). Keyed by the run's GPU. Every memory-bound kernel counts, whoever runs
 it: a cut can hand work to another executor (a layout copy in torch, say).
 
     python -m benchmarks.cut_evidence RUN_DIR --spec rope_bwd --fused segkit-rope-bwd-fused \\
@@ -22,6 +24,7 @@ import argparse
 import json
 from pathlib import Path
 
+from benchmarks.model_table import CONTROL_VARIANT
 from sweep.machine import KEY
 from fusions.cut_evidence import CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence, EvidenceTable
 from segkit.files import read_text
@@ -55,19 +58,35 @@ def _chosen(row: dict, spec: str) -> dict[str, str]:
     return {c["signature"]: c["chosen"] for c in row.get("cuts", []) if c["spec"] == spec}
 
 
+def _aa_us(run: Path, rows: list[dict], case: str) -> float | None:
+    """The case's A/A width: how far apart the memory-bound us of stock Thunder and of the same program compiled
+    again (the step table's control) came in this run; None where the run lacks either."""
+    a, b = _row(rows, case, "thunder"), _row(rows, case, CONTROL_VARIANT)
+    if a is None or b is None:
+        return None
+    return abs(_step_memory_bound_us(run, case, a) - _step_memory_bound_us(run, case, b))
+
+
 def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...], second_way: str):
     """(case, machine, {signature: how it ran in ``first``}, first's memory-bound us, second's) for every case of
-    ``run`` with both variants profiled; a variant whose calls did not run the asked way, or a row with neither
-    breakdown nor profile, is a SystemExit naming it."""
+    ``run`` where the two variants ran ``spec``'s calls differently, the way asked and in nothing else. A case
+    where they ran them alike (a model without the shape a variant keys) has nothing to record, nor one whose
+    difference is within its A/A control (thunder against thunder-again, where the run has both): both are
+    skipped with a note. A variant that ran a call otherwise than asked, or a row with neither breakdown nor
+    profile, is a SystemExit naming it, as is a run with no case left."""
     path = run / "model_step.json"
     doc = json.loads(read_text(path if path.exists() else run / "model_step.json.gz"))
     machine = doc[KEY]
-    out = []
+    out, both = [], False
     for case in dict.fromkeys(r["case"] for r in doc["rows"]):
         a, b = _row(doc["rows"], case, first), _row(doc["rows"], case, second)
         if a is None or b is None:
             continue
+        both = True
         ran_a, ran_b = _chosen(a, spec), _chosen(b, spec)
+        if ran_a == ran_b:
+            print(f"cut_evidence: {case}: {first} and {second} ran every {spec} call alike; nothing to record")
+            continue
         ways = {sig: how for sig, how in ran_a.items() if how in first_ways}
         if not ways:
             raise SystemExit(f"cut_evidence: {case}: variant {first} {'/'.join(first_ways)} no {spec} call (its "
@@ -79,10 +98,18 @@ def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str
                              f"{sorted(s for s, how in ran_b.items() if how == second_way)} of {spec} {second_way}: "
                              f"it must run some of {sorted(ways)} so and every other call as {first} ran it "
                              f"(otherwise: {sorted(differ)})")
-        out.append((case, machine, {sig: ways[sig] for sig in changed}, _step_memory_bound_us(run, case, a),
-                    _step_memory_bound_us(run, case, b)))
-    if not out:
+        a_us, b_us = _step_memory_bound_us(run, case, a), _step_memory_bound_us(run, case, b)
+        aa = _aa_us(run, doc["rows"], case)
+        if aa is not None and abs(a_us - b_us) <= aa:
+            print(f"cut_evidence: {case}: {first} {a_us:.1f} us against {second} {b_us:.1f} us is within the A/A "
+                  f"control's {aa:.1f} us (thunder against {CONTROL_VARIANT}); no record")
+            continue
+        out.append((case, machine, {sig: ways[sig] for sig in changed}, a_us, b_us))
+    if not both:
         raise SystemExit(f"cut_evidence: no case of {run} has both {first} and {second}")
+    if not out:
+        raise SystemExit(f"cut_evidence: no case of {run} has {first} and {second} running {spec} differently "
+                         f"beyond its A/A control")
     return out
 
 

@@ -98,18 +98,23 @@ def kernels_per_step(step: Callable[[], None]) -> int:
     return timer.kernel_counts[-1]
 
 
-def profile(step: Callable[[], None], path: Path) -> None:
-    """One step under torch.profiler, its chrome trace at ``path`` (gzipped when it ends in .gz). A first step runs
-    under the profiler's warm-up and is not kept: the profiler allocates its activity buffers inside the first
-    launch it sees, which makes that launch hundreds of us long, none of it the step's."""
+PROFILED_STEPS = 5  # the breakdown is each kind's median over these: one step's sums move by ~2% with nothing changed
+
+
+def profile(step: Callable[[], None], path: Path, steps: int = PROFILED_STEPS) -> None:
+    """``steps`` steps under torch.profiler, back to back, each in its own step range, their chrome trace at
+    ``path`` (gzipped when it ends in .gz); ``segkit trace breakdown`` takes each kind's median over them, and
+    ``compare --by launch`` the first. A first step runs under the profiler's warm-up and is not kept: the profiler
+    allocates its activity buffers inside the first launch it sees, which makes that launch hundreds of us long,
+    none of it the step's."""
     from segkit.timing import cuda_profiler
     from segkit.trace.idle import STEP_RANGE
 
     path.parent.mkdir(parents=True, exist_ok=True)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with cuda_profiler(activities, schedule=torch.profiler.schedule(wait=0, warmup=1, active=1),
+    with cuda_profiler(activities, schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps),
                        on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
-        for _ in range(2):
+        for _ in range(1 + steps):
             with torch.profiler.record_function(STEP_RANGE):  # segkit trace idle: its lead-in to the first kernel
                 step()
             torch.cuda.synchronize()

@@ -54,7 +54,7 @@ def test_records_carry_each_profiles_memory_bound_time(tmp_path):
 
 
 def test_a_run_that_did_not_fuse_the_spec_is_refused(tmp_path):
-    run = _run(tmp_path, fused_chosen="opaque")
+    run = _run(tmp_path, fused_chosen="thunder")
     with pytest.raises(SystemExit, match="variant a fused no rope_bwd call"):
         cut_evidence.evidence(run, "rope_bwd", "a", "b")
     with pytest.raises(SystemExit, match="no case of .* has both a and c"):
@@ -105,3 +105,42 @@ def test_a_variant_that_declines_one_shape_records_that_shape_alone(tmp_path):
     assert r.signature == SIG
     with pytest.raises(SystemExit, match="every other call as a ran it \\(otherwise: \\['shape=\\(1, 8,"):
         cut_evidence.claim_evidence(run_with("opaque"), "rope_bwd", "a", "b")
+
+
+def _with_rows(run: Path, *rows: dict) -> Path:
+    doc = json.loads((run / "model_step.json").read_text())
+    doc["rows"] += list(rows)
+    (run / "model_step.json").write_text(json.dumps(doc))
+    return run
+
+
+def test_a_case_the_two_variants_ran_alike_is_skipped(tmp_path, capsys):
+    """A case with no call of the keyed shape (Llama-3.2-1B beside Qwen3's q / k norms) ran both variants alike:
+    it records nothing and refuses nothing; a run where every case ran alike is refused."""
+    run = _with_rows(_run(tmp_path, b_chosen="thunder"),
+                     dict(case="llama3.2-1b-x2", variant="a", cuts=[]), dict(case="llama3.2-1b-x2", variant="b", cuts=[]))
+    (r,) = cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
+    assert r.case == "llama3-8b-x1"
+    assert "llama3.2-1b-x2: a and b ran every rope_bwd call alike" in capsys.readouterr().out
+    alike = _run(tmp_path / "alike", fused_chosen="thunder", b_chosen="thunder")
+    with pytest.raises(SystemExit, match="no case of .* has a and b running rope_bwd differently"):
+        cut_evidence.claim_evidence(alike, "rope_bwd", "a", "b")
+
+
+@pytest.mark.parametrize("margin, recorded", [(1.0, False), (-1.0, True)])
+def test_a_difference_within_the_runs_a_a_control_is_no_record(tmp_path, capsys, margin, recorded):
+    """Where the run has stock Thunder and its A/A control (thunder-again), a difference no larger than theirs is
+    skipped: one profiled step's sums move that much with nothing changed."""
+    run = _run(tmp_path, b_chosen="thunder")
+    diff = abs(_memory_bound_us(run / "profiles/llama3-8b-x1-a.json.gz")
+               - _memory_bound_us(run / "profiles/llama3-8b-x1-b.json.gz"))
+    _with_rows(run, dict(case="llama3-8b-x1", variant="thunder", cuts=[], breakdown=dict(memory_bound=700.0)),
+               dict(case="llama3-8b-x1", variant="thunder-again", cuts=[],
+                    breakdown=dict(memory_bound=700.0 + diff + margin)))
+    if recorded:
+        (r,) = cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
+        assert r.signature == SIG
+    else:
+        with pytest.raises(SystemExit, match="beyond its A/A control"):
+            cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
+        assert "within the A/A control's" in capsys.readouterr().out
