@@ -71,10 +71,18 @@ def value(row: dict) -> float | None:
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
 
-def past_tolerance(now: float, was: float) -> bool:
-    """Whether ``now`` is slower than ``was`` by more than ``TOLERANCE``: the gate's one rule, for its verdicts and
-    for what ``promote`` refuses."""
-    return now > was * (1 + TOLERANCE)
+def spread(row: dict) -> float:
+    """The row's own resolution: the interquartile range of its kernel times (0 where the run recorded none, as a
+    step's)."""
+    v = row["metrics"].get("us_iqr")
+    return float(v) if isinstance(v, (int, float)) and v > 0 else 0.0
+
+
+def past_tolerance(now: float, was: float, resolution: float = 0.0) -> bool:
+    """Whether ``now`` is slower than ``was`` by more than ``TOLERANCE``, and by more than ``resolution`` (the new
+    measurement's ``spread``): the gate's one rule, for its verdicts and for what ``promote`` refuses. On a kernel of
+    a few us, 3% is a fraction of its own spread (2.6 us with an IQR of 0.24 us): no verdict there."""
+    return now > was * (1 + TOLERANCE) and now - was > resolution
 
 
 def key(row: dict) -> tuple:
@@ -135,12 +143,12 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
             entry["verdict"] = "no baseline"
         else:
             entry["ratio"] = round(now / was, 4)
-            entry["verdict"] = ("slower" if past_tolerance(now, was) else
+            entry["verdict"] = ("slower" if past_tolerance(now, was, spread(r)) else
                                 "faster" if now < was * (1 - TOLERANCE) else "ok")
             again = (rerun or {}).get(key(r))
             if entry["verdict"] == "slower" and again is not None and value(again) is not None:
                 entry["rerun"] = value(again)
-                entry["verdict"] = ("slower, re-run slower too" if past_tolerance(value(again), was)
+                entry["verdict"] = ("slower, re-run slower too" if past_tolerance(value(again), was, spread(again))
                                     else "ok on re-run")
         out.append(entry)
     gpus, have, errors = {r["gpu"] for r in rows}, {key(r) for r in rows}, errors or {}
@@ -341,7 +349,7 @@ def _slower(old: dict[tuple, dict], new: dict[tuple, dict], gpu: str) -> list[st
     for k, was in old.items():
         now = new.get(k)
         if k[0] == gpu and ours(was) and now is not None and value(now) and value(was) \
-                and past_tolerance(value(now), value(was)):
+                and past_tolerance(value(now), value(was), spread(now)):
             out.append(f"{k[1]} {k[2]} {k[3]}: {value(now):g} against {value(was):g} ({value(now) / value(was):.2f}x, "
                        f"run {now['run']})")
     return out

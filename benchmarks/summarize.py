@@ -317,7 +317,7 @@ def data_rows(path: Path, run: str, commit: str | None = None) -> list[dict]:
             continue
         metrics = {new: _num(info[old]) for old, new in METRICS.items() if info.get(old) is not None}
         stats = b.get("stats") or {}
-        metrics |= {f"us_{s}": _num(stats[s] * 1e6) for s in ("min", "max") if stats.get(s) is not None}
+        metrics |= {f"us_{s}": _num(stats[s] * 1e6) for s in ("min", "max", "iqr") if stats.get(s) is not None}
         out.append({"suite": b["name"].split("[")[0].removeprefix("test_"),
                     "case": {k: _plain(v) for k, v in params.items() if k != "executor"},
                     "executor": params["executor"], "metrics": metrics,

@@ -41,6 +41,33 @@ def test_ours_past_the_tolerance_is_rerun_and_fails_only_if_slower_again():
     assert again[0]["verdict"] == "slower, re-run slower too" and gate.failures(again)
 
 
+def test_a_difference_within_the_new_measurements_own_spread_is_no_verdict():
+    """A kernel of a few us: 3% is less than the spread of its own 20 rounds (the gate of e21bbbf failed fp8 amax at
+    2.607 us against 2.513, IQR 0.24 us, re-run 2.623); past the IQR it is slower, and a large kernel's 3% rule is
+    unchanged by its small IQR."""
+    def row(us: float, iqr: float, shape: str = "seed") -> dict:
+        return {**_row("segkit", us, shape=shape, run="g"), "metrics": {"us": us, "us_iqr": iqr}}
+
+    base = _baseline(_row("segkit", 2.513, shape="seed"), _row("segkit", 100.0, shape="big"))
+    judged = gate.judge([row(2.607, 0.239), row(104.0, 1.2, "big")], base)
+    assert [j["verdict"] for j in judged] == ["ok", "slower"]
+    assert gate.judge([row(2.8, 0.239)], base)[0]["verdict"] == "slower"
+    assert gate.judge([_row("segkit", 2.607, shape="seed", run="g")], base)[0]["verdict"] == "slower"  # no spread
+
+
+def test_kernel_rows_carry_their_rounds_iqr(tmp_path):
+    """benchmarks.summarize keeps the pytest-benchmark IQR (seconds) as the row's us_iqr, what the gate's rule reads."""
+    from benchmarks.summarize import data_rows
+
+    doc = {"machine_info": {"segkit": {**MACHINE}}, "benchmarks": [
+        {"name": "test_fp8_amax[seed]", "params": {"executor": "segkit", "shape": "seed"},
+         "extra_info": {"kernel_us_median": 2.6}, "stats": {"min": 2.4e-6, "max": 3.2e-6, "iqr": 2.39e-7}}]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    (r,) = data_rows(path, "g", "abc1234")
+    assert r["metrics"]["us_iqr"] == pytest.approx(0.239) and gate.spread(r) == pytest.approx(0.239)
+
+
 def test_a_faster_result_is_reported_and_an_unmeasured_one_of_ours_fails():
     base = _baseline(_row("segkit", 100.0), _row("segkit:fp32", 90.0))
     now = [_row("segkit", 80.0, run="g"), {**_row("segkit:fp32", 1.0, run="g"), "metrics": {"us": None}}]
