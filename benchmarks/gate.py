@@ -126,8 +126,9 @@ def run_rows(bench: Path | None, step: Path | None, run: str, commit: str | None
 
 def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict] | None = None,
           errors: dict[tuple, str] | None = None) -> list[dict]:
-    """Each row against its baseline: ratio (now / baseline), and for ours a verdict: "ok", "slower" (past the
-    tolerance, to re-run), "slower, re-run slower too" (fails), "faster" (the baseline stays until ``promote``),
+    """Each row against its baseline: ratio (now / baseline), and for ours a verdict: "ok" ("ok, within its spread":
+    past the tolerance by less than its own IQR), "slower" (past the tolerance, to re-run), "slower, re-run slower
+    too" (fails), "faster" (the baseline stays until ``promote``),
     "no baseline" or "not measured". A baseline case of ours on the run's GPU that the run has no row for is
     "missing" (a benchmark that failed its validation, errored or was skipped reports nothing), with the reason
     from ``errors`` (``bench_errors``) where the run recorded one; a rival's only where it recorded one."""
@@ -144,7 +145,8 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
         else:
             entry["ratio"] = round(now / was, 4)
             entry["verdict"] = ("slower" if past_tolerance(now, was, spread(r)) else
-                                "faster" if now < was * (1 - TOLERANCE) else "ok")
+                                "faster" if now < was * (1 - TOLERANCE) else
+                                "ok, within its spread" if past_tolerance(now, was) else "ok")
             again = (rerun or {}).get(key(r))
             if entry["verdict"] == "slower" and again is not None and value(again) is not None:
                 entry["rerun"] = value(again)
