@@ -81,7 +81,7 @@ def spread(row: dict) -> float:
 def past_tolerance(now: float, was: float, resolution: float = 0.0) -> bool:
     """Whether ``now`` is slower than ``was`` by more than ``TOLERANCE``, and by more than ``resolution`` (the new
     measurement's ``spread``): the gate's one rule, for its verdicts and for what ``promote`` refuses. On a kernel of
-    a few us, 3% is a fraction of its own spread (2.6 us with an IQR of 0.24 us): no verdict there."""
+    a few us, 3% is a fraction of its own rounds' spread: no verdict there."""
     return now > was * (1 + TOLERANCE) and now - was > resolution
 
 

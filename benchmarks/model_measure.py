@@ -98,7 +98,7 @@ def kernels_per_step(step: Callable[[], None]) -> int:
     return timer.kernel_counts[-1]
 
 
-PROFILED_STEPS = 5  # the breakdown is each kind's median over these: one step's sums move by ~2% with nothing changed
+PROFILED_STEPS = 5  # the breakdown is each kind's median over these: one step's sums move with nothing changed
 
 
 def profile(step: Callable[[], None], path: Path, steps: int = PROFILED_STEPS) -> None:

@@ -127,6 +127,17 @@ def test_a_case_the_two_variants_ran_alike_is_skipped(tmp_path, capsys):
         cut_evidence.claim_evidence(alike, "rope_bwd", "a", "b")
 
 
+def _recorded_or_skipped(run: Path, capsys, recorded: bool, note: str) -> None:
+    """The run gives the one record for SIG, or none: a refusal, with ``note`` printed for the skipped case."""
+    if recorded:
+        (r,) = cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
+        assert r.signature == SIG
+    else:
+        with pytest.raises(SystemExit, match="with a record to write"):
+            cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
+        assert note in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("margin, recorded", [(1.0, False), (-1.0, True)])
 def test_a_difference_within_the_runs_a_a_control_is_no_record(tmp_path, capsys, margin, recorded):
     """Where the run has stock Thunder and its A/A control (thunder-again), a difference no larger than theirs is
@@ -137,13 +148,7 @@ def test_a_difference_within_the_runs_a_a_control_is_no_record(tmp_path, capsys,
     _with_rows(run, dict(case="llama3-8b-x1", variant="thunder", cuts=[], breakdown=dict(memory_bound=700.0)),
                dict(case="llama3-8b-x1", variant="thunder-again", cuts=[],
                     breakdown=dict(memory_bound=700.0 + diff + margin)))
-    if recorded:
-        (r,) = cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
-        assert r.signature == SIG
-    else:
-        with pytest.raises(SystemExit, match="with a record to write"):
-            cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
-        assert "within the A/A control's" in capsys.readouterr().out
+    _recorded_or_skipped(run, capsys, recorded, "within the A/A control's")
 
 
 @pytest.mark.parametrize("lost_in, recorded", [(8, False), (7, True), (None, True)])
@@ -162,10 +167,4 @@ def test_paired_steps_that_contradict_the_kernel_sums_give_no_record(tmp_path, c
         for r in doc["rows"]:
             r["ms"] = 10.0
     (run / "model_step.json").write_text(json.dumps(doc))
-    if recorded:
-        (r,) = cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
-        assert r.signature == SIG
-    else:
-        with pytest.raises(SystemExit, match="with a record to write"):
-            cut_evidence.claim_evidence(run, "rope_bwd", "a", "b")
-        assert "the steps contradict the kernel sums" in capsys.readouterr().out
+    _recorded_or_skipped(run, capsys, recorded, "the steps contradict the kernel sums")
