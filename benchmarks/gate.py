@@ -128,10 +128,10 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
           errors: dict[tuple, str] | None = None) -> list[dict]:
     """Each row against its baseline: ratio (now / baseline), and for ours a verdict: "ok" ("ok, within its spread":
     past the tolerance by less than its own IQR), "slower" (past the tolerance, to re-run), "slower, re-run slower
-    too" (fails), "faster" (the baseline stays until ``promote``),
-    "no baseline" or "not measured". A baseline case of ours on the run's GPU that the run has no row for is
-    "missing" (a benchmark that failed its validation, errored or was skipped reports nothing), with the reason
-    from ``errors`` (``bench_errors``) where the run recorded one; a rival's only where it recorded one."""
+    too" (fails), "faster" (the baseline stays until ``promote``), "no baseline" or "not measured". A baseline case
+    of ours on the run's GPU that the run has no row for is "missing" (a benchmark that failed its validation,
+    errored or was skipped reports nothing), with the reason from ``errors`` (``bench_errors``) where the run
+    recorded one; a rival's only where it recorded one."""
     out = []
     for r in rows:
         base = baseline.get(key(r))
