@@ -27,6 +27,7 @@ from fusions.hand_staged import HandStaged
 from fusions.norm_bwd_two_stage import NORM_BWD, define_stage1, define_stage2, split_joint
 from fusions.rows_schedule import RowsSchedule, fitting, schedule_stage1
 from segkit.frontend import FusionDefinition
+from segkit.interp import run_reference
 
 ROWS = "rows"  # the formulation's name in the tuning table
 
@@ -40,6 +41,8 @@ class RowsScheduled(HandStaged):
     layer_norm: bool
     joint: str | None = None  # layer norm's stage 2 (norm_bwd_two_stage.JOINT); an exploration, not yet tuned
     _stages: tuple[Any, Any] | None = field(default=None, init=False)
+    # stage 1 compiled per layout of rows not in memory order ((shape, strides) of its views), bounded
+    _strided: dict[tuple, tuple[Any, Any]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.schedule.check(self.cfg.rows, self.cfg.hidden, f"{self.cfg.name} {self.cfg.shape}")
@@ -59,28 +62,100 @@ class RowsScheduled(HandStaged):
     def schedule_first(self, nvfd: Any) -> None:
         schedule_stage1(nvfd, self.schedule, self.cfg.hidden)
 
-    def recorded(self) -> tuple[Any, Any]:
-        """The two recorded segkit fusions (stage 1 with host views): what the reference interpreter runs."""
+    def recorded(self, strided: Layout | None = None) -> tuple[Any, Any]:
+        """The two recorded segkit fusions (stage 1 with host views, in the ``strided`` layout when given: see
+        ``strided_views``): what the reference interpreter runs."""
         built = []
-        for define, kw in ((define_stage1, {"host_views": True}), (define_stage2, {"joint": self.joint})):
+        for define, kw in ((define_stage1, {"host_views": True, "strided": strided}),
+                           (define_stage2, {"joint": self.joint})):
             with FusionDefinition() as fd:
                 define(fd, self.cfg, self.schedule.chunk, self.layer_norm, **kw)
             built.append(fd)
         return tuple(built)
 
+    @property
+    def _n_rows_args(self) -> int:
+        """How many inputs are per row: x, dy (, mean), rstd."""
+        return 4 if self.layer_norm else 3
+
     def stage1_args(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """x, dy as (P, chunk, hidden), mean / rstd as (P, chunk), weight as is: views, no copies."""
+        """x, dy as (P, chunk, hidden), mean / rstd as (P, chunk), weight as is: views where the rows are in memory
+        order (else copies: ``strided_views`` takes the layouts it can read in place)."""
         P, c, H = self.partials, self.schedule.chunk, self.cfg.hidden
-        n_stats = 2 if self.layer_norm else 1
-        x, dy, stats, w = inputs[0], inputs[1], list(inputs[2:2 + n_stats]), inputs[2 + n_stats]
-        return [x.view(P, c, H), dy.view(P, c, H), *(t.view(P, c) for t in stats), w]
+        x, dy, *stats = inputs[:self._n_rows_args]
+        return [x.reshape(P, c, H), dy.reshape(P, c, H), *(t.reshape(P, c) for t in stats), inputs[-1]]
 
     def stage2_args(self, first: list[torch.Tensor]) -> list[torch.Tensor]:
-        return first[1:]
+        return [t if t.dim() == 2 else t.view(self.partials, self.cfg.hidden) for t in first[1:]]
+
+    def strided_views(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor] | None:
+        """x, dy (, mean), rstd split at their last row dim into (..., chunk, hidden) / (..., chunk), each in its own
+        layout, where some are not in row-major memory order (a per-head norm over ``q.view(B, T, nh, hs)
+        .transpose(1, 2)``, its grad contiguous in (B, nh, T, hs)): stage 1 reads them in place instead of after
+        a copy. None where they are all in row order, or where the split does not fit (copied then)."""
+        rows = inputs[:self._n_rows_args]
+        if all(t.is_contiguous() for t in rows):
+            return None
+        return split_rows(rows, self.schedule.chunk)
+
+    def on_reference(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        views = self.strided_views(inputs)
+        if views is None:
+            return super().on_reference(inputs)
+        s1, s2 = self.recorded(layout_of(views))
+        first = run_reference(s1, [*views, inputs[-1]])
+        return self.assemble(inputs, first, run_reference(s2, [t.contiguous() for t in self.stage2_args(first)]))
+
+    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        views = self.strided_views(inputs)
+        if views is None:
+            return super().execute(inputs)
+        key = layout_of(views)
+        stages = self._strided.get(key)
+        if stages is None:
+            from segkit.nvf import compiled, to_nvfuser
+
+            if len(self._strided) >= MAX_LAYOUTS:
+                self._strided.clear()
+            s1, s2 = self.recorded(key)
+            nvfd = to_nvfuser(s1)
+            self.schedule_first(nvfd)
+            stages = self._strided[key] = (nvfd, compiled(s2))
+        nvfd, second = stages
+        first = nvfd.manual_execute([*views, inputs[-1]])
+        return self.assemble(inputs, first, second.execute(self.stage2_args(first)))
 
     def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
         """dx, dw (, db) in the fused builder's order."""
         return [first[0].view(inputs[0].shape), *split_joint(second, self.cfg.hidden, self.layer_norm, self.joint)]
+
+
+Layout = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (shape, strides) of each per-row input's view
+MAX_LAYOUTS = 8  # stage-1 layouts one formulation keeps compiled (a model has one or two per signature)
+
+
+def layout_of(views: Sequence[torch.Tensor]) -> Layout:
+    return tuple((tuple(v.shape), tuple(v.stride())) for v in views)
+
+
+def split_rows(rows: Sequence[torch.Tensor], chunk: int) -> list[torch.Tensor] | None:
+    """``rows`` (x-shaped tensors, then per-row statistics of x's shape less its last dim) with their last row dim
+    split into (size / chunk, chunk): views in any layout, no copies. None where that dim is not a multiple of
+    ``chunk``, a statistic's shape is not x's rows, or an x-shaped tensor's last dim is not unit-strided (the
+    schedule's vectorized loads need it)."""
+    x = rows[0]
+    if x.dim() < 2 or x.shape[-2] % chunk:
+        return None
+    split = (x.shape[-2] // chunk, chunk)
+    views = []
+    for t in rows:
+        if t.shape == x.shape and t.stride(-1) == 1:
+            views.append(t.unflatten(-2, split))
+        elif t.shape == x.shape[:-1]:
+            views.append(t.unflatten(-1, split))
+        else:
+            return None
+    return views
 
 
 def rows_scheduled(spec_name: str, cfg: NormConfig, how: Any) -> RowsScheduled:

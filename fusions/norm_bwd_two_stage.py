@@ -14,6 +14,7 @@ is measured, not assumed: ``segkit tune`` and the norm backward benchmark run it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
+from segkit.layout import compute_tensor_descriptor
 from segkit.nvf import run_on
 
 
@@ -39,22 +41,43 @@ def chunk_for(rows: int, partials: int) -> int:
     return next(c for c in range(-(-rows // partials), rows + 1) if rows % c == 0)
 
 
-def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool, host_views: bool = False) -> None:
+def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool, host_views: bool = False,
+                  strided: Sequence[tuple[Sequence[int], Sequence[int]]] | None = None) -> None:
     """dx (the builder's formula) and the per-chunk fp32 partial dw (, db), x viewed as (P, chunk, hidden).
 
     With ``host_views`` the inputs are already (P, chunk, hidden) / (P, chunk) and dx stays 3-D: the caller
-    views them on the host, and the fusion has no reshape for a hand-written schedule to carry."""
+    views them on the host, and the fusion has no reshape for a hand-written schedule to carry. ``strided``
+    (host views too) gives the (shape, strides) of x, dy (, mean), rstd as the caller views them when their rows
+    are not in memory order: (..., chunk, hidden) and (..., chunk), the leading dims making P, each tensor read in
+    its own layout (no copy into row order); dx then has x's shape, contiguous, and the partials (..., hidden)."""
     if cfg.rows % chunk:
         raise SegkitError(f"two-stage norm backward: chunk {chunk} does not divide the {cfg.rows} rows of "
                           f"{cfg.name} {cfg.shape}")
     f32, P, H = dt(fd, "Float"), cfg.rows // chunk, cfg.hidden
-    if host_views:
+    n = 3 if strided is None else len(strided[0][0])
+    if strided is not None:
+        host_views, lead, layouts = True, list(strided[0][0][:-2]), iter(strided)
+        if math.prod(lead) != P:
+            raise SegkitError(f"two-stage norm backward: leading dims {tuple(lead)} of the strided x make "
+                              f"{math.prod(lead)} chunks, not the {P} of {cfg.rows} rows in chunks of {chunk}")
+
+        def define(shape, dtype):  # shape: [*lead, chunk(, hidden)], each input's own strides
+            size, strides = next(layouts)
+            if list(size) != shape:
+                raise SegkitError(f"two-stage norm backward: a strided input of shape {tuple(size)} where "
+                                  f"{tuple(shape)} (x's leading dims, chunk {chunk}, hidden {H}) is expected")
+            contiguity, order = compute_tensor_descriptor(list(size), list(strides))
+            return fd.define_tensor(shape=shape, contiguity=contiguity, dtype=dtype, stride_order=order)
+    elif host_views:
+        lead = [P]
+
         def define(shape, dtype):
             return fd.define_tensor(shape=shape, contiguity=[True] * len(shape), dtype=dtype)
 
-        x, dy = (define([P, chunk, H], N.io(fd, cfg)) for _ in range(2))
-        mean = define([P, chunk], f32) if layer_norm else None
-        rstd = define([P, chunk], f32)
+    if host_views:
+        x, dy = (define([*lead, chunk, H], N.io(fd, cfg)) for _ in range(2))
+        mean = define([*lead, chunk], f32) if layer_norm else None
+        rstd = define([*lead, chunk], f32)
     else:
         x, dy = N.define_x(fd, cfg), N.define_x(fd, cfg)
         mean = N.define_stat(fd, cfg) if layer_norm else None
@@ -65,22 +88,22 @@ def define_stage1(fd, cfg: NormConfig, chunk: int, layer_norm: bool, host_views:
         return fd.ops.cast(t if host_views else fd.ops.reshape(t, new_shape=[P, chunk, H]), dtype=f32)
 
     def stat3(t):
-        return N.per_row(fd, t if host_views else fd.ops.reshape(t, new_shape=[P, chunk]), 3)
+        return N.per_row(fd, t if host_views else fd.ops.reshape(t, new_shape=[P, chunk]), n)
 
     xf, dyf, rstd_b = view3(x), view3(dy), stat3(rstd)
     xhat = fd.ops.mul(fd.ops.sub(xf, stat3(mean)) if layer_norm else xf, rstd_b)
-    g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), 3))
+    g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     inv_h = 1.0 / H
-    mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[2], dtype=f32), inv_h)
-    inner = fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, 3)))
+    mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), inv_h)
+    inner = fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, n)))
     if layer_norm:
-        mean_g = fd.ops.mul(fd.ops.sum(g, dims=[2], dtype=f32), inv_h)
-        inner = fd.ops.sub(inner, N.per_row(fd, mean_g, 3))
+        mean_g = fd.ops.mul(fd.ops.sum(g, dims=[n - 1], dtype=f32), inv_h)
+        inner = fd.ops.sub(inner, N.per_row(fd, mean_g, n))
     dx = fd.ops.cast(fd.ops.mul(inner, rstd_b), dtype=N.io(fd, cfg))
     fd.add_output(dx if host_views else fd.ops.reshape(dx, new_shape=list(cfg.shape)))
-    fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), dims=[1], dtype=f32))
+    fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), dims=[n - 2], dtype=f32))
     if layer_norm:
-        fd.add_output(fd.ops.sum(dyf, dims=[1], dtype=f32))
+        fd.add_output(fd.ops.sum(dyf, dims=[n - 2], dtype=f32))
 
 
 #: how stage 2 of the layer norm sums its two partials: two sums (nvFuser makes them two kernels: the graphs are

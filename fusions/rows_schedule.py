@@ -1,5 +1,6 @@
-"""The rows schedule: a hand-written nvFuser loop nest for a stage 1 over x viewed as (P, chunk, hidden), one CTA
-per chunk of rows, with reductions over hidden (per row) and over the chunk (per CTA). The norm backward's rows
+"""The rows schedule: a hand-written nvFuser loop nest for a stage 1 over x viewed as (P, chunk, hidden) (or as
+(..., chunk, hidden), its leading dims merged into P: rows not in memory order, read in place), one CTA per chunk
+of rows, with reductions over hidden (per row) and over the chunk (per CTA). The norm backward's rows
 formulation (fusions/norm_bwd_rows.py) and the fp8 amax's (fusions/fp8_amax_rows.py) schedule their stage 1 with it.
 
 The loop nest, per CTA ``p`` (BIDx), with ``r`` rows in flight (TIDy) and ``vec`` elements per vectorized access
@@ -60,8 +61,9 @@ class RowsSchedule(HandSchedule):
 
 
 def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:
-    """Apply the loop nest of the module docstring to a translated stage-1 fusion: 3-D (P, chunk, hidden) inputs
-    (and outputs, vectorized like the loads), reductions over hidden (per row) or over the chunk (per CTA). The
+    """Apply the loop nest of the module docstring to a translated stage-1 fusion: (P, chunk, hidden) inputs, or
+    (..., chunk, hidden) ones in any layout with their leading dims merged into P (and outputs of that shape,
+    vectorized like the loads), reductions over hidden (per row) or over the chunk (per CTA). The
     norm backward's stage 1 is one; fp8_amax's rows formulation (a row amax and per-CTA column amaxes) another."""
     import nvfuser_direct as nvf
 
@@ -75,15 +77,18 @@ def schedule_stage1(nvfd: Any, s: RowsSchedule, hidden: int) -> None:
 
 def _schedule(fusion, s: RowsSchedule, hidden: int, PT, sched) -> None:
     ins = [v for v in fusion.inputs() if v.is_tensor()]
-    outs = [v for v in fusion.outputs() if v.is_tensor() and len(v.get_logical_domain()) == 3
+    rank = len(ins[0].get_logical_domain())  # x: (P, chunk, H), or (..., chunk, H) with the leading dims making P
+    outs = [v for v in fusion.outputs() if v.is_tensor() and len(v.get_logical_domain()) == rank
             and not any(i.is_reduction() for i in v.get_logical_domain())]  # dx, not the partials
     loads = [t.cache_after() for t in ins]
     for t in outs:
         t.cache_before()
-    # the reference: the first 3-D output (dx), else the first 3-D load (x)
-    ref = outs[0] if outs else next(t for t in loads if len(t.get_logical_domain()) == 3)
+    # the reference: the first output of x's rank (dx), else x's load
+    ref = outs[0] if outs else next(t for t in loads if len(t.get_logical_domain()) == rank)
 
-    # [P, chunk, H] -> [P, S, Y, (H/V/T,) T, V]: BIDx, serial rows, TIDy, (serial,) TIDx, vectorized
+    # [..., chunk, H] -> [P, chunk, H] -> [P, S, Y, (H/V/T,) T, V]: BIDx, serial rows, TIDy, (serial,) TIDx, vectorized
+    for _ in range(rank - 3):
+        ref.merge(0)
     ref.split(2, s.vec)
     looped = s.threads(hidden) * s.vec < hidden
     if looped:
@@ -104,7 +109,7 @@ def _schedule(fusion, s: RowsSchedule, hidden: int, PT, sched) -> None:
     ref.axis(tidx).parallelize(PT.block_x)
     sched.parallelize_like(ref)
     for tv in loads + outs:
-        if len(tv.get_logical_domain()) == 3:  # x, dy, dx
+        if len(tv.get_logical_domain()) == rank:  # x, dy, dx
             tv.axis(-1).parallelize(PT.vectorize)
     sched.inline_most()
 

@@ -135,6 +135,15 @@ class SpecRunner:
         return _RESULT_VERDICTS.outputs(self._key, f"segkit's {self.spec_name} ({self.policy}) on nvFuser",
                                         lambda: self.fd, args, lambda: execute(args))
 
+    def in_place(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor] | None:
+        """The chosen formulation's outputs on ``tensors`` as they come (x's own shape, rows in any memory order),
+        where it reads them in place (the norm backward's rows schedule: ``strided_views``) on nvFuser, unchecked;
+        None elsewhere: the caller views them at the config's shape and calls the runner."""
+        if (self.staged is None or self.check or not hasattr(self.staged, "strided_views")
+                or not tensors[0].is_cuda or not nvfuser_available()):
+            return None
+        return self.staged.execute(tensors)
+
     @property
     def _key(self) -> tuple:
         """What a check verdict is kept under (built only when checking: not on the per-call path)."""

@@ -9,6 +9,7 @@ import torch
 
 import fusions
 from fusions import formulations
+from fusions.configs import NormConfig
 from fusions.norm_bwd_rows import ROWS, RowsScheduled, candidates
 from fusions.rows_schedule import RowsSchedule
 from segkit.compare import compare
@@ -152,3 +153,53 @@ def test_segkit_ex_run_time_config_of_a_model_finds_the_committed_rows_schedule(
     staged = staged_for(name, cfg, gpu)
     assert entry is not None and entry.formulation == ROWS
     assert isinstance(staged, RowsScheduled) and staged.schedule == RowsSchedule.from_dict(entry.chunk, entry.schedule)
+
+
+def _per_head(spec_name: str, layout: str):
+    """A per-head norm's backward inputs as a model hands them over: x = q.view(B, T, nh, hs).transpose(1, 2)
+    (memory in (b, t, h) order) and dy contiguous in (B, nh, T, hs), with the same values at (rows, hs) for the
+    float64 reference. ``layout`` "transposed" or "contiguous" (x's memory order)."""
+    B, nh, T, hs = 2, 3, 16, 32
+    spec = fusions.get(spec_name)
+    cfg = NormConfig("per_head", (B * nh * T, hs), torch.float32, 1e-6, False)
+    flat = spec.make_inputs(cfg)
+    names = list(flat)
+    x = flat[names[0]].view(B, nh, T, hs)
+    if layout == "transposed":
+        x = x.transpose(1, 2).contiguous().transpose(1, 2)  # same values, memory (b, t, h)
+    given = [x, flat[names[1]].view(B, nh, T, hs)]
+    given += [flat[n].view(B, nh, T) for n in names[2:-1]] + [flat[names[-1]]]
+    return spec, cfg, flat, given
+
+
+@pytest.mark.parametrize("spec_name", ["rmsnorm_bwd", "layernorm_bwd"])
+@pytest.mark.parametrize("layout, chunk", [("transposed", 8), ("transposed", 6), ("contiguous", 8)])
+def test_rows_not_in_memory_order_are_read_in_place_and_match_the_float64_reference(spec_name, layout, chunk):
+    """The rows of a per-head norm (q / k norms) come in two memory orders; stage 1 reads each tensor in its own
+    layout (chunk dividing T), or copies (chunk 6 does not divide T = 16), and every way matches the reference."""
+    spec, cfg, flat, given = _per_head(spec_name, layout)
+    run = RowsScheduled(cfg, RowsSchedule(chunk, rows=2, vec=4), spec_name == "layernorm_bwd")
+    views = run.strided_views(given)
+    assert (views is not None) == (layout == "transposed" and chunk == 8)
+    if views is not None:
+        s1, _ = run.recorded(tuple((tuple(v.shape), tuple(v.stride())) for v in views))
+        assert tuple(s1.fusion.inputs[0].shape) == (2, 3, 2, 8, 32)  # (B, nh, T / chunk, chunk, hs)
+        assert s1.fusion.inputs[0].stride_order != s1.fusion.inputs[1].stride_order  # each in its own layout
+        assert not any(op.name == "reshape" for op in s1.fusion.ops)
+    outs = run.run(given)
+    assert tuple(outs[0].shape) == (2, 3, 16, 32)
+    refs = list(spec.reference(flat, cfg))
+    got = [outs[0].reshape(cfg.shape), *outs[1:]]
+    assert all(d.ok for d in compare(refs, got)), compare(refs, got)
+
+
+def test_a_strided_stage1_names_what_does_not_fit():
+    cfg = NormConfig("per_head", (96, 32), torch.float32, 1e-6, False)
+    run = RowsScheduled(cfg, RowsSchedule(8, rows=2, vec=4), layer_norm=False)
+    wrong = (((2, 3, 2, 8, 32), (1536, 32, 768, 96, 1)), ((2, 3, 2, 8, 16), (768, 256, 128, 16, 1)),
+             ((2, 3, 2, 8), (48, 16, 8, 1)))
+    with pytest.raises(SegkitError, match=r"strided input of shape \(2, 3, 2, 8, 16\) where \(2, 3, 2, 8, 32\)"):
+        run.recorded(wrong)
+    few = (((2, 2, 2, 8, 32), (1024, 32, 512, 64, 1)),) * 2 + (((2, 2, 2, 8), (32, 16, 8, 1)),)
+    with pytest.raises(SegkitError, match="leading dims \\(2, 2, 2\\) of the strided x make 8 chunks, not the 12"):
+        run.recorded(few)

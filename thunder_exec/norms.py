@@ -90,8 +90,9 @@ def _ln_bwd_meta(g, a, mean, rstd, weight, eps, policy, check):
 def _ln_bwd_impl(g, a, mean, rstd, weight, eps, policy, check):
     run = _norm_runner("layernorm_bwd", a, _pdtype(a, weight), eps, False, policy, check)
     shape = run.cfg.shape
-    dx, dw, db = run([_shaped(a, shape), _shaped(g, shape), _shaped(mean, shape[:-1]), _shaped(rstd, shape[:-1]),
-                      _weight(a, weight)])
+    dx, dw, db = run.in_place([a, g, mean, rstd, _weight(a, weight)]) or run(
+        [_shaped(a, shape), _shaped(g, shape), _shaped(mean, shape[:-1]), _shaped(rstd, shape[:-1]),
+         _weight(a, weight)])
     return _shaped(dx, a.shape), dw, db
 
 
@@ -189,7 +190,8 @@ def _rms_bwd_meta(g, a, rstd, weight, eps, round_normed, policy, check):
 def _rms_bwd_impl(g, a, rstd, weight, eps, round_normed, policy, check):
     run = _norm_runner("rmsnorm_bwd", a, weight.dtype, eps, False, policy, check, round_normed=round_normed)
     shape = run.cfg.shape
-    dx, dw = run([_shaped(a, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), weight])
+    dx, dw = run.in_place([a, g, rstd, weight]) or run(
+        [_shaped(a, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), weight])
     return _shaped(dx, a.shape), dw
 
 

@@ -67,6 +67,34 @@ def test_rows_schedule_on_nvfuser_is_right_and_deterministic(name, config, sched
             "kernels": [k.name[:60] for k in kernel_breakdown(lambda: run.execute(args), reps=3)]})
 
 
+@pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
+def test_rows_not_in_memory_order_are_read_in_place_on_nvfuser(name, record):
+    """Qwen3-0.6B's per-head q norm backward as the model hands it over: x = q.view(B, T, nh, hs).transpose(1, 2)
+    (memory in (b, t, h) order), dy contiguous in (B, nh, T, hs). The rows schedule reads both in place: no copy
+    kernel, the same bits as the same values in row order (the chunks hold the same rows), and the reference."""
+    spec = fusions.get(name)
+    cfg = spec.config("qwen3_0.6b_q")
+    B, nh, T, hs = 4, 16, 2048, 128
+    flat = spec.make_inputs(cfg, device="cuda")
+    rows_order = [t.view(B, nh, T, hs) if t.dim() == 2 else t.view(B, nh, T) if t.shape[0] == cfg.rows else t
+                  for t in flat.values()]
+    given = [rows_order[0].transpose(1, 2).contiguous().transpose(1, 2), *rows_order[1:]]
+    run = RowsScheduled(cfg, RowsSchedule(64, rows=4, vec=8), layer_norm=name == "layernorm_bwd")
+    assert run.strided_views(given) is not None and run.strided_views(rows_order) is None
+    outs = run.execute(given)
+    assert outs[0].shape == given[0].shape and outs[0].is_contiguous()
+    want = run.execute(rows_order)
+    assert all(torch.equal(a, b) for a, b in zip(outs, want))  # bitwise: the same rows in the same chunks
+    got = [outs[0].reshape(cfg.shape), *outs[1:]]
+    diffs = compare(spec.reference(flat, cfg), got)
+    assert all(d.ok for d in diffs), diffs
+    in_place = [k.name[:60] for k in kernel_breakdown(lambda: run.execute(given), reps=3)]
+    copied = [k.name[:60] for k in kernel_breakdown(lambda: run.execute([t.contiguous() for t in given]), reps=3)]
+    record({"test": "rows_in_place_kernels", "spec": name, "in_place": in_place, "copied": copied})
+    assert not any("at::native" in k for k in in_place), in_place  # nvFuser's two stages only
+    assert len(copied) == len(in_place) + 1, (in_place, copied)  # the copy of x into row order, and nothing else
+
+
 @pytest.mark.parametrize("policy", ["outputs", "inputs+outputs"])
 def test_tuned_backward_stays_tuned_under_bookend(policy, record):
     from fusions.runner import fusion_for

@@ -132,3 +132,43 @@ def test_litgpt_block_at_a_tuned_shape_runs_the_tuned_rows_schedule(record):
     assert staged and all(isinstance(s, RowsScheduled) for s in staged), staged
     _close(outs, want_outs, torch.bfloat16)
     _close(grads, want_grads, torch.bfloat16)
+
+
+def test_per_head_norm_backward_reads_its_rows_in_place(tmp_path, monkeypatch, record):
+    """Qwen3's q / k norm: RMSNorm over q.view(B, T, nh, hs).transpose(1, 2). With a rows schedule at its
+    signature for this GPU, segkit_ex's backward hands x (memory in (b, t, h) order) and its grad (contiguous in
+    (B, nh, T, hs)) to the schedule as they are: its stage 1 compiled for that strided layout, no copy into row
+    order. The grads agree with eager."""
+    import fusions
+    from fusions.configs import NormConfig
+    from fusions.norm_bwd_rows import RowsScheduled
+    from fusions.runner import RUNNERS, clear_caches
+    from fusions.spec import tuning_table
+    from segkit.tuning import TuningTable, gpu_model
+
+    B, T, nh, hs = 2, 256, 4, 128
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = NormConfig("per_head", (B * T * nh, hs), torch.bfloat16, 1e-6, False)
+    TuningTable([spec.entry(cfg, gpu_model(), formulation="rows", chunk=32,
+                            schedule={"rows": 4, "vec": 8}, us=1.0)]).save(tmp_path / "t.json")
+    monkeypatch.setenv("SEGKIT_TUNING_TABLE", str(tmp_path / "t.json"))
+    tuning_table.cache_clear()
+    clear_caches()
+    try:
+        torch.manual_seed(0)
+        norm = torch.nn.RMSNorm(hs, eps=1e-6).cuda().bfloat16()
+        scale = torch.randn(B, nh, T, hs, device="cuda", dtype=torch.bfloat16)
+        q = torch.randn(B, T, nh * hs, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        jm, (outs, grads), (want_outs, want_grads) = _run(
+            lambda q: norm(q.view(B, T, nh, hs).transpose(1, 2)) * scale, [q], list(norm.parameters()),
+            segkit_fuse="opaque")
+        staged = [r.staged for r in RUNNERS.values() if r.spec_name == "rmsnorm_bwd"]
+        record({"test": "per_head_norm_in_place", "staged": [type(s).__name__ for s in staged],
+                "layouts": [list(getattr(s, "_strided", {})) for s in staged]})
+        assert staged and all(isinstance(s, RowsScheduled) and s._strided for s in staged), staged
+        _close(outs, want_outs, torch.bfloat16)
+        _close(grads, want_grads, torch.bfloat16)
+    finally:
+        monkeypatch.delenv("SEGKIT_TUNING_TABLE")
+        tuning_table.cache_clear()
+        clear_caches()
