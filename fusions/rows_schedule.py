@@ -88,7 +88,7 @@ def _schedule(fusion, s: RowsSchedule, hidden: int, PT, sched) -> None:
 
     # [..., chunk, H] -> [P, chunk, H] -> [P, S, Y, (H/V/T,) T, V]: BIDx, serial rows, TIDy, (serial,) TIDx, vectorized
     for _ in range(rank - 3):
-        ref.merge(0)
+        ref.merge(0, 1)
     ref.split(2, s.vec)
     looped = s.threads(hidden) * s.vec < hidden
     if looped:
