@@ -15,8 +15,7 @@ import torch
 
 # segkit_ex's opaque symbols, and (segkit_nv_*) the operators thunder_exec.fusible puts into nvFuser's regions
 NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm",
-           "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd", "segkit_nv_layer_norm_fwd_split",
-           "segkit_nv_rms_norm_fwd_split"}
+           "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"}
 NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd", "segkit_nv_rms_norm_bwd"}
 ROPE_FW, ROPE_BW = {"segkit_rope_fwd", "segkit_nv_rope_fwd"}, {"segkit_rope_bwd", "segkit_nv_rope_bwd"}
 

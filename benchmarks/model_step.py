@@ -113,14 +113,6 @@ VARIANTS = [
             "norms, left to Thunder)", default=False, thunder=True, segkit=True,
             fuse=(("*", "auto"), ("norm_fwd", "fused"), ("norm_bwd", "fused"),
                   *((f"{op}@{rows}x128", "thunder") for op in ("norm_fwd", "norm_bwd") for rows in (131072, 65536)))),
-    # the same q / k norm forwards fused with their statistics split from y (segkit_fuse "split"), with and without
-    # CUDA graphs: y recomputed in the region's RoPE kernel instead of written and read back
-    Variant("segkit-qk-split", "Thunder + segkit_ex (auto, Qwen3-0.6B's q / k norm forwards split)", default=False,
-            thunder=True, segkit=True, fuse=(("*", "auto"), *((f"norm_fwd@{rows}x128", "split")
-                                                              for rows in (131072, 65536)))),
-    Variant("segkit-qk-split-graphs", "Thunder + segkit_ex (auto, Qwen3-0.6B's q / k norm forwards split) + CUDA "
-            "graphs", default=False, thunder=True, segkit=True, graphs=True,
-            fuse=(("*", "auto"), *((f"norm_fwd@{rows}x128", "split") for rows in (131072, 65536)))),
     Variant("segkit-auto-as-is", "Thunder + segkit_ex (auto, cuDNN reads q in Thunder's layout)", default=False,
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("segkit-own", "Thunder + segkit_ex (auto), attention left to Thunder: segkit's norms and RoPE alone",

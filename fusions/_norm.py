@@ -58,13 +58,6 @@ def per_col(fd, t, ndim: int):
     return fd.ops.broadcast(t, is_broadcast_dim=[True] * (ndim - 1) + [False])
 
 
-def split_stats(fd, x, *stats) -> tuple:
-    """x cast to fp32 again and each statistic behind a ``segment_set``: what the normalization is applied from when
-    the statistics get a kernel of their own (a reduction reading x) and y is recomputed in the kernel of its
-    readers. The fresh cast keeps nvFuser from passing an fp32 x between the two."""
-    return fd.ops.cast(x, dtype=dt(fd, "Float")), tuple(fd.ops.segment_set(t) for t in stats)
-
-
 def row_dims(ndim: int) -> list[int]:
     return list(range(ndim - 1))
 

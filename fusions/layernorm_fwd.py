@@ -24,11 +24,10 @@ def define(fd, cfg: NormConfig) -> None:
         fd.add_output(out)
 
 
-def body(fd, x, w, b, cfg: NormConfig, ndim: int | None = None, split_stats: bool = False) -> tuple:
+def body(fd, x, w, b, cfg: NormConfig, ndim: int | None = None) -> tuple:
     """(y, mean, rstd) from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's
     nvFuser executor fuses segkit's layer norm; thunder_exec.fusible): x of rank ``ndim`` (default the config's);
-    ``w`` / ``b`` None for a norm without weight / bias. ``split_stats``: the statistics in a kernel of their own,
-    y recomputed from x where the region reads it (rmsnorm_fwd.body, N.split_stats)."""
+    ``w`` / ``b`` None for a norm without weight / bias."""
     n = len(cfg.shape) if ndim is None else ndim
     f32, inv_h = dt(fd, "Float"), 1.0 / cfg.hidden
     xf = fd.ops.cast(x, dtype=f32)
@@ -36,11 +35,7 @@ def body(fd, x, w, b, cfg: NormConfig, ndim: int | None = None, split_stats: boo
     xc = fd.ops.sub(xf, N.per_row(fd, mean, n))
     var = fd.ops.mul(fd.ops.sum(fd.ops.mul(xc, xc), dims=[n - 1], dtype=f32), inv_h)
     rstd = fd.ops.rsqrt(fd.ops.add(var, cfg.eps))
-    applied = rstd
-    if split_stats:
-        xf, (applied_mean, applied) = N.split_stats(fd, x, mean, rstd)
-        xc = fd.ops.sub(xf, N.per_row(fd, applied_mean, n))
-    y = fd.ops.mul(xc, N.per_row(fd, applied, n))
+    y = fd.ops.mul(xc, N.per_row(fd, rstd, n))
     if w is not None:
         y = fd.ops.mul(y, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     if b is not None:

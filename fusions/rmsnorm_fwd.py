@@ -21,21 +21,15 @@ def define(fd, cfg: NormConfig) -> None:
         fd.add_output(out)
 
 
-def body(fd, x, w, cfg: NormConfig, ndim: int | None = None, split_stats: bool = False) -> tuple:
+def body(fd, x, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
     """(y, rstd) from tensors ``x`` and ``w`` already in ``fd`` (the builder's inputs, or a region's tensors when
     Thunder's nvFuser executor fuses segkit's RMSNorm; thunder_exec.fusible): x of rank ``ndim`` (default the
-    config's), normalised over its last dim of cfg.hidden. ``split_stats``: a ``segment_set`` after rstd, so that
-    nvFuser computes the statistics in a kernel of their own and y, recomputed from x, in the kernel of its readers
-    (a RoPE in the region) rather than written by a persistent kernel and read back (N.split_stats)."""
+    config's), normalised over its last dim of cfg.hidden."""
     n = len(cfg.shape) if ndim is None else ndim
     xf = fd.ops.cast(x, dtype=dt(fd, "Float"))
     ms = fd.ops.div(fd.ops.sum(fd.ops.mul(xf, xf), dims=[n - 1], dtype=dt(fd, "Float")), float(cfg.hidden))
     rstd = fd.ops.rsqrt(fd.ops.add(ms, cfg.eps))
-    if split_stats:
-        xf, (applied,) = N.split_stats(fd, x, rstd)
-    else:
-        applied = rstd
-    normed = fd.ops.mul(xf, N.per_row(fd, applied, n))
+    normed = fd.ops.mul(xf, N.per_row(fd, rstd, n))
     if cfg.round_normed:  # Hugging Face's Llama-style norm rounds here, then multiplies in x's dtype
         normed = N.rounded(fd, normed, cfg)
     y = fd.ops.mul(normed, N.per_col(fd, fd.ops.cast(w, dtype=dt(fd, "Float")), n))

@@ -141,25 +141,6 @@ def test_norm_translator_records_the_builders_ops(name):
                                                  segkit.run_reference(want, defined)))
 
 
-@pytest.mark.parametrize("name", ["rmsnorm_fwd", "layernorm_fwd"])
-def test_split_translator_puts_the_statistics_behind_segment_sets_and_keeps_the_numbers(name):
-    """segkit_fuse "split": the statistics each behind a segment_set (nvFuser ends a kernel there) and x cast
-    again for y; the same numbers as the builder's fusion, bit for bit (the ops differ only by those)."""
-    translator, order, consts = TRANSLATORS[name]
-    spec = fusions.get(name)
-    cfg = NormConfig("t", (2, 4, 64), BF16, consts[0], name.startswith("layernorm"))
-    inp = spec.make_inputs(cfg)
-    defined = [inp[k] for k in inp]
-    fd, _ = _translated(defined, lambda p, fd, m: translator(
-        *[p[list(inp).index(k)] for k in order], *consts, fd=fd, lc_to_nv_map=m, split_stats=True))
-    names = [op.name for op in fd.fusion.ops]
-    stats = 2 if name == "layernorm_fwd" else 1
-    assert names.count("segment_set") == stats
-    assert names.count("cast") == sum(op.name == "cast" for op in spec.build(cfg, gpu="none").fusion.ops) + 1
-    want = segkit.run_reference(spec.build(cfg, gpu="none"), defined)
-    assert all(torch.equal(g, w) for g, w in zip(segkit.run_reference(fd, defined), want))
-
-
 @pytest.mark.parametrize("shape", [(1, 8, 64), (1, 1, 8, 64), (2, 1, 8, 64)])
 @pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
 def test_backward_translators_sum_dw_over_rows_without_unit_dims(name, shape):
@@ -221,10 +202,7 @@ def test_registration_puts_operators_and_translators_on_the_executor():
     ex, translators = FusionExecutor("segkit_fusible_test"), {}
     symbols = fusible.register(ex, lambda sym_id, translator, checker: translators.setdefault(sym_id, translator))
     assert {s.name for s in (symbols.rms_fwd, symbols.rms_bwd, symbols.ln_fwd, symbols.ln_bwd, symbols.rope_fwd,
-                             symbols.rope_bwd, symbols.rms_fwd_split, symbols.ln_fwd_split)} == set(fusible.NAMES)
-    split = symbols.split()
-    assert (split.rms_fwd, split.ln_fwd, split.rms_bwd) == (symbols.rms_fwd_split, symbols.ln_fwd_split,
-                                                            symbols.rms_bwd)
+                             symbols.rope_bwd)} == set(fusible.NAMES)
     assert translators[symbols.rope_bwd.id] is fusible.rope_bwd_translator
     with tracectx(TraceCtx()):
         x = _proxy(torch.empty(2, 4, 64, dtype=BF16))
@@ -491,7 +469,7 @@ def test_thunder_mode_leaves_the_whole_call_to_thunders_decomposition(fuse, left
 
 def test_segkit_fuse_names_its_values():
     x, w = torch.randn(4, 16), torch.ones(16)
-    with pytest.raises(ValueError, match="segkit_fuse must be one of opaque, fused, auto, thunder, split, got 'yes'"):
+    with pytest.raises(ValueError, match="segkit_fuse must be one of opaque, fused, auto, thunder, got 'yes'"):
         thunder.jit(lambda x: torch.nn.functional.rms_norm(x, (16,), w), executors=thunder_exec.executors(),
                     segkit_fuse="yes")(x)
 
@@ -501,8 +479,6 @@ def test_segkit_fuse_names_its_values():
     ("fused", FusePolicy("fused")),
     ({"*": "fused", "norm_bwd": "opaque"},
      FusePolicy("fused", (("layernorm_bwd", "opaque"), ("rmsnorm_bwd", "opaque")))),
-    ({"norm_fwd@131072x128": "split"}, FusePolicy("auto", (("layernorm_fwd@131072x128", "split"),
-                                                          ("rmsnorm_fwd@131072x128", "split")))),
     ({"norm_fwd": "fused", "layernorm_fwd": "opaque"}, FusePolicy("auto", (("layernorm_fwd", "opaque"),
                                                                            ("rmsnorm_fwd", "fused")))),
     ({"*": "opaque", "rope_bwd": "opaque"}, FusePolicy("opaque")),
@@ -526,10 +502,7 @@ def test_fuse_policy_per_op(value, want):
 
 @pytest.mark.parametrize("value, match", [
     ({"norm": "fused"}, "unknown op 'norm'; known: '\\*', norm_fwd"),
-    ({"norm_bwd": "yes"}, "segkit_fuse\\['norm_bwd'\\] must be one of opaque, fused, auto, thunder, split, got 'yes'"),
-    ({"rope_fwd": "split"}, "segkit_fuse\\['rope_fwd'\\]: 'split' is a mode of the norm forwards only \\(norm_fwd, "),
-    ({"norm_bwd@131072x128": "split"}, "'split' is a mode of the norm forwards only"),
-    ("split", "segkit_fuse: 'split' is a mode of the norm forwards only"),
+    ({"norm_bwd": "yes"}, "segkit_fuse\\['norm_bwd'\\] must be one of opaque, fused, auto, thunder, got 'yes'"),
     (["fused"], "a mode .* or a mapping of ops to modes, got list"),
     ({"norm_bwd@131072": "thunder"}, "'norm_bwd@131072': a shape is sizes joined by x .* got '131072'"),
     ({"norm_bwd@": "thunder"}, "'norm_bwd@': a shape is sizes joined by x"),
@@ -576,26 +549,6 @@ def test_fuse_policy_mapping_through_thunder(monkeypatch, opaque_piece):
     bw = {b.sym.name for b in thunder.last_backward_traces(jf)[-1].bound_symbols}
     assert {"segkit_nv_rms_norm_fwd", "segkit_nv_rope_fwd"} <= fw
     assert {"segkit_rms_norm_bwd", "segkit_nv_rope_bwd"} <= bw and "segkit_nv_rms_norm_bwd" not in bw
-    loss0, grads0 = opaque_piece
-    torch.testing.assert_close(loss, loss0)
-    for g, w in zip(grads, grads0):
-        torch.testing.assert_close(g, w)
-
-
-def test_split_mode_through_thunder(monkeypatch, opaque_piece):
-    """``{"norm_fwd": "split"}``: the norm forward is the split fusible symbol, recorded as a fused claim; loss and
-    grads are the opaque mode's."""
-    ex = _InterpretedRegions("segkit_fusible_cpu_split")
-    symbols = fusible.register(ex, lambda sym_id, translator, checker: None, devices.DeviceType.CPU)
-    monkeypatch.setattr(fusible, "registered", lambda: symbols)
-    fusible.clear_notes()
-    step, leaves = _litgpt_block_piece()
-    default = thunder_exec.executors()
-    jf, loss, grads = _grads(step, leaves, executors=[default[0], ex, *default[1:]], segkit_fuse={"norm_fwd": "split"})
-    fw = {b.sym.name for b in thunder.last_traces(jf)[-1].bound_symbols}
-    assert "segkit_nv_rms_norm_fwd_split" in fw and not fw & {"segkit_nv_rms_norm_fwd", "segkit_rms_norm_fwd"}
-    split = [c for c in fusible.CHOICES.values() if c.spec == "rmsnorm_fwd"]
-    assert [(c.mode, c.chosen) for c in split] == [("split", "fused")] and "statistics" in split[0].why
     loss0, grads0 = opaque_piece
     torch.testing.assert_close(loss, loss0)
     for g, w in zip(grads, grads0):

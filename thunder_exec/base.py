@@ -62,10 +62,7 @@ def warn_if_shadowed(executors) -> None:
                       "put segkit_ex first (thunder_exec.executors())", stacklevel=3)
 
 
-FUSE_MODES = ("opaque", "fused", "auto", "thunder", "split")
-# "split" (fused, the statistics in a kernel of their own, y recomputed by its readers in the region): for the norm
-# forwards only, named by these keys.
-SPLIT, SPLIT_OPS = "split", ("norm_fwd", "rmsnorm_fwd", "layernorm_fwd")
+FUSE_MODES = ("opaque", "fused", "auto", "thunder")
 # The ops a segkit_fuse mapping may name: a group, or one spec of it.
 FUSE_OPS = {"norm_fwd": ("rmsnorm_fwd", "layernorm_fwd"), "norm_bwd": ("rmsnorm_bwd", "layernorm_bwd"),
             "rope_fwd": ("rope_fwd",), "rope_bwd": ("rope_bwd",)}
@@ -103,15 +100,15 @@ class FusePolicy:
         if value is None:
             return cls()
         if isinstance(value, str):
-            return cls(_fuse_mode(value, "segkit_fuse", "*"))
+            return cls(_fuse_mode(value, "segkit_fuse"))
         if not isinstance(value, Mapping):
             raise ValueError(f"segkit_fuse must be a mode ({', '.join(FUSE_MODES)}) or a mapping of ops to modes, "
                              f"got {type(value).__name__} {value!r}")
         specs = {s: g for g, members in FUSE_OPS.items() for s in members}
         default, by_group, by_spec = cls().default, {}, {}
         for key, mode in value.items():
+            mode = _fuse_mode(mode, f"segkit_fuse[{key!r}]")
             op, at, shape = str(key).partition("@")
-            mode = _fuse_mode(mode, f"segkit_fuse[{key!r}]", op)
             if at and not _SHAPE.fullmatch(shape):
                 raise ValueError(f"segkit_fuse: {key!r}: a shape is sizes joined by x (rows x hidden of a norm, x's "
                                  f"shape of a RoPE), e.g. 'norm_bwd@131072x128', got {shape!r}")
@@ -131,12 +128,9 @@ class FusePolicy:
         return cls(default, tuple(sorted({**plain, **shaped}.items())))
 
 
-def _fuse_mode(mode, where: str, op: str) -> str:
+def _fuse_mode(mode, where: str) -> str:
     if mode not in FUSE_MODES:
         raise ValueError(f"{where} must be one of {', '.join(FUSE_MODES)}, got {mode!r}")
-    if mode == SPLIT and op not in SPLIT_OPS:
-        raise ValueError(f"{where}: 'split' is a mode of the norm forwards only ({', '.join(SPLIT_OPS)}): their "
-                         f"statistics in a kernel of their own, y recomputed where the region reads it")
     return mode
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from thunder.core import dtypes
@@ -31,7 +31,7 @@ from fusions.cut_cost import FUSED, OPAQUE, THUNDER, call_declines, crossing_byt
 from fusions.runner import LRUCache
 from fusions.spec import signature
 from segkit.tuning import gpu_model
-from thunder_exec.base import SPLIT, CompileOptions, call_shape, torch_dtype
+from thunder_exec.base import CompileOptions, call_shape, torch_dtype
 
 
 class FuseFallbackWarning(UserWarning):
@@ -103,9 +103,9 @@ def _nv(x, lc_to_nv_map):
     return None if x is None else lc_to_nv_map[x]
 
 
-def rms_fwd_translator(a, weight, eps, round_normed, *, fd, lc_to_nv_map, split_stats: bool = False):
+def rms_fwd_translator(a, weight, eps, round_normed, *, fd, lc_to_nv_map):
     cfg = norm_config(a, weight, eps, round_normed=round_normed)
-    return rmsnorm_fwd.body(fd, _nv(a, lc_to_nv_map), _nv(weight, lc_to_nv_map), cfg, a.ndim, split_stats)
+    return rmsnorm_fwd.body(fd, _nv(a, lc_to_nv_map), _nv(weight, lc_to_nv_map), cfg, a.ndim)
 
 
 def _squeezed(fd, tensors, dims: list[int]):
@@ -129,10 +129,10 @@ def rms_bwd_translator(g, a, rstd, weight, eps, round_normed, *, fd, lc_to_nv_ma
     return _unsqueezed(fd, dx, a, dims), dw
 
 
-def ln_fwd_translator(a, weight, bias, eps, *, fd, lc_to_nv_map, split_stats: bool = False):
+def ln_fwd_translator(a, weight, bias, eps, *, fd, lc_to_nv_map):
     cfg = norm_config(a, weight, eps, bias is not None)
     nv = functools.partial(_nv, lc_to_nv_map=lc_to_nv_map)
-    return layernorm_fwd.body(fd, nv(a), nv(weight), nv(bias), cfg, a.ndim, split_stats)
+    return layernorm_fwd.body(fd, nv(a), nv(weight), nv(bias), cfg, a.ndim)
 
 
 def ln_bwd_translator(g, a, mean, rstd, weight, eps, *, fd, lc_to_nv_map):
@@ -179,12 +179,6 @@ class FusibleSymbols:
     ln_bwd: Any
     rope_fwd: Any
     rope_bwd: Any
-    rms_fwd_split: Any  # the norm forwards under segkit_fuse "split" (fusions._norm.split_stats)
-    ln_fwd_split: Any
-
-    def split(self) -> FusibleSymbols:
-        """These symbols with the norm forwards' statistics split from y (segkit_fuse "split")."""
-        return replace(self, rms_fwd=self.rms_fwd_split, ln_fwd=self.ln_fwd_split)
 
 
 @dataclass(frozen=True)
@@ -221,15 +215,6 @@ _SYMBOLS = {  # FusibleSymbols field: its operator
     "ln_bwd": FusibleOp("segkit_nv_layer_norm_bwd", "layernorm_bwd", _ln_bwd_meta, ln_bwd_translator,
                         lambda g, a, mean, rstd, weight, eps: norm_config(a, weight, eps),
                         "segkit_layer_norm_bwd"),
-    "rms_fwd_split": FusibleOp("segkit_nv_rms_norm_fwd_split", "rmsnorm_fwd", _rms_fwd_meta,
-                               functools.partial(rms_fwd_translator, split_stats=True),
-                               lambda a, weight, eps, round_normed:
-                               norm_config(a, weight, eps, round_normed=round_normed),
-                               "segkit_rms_norm_fwd", "segkit_rms_norm"),
-    "ln_fwd_split": FusibleOp("segkit_nv_layer_norm_fwd_split", "layernorm_fwd", _ln_fwd_meta,
-                              functools.partial(ln_fwd_translator, split_stats=True),
-                              lambda a, weight, bias, eps: norm_config(a, weight, eps, bias is not None),
-                              "segkit_layer_norm_fwd", "segkit_layer_norm"),
     "rope_fwd": FusibleOp("segkit_nv_rope_fwd", "rope_fwd", _rope_fwd_meta, rope_fwd_translator,
                           lambda x, cos, sin, out_dtype: rope_config(x, cos, x.dtype, out_dtype), "segkit_rope_fwd"),
     "rope_bwd": FusibleOp("segkit_nv_rope_bwd", "rope_bwd", _rope_bwd_meta, rope_bwd_translator,
@@ -367,9 +352,5 @@ def chosen(options: CompileOptions, spec_name: str, cfg, x) -> FusibleSymbols | 
         d = decide(spec_name, cfg, gpu_model())
         record(Choice(spec_name, d.signature, mode, d.decision, d.describe()))
         return None if d.decision == OPAQUE else symbols
-    if mode == SPLIT:
-        record(Choice(spec_name, signature(cfg), mode, FUSED, "segkit_fuse split: the statistics in a kernel of "
-                      "their own, y recomputed where the region reads it"))
-        return symbols.split()
     record(Choice(spec_name, signature(cfg), mode, FUSED, f"segkit_fuse {mode}"))
     return symbols

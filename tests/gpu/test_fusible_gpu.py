@@ -114,38 +114,6 @@ def test_litgpt_norm_and_rope_fused_match_eager():
     _close(grads, want_grads, torch.bfloat16)
 
 
-def test_per_head_norm_split_leaves_y_to_the_rope_kernel(record):
-    """Qwen3's q norm: litgpt's RMSNorm per head over q.view(B, T, nh, hs).transpose(1, 2), then apply_rope. With
-    ``{"norm_fwd": "split"}`` the region computes the statistics in a reduction kernel and y in the RoPE's kernel:
-    no normalization (persistent) kernel in the forward; outputs and grads as eager's."""
-    from litgpt.model import RMSNorm, apply_rope, build_rope_cache
-
-    from segkit import trace
-
-    torch.manual_seed(0)
-    B, T, nh, hs = 2, 256, 8, 128
-    norm = RMSNorm(hs).cuda()
-    norm.weight.data = torch.randn(hs, device="cuda") * 0.3 + 1.0
-    cos, sin = (t[None] for t in build_rope_cache(T, hs, device="cuda"))
-    x = torch.randn(B, T, nh * hs, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-
-    def fn(x):
-        return apply_rope(norm(x.view(B, T, nh, hs).transpose(1, 2)), cos, sin)
-
-    jf, (outs, grads), (want, want_grads) = _run(fn, [x], [norm.weight], executors=None,
-                                                 segkit_fuse={"norm_fwd": "split"})
-    assert "segkit_nv_rms_norm_fwd_split" in _in_regions(thunder.last_traces(jf)[-1])
-    with trace.capture() as cap:
-        with trace.range("fwd"):
-            jf(x)
-            torch.cuda.synchronize()
-    kernels = [k.key for r in cap.trace.ranges_named("fwd") for k in r.kernels]
-    record({"test": "per_head_norm_split", "fwd_kernels": kernels})
-    assert any("reduction" in k for k in kernels) and not any("persistent" in k for k in kernels), kernels
-    _close(outs, want, torch.bfloat16)
-    _close(grads, want_grads, torch.bfloat16)
-
-
 @pytest.mark.parametrize("fuse", ["fused", "auto"])
 def test_layer_norm_with_bias_fused_matches_eager(fuse):
     """torch.nn.LayerNorm (weight and bias) between two pointwise ops: one region holds the add, the norm and the
