@@ -17,10 +17,12 @@ def _gpu_ready() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
+    """Skip every benchmark without a GPU; on one, a benchmark whose tuned formulation was dropped (the spec's own
+    fusion timed in its place) fails rather than records the wrong kernel."""
     reason = _gpu_ready()
-    if reason:
-        for item in items:
-            item.add_marker(pytest.mark.skip(reason=reason))
+    for item in items:
+        item.add_marker(pytest.mark.skip(reason=reason) if reason else
+                        pytest.mark.filterwarnings("error::fusions.runner.FormulationFallbackWarning"))
 
 
 _COPY_GBS: list[float] = []

@@ -14,6 +14,7 @@ All runners live in one bounded LRU cache (``RUNNERS``, ``clear_caches()``).
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -104,6 +105,19 @@ def fusion_for(spec_name: str, cfg: Any, policy: str, outputs: tuple[int, ...] |
     return bookended(fd, policy)
 
 
+class FormulationFallbackWarning(UserWarning):
+    """The formulation the tuning table chose failed (e.g. it does not build with this nvFuser or on this GPU);
+    the spec's own fusion runs instead."""
+
+
+@dataclass
+class StagedHealth:
+    """Why a runner's chosen formulation was dropped (None: it was not), so a formulation that cannot run here
+    costs one warning, not the user's step."""
+
+    dropped: str | None = None
+
+
 @dataclass(frozen=True)
 class SpecRunner:
     """One spec, config and policy with its fusion resolved once, so a call costs what nvFuser's execute costs
@@ -117,6 +131,7 @@ class SpecRunner:
     outputs: tuple[int, ...] | None = None
     staged: Any = None  # a multi-fusion formulation the tuning table chose for this GPU (e.g. two-stage norm bwd)
     layouts: tuple[tuple[int, ...] | None, ...] = ()  # each fusion input's stride_order (None: contiguous)
+    health: StagedHealth = field(default_factory=StagedHealth, compare=False, repr=False)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Outputs of the fusion on ``tensors``, each laid out as the fusion defines it (contiguous, or the
@@ -129,20 +144,45 @@ class SpecRunner:
             return _RESULT_VERDICTS.outputs(
                 self._key, f"segkit's {self.spec_name} ({self.policy}) on the reference interpreter",
                 lambda: self.fd, args, lambda: run_reference(self.fd, args), self._against_spec)
-        execute = self.staged.execute if self.staged is not None else compiled(self.fd).execute
         if not self.check:
-            return execute(args)
+            return self._execute(args)
         return _RESULT_VERDICTS.outputs(self._key, f"segkit's {self.spec_name} ({self.policy}) on nvFuser",
-                                        lambda: self.fd, args, lambda: execute(args))
+                                        lambda: self.fd, args, lambda: self._execute(args))
+
+    def _execute(self, args: list[torch.Tensor]) -> list[torch.Tensor]:
+        """On nvFuser: the chosen formulation where there is one that runs here, else the spec's fusion."""
+        out = self._staged(args) if self.staged is not None else None
+        return out if out is not None else compiled(self.fd).execute(args)
+
+    def _staged(self, args: Sequence[torch.Tensor]) -> list[torch.Tensor] | None:
+        """The chosen formulation's outputs; None once it was dropped. A failure (a schedule that does not build
+        with this nvFuser or on this GPU, a layout it was never compiled for) drops it for good with a
+        FormulationFallbackWarning naming it, the config and the error, and the caller runs the spec's own fusion
+        on the same tensors: an error of the call itself is raised there. Out of memory propagates."""
+        if self.health.dropped is not None:
+            return None
+        try:
+            return self.staged.execute(args)
+        except torch.OutOfMemoryError:
+            raise
+        except Exception as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            self.health.dropped = f"{type(e).__name__}: {first}"
+            what = getattr(self.staged, "describe", lambda: type(self.staged).__name__)()
+            warnings.warn(f"segkit's {self.spec_name} at {self.cfg.name} {getattr(self.cfg, 'shape', '')}: the "
+                          f"tuning table's {what} failed ({self.health.dropped}); the spec's own fusion runs "
+                          f"instead", FormulationFallbackWarning, stacklevel=3)
+            return None
 
     def in_place(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor] | None:
         """The chosen formulation's outputs on ``tensors`` as they come (x's own shape, rows in any memory order),
         where it reads them in place (the norm backward's rows schedule: ``strided_views``) on nvFuser, unchecked;
-        None elsewhere: the caller views them at the config's shape and calls the runner."""
+        None elsewhere (or once it was dropped): the caller views them at the config's shape and calls the
+        runner."""
         if (self.staged is None or self.check or not hasattr(self.staged, "strided_views")
                 or not tensors[0].is_cuda or not nvfuser_available()):
             return None
-        return self.staged.execute(tensors)
+        return self._staged(tensors)
 
     @property
     def _key(self) -> tuple:

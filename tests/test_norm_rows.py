@@ -4,6 +4,8 @@ schedule's fp8 amax formulation against the reference."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
@@ -203,3 +205,25 @@ def test_a_strided_stage1_names_what_does_not_fit():
     few = (((2, 2, 2, 8, 32), (1024, 32, 512, 64, 1)),) * 2 + (((2, 2, 2, 8), (32, 16, 8, 1)),)
     with pytest.raises(SegkitError, match="leading dims \\(2, 2, 2\\) of the strided x make 8 chunks, not the 12"):
         run.recorded(few)
+
+
+def test_a_formulation_that_cannot_run_here_is_dropped_with_one_warning():
+    """The runner's chosen formulation failing (here the rows schedule on a machine without nvFuser: its stage 1
+    cannot be built) costs one warning naming the spec, the config, the schedule and the error; the runner drops
+    it and its callers run the spec's own fusion (None from ``_staged``), without warning again."""
+    from fusions.runner import FormulationFallbackWarning, SpecRunner, fusion_for
+
+    spec = fusions.get("rmsnorm_bwd")
+    cfg = spec.config("nanogpt_tiny", torch.bfloat16)
+    run = SpecRunner("rmsnorm_bwd", cfg, "none", False, fusion_for("rmsnorm_bwd", cfg, "none"),
+                     staged=RowsScheduled(cfg, RowsSchedule(16, rows=2, vec=4), layer_norm=False))
+    args = list(spec.make_inputs(cfg).values())
+    with pytest.warns(FormulationFallbackWarning) as said:
+        assert run._staged(args) is None
+    assert len(said) == 1
+    message = str(said[0].message)
+    assert "rmsnorm_bwd at nanogpt_tiny" in message and "rows schedule (16 rows per CTA" in message
+    assert "failed (NvFuserUnavailableError: nvfuser_direct is not importable" in message and run.health.dropped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run._staged(args) is None  # dropped: no second attempt, no second warning
