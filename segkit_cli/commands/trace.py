@@ -28,11 +28,17 @@ def register(sub) -> None:
     p = trace.add_parser("compare", help="two traces side by side, per range and per kernel", epilog=_TABLE_OUTPUT)
     p.add_argument("a", type=argtypes.trace_file)
     p.add_argument("b", type=argtypes.trace_file)
-    p.add_argument("--by", default="range", choices=["range", "kernel", "launch"],
+    p.add_argument("--by", default="range", choices=["range", "kernel", "launch", "section"],
                    help="range: per range; kernel: each kernel's median per range, matched by name; launch: one "
-                   "step's launches aligned in order, with totals per kind (for two profiles of a model step)")
-    p.add_argument("--range", type=argtypes.name, help="only this range (with --by launch: the range a step is "
-                   "recorded in, default step, as the step table records it; a profile without it is one step)")
+                   "step's launches aligned in order, with totals per kind; section: one step's memory-bound "
+                   "kernels summed between its GEMMs and attention kernels, paired by place (the last two for two "
+                   "profiles of a model step)")
+    p.add_argument("--range", type=argtypes.name, help="only this range (with --by launch or section: the range a "
+                   "step is recorded in, default step, as the step table records it; a profile without it is one "
+                   "step)")
+    p.add_argument("--top", type=argtypes.positive_int, default=10,
+                   help="with --by section: the sections in the largest-deltas table (default 10)")
+    p.goes_with("--top", "--by", "section")
     _add_table_output(p, ["table", "markdown", "csv", "json"])
     p.add_argument("--plot", type=argtypes.plot_file, help="write an image (.png, .svg, .pdf): kernel timeline per "
                    "range and kernel time A vs B")
@@ -82,9 +88,14 @@ def run_compare(args: argparse.Namespace) -> int:
     from segkit.trace.diff import compare_tables
     from segkit.trace.report import write_tables
 
+    if args.plot and args.by == "section":
+        from segkit.errors import UsageError
+
+        raise UsageError("--plot draws ranges, kernels or launches; --by section has no plot (its tables are the "
+                         "view: --format markdown / csv / json)")
     a, b = load(args.a), load(args.b)
-    if args.by == "launch":
-        tables = _launch_tables(args, a, b)
+    if args.by in ("launch", "section"):
+        tables = _step_tables(args, a, b)
     else:
         tables = compare_tables(a, b, args.by, args.range)
     write_tables(tables, args.format, args.table, args.csv_dir, title=f"A = {a.describe()}\nB = {b.describe()}")
@@ -98,14 +109,17 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _launch_tables(args: argparse.Namespace, a, b) -> dict[str, list[dict]]:
-    """``--by launch``: a --range given must be in both profiles, and each must have kernels."""
+def _step_tables(args: argparse.Namespace, a, b) -> dict[str, list[dict]]:
+    """``--by launch`` / ``--by section``: a --range given must be in both profiles, and each must have kernels."""
     from segkit.trace.idle import STEP_RANGE
     from segkit.trace.launches import launch_tables
+    from segkit.trace.sections import section_tables
 
     for path, t in ((args.a, a), (args.b, b)):
         _require_range("--range", args.range, path, t)
         _require_kernels(path, t, "align")
+    if args.by == "section":
+        return section_tables(a, b, args.range or STEP_RANGE, args.top)
     return launch_tables(a, b, args.range or STEP_RANGE)
 
 
