@@ -23,7 +23,8 @@ COMPUTE = ("nvjet", "cudnn", "compute_dot_do_o", "convert_dq")  # the GEMM and a
 def _json_kernels(path):
     """(name, us) of every kernel event in the file, by start."""
     events = json.load(gzip.open(path, "rt"))["traceEvents"]
-    return [(e["name"], e["dur"]) for e in sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])]
+    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    return [(e["name"], e["dur"]) for e in kernels]
 
 
 def test_every_memory_bound_kernel_is_in_one_section_and_the_forward_pairs_by_place():

@@ -61,9 +61,9 @@ def cut(kernels: list[Kernel]) -> list[Section]:
 
 
 def pair(a: list[Section], b: list[Section]) -> list[tuple[Section | None, Section | None]]:
-    """Every section of ``a`` and of ``b`` once, in step order: paired where their openers align by short name
-    (in the step table's profiles the same GEMM shapes got the same cuBLAS kernel in every variant); a stretch whose openers differ pairs in
-    order where its openers are of one kind each side, the rest alone."""
+    """Every section of ``a`` and of ``b`` once, in step order: paired where their openers align by short name (in
+    the step table's profiles the same GEMM shapes got the same cuBLAS kernel in every variant); a stretch whose
+    openers differ pairs in order where its openers are of one kind each side, the rest alone."""
     matcher = difflib.SequenceMatcher(None, [_opener_key(s) for s in a], [_opener_key(s) for s in b],
                                       autojunk=False)
     pairs: list[tuple[Section | None, Section | None]] = []
