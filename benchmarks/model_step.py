@@ -113,6 +113,12 @@ VARIANTS = [
             "norms, left to Thunder)", default=False, thunder=True, segkit=True,
             fuse=(("*", "auto"), ("norm_fwd", "fused"), ("norm_bwd", "fused"),
                   *((f"{op}@{rows}x128", "thunder") for op in ("norm_fwd", "norm_bwd") for rows in (131072, 65536)))),
+    # the control for "auto"'s own q / k choice (with the tuning table's rows entries: the backward opaque, read in
+    # place): the same run with only those calls left to Thunder
+    Variant("segkit-auto-qk-thunder", "Thunder + segkit_ex (auto, Qwen3-0.6B's q / k norms left to Thunder)",
+            default=False, thunder=True, segkit=True,
+            fuse=(("*", "auto"), *((f"{op}@{rows}x128", "thunder") for op in ("norm_fwd", "norm_bwd")
+                                   for rows in (131072, 65536)))),
     Variant("segkit-auto-as-is", "Thunder + segkit_ex (auto, cuDNN reads q in Thunder's layout)", default=False,
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("segkit-own", "Thunder + segkit_ex (auto), attention left to Thunder: segkit's norms and RoPE alone",
