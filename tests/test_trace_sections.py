@@ -67,7 +67,7 @@ def test_a_section_is_cut_at_each_compute_kernel_and_an_extra_gemm_leaves_the_re
     shape = [(x and x.opened_by, y and y.opened_by, y and y.opener and y.opener.key) for x, y in pairs]
     assert shape == [("start", "start", None), ("gemm", "gemm", "nvjet_qkv"), (None, "gemm", "nvjet_extra"),
                      ("attention", "attention", "flash_fwd"), ("gemm", "gemm", "nvjet_o")]
-    assert pairs[1][0].us == pytest.approx((102 + 103) / 1e3) and pairs[1][1].largest() == "nvfuser_resize 0.1"
+    assert pairs[1][0].us == pytest.approx((102 + 103) / 1e3) and pairs[1][1].longest() == "nvfuser_resize 0.1"
 
 
 def test_cli_prints_the_sections_and_refuses_what_does_not_go_with_them(tmp_path, capsys):

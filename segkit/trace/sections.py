@@ -40,7 +40,7 @@ class Section:
     def us(self) -> float:
         return sum(k.duration_ns for k in self.kernels) / 1e3
 
-    def largest(self) -> str:
+    def longest(self) -> str:
         """The short name and time of its longest kernel ("-" for an empty section)."""
         if not self.kernels:
             return "-"
@@ -86,8 +86,8 @@ def _row(n: int, x: Section | None, y: Section | None) -> dict:
     return {"#": n, "after": (x or y).opened_by + ("" if (x or y).opener is None else f" {(x or y).opener.key}"),
             "A kernels": None if x is None else len(x.kernels), "A us": ua,
             "B kernels": None if y is None else len(y.kernels), "B us": ub,
-            "delta us": round((ub or 0.0) - (ua or 0.0), 1), "A longest": x.largest() if x else "-",
-            "B longest": y.largest() if y else "-", "paired": x is not None and y is not None}
+            "delta us": round((ub or 0.0) - (ua or 0.0), 1), "A longest": x.longest() if x else "-",
+            "B longest": y.longest() if y else "-", "paired": x is not None and y is not None}
 
 
 @checked
