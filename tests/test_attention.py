@@ -39,6 +39,15 @@ def test_refuses_what_cudnn_attention_does_not_take(case, why):
     assert why in attention_refusal(q, k, v, mask, 0.1 if case == "dropout" else 0.0)
 
 
+def test_grouped_k_v_are_taken_where_their_heads_divide_qs():
+    q, k, v = _proxies([(1, 32, 4096, 128), (1, 8, 4096, 128), (1, 8, 4096, 128)])
+    assert attention_refusal(q, k, v, None, 0.0, grouped=True) is None
+    q, k, v = _proxies([(1, 32, 64, 128), (1, 12, 64, 128), (1, 12, 64, 128)])
+    assert "H_kv dividing H" in attention_refusal(q, k, v, None, 0.0, grouped=True)
+    q, k, v = _proxies([(1, 32, 64, 128), (1, 8, 64, 128), (1, 4, 64, 128)])
+    assert "H_kv dividing H" in attention_refusal(q, k, v, None, 0.0, grouped=True)
+
+
 def test_cpu_program_keeps_thunders_attention():
     def attend(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)

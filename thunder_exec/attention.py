@@ -6,10 +6,15 @@ Why: the kernels of a training step differ between Thunder and torch.compile mos
 ``aten._scaled_dot_product_flash_attention`` when it can. The results of the model-step benchmark measure the
 difference.
 
-What it takes (the checker): CUDA tensors, q / k / v of one 16-bit dtype, (B, H, T, D) with the same B, H and D
-(litgpt repeats k / v before SDPA), D a multiple of 8 up to 128, no mask, no dropout, and cuDNN attention enabled
-in torch (``torch.backends.cuda.cudnn_sdp_enabled()``). Anything else stays with Thunder. The compile option
+What it takes (the checker): CUDA tensors, q / k / v of one 16-bit dtype, (B, H, T, D) with the same B, H and D,
+D a multiple of 8 up to 128, no mask, no dropout, and cuDNN attention enabled in torch
+(``torch.backends.cuda.cudnn_sdp_enabled()``). Anything else stays with Thunder. The compile option
 ``segkit_attention`` chooses: "cudnn" (the default), "cudnn-as-is" or "thunder" (off).
+
+Grouped k / v. cuDNN's attention takes k / v with fewer heads than q (each k / v head shared by H_q / H_kv
+consecutive q heads, torch's ``enable_gqa``) and returns dk / dv with k / v's heads. ``segkit_grouped_sdpa`` is that
+call: models that repeat k / v first (litgpt's ``repeat_interleave``) reach it through thunder_exec.gqa, so the
+forward writes no repeated k / v and the backward sums no groups. Unclaimed, it is the repeat and Thunder's SDPA.
 
 The layout of q. torch allocates cuDNN's y (and so dq) in q's memory order. A model's q leaves its RoPE region
 contiguous, (B, H, T, D), while the model reads y as ``y.transpose(1, 2).reshape(B, T, C)`` and its grad dy arrives
@@ -46,8 +51,9 @@ BTHD_ORDER = (3, 1, 2, 0)
 CHOICES = ("cudnn", "cudnn-as-is", "thunder")
 
 
-def attention_refusal(query, key, value, attn_mask, dropout_p) -> str | None:
-    """Why segkit's cuDNN attention cannot take these arguments (None when it can)."""
+def attention_refusal(query, key, value, attn_mask, dropout_p, grouped: bool = False) -> str | None:
+    """Why segkit's cuDNN attention cannot take these arguments (None when it can); ``grouped``: k / v may have
+    fewer heads than q, a divisor of q's (module docstring)."""
     tensors = (query, key, value)
     if any(t.device.devicetype != devices.DeviceType.CUDA for t in tensors):
         return "not on CUDA"
@@ -55,7 +61,12 @@ def attention_refusal(query, key, value, attn_mask, dropout_p) -> str | None:
         return "a mask or dropout"
     if any(t.dtype not in (dtypes.bfloat16, dtypes.float16) or t.dtype != query.dtype for t in tensors):
         return f"dtypes {[str(t.dtype) for t in tensors]} (want one 16-bit dtype)"
-    if any(t.ndim != 4 for t in tensors) or len({(t.shape[0], t.shape[1], t.shape[3]) for t in tensors}) != 1:
+    if grouped:
+        if (any(t.ndim != 4 for t in tensors) or tuple(key.shape) != tuple(value.shape)
+                or (query.shape[0], query.shape[3]) != (key.shape[0], key.shape[3]) or query.shape[1] % key.shape[1]):
+            return (f"shapes {[tuple(t.shape) for t in tensors]} (want (B, H, T, D) q and (B, H_kv, T_kv, D) k / v "
+                    "with H_kv dividing H)")
+    elif any(t.ndim != 4 for t in tensors) or len({(t.shape[0], t.shape[1], t.shape[3]) for t in tensors}) != 1:
         return f"shapes {[tuple(t.shape) for t in tensors]} (want (B, H, T, D) with one B, H and D)"
     if query.shape[3] % 8 or query.shape[3] > MAX_HEAD_DIM:
         return f"head dim {query.shape[3]} (want a multiple of 8 up to {MAX_HEAD_DIM})"
@@ -113,7 +124,7 @@ def _execution(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False
     return cudnn_sdpa_fwd(_query(query), key, value, is_causal, scale)[0]
 
 
-def _grad(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
+def _attend_with_grad(query, key, value, is_causal, scale):
     # dq flows back through stride_order's grad (an identity) to the q the model computed
     q = _query(query)
     y, lse, seed, offset = cudnn_sdpa_fwd(q, key, value, is_causal, scale)
@@ -122,5 +133,35 @@ def _grad(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, 
     return y
 
 
+def _grad(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
+    return _attend_with_grad(query, key, value, is_causal, scale)
+
+
 segkit_ex.register_implementation(ltorch.scaled_dot_product_attention, checker=_checker,
                                   execution_transform=_execution, grad_transform=_grad)
+
+
+# --------------------------------------------------------------------------- grouped k / v
+def _grouped_decomposition(query, key, value, is_causal, scale):
+    """SDPA with k / v shared by groups of consecutive q heads (torch's ``enable_gqa``): k / v repeated to q's
+    heads, then Thunder's SDPA, which is what runs where segkit_ex does not claim the call."""
+    repeats = query.shape[1] // key.shape[1]
+    if repeats != 1:
+        key, value = ltorch.repeat_interleave(key, repeats, 1), ltorch.repeat_interleave(value, repeats, 1)
+    return ltorch.scaled_dot_product_attention(query, key, value, None, 0.0, is_causal, scale=scale)
+
+
+grouped_sdpa = segkit_ex.register_operator("segkit_grouped_sdpa", like=_grouped_decomposition)
+
+
+def _grouped_checker(query, key, value, is_causal, scale) -> bool:
+    return (_choice() != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
+            and attention_refusal(query, key, value, None, 0.0, grouped=True) is None)
+
+
+def _grouped_execution(query, key, value, is_causal, scale):
+    return cudnn_sdpa_fwd(_query(query), key, value, is_causal, scale)[0]
+
+
+segkit_ex.register_implementation(grouped_sdpa, checker=_grouped_checker, execution_transform=_grouped_execution,
+                                  grad_transform=_attend_with_grad)

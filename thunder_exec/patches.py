@@ -11,6 +11,9 @@ by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the f
 * Thunder general-jit lookasides: on thunder_exec's ``output_dtypes`` helper (run, not traced), on the known
   library functions imported so far (litgpt's, Hugging Face's, thunder_exec's own: thunder_exec.recognize), and
   ThunderFX's (every GraphModule's entry, the pattern functions, ``torch.rms_norm``: thunder_exec.fx_claims);
+* a Thunder general-jit lookaside on ``torch.nn.functional.scaled_dot_product_attention``: k / v repeated for
+  grouped-query attention (litgpt's ``repeat_interleave``) or passed with ``enable_gqa=True`` reach segkit's cuDNN
+  attention unrepeated (thunder_exec.gqa); without segkit_ex among the executors, Thunder's own mapping;
 * ``torch.rms_norm`` mapped to ``thunder.torch.rms_norm`` for ThunderFX's splitter (thunder_exec.fx_claims);
 * an import hook first on ``sys.meta_path`` that recognizes litgpt's and Hugging Face's functions as their modules
   are imported (thunder_exec.recognize).
@@ -24,6 +27,7 @@ from __future__ import annotations
 import thunder_exec.alone as alone
 import thunder_exec.compat as compat
 import thunder_exec.fx_claims as fx_claims
+import thunder_exec.gqa as gqa
 import thunder_exec.recognize as recognize
 from segkit.args import checked
 
@@ -41,6 +45,7 @@ def install() -> None:
     compat.install_rematerialization_fix()
     alone.install()
     recognize.install_helpers()
+    gqa.install()
     fx_claims.install()
     recognize.install_known()
     recognize.install_import_hook()

@@ -53,7 +53,8 @@ class Recognized:
 RECOGNIZED: dict[Callable, Recognized] = {}
 
 
-def _active() -> bool:
+def active() -> bool:
+    """segkit_ex is among the executors of the thunder.jit being traced (and is not shadowed: a warning if it is)."""
     cd = get_compile_data()
     if cd is None or segkit_ex not in (cd.executors_list or ()):
         return False
@@ -99,7 +100,7 @@ def recognize(label: str, target: Callable, make: Callable[[Callable], Callable]
     replacement = make(original)
 
     def lookaside(*args, **kwargs):
-        if not _active():
+        if not active():
             return _interpret_call(original, *args, **kwargs)
         why = disagreement(target, original, replacement, tuple(unwrap(a) for a in args),
                            {k: unwrap(v) for k, v in kwargs.items()}) if check else None

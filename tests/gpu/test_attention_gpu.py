@@ -97,3 +97,44 @@ def test_query_in_bthd_order_saves_the_copies_of_y_and_dy():
     # another cuDNN kernel may sum in another order: equal to bf16 rounding of the largest grad
     scale = grads["cudnn-as-is"].abs().max().item()
     torch.testing.assert_close(grads["cudnn"], grads["cudnn-as-is"], rtol=2 ** -7, atol=scale * 2 ** -7)
+
+
+def _names_within(trace) -> list[str]:
+    """Every symbol name of ``trace``, inside fusion regions too."""
+    names, todo = [], list(trace.bound_symbols)
+    while todo:
+        b = todo.pop()
+        names.append(b.sym.name)
+        todo.extend(b.subsymbols)
+    return names
+
+
+def _grouped_attend(q, k, v):
+    """litgpt's grouped-query attention: k / v repeated to q's heads, then SDPA."""
+    r = q.shape[1] // k.shape[1]
+    return _attend(q, k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1))
+
+
+def test_grouped_attention_runs_on_cudnn_unrepeated():
+    """8 q heads on 2 k / v heads: cuDNN's forward and backward get k / v unrepeated (dk / dv come back with 2 heads),
+    nothing repeats k / v or sums their grads, and outputs and grads are as close to float64 as eager's, which
+    repeats them."""
+    torch.manual_seed(0)
+    B, T, D = 2, 512, 128
+    q = torch.randn(B, T, 8, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_(True)
+    k, v = (torch.randn(B, 2, T, D, device="cuda", dtype=torch.bfloat16).requires_grad_(True) for _ in range(2))
+    inputs = [q, k, v]
+    dy = torch.randn(B, T, 8, D, device="cuda", dtype=torch.bfloat16)
+    y64, g64 = _grads(lambda *a: _grouped_attend(*(t.double() for t in a)), inputs, dy.double())
+    jf = thunder.jit(_grouped_attend, executors=thunder_exec.executors())
+    y, g = _grads(jf, inputs, dy)
+    ye, ge = _grads(_grouped_attend, inputs, dy)
+    fw, bw = thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]
+    fwd = [b for b in fw.bound_symbols if b.sym.name == "segkit_cudnn_sdpa_fwd"]
+    bwd = [b for b in bw.bound_symbols if b.sym.name == "segkit_cudnn_sdpa_bwd"]
+    assert [tuple(b.args[1].shape) for b in fwd] == [(B, 2, T, D)]
+    assert [tuple(b.output[1].shape) for b in bwd] == [(B, 2, T, D)]
+    assert not {"repeat_interleave", "sum"} & set(_names_within(fw) + _names_within(bw))
+    for got, eager, want in zip([y, *g], [ye, *ge], [y64, *g64]):
+        scale = want.abs().max()
+        assert (got - want).abs().max() <= (eager - want).abs().max() + scale * 2 ** -8
