@@ -132,6 +132,8 @@ VARIANTS = [
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
     Variant("segkit-graphs", "Thunder + segkit_ex (auto, the default) + CUDA graphs", thunder=True, segkit=True,
             fuse="auto", graphs=True),
+    Variant("segkit-graphs-repeated-kv", "Thunder + segkit_ex (auto, cuDNN on k / v repeated to q's heads) + CUDA "
+            "graphs", default=False, thunder=True, segkit=True, fuse="auto", graphs=True, gqa=False),
     Variant("thunder-liger", "Thunder + Liger-Kernel's operators", default=False, thunder=True, liger=True),
     Variant("thunder-cudnn", "Thunder + its cuDNN executor (nvidia-cudnn-frontend)", default=False, thunder=True,
             cudnn=True),
