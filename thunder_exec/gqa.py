@@ -7,24 +7,85 @@ itself (thunder_exec.attention). Where segkit_ex is among the executors, a Thund
 both ``repeat_interleave`` of 4-dim tensors on dim 1 by the same count, with no mask and no dropout, make the call
 ``segkit_grouped_sdpa`` on the unrepeated tensors (the repeats, now unused, leave the trace as dead code). So does
 torch's ``enable_gqa=True``, which Thunder 0.2.6's SDPA does not take; with a mask or dropout that call gets its
-repeats explicitly. Anything else is Thunder's SDPA, as without the lookaside. The compile option
-``segkit_gqa=False`` keeps the repeats (the comparison).
+repeats explicitly. Anything else is Thunder's SDPA, as without the lookaside.
+
+Whether a grouped call pays depends on the group: cuDNN's grouped backward adds two kernels that reduce dk / dv
+over each group (``fmha_reduce_head``) where the repeated path sums them in Thunder's regions, against the forward's
+saved repeats. The compile option ``segkit_gqa`` chooses: "auto" (the default) takes the grouped call where a step
+measured it faster on this GPU at this group size (``gqa_evidence.json``, each record naming its run) and keeps
+the repeats elsewhere; True and False force it.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+
 import torch
 import thunder.torch as ltorch
+from thunder.core import devices
 from thunder.core.compile_data import get_compile_option
 from thunder.core.interpreter import interpreter_needs_wrap
 from thunder.core.jit_ext import register_general_jit_lookaside
 from thunder.core.proxies import TensorProxy
 from thunder.core.trace import get_tracectx
 
+from segkit.errors import TuningTableError
+from segkit.tuning.table import gpu_model
 from thunder_exec.attention import grouped_sdpa
 from thunder_exec.recognize import active
 
 REPEAT = "torch.repeat_interleave"
+EVIDENCE_PATH = Path(__file__).with_name("gqa_evidence.json")
+CHOICES = ("auto", True, False)
+
+
+@dataclass(frozen=True)
+class GroupedEvidence:
+    """One step measured with grouped-query attention grouped and repeated, side by side in one process."""
+
+    gpu: str
+    group: int  # q heads per k / v head
+    grouped: bool  # the verdict: the grouped call was faster
+    case: str  # the step table's case (benchmarks/model_cases.py)
+    variants: str
+    grouped_ms: float
+    repeated_ms: float
+    paired: str
+    source: str
+    measured: str
+
+
+def load_evidence(path: str | Path = EVIDENCE_PATH) -> dict[tuple[str, int], bool]:
+    """(GPU, group size) -> grouped, from ``path``; a malformed file, or two records of one GPU and group size
+    with different verdicts, is a TuningTableError naming the file and the record."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text())["records"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TuningTableError(f"{path}: not a grouped-attention evidence file ({e})") from None
+    names, verdicts = {f.name for f in fields(GroupedEvidence)}, {}
+    for i, d in enumerate(raw):
+        if not isinstance(d, dict) or set(d) != names:
+            raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(names)}")
+        r = GroupedEvidence(**d)
+        if verdicts.setdefault((r.gpu, r.group), r.grouped) != r.grouped:
+            raise TuningTableError(f"{path}: record {i} ({r.case}) says grouped={r.grouped} on {r.gpu} at group "
+                                   f"{r.group}, an earlier record the opposite")
+    return verdicts
+
+
+@functools.lru_cache(maxsize=1)
+def committed_evidence() -> dict[tuple[str, int], bool]:
+    """thunder_exec/gqa_evidence.json, read once."""
+    return load_evidence()
+
+
+def grouped_by_evidence(gpu: str | None, group: int) -> bool:
+    """The grouped call, where a step on ``gpu`` measured it faster at this group size; the repeats elsewhere."""
+    return gpu is not None and committed_evidence().get((gpu, group), False)
 
 
 def repeated_from(t) -> tuple[TensorProxy, int] | None:
@@ -57,14 +118,19 @@ def grouped_sources(query, key, value) -> tuple[TensorProxy, TensorProxy] | None
     return k0, v0
 
 
-def grouping() -> bool:
-    """The compile option ``segkit_gqa`` (default True: grouped calls reach cuDNN unrepeated)."""
-    value = get_compile_option("segkit_gqa", "grouped-query attention on cuDNN with k / v unrepeated: True | False")
+def grouping(query, key) -> bool:
+    """Whether this call (q and its unrepeated k) runs grouped: the compile option ``segkit_gqa``, by evidence
+    under "auto" (the default) on the GPU the call runs on."""
+    value = get_compile_option("segkit_gqa", "grouped-query attention on cuDNN with k / v unrepeated: "
+                                             "auto | True | False")
     if value is None:
-        return True
-    if not isinstance(value, bool):
-        raise ValueError(f"segkit_gqa must be True or False, got {value!r}")
-    return value
+        value = "auto"
+    if not any(value is c or value == c and type(value) is type(c) for c in CHOICES):
+        raise ValueError(f"segkit_gqa must be one of {CHOICES}, got {value!r}")
+    if value != "auto":
+        return value
+    cuda = query.device.devicetype is devices.DeviceType.CUDA
+    return grouped_by_evidence(gpu_model() if cuda else None, query.shape[-3] // key.shape[-3])
 
 
 def _enable_gqa_pair(query, key, value) -> tuple[TensorProxy, TensorProxy] | None:
@@ -87,11 +153,13 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
                                                    **extra)
     grouped = _enable_gqa_pair(query, key, value) if enable_gqa else None
     unmasked = attn_mask is None and dropout_p == 0.0
-    if grouped is None and unmasked and grouping():
-        grouped = grouped_sources(query, key, value)
-    if grouped is not None and unmasked and query.ndim == 4 and grouping():
+    if grouped is None and unmasked:
+        sources = grouped_sources(query, key, value)
+        if sources is not None and grouping(query, sources[0]):
+            return grouped_sdpa(query, *sources, is_causal, scale)
+    if grouped is not None and unmasked and query.ndim == 4 and grouping(query, grouped[0]):
         return grouped_sdpa(query, *grouped, is_causal, scale)
-    if grouped is not None:  # enable_gqa with a mask, dropout or grouping off: torch's repeats, then Thunder's SDPA
+    if grouped is not None:  # enable_gqa with a mask, dropout or the repeats chosen: torch's repeats, Thunder's SDPA
         repeats = query.shape[-3] // key.shape[-3]
         key, value = ltorch.repeat_interleave(key, repeats, -3), ltorch.repeat_interleave(value, repeats, -3)
     return ltorch.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale)

@@ -11,6 +11,8 @@ import torch.nn.functional as F
 import thunder
 import thunder_exec
 from segkit.timing import cuda_profiler
+from segkit.tuning.table import gpu_model
+from thunder_exec import gqa
 from tests.test_thunder_exec import _symbols
 
 pytestmark = pytest.mark.gpu
@@ -126,7 +128,7 @@ def test_grouped_attention_runs_on_cudnn_unrepeated():
     inputs = [q, k, v]
     dy = torch.randn(B, T, 8, D, device="cuda", dtype=torch.bfloat16)
     y64, g64 = _grads(lambda *a: _grouped_attend(*(t.double() for t in a)), inputs, dy.double())
-    jf = thunder.jit(_grouped_attend, executors=thunder_exec.executors())
+    jf = thunder.jit(_grouped_attend, executors=thunder_exec.executors(), segkit_gqa=True)
     y, g = _grads(jf, inputs, dy)
     ye, ge = _grads(_grouped_attend, inputs, dy)
     fw, bw = thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]
@@ -138,3 +140,22 @@ def test_grouped_attention_runs_on_cudnn_unrepeated():
     for got, eager, want in zip([y, *g], [ye, *ge], [y64, *g64]):
         scale = want.abs().max()
         assert (got - want).abs().max() <= (eager - want).abs().max() + scale * 2 ** -8
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2])  # groups of 2 and of 4 q heads
+def test_auto_groups_where_a_step_measured_it_faster(kv_heads):
+    """segkit_gqa's default: cuDNN gets k / v unrepeated where thunder_exec/gqa_evidence.json has this GPU and
+    group size measured faster grouped, repeated to q's 8 heads elsewhere; the numbers are eager's either way."""
+    torch.manual_seed(0)
+    B, T, D = 1, 256, 64
+    q = torch.randn(B, 8, T, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(B, kv_heads, T, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in "kv")
+    jf = thunder.jit(_grouped_attend, executors=thunder_exec.executors())
+    dy = torch.randn(B, T, 8, D, device="cuda", dtype=torch.bfloat16)
+    y, g = _grads(jf, [q, k, v], dy)
+    ye, ge = _grads(_grouped_attend, [q, k, v], dy)
+    fwd = [b for b in thunder.last_traces(jf)[-1].bound_symbols if b.sym.name == "segkit_cudnn_sdpa_fwd"]
+    grouped = gqa.grouped_by_evidence(gpu_model(), 8 // kv_heads)
+    assert [b.args[1].shape[1] for b in fwd] == [kv_heads if grouped else 8]
+    for got, eager in zip([y, *g], [ye, *ge]):
+        torch.testing.assert_close(got, eager, rtol=2 ** -7, atol=eager.abs().max().item() * 2 ** -7)
