@@ -86,29 +86,34 @@ class ClaimEvidence:
 
 
 class EvidenceTable:
-    """Step evidence (``record_type``: CutEvidence) per (GPU, spec, signature); a later record replaces an
+    """Step evidence (``record_type``: CutEvidence) per ``key`` (GPU, spec, signature); a later record replaces an
     earlier one."""
 
     record_type = CutEvidence
 
     def __init__(self, records=()) -> None:
-        self._items: dict[tuple[str, str, str], CutEvidence] = {}
+        self._items: dict[tuple, CutEvidence] = {}
         for r in records:
             self.put(r)
 
+    @staticmethod
+    def key(record) -> tuple:
+        """What a record is kept under."""
+        return (record.gpu, record.spec, record.signature)
+
     def put(self, record: CutEvidence) -> None:
-        self._items[(record.gpu, record.spec, record.signature)] = record
+        self._items[self.key(record)] = record
 
     def lookup(self, gpu: str | None, spec: str, signature: str) -> CutEvidence | None:
         return None if gpu is None else self._items.get((gpu, spec, signature))
 
     def records(self) -> list[CutEvidence]:
-        return sorted(self._items.values(), key=lambda r: (r.gpu, r.spec, r.signature))
+        return sorted(self._items.values(), key=self.key)
 
     @classmethod
     def load(cls, path: str | Path) -> EvidenceTable:
-        """The records of ``path`` (none where it does not exist); a malformed file is a TuningTableError naming
-        it and the record at fault."""
+        """The records of ``path`` (none where it does not exist); a malformed file, or a record ``put`` refuses,
+        is a TuningTableError naming it and the record at fault."""
         path = Path(path)
         if not path.exists():
             return cls()
@@ -122,7 +127,10 @@ class EvidenceTable:
             if not isinstance(d, dict) or set(d) != names:
                 raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(names)}, "
                                        f"got {sorted(d) if isinstance(d, dict) else type(d).__name__}")
-            out.put(cls.record_type(**d))
+            try:
+                out.put(cls.record_type(**d))
+            except TuningTableError as e:
+                raise TuningTableError(f"{path}: record {i}: {e}") from None
         return out
 
     def save(self, path: str | Path) -> None:

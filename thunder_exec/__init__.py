@@ -8,7 +8,8 @@ never consulted (and segkit_ex cannot notice from inside Thunder, hence ``execut
 What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
 compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.norms), RoPE on q or k
 (thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal attention on cuDNN
-(thunder_exec.attention, compile option ``segkit_attention``). By default (compile option ``segkit_fuse="auto"``;
+(thunder_exec.attention, compile option ``segkit_attention``; grouped k / v unrepeated where a step measured it
+faster: thunder_exec.gqa, ``segkit_gqa``). By default (compile option ``segkit_fuse="auto"``;
 fusions.cut_cost decides per call, ``"fused"`` / ``"opaque"`` / ``"thunder"`` force it) the norms and RoPE go into
 Thunder's own nvFusion regions as operators of its nvFuser executor (thunder_exec.fusible) instead of cutting
 them, and a call that a step measured faster as Thunder's own decomposition is not claimed at all. The

@@ -19,8 +19,7 @@ the repeats elsewhere; True and False force it.
 from __future__ import annotations
 
 import functools
-import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -32,6 +31,7 @@ from thunder.core.jit_ext import register_general_jit_lookaside
 from thunder.core.proxies import TensorProxy
 from thunder.core.trace import get_tracectx
 
+from fusions.cut_evidence import EvidenceTable
 from segkit.errors import TuningTableError
 from segkit.tuning.table import gpu_model
 from thunder_exec.attention import grouped_sdpa
@@ -58,34 +58,32 @@ class GroupedEvidence:
     measured: str
 
 
-def load_evidence(path: str | Path = EVIDENCE_PATH) -> dict[tuple[str, int], bool]:
-    """(GPU, group size) -> grouped, from ``path``; a malformed file, or two records of one GPU and group size
-    with different verdicts, is a TuningTableError naming the file and the record."""
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text())["records"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise TuningTableError(f"{path}: not a grouped-attention evidence file ({e})") from None
-    names, verdicts = {f.name for f in fields(GroupedEvidence)}, {}
-    for i, d in enumerate(raw):
-        if not isinstance(d, dict) or set(d) != names:
-            raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(names)}")
-        r = GroupedEvidence(**d)
-        if verdicts.setdefault((r.gpu, r.group), r.grouped) != r.grouped:
-            raise TuningTableError(f"{path}: record {i} ({r.case}) says grouped={r.grouped} on {r.gpu} at group "
-                                   f"{r.group}, an earlier record the opposite")
-    return verdicts
+class GroupedTable(EvidenceTable):
+    """GroupedEvidence per (GPU, group size); two records of one key with different verdicts are refused."""
+
+    record_type = GroupedEvidence
+
+    @staticmethod
+    def key(record) -> tuple:
+        return (record.gpu, record.group)
+
+    def put(self, record: GroupedEvidence) -> None:
+        earlier = self._items.get(self.key(record))
+        if earlier is not None and earlier.grouped != record.grouped:
+            raise TuningTableError(f"{record.case} says grouped={record.grouped} on {record.gpu} at group "
+                                   f"{record.group}, {earlier.case} the opposite")
+        self._items[self.key(record)] = record
+
+    def grouped(self, gpu: str | None, group: int) -> bool:
+        """The grouped call, where a step on ``gpu`` measured it faster at this group size; the repeats elsewhere."""
+        record = None if gpu is None else self._items.get((gpu, group))
+        return record is not None and record.grouped
 
 
 @functools.lru_cache(maxsize=1)
-def committed_evidence() -> dict[tuple[str, int], bool]:
+def committed_evidence() -> GroupedTable:
     """thunder_exec/gqa_evidence.json, read once."""
-    return load_evidence()
-
-
-def grouped_by_evidence(gpu: str | None, group: int) -> bool:
-    """The grouped call, where a step on ``gpu`` measured it faster at this group size; the repeats elsewhere."""
-    return gpu is not None and committed_evidence().get((gpu, group), False)
+    return GroupedTable.load(EVIDENCE_PATH)
 
 
 def repeated_from(t) -> tuple[TensorProxy, int] | None:
@@ -130,7 +128,7 @@ def grouping(query, key) -> bool:
     if value != "auto":
         return value
     cuda = query.device.devicetype is devices.DeviceType.CUDA
-    return grouped_by_evidence(gpu_model() if cuda else None, query.shape[-3] // key.shape[-3])
+    return committed_evidence().grouped(gpu_model() if cuda else None, query.shape[-3] // key.shape[-3])
 
 
 def _enable_gqa_pair(query, key, value) -> tuple[TensorProxy, TensorProxy] | None:

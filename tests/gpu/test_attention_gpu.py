@@ -155,7 +155,7 @@ def test_auto_groups_where_a_step_measured_it_faster(kv_heads):
     y, g = _grads(jf, [q, k, v], dy)
     ye, ge = _grads(_grouped_attend, [q, k, v], dy)
     fwd = [b for b in thunder.last_traces(jf)[-1].bound_symbols if b.sym.name == "segkit_cudnn_sdpa_fwd"]
-    grouped = gqa.grouped_by_evidence(gpu_model(), 8 // kv_heads)
+    grouped = gqa.committed_evidence().grouped(gpu_model(), 8 // kv_heads)
     assert [b.args[1].shape[1] for b in fwd] == [kv_heads if grouped else 8]
     for got, eager in zip([y, *g], [ye, *ge]):
         torch.testing.assert_close(got, eager, rtol=2 ** -7, atol=eager.abs().max().item() * 2 ** -7)
