@@ -13,8 +13,9 @@ D a multiple of 8 up to 128, no mask, no dropout, and cuDNN attention enabled in
 
 Grouped k / v. cuDNN's attention takes k / v with fewer heads than q (each k / v head shared by H_q / H_kv
 consecutive q heads, torch's ``enable_gqa``) and returns dk / dv with k / v's heads. ``segkit_grouped_sdpa`` is that
-call: models that repeat k / v first (litgpt's ``repeat_interleave``) reach it through thunder_exec.gqa, so the
-forward writes no repeated k / v and the backward sums no groups. Unclaimed, it is the repeat and Thunder's SDPA.
+call: models that repeat k / v first (litgpt's ``repeat_interleave``) reach it through thunder_exec.gqa where that
+pays (its ``segkit_gqa``); the forward then writes no repeated k / v and the backward sums no groups. Unclaimed, it
+is the repeat and Thunder's SDPA.
 
 The layout of q. torch allocates cuDNN's y (and so dq) in q's memory order. A model's q leaves its RoPE region
 contiguous, (B, H, T, D), while the model reads y as ``y.transpose(1, 2).reshape(B, T, C)`` and its grad dy arrives
