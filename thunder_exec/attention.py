@@ -111,9 +111,14 @@ def _choice() -> str:
     return choice or CHOICES[0]
 
 
-def _checker(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None) -> bool:
+def _takes(query, key, value, attn_mask, dropout_p, grouped: bool = False) -> bool:
+    """segkit_ex claims the call: the option does not turn it off, torch's cuDNN attention is on, and it fits."""
     return (_choice() != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
-            and attention_refusal(query, key, value, attn_mask, dropout_p) is None)
+            and attention_refusal(query, key, value, attn_mask, dropout_p, grouped) is None)
+
+
+def _checker(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None) -> bool:
+    return _takes(query, key, value, attn_mask, dropout_p)
 
 
 def _query(query):
@@ -121,8 +126,12 @@ def _query(query):
     return query if _choice() == "cudnn-as-is" else prims.stride_order(query, BTHD_ORDER)
 
 
-def _execution(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
+def _attend(query, key, value, is_causal, scale):
     return cudnn_sdpa_fwd(_query(query), key, value, is_causal, scale)[0]
+
+
+def _execution(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None):
+    return _attend(query, key, value, is_causal, scale)
 
 
 def _attend_with_grad(query, key, value, is_causal, scale):
@@ -156,13 +165,8 @@ grouped_sdpa = segkit_ex.register_operator("segkit_grouped_sdpa", like=_grouped_
 
 
 def _grouped_checker(query, key, value, is_causal, scale) -> bool:
-    return (_choice() != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
-            and attention_refusal(query, key, value, None, 0.0, grouped=True) is None)
+    return _takes(query, key, value, None, 0.0, grouped=True)
 
 
-def _grouped_execution(query, key, value, is_causal, scale):
-    return cudnn_sdpa_fwd(_query(query), key, value, is_causal, scale)[0]
-
-
-segkit_ex.register_implementation(grouped_sdpa, checker=_grouped_checker, execution_transform=_grouped_execution,
+segkit_ex.register_implementation(grouped_sdpa, checker=_grouped_checker, execution_transform=_attend,
                                   grad_transform=_attend_with_grad)

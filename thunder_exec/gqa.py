@@ -149,15 +149,13 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
         extra = {"enable_gqa": enable_gqa} if enable_gqa else {}
         return ltorch.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                                    **extra)
-    grouped = _enable_gqa_pair(query, key, value) if enable_gqa else None
     unmasked = attn_mask is None and dropout_p == 0.0
-    if grouped is None and unmasked:
-        sources = grouped_sources(query, key, value)
-        if sources is not None and grouping(query, sources[0]):
-            return grouped_sdpa(query, *sources, is_causal, scale)
-    if grouped is not None and unmasked and query.ndim == 4 and grouping(query, grouped[0]):
-        return grouped_sdpa(query, *grouped, is_causal, scale)
-    if grouped is not None:  # enable_gqa with a mask, dropout or the repeats chosen: torch's repeats, Thunder's SDPA
+    # the unrepeated (k, v): enable_gqa's own, or those behind the model's repeats
+    pair = (_enable_gqa_pair(query, key, value) if enable_gqa
+            else grouped_sources(query, key, value) if unmasked else None)
+    if pair is not None and unmasked and query.ndim == 4 and grouping(query, pair[0]):
+        return grouped_sdpa(query, *pair, is_causal, scale)
+    if enable_gqa and pair is not None:  # with a mask, dropout or the repeats chosen: torch's repeats, Thunder's SDPA
         repeats = query.shape[-3] // key.shape[-3]
         key, value = ltorch.repeat_interleave(key, repeats, -3), ltorch.repeat_interleave(value, repeats, -3)
     return ltorch.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale)

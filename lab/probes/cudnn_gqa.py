@@ -54,8 +54,11 @@ def main() -> None:
         dy_e = dy if dy.stride() == ye.stride() else torch.empty_like(ye).copy_(dy)
         dy_g = dy if dy.stride() == y.stride() else torch.empty_like(y).copy_(dy)
 
+        def expanded_bwd_only():
+            return bwd(dy_e, q, ke, ve, ye, lse_e, s_e, o_e)
+
         def expanded_bwd():
-            dq, dke, dve = bwd(dy_e, q, ke, ve, ye, lse_e, s_e, o_e)
+            dq, dke, dve = expanded_bwd_only()
             return dq, dke.unflatten(1, (ng, r)).sum(2), dve.unflatten(1, (ng, r)).sum(2)
 
         def grouped_bwd():
@@ -65,9 +68,6 @@ def main() -> None:
         got = (y, *grouped_bwd())
         shapes_ok = all(a.shape == b.shape for a, b in zip(want, got))
         diffs = " / ".join(f"{(a.float() - b.float()).abs().max().item():.2e}" for a, b in zip(want, got))
-        def expanded_bwd_only():
-            return bwd(dy_e, q, ke, ve, ye, lse_e, s_e, o_e)
-
         kernels = {label: kernel_breakdown(fn) for label, fn in (
             ("fe", expanded_fwd), ("fg", lambda: fwd(q, k, v)), ("be", expanded_bwd), ("bg", grouped_bwd),
             ("bo", expanded_bwd_only))}
