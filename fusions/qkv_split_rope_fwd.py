@@ -13,9 +13,11 @@ q and k are adjacent in qkv's (B, T, groups, 3, hs) layout, so they are sliced
 and roped together in that layout and only the outputs are permuted, which
 nvFuser runs as ONE resize kernel instead of one per tensor. With partial RoPE
 (phi-2) the joint path was slower, so partial-RoPE and grouped-query configs
-keep the split. Grouped-query configs take one more kernel: the returned k and v
-have n_head heads, and the reshape merging the expanded group dim cannot be a
-view.
+keep the split. Grouped-query configs return k and v of n_head heads (the
+reshape merging the expanded group dim cannot be a view): v's copies are one
+more kernel, and k is roped in its own kernel and copied by another, split by a
+``segment_set`` (fused, one kernel roped and wrote every copy at half the copy
+bandwidth or less, H200). The fused k is kept as the formulation "k_fused".
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def _define_joint_qk(fd, cfg: RopeConfig, x, cos, sin) -> None:
     fd.add_output(heads(x, [B, T, G, 3, H], 2, 3))
 
 
-def define(fd, cfg: RopeConfig) -> None:
+def define(fd, cfg: RopeConfig, k_apart: bool = True) -> None:
     B, T, G, Q, H = cfg.batch, cfg.T, cfg.n_query_groups, cfg.q_per_kv, cfg.head_size
     qkv = fd.define_tensor(shape=[B, T, cfg.qkv_width], contiguity=[True] * 3, dtype=R.io(fd, cfg))
     cos, sin = R.define_cos_sin(fd, cfg)
@@ -86,6 +88,8 @@ def define(fd, cfg: RopeConfig) -> None:
     k = _rope(fd, fd.ops.squeeze(part(Q, Q + 1), dims=[2]), cfg, [B, G, T, H], 2, cos, sin)
     v = fd.ops.squeeze(part(Q + 1, Q + 2), dims=[2])
     if Q > 1:  # grouped-query attention: each k/v head serves q_per_kv query heads
+        if k_apart:  # k roped once, written once, then copied by a kernel of its own
+            k = fd.ops.segment_set(k)
         k, v = (_expand_groups(fd, t, cfg) for t in (k, v))
     fd.add_output(q)
     fd.add_output(k)
@@ -126,4 +130,4 @@ def bytes_floor(cfg: RopeConfig) -> int:
 
 
 SPEC = FusionSpec("qkv_split_rope_fwd", rope_configs(), define, inputs, reference, ("q", "k", "v"), __doc__,
-                  bytes_floor=bytes_floor)
+                  bytes_floor=bytes_floor, formulations={"k_fused": lambda fd, cfg: define(fd, cfg, k_apart=False)})

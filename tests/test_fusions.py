@@ -149,3 +149,18 @@ def test_rope_backward_sliced_inputs_slices_fusion_inputs_only(cfg):
     sliced = [op.inputs[0] for op in fusion.ops if op.name == "slice"]
     assert sliced and all(any(v is i for i in fusion.inputs) for v in sliced)
     assert sum(op.name == "cat" for op in fusion.ops) == 1
+
+
+@pytest.mark.parametrize("cfg, cuts", [("Llama-3-70B_bs2_tiny", 1), ("Llama-2-13b-hf_bs2_tiny", 0), ("phi-2_bs1_tiny", 0)])
+def test_rope_forward_cuts_grouped_k_between_rope_and_repeat(cfg, cuts):
+    """Grouped-query k is roped once and repeated by a kernel of its own (one segment_set, taking the RoPE's result,
+    feeding the repeat's broadcast); multi-head configs have no repeat and no cut; "k_fused" keeps the one fusion."""
+    spec = fusions.get("qkv_split_rope_fwd")
+    fusion = spec.build(cfg).fusion
+    cut = [op for op in fusion.ops if op.name == "segment_set"]
+    assert len(cut) == cuts
+    if cuts:
+        producer = {o: op for op in fusion.ops for o in op.outputs}[cut[0].inputs[0]]
+        assert producer.name == "cast"  # the RoPE's cast back to bf16
+        assert [op.name for op in fusion.ops if cut[0].outputs[0] in op.inputs] == ["broadcast"]
+    assert not any(op.name == "segment_set" for op in spec.build(cfg, formulation="k_fused").fusion.ops)

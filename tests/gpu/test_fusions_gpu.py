@@ -63,9 +63,9 @@ def test_spec_on_nvfuser(name, cfg_name, dtype, record):
         # Multi-head, full-width RoPE (Llama-2): q and k roped as one slice, one resize kernel.
         # Partial RoPE (phi-2): one resize kernel each for q and k; v is a view (2 kernels).
         # Grouped-query configs return k and v of n_head heads: the reshape that merges the
-        # expanded group dim cannot be a view, so nvFuser adds one pointwise kernel writing v's
-        # copies (measured on H200, nvFuser 0.2.36; Thunder's own GQA fusion also runs 3, and
-        # computes a wrong k).
+        # expanded group dim cannot be a view, so v's copies take one pointwise kernel, and k is
+        # roped by one kernel and copied by another (the builder's segment_set): 4 (measured on
+        # H200, nvFuser 0.2.36; Thunder's own GQA fusion runs 3, and computes a wrong k).
         mha = cfg.n_query_groups == cfg.n_head
-        limit = (1 if cfg.rope_n_elem == cfg.head_size else 2) if mha else 3
+        limit = (1 if cfg.rope_n_elem == cfg.head_size else 2) if mha else 4
         assert run.kernel_count <= limit, f"RoPE forward ran {run.kernel_count} kernels: {run.groups}"
