@@ -260,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--gpu", required=True)
     pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
     pr.add_argument("--executor", help="only this executor's rows")
+    pr.add_argument("--suite", help="only this suite's rows (fp8_amax, qkv_split_rope, ...)")
+    pr.add_argument("--faster", action="store_true", help=f"only the cases of ours more than {TOLERANCE:.0%} faster "
+                    f"than their baseline (what a change sped up; the rest stay)")
     pr.add_argument("--accept-slower", metavar="WHY", help=f"let a case of ours move to a time more than "
                     f"{TOLERANCE:.0%}% slower than its baseline (say why in the commit)")
     args = p.parse_args(argv)
@@ -322,12 +325,16 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     if args.cmd == "promote":
         rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)
-                and (args.executor is None or r["executor"] == args.executor) and headline(r)]
+                and (args.executor is None or r["executor"] == args.executor)
+                and (args.suite is None or r["suite"] == args.suite) and headline(r)]
+        old = load_baseline()
+        if args.faster:  # what a change sped up, its run's other cases (within their noise) left where they are
+            rows = [r for r in rows if ours(r) and _faster(r, old)]
         if not rows:
             print(f"no rows for {args.gpu!r}" + (f" in run {args.run!r}" if args.run else "")
-                  + (f" of {args.executor!r}" if args.executor else ""), file=sys.stderr)
+                  + (f" of {args.executor!r}" if args.executor else "") + (f" of {args.suite}" if args.suite else "")
+                  + (" faster than their baseline" if args.faster else ""), file=sys.stderr)
             return 2
-        old = load_baseline()
         whole = args.run is None and args.executor is None  # the latest row of every case: the GPU's baseline anew
         base = {k: v for k, v in old.items() if k[0] != args.gpu or not whole}
         for r in rows:  # later rows win: the latest measurement of each case
@@ -343,6 +350,13 @@ def _command(args: argparse.Namespace) -> int:
         print(f"baseline for {args.gpu}: {sum(k[0] == args.gpu for k in base)} cases", file=sys.stderr)
         return 0
     return 2
+
+
+def _faster(row: dict, baseline: dict[tuple, dict]) -> bool:
+    """Whether ``row`` is past the tolerance below its baseline (the gate's "faster")."""
+    base = baseline.get(key(row))
+    now, was = value(row), value(base) if base else None
+    return now is not None and was is not None and now < was * (1 - TOLERANCE)
 
 
 def _slower(old: dict[tuple, dict], new: dict[tuple, dict], gpu: str) -> list[str]:

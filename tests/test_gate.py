@@ -107,6 +107,30 @@ def test_promote_is_the_only_step_that_moves_a_baseline(tmp_path, monkeypatch):
     assert gate.main(["promote", "--gpu", "NVIDIA H100 80GB HBM3"]) == 2  # nothing measured there: refused
 
 
+def test_promote_faster_moves_only_what_a_change_sped_up(tmp_path, monkeypatch, capsys):
+    """A run that sped one case up: ``--faster`` moves that case of ours, not its rival's nor the run's other cases
+    within their noise (1.5% slower here), so a baseline does not drift slower one gate at a time."""
+    from benchmarks.summarize import _lines
+
+    results, baseline = tmp_path / "results.jsonl", tmp_path / "baseline.jsonl"
+    old = [_row("segkit", 100.0, run="r1"), _row("segkit", 100.0, "Llama-3-70B_bs2", run="r1"),
+           _row("thunder", 100.0, "Llama-3-70B_bs2", run="r1")]
+    new = [_row("segkit", 101.5, run="r2"), _row("segkit", 80.0, "Llama-3-70B_bs2", run="r2"),
+           _row("thunder", 70.0, "Llama-3-70B_bs2", run="r2")]
+    baseline.write_text("".join(_lines(old, set())))
+    results.write_text("".join(_lines([*old, *new], set())))
+    monkeypatch.setattr(gate, "RESULTS", results)
+    monkeypatch.setattr(gate, "BASELINE", baseline)
+    monkeypatch.setattr(gate, "load_baseline", lambda path=baseline: {gate.key(r): r for r in
+                                                                     gate.read_data(path)})
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "r2", "--faster"]) == 0
+    assert sorted((r["executor"], r["case"]["shape"], gate.value(r)) for r in gate.read_data(baseline)) == [
+        ("segkit", "Llama-2-13b-hf_bs2", 100.0), ("segkit", "Llama-3-70B_bs2", 80.0), ("thunder", "Llama-3-70B_bs2", 100.0)]
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "r2", "--faster"]) == 2  # nothing faster now
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "r2", "--suite", "fp8_amax"]) == 2  # none of it
+    assert "faster than their baseline" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("needle, at_least", [
     ("test_norm_fwd[rmsnorm-mixorder_576000x384-bfloat16-segkit]", 1),
     ("test_norm_bwd[layernorm-mixorder_576000x384-bfloat16-segkit]", 1),

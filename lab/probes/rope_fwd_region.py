@@ -220,7 +220,59 @@ def spec_mode() -> None:
         print(f"{config:20s} {label:15s} {k:7d} {us:11.1f} {tbs:8.2f}")
 
 
+def q_only(c: Case, rot: bool, strided: bool):
+    """q's RoPE alone (``rot``) or without the rotation (y = x cos + x sin, the pointwise ceiling), reading q as a
+    view of the qkv projection (``strided``) or from a contiguous (B, nh, T, hs) tensor."""
+    from segkit.dtypes import DataType
+
+    F, BF = DataType.Float, DataType.BFloat16
+    B, T, nh, hs, h = c.B, c.T, c.nh, c.hs, c.hs // 2
+    with FusionDefinition() as fd:
+        if strided:
+            qkv = fd.define_tensor(shape=[B, T, c.width], contiguity=[True] * 3, dtype=BF)
+            x = fd.ops.slice(qkv, start_indices=[0, 0, 0], end_indices=[B, T, nh * hs])
+            x = fd.ops.permute(fd.ops.reshape(x, new_shape=[B, T, nh, hs]), dims=[0, 2, 1, 3])
+        else:
+            x = fd.define_tensor(shape=[B, nh, T, hs], contiguity=[True] * 4, dtype=BF)
+        cos = fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=F)
+        sin = fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=F)
+        xf = fd.ops.cast(x, dtype=F)
+        cb, sb = (fd.ops.broadcast(t, is_broadcast_dim=[True, True, False, False]) for t in (cos, sin))
+        if rot:
+            def half(lo, hi):
+                return fd.ops.slice(xf, start_indices=[0, 0, 0, lo], end_indices=[B, nh, T, hi])
+            r = fd.ops.cat([fd.ops.neg(half(h, hs)), half(0, h)], dim=3)
+        else:
+            r = xf
+        fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(xf, cb), fd.ops.mul(r, sb)), dtype=BF))
+    return fd
+
+
+def q_mode() -> None:
+    """q's RoPE kernel alone: with and without the rotation, strided and contiguous input (NVFUSER_DUMP to see
+    the schedules)."""
+    from segkit.nvf import compiled
+    from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
+
+    c = CASES["llama3-8b"]
+    qkv, cos, sin = make_inputs(c, "cuda")
+    q = qkv[..., : c.nh * c.hs].view(c.B, c.T, c.nh, c.hs).transpose(1, 2)
+    for rot in (True, False):
+        for strided in (True, False):
+            x = qkv if strided else q.contiguous()
+            prog = compiled(q_only(c, rot, strided))
+            fn = (lambda p=prog, x=x: p.execute([x, cos, sin]))
+            ks = kernel_breakdown(fn, 20, flush=flush_l2)
+            us = sum(k.us for k in ks)
+            print(f"RES q rot={rot} strided={strided} kernels={len(ks)} {us:.1f} us "
+                  f"({4 * q.numel() / us / 1e6:.2f} TB/s) [{', '.join(nvfuser_scheduler(k.name) or k.name for k in ks)}]",
+                  flush=True)
+
+
 def main() -> None:
+    if "--q" in sys.argv:
+        q_mode()
+        return
     if "--cpu" in sys.argv:
         check_cpu()
         return
