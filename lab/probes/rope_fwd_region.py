@@ -180,6 +180,21 @@ def check_cpu() -> None:
         print(rot, k, [str(diff(i, r, o)) for i, (r, o) in enumerate(zip(ref, got))])
 
 
+def timed_if_right(case: str, label: str, fn, refs) -> list | None:
+    """fn's kernels (cold L2, median of 20) once its outputs match ``refs``; None after a WRONG line."""
+    from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
+
+    got = fn()
+    bad = [str(d) for d in (diff(i, r, o) for i, (r, o) in enumerate(zip(refs, got))) if not d.ok]
+    if bad:
+        print(f"WRONG {case} {label}: {bad}", flush=True)
+        return None
+    ks = kernel_breakdown(fn, 20, flush=flush_l2)
+    print(f"RES {case} {label} kernels={len(ks)} {sum(k.us for k in ks):.1f} us "
+          f"[{', '.join(f'{nvfuser_scheduler(k.name) or k.name[:48]} {k.us:.1f}' for k in ks)}]", flush=True)
+    return ks
+
+
 SPEC_CONFIGS = ["Llama-3-8B_bs1", "Llama-3-70B_bs2", "Mistral-7B_bs2", "Llama-2-70b-hf_bs2"]
 
 
@@ -187,7 +202,6 @@ def spec_mode() -> None:
     import fusions
     from benchmarks.executors import rope
     from segkit.nvf import compiled
-    from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
     from segkit.tuning import TuningTable
 
     spec = fusions.get("qkv_split_rope_fwd")
@@ -203,17 +217,10 @@ def spec_mode() -> None:
                 for f in (None, "k_fused")]
         runs.append(("torch.compile", rope(cfg, "torch.compile", inputs, "forward").fn))
         for label, fn in runs:
-            label = label or "builder"
-            got = fn()
-            bad = [str(d) for d in (diff(i, r, o) for i, (r, o) in enumerate(zip(refs, got))) if not d.ok]
-            if bad:
-                print(f"WRONG {config} {label}: {bad}", flush=True)
-                continue
-            ks = kernel_breakdown(fn, 20, flush=flush_l2)
-            us = sum(k.us for k in ks)
-            rows.append((config, label, len(ks), us, spec.bytes_floor(cfg) / us / 1e6))
-            print(f"RES {config} {label} kernels={len(ks)} {us:.1f} us "
-                  f"[{', '.join(f'{nvfuser_scheduler(k.name) or k.name[:48]} {k.us:.1f}' for k in ks)}]", flush=True)
+            ks = timed_if_right(config, label or "builder", fn, refs)
+            if ks is not None:
+                us = sum(k.us for k in ks)
+                rows.append((config, label or "builder", len(ks), us, spec.bytes_floor(cfg) / us / 1e6))
         del inputs, args, refs, runs
     print("\nconfig               executor        kernels   kernel us   TB/s (bytes floor)")
     for config, label, k, us, tbs in rows:
@@ -282,7 +289,6 @@ def main() -> None:
     import thunder
     import thunder_exec
     from segkit.nvf import compiled
-    from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
 
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, thunder {thunder.__version__}", flush=True)
     names = [a for a in sys.argv[1:] if not a.startswith("-")] or ["llama3-8b", "llama3.2-1b"]
@@ -309,19 +315,13 @@ def main() -> None:
             runs.append((f"nvfuser {rot}/{k}", (lambda p=prog: p.execute([qkv, cos, sin]))))
         for label, fn in runs:
             try:
-                got = fn()
-                bad = [str(d) for d in (diff(i, r, o) for i, (r, o) in enumerate(zip(ref, got))) if not d.ok]
-                if bad:
-                    print(f"WRONG {name} {label}: {bad}", flush=True)
-                    continue
-                ks = kernel_breakdown(fn, 20, flush=flush_l2)
+                ks = timed_if_right(name, label, fn, ref)
             except Exception as e:  # noqa: BLE001
                 print(f"FAIL {name} {label}: {type(e).__name__}: {str(e).strip().splitlines()[:2]}", flush=True)
                 continue
-            us = sum(k.us for k in ks)
-            rows.append((name, label, len(ks), us, nbytes / us / 1e6))
-            print(f"RES {name} {label} kernels={len(ks)} {us:.1f} us "
-                  f"[{', '.join(f'{nvfuser_scheduler(k.name) or k.name[:48]} {k.us:.1f}' for k in ks)}]", flush=True)
+            if ks is not None:
+                us = sum(k.us for k in ks)
+                rows.append((name, label, len(ks), us, nbytes / us / 1e6))
     print("\ncase         executor                  kernels   kernel us   TB/s (floor bytes)")
     for name, label, k, us, tbs in rows:
         print(f"{name:12s} {label:25s} {k:7d} {us:11.1f} {tbs:8.2f}")
