@@ -145,7 +145,7 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
         else:
             entry["ratio"] = round(now / was, 4)
             entry["verdict"] = ("slower" if past_tolerance(now, was, spread(r)) else
-                                "faster" if now < was * (1 - TOLERANCE) else
+                                "faster" if faster(now, was) else
                                 "ok, within its spread" if past_tolerance(now, was) else "ok")
             again = (rerun or {}).get(key(r))
             if entry["verdict"] == "slower" and again is not None and value(again) is not None:
@@ -335,7 +335,8 @@ def _command(args: argparse.Namespace) -> int:
                   + (f" of {args.executor!r}" if args.executor else "") + (f" of {args.suite}" if args.suite else "")
                   + (" faster than their baseline" if args.faster else ""), file=sys.stderr)
             return 2
-        whole = args.run is None and args.executor is None  # the latest row of every case: the GPU's baseline anew
+        # the latest row of every case: the GPU's baseline anew
+        whole = args.run is None and args.executor is None and args.suite is None and not args.faster
         base = {k: v for k, v in old.items() if k[0] != args.gpu or not whole}
         for r in rows:  # later rows win: the latest measurement of each case
             if value(r) is not None:
@@ -352,11 +353,16 @@ def _command(args: argparse.Namespace) -> int:
     return 2
 
 
+def faster(now: float, was: float) -> bool:
+    """The gate's "faster": past the tolerance below the baseline."""
+    return now < was * (1 - TOLERANCE)
+
+
 def _faster(row: dict, baseline: dict[tuple, dict]) -> bool:
-    """Whether ``row`` is past the tolerance below its baseline (the gate's "faster")."""
+    """Whether ``row`` is faster than its baseline (False where either has no time)."""
     base = baseline.get(key(row))
     now, was = value(row), value(base) if base else None
-    return now is not None and was is not None and now < was * (1 - TOLERANCE)
+    return now is not None and was is not None and faster(now, was)
 
 
 def _slower(old: dict[tuple, dict], new: dict[tuple, dict], gpu: str) -> list[str]:

@@ -129,6 +129,12 @@ def test_promote_faster_moves_only_what_a_change_sped_up(tmp_path, monkeypatch, 
     assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "r2", "--faster"]) == 2  # nothing faster now
     assert gate.main(["promote", "--gpu", "NVIDIA H200", "--run", "r2", "--suite", "fp8_amax"]) == 2  # none of it
     assert "faster than their baseline" in capsys.readouterr().err
+    other = {**_row("segkit", 5.0), "suite": "fp8_amax"}  # another suite's baseline row
+    baseline.write_text("".join(_lines([*gate.read_data(baseline), other], set())))
+    assert gate.main(["promote", "--gpu", "NVIDIA H200", "--suite", "qkv_split_rope"]) == 0  # one suite, latest rows
+    kept = {(r["suite"], r["case"]["shape"], r["executor"]): gate.value(r) for r in gate.read_data(baseline)}
+    assert kept[("fp8_amax", "Llama-2-13b-hf_bs2", "segkit")] == 5.0  # one suite's rows never stand for the GPU's
+    assert kept[("qkv_split_rope", "Llama-2-13b-hf_bs2", "segkit")] == 101.5 and len(kept) == 4
 
 
 @pytest.mark.parametrize("needle, at_least", [
