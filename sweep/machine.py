@@ -30,9 +30,9 @@ FIELDS = ("gpu", "gpu_count", "driver", "cuda", "torch", "nvfuser_direct", "ligh
           "quack-kernels", "triton", "litgpt", "transformers", "python", "copy_gbs", "date", "commit")
 
 
-def _run(cmd: list[str]) -> str:
+def _run(cmd: list[str], cwd: Path = ROOT) -> str:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=ROOT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return proc.stdout.strip() if proc.returncode == 0 else ""
@@ -75,9 +75,17 @@ def _cuda() -> str | None:
     return torch.version.cuda
 
 
-def _commit() -> str | None:
-    """``SEGKIT_COMMIT`` first: a copied tree may carry a stale git directory that names another commit."""
-    return os.environ.get(COMMIT_ENV) or _run(["git", "rev-parse", "--short=9", "HEAD"]) or None
+def _commit(root: Path = ROOT) -> str | None:
+    """``SEGKIT_COMMIT`` first: a copied tree may carry a stale git directory that names another commit. Else HEAD,
+    marked ``+modified`` where tracked files differ from it (uncommitted edits, or such a copy), so a result never
+    names a commit whose code it did not run."""
+    if os.environ.get(COMMIT_ENV):
+        return os.environ[COMMIT_ENV]
+    head = _run(["git", "rev-parse", "--short=9", "HEAD"], root)
+    if not head:
+        return None
+    modified = _run(["git", "status", "--porcelain", "--untracked-files=no"], root)
+    return f"{head}+modified" if modified else head
 
 
 @functools.lru_cache(maxsize=8)

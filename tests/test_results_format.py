@@ -146,3 +146,27 @@ def test_runs_on_different_gpus_are_refused(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "summarize: runs on different GPUs" in proc.stderr
+
+
+def test_the_commit_is_marked_where_the_tree_differs_from_it(tmp_path, monkeypatch):
+    """A GPU host's copy of the tree ran under a stale git directory, and the step table named that older commit for
+    code it did not hold: HEAD is named as is only while the tracked files match it; SEGKIT_COMMIT wins."""
+    from sweep import machine
+
+    monkeypatch.delenv(machine.COMMIT_ENV, raising=False)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "a.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short=9", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert machine._commit(tmp_path) == head
+    (tmp_path / "b.py").write_text("untracked\n")  # an untracked file is no change to the code that ran
+    assert machine._commit(tmp_path) == head
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert machine._commit(tmp_path) == f"{head}+modified"
+    monkeypatch.setenv(machine.COMMIT_ENV, "abc1234")
+    assert machine._commit(tmp_path) == "abc1234"
+    assert machine._commit(tmp_path / "nowhere") == "abc1234"
+    monkeypatch.delenv(machine.COMMIT_ENV)
+    assert machine._commit(tmp_path / "nowhere") is None
