@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
     pr.add_argument("--executor", help="only this executor's rows")
     pr.add_argument("--suite", help="only this suite's rows (fp8_amax, qkv_split_rope, ...)")
-    pr.add_argument("--faster", action="store_true", help=f"only the cases of ours more than {TOLERANCE:.0%} faster "
+    pr.add_argument("--faster", action="store_true", help=f"only the cases of ours more than {TOLERANCE:.0%}% faster "
                     f"than their baseline (what a change sped up; the rest stay)")
     pr.add_argument("--accept-slower", metavar="WHY", help=f"let a case of ours move to a time more than "
                     f"{TOLERANCE:.0%}% slower than its baseline (say why in the commit)")

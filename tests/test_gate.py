@@ -309,3 +309,11 @@ def test_the_step_past_the_tolerance_is_flagged_for_a_re_run_that_can_clear_it(t
     (step,) = json.loads((tmp_path / "record.json").read_text())["benchmarks"]
     assert (step["verdict"], step["rerun"]) == ("ok on re-run", 9.7)
     assert gate.main([*record, "--rerun-step", str(step_file("again2.json", 9.95))]) == 1
+
+
+@pytest.mark.parametrize("cmd", ["headline-k", "compare", "record", "land", "promote"])
+def test_every_command_prints_its_help(cmd, capsys):
+    """argparse %-formats help strings: a bare "3% faster" once made ``promote --help`` a TypeError."""
+    with pytest.raises(SystemExit) as done:
+        gate.main([cmd, "--help"])
+    assert done.value.code == 0 and "usage:" in capsys.readouterr().out
