@@ -113,7 +113,9 @@ def test_an_interrupted_script_load_stops_the_script(tmp_path):
     pidfile = tmp_path / "script.pid"
     script = tmp_path / "slow.py"
     script.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
-    code, _, err = _interrupt(["-m", "segkit_cli", "repro", str(script)], lambda s: pidfile.exists(), tmp_path)
+    # the pid is in the file, not only the file created (open() makes it before write() fills it)
+    written = lambda s: pidfile.exists() and pidfile.read_text().strip().isdigit()  # noqa: E731
+    code, _, err = _interrupt(["-m", "segkit_cli", "repro", str(script)], written, tmp_path)
     _one_line(code, err, "segkit: interrupted")
     pid = int(pidfile.read_text())
     deadline = time.monotonic() + 5
