@@ -13,16 +13,24 @@ memory-bound kernel counts, whoever runs it: a cut can hand work to another exec
         --opaque segkit-rope-bwd-opaque [--write | --out FILE]
     python -m benchmarks.cut_evidence RUN_DIR --spec rmsnorm_bwd --claimed segkit-auto \\
         --declined segkit-norms-thunder [--write | --out FILE]
+    python -m benchmarks.cut_evidence STEP_JSON --spec rope_bwd --fused segkit-rope-bwd-fused \\
+        --opaque segkit-auto --host-only [--write | --out FILE]
 
 The first form writes CutEvidence (fused against opaque: fusions/cut_evidence.json), the second ClaimEvidence
 (the calls claimed, as "auto" ran them, against left to Thunder: fusions/claim_evidence.json). RUN_DIR holds the
 run's ``model_step.json`` (or ``.json.gz``) and ``profiles/`` (scripts/gpu/models.sh with MODELS_PROFILE=1).
+A CutEvidence record carries the host time per step the cut added where the run timed both variants' host per
+interleaved pass (``host_steps``: the median of the paired differences); the third form adds that host time from
+another run (no profiles needed) to the records already there, since "auto" weighs the kernel time a cut saves
+against the host time it adds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
+from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.model_table import CONTROL_VARIANT, speedup
@@ -87,17 +95,21 @@ def _contested(a: dict, b: dict, a_us: float, b_us: float) -> str | None:
             f"{b_us:.1f} us, but {a['variant']} paired {ratio:.3f}x, faster in {a_faster}/{passes} passes")
 
 
-def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...], second_way: str):
-    """(case, machine, {signature: how it ran in ``first``}, first's memory-bound us, second's) for every case of
-    ``run`` where the two variants ran ``spec``'s calls differently, the way asked and in nothing else. A case
-    where they ran them alike (a model without the shape a variant keys) has nothing to record, nor one whose
-    difference is within its A/A control (thunder against thunder-again, where the run has both), nor one whose
-    paired steps contradict the kernel sums (``_contested``): each is skipped with a note. A variant that ran a
-    call otherwise than asked, or a row with neither breakdown nor profile, is a SystemExit naming it, as is a run
-    with no case left."""
+def _step_doc(run: Path) -> dict:
+    """The step table's document of ``run``: a run folder's ``model_step.json`` (or ``.json.gz``), or a step JSON
+    file itself."""
+    if run.is_file():
+        return json.loads(read_text(run))
     path = run / "model_step.json"
-    doc = json.loads(read_text(path if path.exists() else run / "model_step.json.gz"))
-    machine = doc[KEY]
+    return json.loads(read_text(path if path.exists() else run / "model_step.json.gz"))
+
+
+def _differing(doc: dict, run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...],
+               second_way: str):
+    """(case, first's row, second's, {signature: how it ran in ``first``}) for every case of the step document
+    ``doc`` where the two variants ran ``spec``'s calls differently, the way asked and in nothing else; a case
+    where they ran them alike (a model without the shape a variant keys) is skipped with a note. A variant that
+    ran a call otherwise than asked is a SystemExit naming it, as is a run without both variants."""
     out, both = [], False
     for case in dict.fromkeys(r["case"] for r in doc["rows"]):
         a, b = _row(doc["rows"], case, first), _row(doc["rows"], case, second)
@@ -119,6 +131,21 @@ def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str
                              f"{sorted(s for s, how in ran_b.items() if how == second_way)} of {spec} {second_way}: "
                              f"it must run some of {sorted(ways)} so and every other call as {first} ran it "
                              f"(otherwise: {sorted(differ)})")
+        out.append((case, a, b, {sig: ways[sig] for sig in changed}))
+    if not both:
+        raise SystemExit(f"cut_evidence: no case of {run} has both {first} and {second}")
+    return out
+
+
+def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...], second_way: str):
+    """(case, machine, {signature: how it ran in ``first``}, first's memory-bound us, second's, host us second
+    added (``host_added_us``)) for every case of ``run`` that ``_differing`` keeps, except one whose difference is
+    within its A/A control (thunder against thunder-again, where the run has both) and one whose paired steps
+    contradict the kernel sums (``_contested``): each is skipped with a note. A row with neither breakdown nor
+    profile is a SystemExit naming it, as is a run with no case left."""
+    doc = _step_doc(run)
+    out = []
+    for case, a, b, ways in _differing(doc, run, spec, first, second, first_ways, second_way):
         a_us, b_us = _step_memory_bound_us(run, case, a), _step_memory_bound_us(run, case, b)
         aa = _aa_us(run, doc["rows"], case)
         if aa is not None and abs(a_us - b_us) <= aa:
@@ -129,13 +156,27 @@ def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str
         if contested:
             print(f"cut_evidence: {case}: {contested}; no record")
             continue
-        out.append((case, machine, {sig: ways[sig] for sig in changed}, a_us, b_us))
-    if not both:
-        raise SystemExit(f"cut_evidence: no case of {run} has both {first} and {second}")
+        out.append((case, doc[KEY], ways, a_us, b_us, host_added_us(a, b)))
     if not out:
         raise SystemExit(f"cut_evidence: no case of {run} has {first} and {second} running {spec} differently "
                          f"with a record to write (each case's note above says why not)")
     return out
+
+
+def host_added_us(a: dict, b: dict) -> tuple[float, int] | None:
+    """(the median over the interleaved passes of b's host us per step minus a's, in how many passes b's was
+    higher) for two rows timed in the same passes (``host_steps``, ms); None where either lacks them (a run from
+    before the step table timed host per pass): a lone step's host ms moves too much between leases to subtract."""
+    ha, hb = a.get("host_steps") or [], b.get("host_steps") or []
+    if not ha or len(ha) != len(hb):
+        return None
+    return round(statistics.median(1e3 * (y - x) for x, y in zip(ha, hb)), 1), sum(y > x for x, y in zip(ha, hb))
+
+
+def _host_source(run: Path, first: str, second: str, host: tuple[float, int] | None, passes: int) -> str | None:
+    name = f"{run.parent.name}/{run.name}" if run.is_file() else run.name
+    return None if host is None else (f"{name}: {second} vs {first}, median of {passes} paired passes, "
+                                      f"{second} higher in {host[1]}")
 
 
 def _measured(machine: dict) -> str:
@@ -146,10 +187,36 @@ def _measured(machine: dict) -> str:
 def evidence(run: Path, spec: str, fused: str, opaque: str) -> list[CutEvidence]:
     """CutEvidence of every case in ``run`` with both variants profiled, ``fused`` fusing the spec's calls and
     ``opaque`` running the same ones opaque."""
-    return [CutEvidence(machine["gpu"], spec, sig, f_us, o_us, case,
-                        f"{run.name}: profiles {case}-{fused} vs {case}-{opaque}", _measured(machine))
-            for case, machine, ways, f_us, o_us in _paired(run, spec, fused, opaque, ("fused",), "opaque")
-            for sig in sorted(ways)]
+    out = []
+    for case, machine, ways, f_us, o_us, host in _paired(run, spec, fused, opaque, ("fused",), "opaque"):
+        passes = len(_row(_step_doc(run)["rows"], case, opaque).get("host_steps") or [])
+        out += [CutEvidence(machine["gpu"], spec, sig, f_us, o_us, case,
+                            f"{run.name}: profiles {case}-{fused} vs {case}-{opaque}", _measured(machine),
+                            None if host is None else host[0], _host_source(run, fused, opaque, host, passes))
+                for sig in sorted(ways)]
+    return out
+
+
+def with_host(run: Path, spec: str, fused: str, opaque: str, table: EvidenceTable) -> list[CutEvidence]:
+    """``table``'s records of ``spec`` with the host time the cut added, timed in ``run`` (a step table run
+    without profiles will do: only its paired host passes are read), for every case where ``opaque`` ran the
+    spec's calls opaque and ``fused`` fused them, all else alike; a run without paired host passes, or a
+    signature ``table`` has no record of on the run's GPU (the kernel side comes first), is a SystemExit."""
+    doc = _step_doc(run)
+    gpu, out = doc[KEY]["gpu"], []
+    for case, a, b, ways in _differing(doc, run, spec, fused, opaque, ("fused",), "opaque"):
+        host = host_added_us(a, b)
+        if host is None:
+            raise SystemExit(f"cut_evidence: {case}: {run} did not time {fused} and {opaque}'s host per pass "
+                             f"(host_steps); no host time to record")
+        for sig in sorted(ways):
+            record = table.lookup(gpu, spec, sig)
+            if record is None:
+                raise SystemExit(f"cut_evidence: no {spec} record for {sig} on {gpu} to add a host time to: record "
+                                 f"the kernel side first (a run with profiles)")
+            out.append(replace(record, host_us=host[0],
+                               host_source=_host_source(run, fused, opaque, host, len(b["host_steps"]))))
+    return out
 
 
 def claim_evidence(run: Path, spec: str, claimed: str, declined: str) -> list[ClaimEvidence]:
@@ -157,8 +224,8 @@ def claim_evidence(run: Path, spec: str, claimed: str, declined: str) -> list[Cl
     (fused or opaque) and ``declined`` leaving the same ones to Thunder."""
     return [ClaimEvidence(machine["gpu"], spec, sig, c_us, d_us, ways[sig], case,
                           f"{run.name}: profiles {case}-{claimed} vs {case}-{declined}", _measured(machine))
-            for case, machine, ways, c_us, d_us in _paired(run, spec, claimed, declined, ("fused", "opaque"),
-                                                            "thunder")
+            for case, machine, ways, c_us, d_us, _ in _paired(run, spec, claimed, declined, ("fused", "opaque"),
+                                                               "thunder")
             for sig in sorted(ways)]
 
 
@@ -170,6 +237,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--opaque", help="the variant with the spec opaque, all else the same")
     parser.add_argument("--claimed", help="the variant with the spec claimed (as auto runs it)")
     parser.add_argument("--declined", help="the variant with the spec left to Thunder, all else the same")
+    parser.add_argument("--host-only", action="store_true", help="with --fused / --opaque: add the host time the "
+                        "cut added, timed in RUN's paired passes, to the records already there (RUN may be a step "
+                        "JSON without profiles)")
     parser.add_argument("--write", action="store_true", help=f"merge into {EVIDENCE_PATH.name} (or "
                         f"{CLAIMS_PATH.name} with --claimed / --declined)")
     parser.add_argument("--out", type=Path, help="merge into this file instead")
@@ -177,7 +247,12 @@ def main(argv: list[str] | None = None) -> None:
     if (args.fused is None) != (args.opaque is None) or (args.claimed is None) != (args.declined is None) or \
             (args.fused is None) == (args.claimed is None):
         parser.error("give either --fused and --opaque, or --claimed and --declined")
-    if args.fused is not None:
+    if args.host_only and args.fused is None:
+        parser.error("--host-only goes with --fused and --opaque")
+    if args.host_only:  # the records to add to: the file it writes to
+        records = with_host(args.run, args.spec, args.fused, args.opaque, EvidenceTable.load(args.out or EVIDENCE_PATH))
+        table, path = EvidenceTable, EVIDENCE_PATH
+    elif args.fused is not None:
         records, table, path = evidence(args.run, args.spec, args.fused, args.opaque), EvidenceTable, EVIDENCE_PATH
     else:
         records = claim_evidence(args.run, args.spec, args.claimed, args.declined)

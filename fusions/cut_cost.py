@@ -7,7 +7,9 @@ costs:
          + extra kernels * kernel_us + host_us
 
 Where the step itself was measured both ways (fusions/cut_evidence.py: the spec fused, then opaque), that
-measurement decides instead: opaque where it saved more kernel time than the extra call's host time.
+measurement decides instead, per step: opaque where the cut saved more kernel time than the host time it added to
+the step (timed in the step table's paired passes; a record without that timing weighs one call's estimate,
+``CutPolicy.host_us``).
 
 Before either, whether to claim the call at all: ``call_declines`` finds step evidence (fusions/claim_evidence.json)
 that Thunder's own decomposition of the call ran faster than segkit's claim; "auto" then leaves it to Thunder.
@@ -88,8 +90,10 @@ class CutDecision:
 
     def describe(self) -> str:
         if self.measured is not None:
+            host = "timed" if self.measured.host_us is not None else "estimated"
             return (f"{self.spec} {self.signature} on {self.gpu}: {self.decision} ({self.why}); "
-                    f"{self.measured.describe()}: gain {self.measured.gain_us:.1f} us vs host {self.host_us:.1f} us")
+                    f"{self.measured.describe()}: gain {self.measured.gain_us:.1f} us vs host {self.host_us:.1f} us "
+                    f"({host})")
         gain = ("no tuning entry" if self.gain_us is None else
                 f"tuned {self.us:.1f} us vs nvFuser default {self.default_us:.1f} us: gain {self.gain_us:.1f} us")
         cut = (f"cut {self.cut_us:.1f} us = {self.crossing_bytes / 1e6:.2f} MB x2 at "
@@ -128,10 +132,13 @@ def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = Non
                  kernels_us=policy.extra_kernels * policy.kernel_us, host_us=policy.host_us)
     base = dict(spec=spec_name, signature=sig, gpu=gpu)
     if measured is not None:
-        opaque = measured.gain_us > policy.host_us
+        timed = measured.host_us is not None
+        costs["host_us"] = measured.host_us if timed else policy.host_us
+        opaque = measured.gain_us > costs["host_us"]
+        host = "the host time it added to the step" if timed else "its call's estimated host time"
         return CutDecision(**base, decision=OPAQUE if opaque else FUSED, measured=measured, **costs,
-                           why="measured in a step: the cut saved more kernel time than its call costs" if opaque
-                           else "measured in a step: the cut saved less kernel time than its call costs")
+                           why=f"measured in a step: the cut saved {'more' if opaque else 'less'} kernel time than "
+                               f"{host}")
     entry = _measured_entry(table, gpu, spec_name, sig)
     if entry is None:
         return CutDecision(**base, decision=FUSED, why="no measured tuning entry", **costs)

@@ -14,7 +14,10 @@ saves in one kernel it can pay in others (an input copied to the layout the opaq
 
 So a step profiled twice, the spec fused and the spec opaque, everything else the same, decides from the
 memory-bound kernel time of the two steps (every kernel but the matmuls and attention, which both run alike):
-opaque where fused_us - opaque_us exceeds the host time of the extra call (CutPolicy.host_us).
+opaque where fused_us - opaque_us exceeds the host time the cut adds to a step. Both are per step: ``host_us`` is
+that host time as the step table timed it (opaque's host ms minus fused's, the median over its paired passes: the
+extra calls, and the region halves Thunder runs on either side of each); a record without it falls back on the
+cost model's estimate of one call (CutPolicy.host_us).
 
 A claim can lose outright: on small models Thunder's own decomposition of a norm or RoPE, fused by nvFuser with
 its neighbours, ran faster than either of segkit's forms (the lab's index has the runs). ``ClaimEvidence`` is the
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
 from segkit.errors import TuningTableError
@@ -49,6 +52,8 @@ class CutEvidence:
     case: str  # the step table's case (benchmarks/model_cases.py)
     source: str  # where the two profiles are, and which variants they are
     measured: str  # date and versions
+    host_us: float | None = None  # host time per step the cut adds (opaque's minus fused's); None: not timed
+    host_source: str | None = None  # the run and variants it was timed in, and over how many paired passes
 
     @property
     def gain_us(self) -> float:
@@ -56,8 +61,9 @@ class CutEvidence:
         return self.fused_us - self.opaque_us
 
     def describe(self) -> str:
+        host = "" if self.host_us is None else f"; host {self.host_us:+.1f} us per step opaque ({self.host_source})"
         return (f"measured in the {self.case} step ({self.source}): memory-bound kernels {self.fused_us:.1f} us "
-                f"fused, {self.opaque_us:.1f} us opaque")
+                f"fused, {self.opaque_us:.1f} us opaque{host}")
 
 
 @dataclass(frozen=True)
@@ -122,10 +128,12 @@ class EvidenceTable:
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise TuningTableError(f"{path}: not a step evidence file ({e})") from None
         names = {f.name for f in fields(cls.record_type)}
+        required = {f.name for f in fields(cls.record_type) if f.default is MISSING}
         out = cls()
         for i, d in enumerate(raw):
-            if not isinstance(d, dict) or set(d) != names:
-                raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(names)}, "
+            if not isinstance(d, dict) or not required <= set(d) <= names:
+                optional = f" (and may have {sorted(names - required)})" if names - required else ""
+                raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(required)}{optional}, "
                                        f"got {sorted(d) if isinstance(d, dict) else type(d).__name__}")
             try:
                 out.put(cls.record_type(**d))

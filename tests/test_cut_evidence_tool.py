@@ -168,3 +168,53 @@ def test_paired_steps_that_contradict_the_kernel_sums_give_no_record(tmp_path, c
             r["ms"] = 10.0
     (run / "model_step.json").write_text(json.dumps(doc))
     _recorded_or_skipped(run, capsys, recorded, "the steps contradict the kernel sums")
+
+
+def _timed(run: Path, a_host: list[float], b_host: list[float]) -> Path:
+    """The run with each variant's host ms per interleaved pass (the step table's ``host_steps``)."""
+    doc = json.loads((run / "model_step.json").read_text())
+    doc["rows"][0]["host_steps"], doc["rows"][1]["host_steps"] = a_host, b_host
+    (run / "model_step.json").write_text(json.dumps(doc))
+    return run
+
+
+A_HOST = [4.0, 4.4, 4.5, 4.2, 4.2, 4.5, 4.7, 4.5, 5.8, 5.8]
+B_HOST = [4.7, 4.3, 4.0, 4.6, 5.4, 5.1, 5.0, 10.0, 6.4, 6.4]  # one pass 5.5 ms late: the median keeps it out
+
+
+def test_records_carry_the_host_time_the_cut_added_over_paired_passes(tmp_path):
+    """With host ms per pass on both rows, a record's host_us is the median of the opaque variant's minus the fused
+    one's (here 1000 x median(0.7, -0.1, -0.5, 0.4, 1.2, 0.6, 0.3, 5.5, 0.6, 0.6) = 600 us, 8 of 10 higher); rows
+    without them (a run from before the table timed host per pass) give none."""
+    (r,) = cut_evidence.evidence(_timed(_run(tmp_path / "timed"), A_HOST, B_HOST), "rope_bwd", "a", "b")
+    assert r.host_us == pytest.approx(600.0) and "median of 10 paired passes, b higher in 8" in r.host_source
+    (untimed,) = cut_evidence.evidence(_run(tmp_path / "untimed"), "rope_bwd", "a", "b")
+    assert untimed.host_us is None and untimed.host_source is None
+    assert (untimed.fused_us, untimed.opaque_us) == (r.fused_us, r.opaque_us)
+
+
+def test_host_only_adds_another_runs_host_time_to_the_records_there(tmp_path):
+    """--host-only: a step run without profiles (a step JSON file will do) times the host side of records written
+    from a run with profiles, keeping their kernel side; it refuses a run without per-pass host times and a
+    signature with no record to add to."""
+    kernels = _run(tmp_path / "kernels")
+    out = tmp_path / "ev.json"
+    cut_evidence.main([str(kernels), "--spec", "rope_bwd", "--fused", "a", "--opaque", "b", "--out", str(out)])
+    (before,) = EvidenceTable.load(out).records()
+    host = _timed(_run(tmp_path / "host"), A_HOST, B_HOST)
+    shutil.rmtree(host / "profiles")
+    step = tmp_path / "host" / "step.json"
+    (host / "model_step.json").rename(step)
+    cut_evidence.main([str(step), "--spec", "rope_bwd", "--fused", "a", "--opaque", "b", "--host-only",
+                       "--out", str(out)])
+    (after,) = EvidenceTable.load(out).records()
+    assert after.host_us == pytest.approx(600.0) and after.host_source.startswith("host/step.json: b vs a")
+    assert (after.fused_us, after.opaque_us, after.source) == (before.fused_us, before.opaque_us, before.source)
+    with pytest.raises(SystemExit, match="did not time a and b's host per pass"):
+        cut_evidence.main([str(kernels), "--spec", "rope_bwd", "--fused", "a", "--opaque", "b", "--host-only",
+                           "--out", str(out)])
+    with pytest.raises(SystemExit, match="no rope_bwd record for .* to add a host time to"):
+        cut_evidence.main([str(step), "--spec", "rope_bwd", "--fused", "a", "--opaque", "b", "--host-only",
+                           "--out", str(tmp_path / "empty.json")])
+    with pytest.raises(SystemExit):
+        cut_evidence.main([str(step), "--spec", "rope_bwd", "--claimed", "a", "--declined", "b", "--host-only"])

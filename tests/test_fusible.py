@@ -282,9 +282,10 @@ def test_every_fusible_operator_has_its_opaque_symbols_with_the_same_arguments()
         assert op.spec in fusions.names()
 
 
-def _evidence(fused_us: float, opaque_us: float, gpu: str = H100) -> EvidenceTable:
+def _evidence(fused_us: float, opaque_us: float, gpu: str = H100, host_us: float | None = None) -> EvidenceTable:
     return EvidenceTable([CutEvidence(gpu, "rmsnorm_bwd", signature(NARROW), fused_us, opaque_us, "case",
-                                      "run: profiles case-a vs case-b", "today")])
+                                      "run: profiles case-a vs case-b", "today", host_us,
+                                      None if host_us is None else "run2: b vs a, 10 paired passes")])
 
 
 def test_step_evidence_decides_over_the_tuning_table():
@@ -300,6 +301,34 @@ def test_step_evidence_decides_over_the_tuning_table():
     assert small.decision == cut_cost.FUSED and "saved less" in small.why  # 5 us < host 8 us; the table said cut
     other_gpu = cut_cost.decide("rmsnorm_bwd", NARROW, H200, no_gain, evidence=_evidence(200.0, 150.0))
     assert other_gpu.decision == cut_cost.FUSED and other_gpu.measured is None
+
+
+def test_a_cut_whose_timed_host_time_exceeds_its_kernel_gain_is_fused():
+    """Both sides per step (issue 54: no cut that costs more host time than it saves kernel time): a 50 us kernel
+    gain against 591 us of host the cut added in the step's paired passes fuses, against 40 us cuts; a record
+    without a host timing weighs the estimate of one call (8 us) as before."""
+    timed = cut_cost.decide("rmsnorm_bwd", NARROW, H100, evidence=_evidence(200.0, 150.0, host_us=591.0))
+    assert timed.decision == cut_cost.FUSED and timed.host_us == 591.0, timed.describe()
+    assert "host time it added to the step" in timed.why
+    for part in ("gain 50.0 us vs host 591.0 us (timed)", "host +591.0 us per step opaque (run2: b vs a"):
+        assert part in timed.describe(), timed.describe()
+    cheap = cut_cost.decide("rmsnorm_bwd", NARROW, H100, evidence=_evidence(200.0, 150.0, host_us=40.0))
+    assert cheap.decision == cut_cost.OPAQUE and cheap.host_us == 40.0
+    untimed = cut_cost.decide("rmsnorm_bwd", NARROW, H100, evidence=_evidence(200.0, 150.0))
+    assert untimed.decision == cut_cost.OPAQUE and untimed.host_us == cut_cost.CutPolicy().host_us
+    assert "(estimated)" in untimed.describe() and "estimated host time" in untimed.why
+
+
+def test_committed_evidence_with_a_host_timing_decides_by_it():
+    """The Llama-3-8B RoPE backward on the H200 (q: 32 heads, k: 8), timed on both sides in a step: "auto" runs it
+    opaque exactly where its kernel gain beats the host time it added, whatever the tuning table holds."""
+    for heads in (32, 8):
+        cfg = ApplyRopeConfig("thunder", (1, heads, 4096, 128), table_dtype=torch.float32)
+        record = cut_evidence.committed().lookup(H200, "rope_bwd", signature(cfg))
+        assert record is not None and record.host_us is not None, signature(cfg)
+        d = cut_cost.decide("rope_bwd", cfg, H200)
+        assert d.decision == (cut_cost.OPAQUE if record.gain_us > record.host_us else cut_cost.FUSED), d.describe()
+        assert "(timed)" in d.describe()
 
 
 def _claims(claimed_us: float, declined_us: float, gpu: str = H100) -> ClaimTable:
