@@ -4,7 +4,7 @@ formulations (norm backward, fp8 amax) and the fp8 amax tiles, and of their sche
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -44,6 +44,7 @@ class HandStaged(RunsOnBoth):
 
     schedule: Any  # what the subclass's schedule_first takes (a RowsSchedule, a TileSchedule)
     _stages: tuple[Any, Any] | None
+    _by_layout: dict[Hashable, tuple[Any, Any]]  # declared by a subclass whose stage1_inputs returns layouts
 
     def recorded(self) -> tuple[Any, Any]:
         raise NotImplementedError
@@ -64,20 +65,47 @@ class HandStaged(RunsOnBoth):
         """Schedule the translated stage 1 by hand."""
         raise NotImplementedError
 
+    def stage1_inputs(self, inputs: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], Hashable | None]:
+        """Stage 1's arguments and the layout its fusions are recorded for (None: ``recorded()``'s own); a subclass
+        that reads some inputs in place in other layouts returns a key ``recorded(key)`` takes."""
+        return self.stage1_args(inputs), None
+
+    def _recorded_for(self, layout: Hashable | None) -> tuple[Any, Any]:
+        return self.recorded() if layout is None else self.recorded(layout)
+
+    def _compiled(self, layout: Hashable | None) -> tuple[Any, Any]:
+        """Stage 1 translated and scheduled by hand, and stage 2 compiled, once per layout (``_stages`` for the
+        default one; at most ``MAX_LAYOUTS`` others, all dropped when one more comes)."""
+        found = self._stages if layout is None else self._by_layout.get(layout)
+        if found is not None:
+            return found
+        from segkit.nvf import compiled, to_nvfuser
+
+        s1, s2 = self._recorded_for(layout)
+        nvfd = to_nvfuser(s1)
+        self.schedule_first(nvfd)
+        stages = (nvfd, compiled(s2))
+        if layout is None:
+            self._stages = stages
+        else:
+            if len(self._by_layout) >= MAX_LAYOUTS:
+                self._by_layout.clear()
+            self._by_layout[layout] = stages
+        return stages
+
     def on_reference(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """The formulation's outputs on the reference interpreter."""
-        s1, s2 = self.recorded()
-        first = run_reference(s1, self.stage1_args(inputs))
+        args, layout = self.stage1_inputs(inputs)
+        s1, s2 = self._recorded_for(layout)
+        first = run_reference(s1, args)
         return self.assemble(inputs, first, run_reference(s2, [t.contiguous() for t in self.stage2_args(first)]))
 
     def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._stages is None:
-            from segkit.nvf import compiled, to_nvfuser
-
-            s1, s2 = self.recorded()
-            nvfd = to_nvfuser(s1)
-            self.schedule_first(nvfd)
-            self._stages = (nvfd, compiled(s2))
-        nvfd, second = self._stages
-        first = nvfd.manual_execute(self.stage1_args(inputs))
+        """The formulation's outputs on nvFuser."""
+        args, layout = self.stage1_inputs(inputs)
+        nvfd, second = self._compiled(layout)
+        first = nvfd.manual_execute(args)
         return self.assemble(inputs, first, second.execute(self.stage2_args(first)))
+
+
+MAX_LAYOUTS = 8  # stage-1 layouts one formulation keeps compiled besides its own (a model has one or two per signature)

@@ -42,7 +42,7 @@ class RowsScheduled(HandStaged):
     joint: str | None = None  # layer norm's stage 2 (norm_bwd_two_stage.JOINT); an exploration, not yet tuned
     _stages: tuple[Any, Any] | None = field(default=None, init=False)
     # stage 1 compiled per layout of rows not in memory order ((shape, strides) of its views), bounded
-    _strided: dict[tuple, tuple[Any, Any]] = field(default_factory=dict, init=False)
+    _by_layout: dict[Layout, tuple[Any, Any]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.schedule.check(self.cfg.rows, self.cfg.hidden, f"{self.cfg.name} {self.cfg.shape}")
@@ -98,32 +98,13 @@ class RowsScheduled(HandStaged):
             return None
         return split_rows(rows, self.schedule.chunk)
 
-    def on_reference(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    def stage1_inputs(self, inputs: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], Layout | None]:
+        """``stage1_args``, or where some rows are not in memory order the ``strided_views`` read in place and their
+        layout (stage 1 recorded and compiled for it)."""
         views = self.strided_views(inputs)
         if views is None:
-            return super().on_reference(inputs)
-        s1, s2 = self.recorded(layout_of(views))
-        first = run_reference(s1, [*views, inputs[-1]])
-        return self.assemble(inputs, first, run_reference(s2, [t.contiguous() for t in self.stage2_args(first)]))
-
-    def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        views = self.strided_views(inputs)
-        if views is None:
-            return super().execute(inputs)
-        key = layout_of(views)
-        stages = self._strided.get(key)
-        if stages is None:
-            from segkit.nvf import compiled, to_nvfuser
-
-            if len(self._strided) >= MAX_LAYOUTS:
-                self._strided.clear()
-            s1, s2 = self.recorded(key)
-            nvfd = to_nvfuser(s1)
-            self.schedule_first(nvfd)
-            stages = self._strided[key] = (nvfd, compiled(s2))
-        nvfd, second = stages
-        first = nvfd.manual_execute([*views, inputs[-1]])
-        return self.assemble(inputs, first, second.execute(self.stage2_args(first)))
+            return self.stage1_args(inputs), None
+        return [*views, inputs[-1]], layout_of(views)
 
     def assemble(self, inputs: Sequence[torch.Tensor], first: list, second: list) -> list[torch.Tensor]:
         """dx, dw (, db) in the fused builder's order."""
@@ -131,7 +112,6 @@ class RowsScheduled(HandStaged):
 
 
 Layout = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (shape, strides) of each per-row input's view
-MAX_LAYOUTS = 8  # stage-1 layouts one formulation keeps compiled (a model has one or two per signature)
 
 
 def layout_of(views: Sequence[torch.Tensor]) -> Layout:

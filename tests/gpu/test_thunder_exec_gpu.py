@@ -164,8 +164,8 @@ def test_per_head_norm_backward_reads_its_rows_in_place(tmp_path, monkeypatch, r
             segkit_fuse="opaque")
         staged = [r.staged for r in RUNNERS.values() if r.spec_name == "rmsnorm_bwd"]
         record({"test": "per_head_norm_in_place", "staged": [type(s).__name__ for s in staged],
-                "layouts": [list(getattr(s, "_strided", {})) for s in staged]})
-        assert staged and all(isinstance(s, RowsScheduled) and s._strided for s in staged), staged
+                "layouts": [list(getattr(s, "_by_layout", {})) for s in staged]})
+        assert staged and all(isinstance(s, RowsScheduled) and s._by_layout for s in staged), staged
         _close(outs, want_outs, torch.bfloat16)
         _close(grads, want_grads, torch.bfloat16)
     finally:
