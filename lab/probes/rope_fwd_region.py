@@ -21,7 +21,8 @@ grouped-query configs of the old interleaved qkv layout.
 
 Usage (GPU host, repo root): python lab/probes/rope_fwd_region.py [--cpu | --spec] [CASE ...]
     CASE: llama3-8b (B=1, T=4096) and llama3.2-1b (B=4, T=2048) by default; --cpu checks every formulation on the
-    reference interpreter at a tiny shape and exits.
+    reference interpreter at a tiny shape and exits. --q times q's RoPE kernel alone (llama3-8b by default), with
+    fp32 tables and with them split into three exact bf16 parts (``split3``, the split kernel timed apart).
 """
 
 from __future__ import annotations
@@ -178,6 +179,13 @@ def check_cpu() -> None:
     for rot, k in FORMS:
         got = run_on(build(c, rot, k), [qkv, cos, sin], "reference")
         print(rot, k, [str(diff(i, r, o)) for i, (r, o) in enumerate(zip(ref, got))])
+    parts = [*split3(cos), *split3(sin)]
+    assert [torch.equal(a, b) for a, b in zip(run_on(split_fusion(c.T, c.hs), [cos, sin], "reference"), parts)] \
+        == [True] * 6
+    for rot in (True, False):
+        fp32 = run_on(q_only(c, rot, True), [qkv, cos, sin], "reference")[0]
+        bf16x3 = run_on(q_only(c, rot, True, parts=True), [qkv, *parts], "reference")[0]
+        print(f"q rot={rot}: bf16x3 tables give the fp32 tables' bits: {torch.equal(fp32, bf16x3)}")
 
 
 def timed_if_right(case: str, label: str, fn, refs) -> list | None:
@@ -227,9 +235,37 @@ def spec_mode() -> None:
         print(f"{config:20s} {label:15s} {k:7d} {us:11.1f} {tbs:8.2f}")
 
 
-def q_only(c: Case, rot: bool, strided: bool):
+def split3(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """An fp32 table as three bf16 parts whose fp32 sum (hi + mid) + lo is the table exactly (8 mantissa bits
+    each; checked by the caller): a fusion reading only 16-bit inputs, the RoPE kernel may vectorize 8 wide where
+    fp32 tables hold nvFuser 0.2.36 at 4 (one factor per kernel, sized by the widest input)."""
+    hi = t.bfloat16()
+    r1 = t - hi.float()
+    mid = r1.bfloat16()
+    return hi, mid, (r1 - mid.float()).bfloat16()
+
+
+def split_fusion(T: int, hs: int):
+    """The split as its own fusion (cos and sin in, six bf16 parts out): the kernel a step would run once per
+    table pair before the RoPEs read the parts."""
+    from segkit.dtypes import DataType
+
+    F, BF = DataType.Float, DataType.BFloat16
+    with FusionDefinition() as fd:
+        for _ in range(2):
+            t = fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=F)
+            hi = fd.ops.cast(t, dtype=BF)
+            r1 = fd.ops.sub(t, fd.ops.cast(hi, dtype=F))
+            mid = fd.ops.cast(r1, dtype=BF)
+            for out in (hi, mid, fd.ops.cast(fd.ops.sub(r1, fd.ops.cast(mid, dtype=F)), dtype=BF)):
+                fd.add_output(out)
+    return fd
+
+
+def q_only(c: Case, rot: bool, strided: bool, parts: bool = False):
     """q's RoPE alone (``rot``) or without the rotation (y = x cos + x sin, the pointwise ceiling), reading q as a
-    view of the qkv projection (``strided``) or from a contiguous (B, nh, T, hs) tensor."""
+    view of the qkv projection (``strided``) or from a contiguous (B, nh, T, hs) tensor; with ``parts`` the tables
+    come as ``split3``'s bf16 parts (cos hi, mid, lo, then sin's) and are summed back in fp32 in the kernel."""
     from segkit.dtypes import DataType
 
     F, BF = DataType.Float, DataType.BFloat16
@@ -241,8 +277,13 @@ def q_only(c: Case, rot: bool, strided: bool):
             x = fd.ops.permute(fd.ops.reshape(x, new_shape=[B, T, nh, hs]), dims=[0, 2, 1, 3])
         else:
             x = fd.define_tensor(shape=[B, nh, T, hs], contiguity=[True] * 4, dtype=BF)
-        cos = fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=F)
-        sin = fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=F)
+        if parts:
+            p = [fd.ops.cast(fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=BF), dtype=F)
+                 for _ in range(6)]
+            cos, sin = (fd.ops.add(fd.ops.add(a, b), c3) for a, b, c3 in (p[:3], p[3:]))
+        else:
+            cos = fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=F)
+            sin = fd.define_tensor(shape=[T, hs], contiguity=[True] * 2, dtype=F)
         xf = fd.ops.cast(x, dtype=F)
         cb, sb = (fd.ops.broadcast(t, is_broadcast_dim=[True, True, False, False]) for t in (cos, sin))
         if rot:
@@ -261,19 +302,38 @@ def q_mode() -> None:
     from segkit.nvf import compiled
     from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
 
-    c = CASES["llama3-8b"]
-    qkv, cos, sin = make_inputs(c, "cuda")
-    q = qkv[..., : c.nh * c.hs].view(c.B, c.T, c.nh, c.hs).transpose(1, 2)
-    for rot in (True, False):
-        for strided in (True, False):
-            x = qkv if strided else q.contiguous()
-            prog = compiled(q_only(c, rot, strided))
-            fn = (lambda p=prog, x=x: p.execute([x, cos, sin]))
-            ks = kernel_breakdown(fn, 20, flush=flush_l2)
-            us = sum(k.us for k in ks)
-            print(f"RES q rot={rot} strided={strided} kernels={len(ks)} {us:.1f} us "
-                  f"({4 * q.numel() / us / 1e6:.2f} TB/s) [{', '.join(nvfuser_scheduler(k.name) or k.name for k in ks)}]",
-                  flush=True)
+    names = [a for a in sys.argv[1:] if not a.startswith("-")] or ["llama3-8b"]
+    for name in names:
+        c = CASES[name]
+        qkv, cos, sin = make_inputs(c, "cuda")
+        parts = [*split3(cos), *split3(sin)]
+        assert all(bool(((a.float() + b.float()) + d.float() == t).all())
+                   for t, (a, b, d) in ((cos, parts[:3]), (sin, parts[3:]))), "split3 is not exact here"
+        q = qkv[..., : c.nh * c.hs].view(c.B, c.T, c.nh, c.hs).transpose(1, 2)
+        want = (q.double() * cos.double() + torch.cat((-q[..., c.hs // 2:], q[..., : c.hs // 2]), -1).double()
+                * sin.double()).float().bfloat16()
+        split = compiled(split_fusion(c.T, c.hs))
+        got = split.execute([cos, sin])
+        assert all(torch.equal(g, p) for g, p in zip(got, parts)), "the split kernel disagrees with split3"
+        ks = kernel_breakdown(lambda: split.execute([cos, sin]), 20, flush=flush_l2)
+        print(f"RES {name} split kernels={len(ks)} {sum(k.us for k in ks):.1f} us", flush=True)
+        for rot in (True, False):
+            for strided in (True, False):
+                x = qkv if strided else q.contiguous()
+                fp32 = compiled(q_only(c, rot, strided)).execute([x, cos, sin])[0]
+                for tables in ("fp32", "bf16x3"):
+                    prog = compiled(q_only(c, rot, strided, parts=tables == "bf16x3"))
+                    args = [x, cos, sin] if tables == "fp32" else [x, *parts]
+                    fn = (lambda p=prog, a=args: p.execute(a))
+                    y = fn()[0]
+                    same = torch.equal(y, fp32)  # the parts must give the fp32 tables' bits
+                    right = "" if not rot else f" max |y - float64| {(y.float() - want.float()).abs().max().item():.3g}"
+                    ks = kernel_breakdown(fn, 20, flush=flush_l2)
+                    us = sum(k.us for k in ks)
+                    bits = "same" if same else "DIFFER"
+                    print(f"RES {name} q rot={rot} strided={strided} tables={tables} bits={bits}{right}"
+                          f" kernels={len(ks)} {us:.1f} us ({4 * q.numel() / us / 1e6:.2f} TB/s) "
+                          f"[{', '.join(nvfuser_scheduler(k.name) or k.name for k in ks)}]", flush=True)
 
 
 def main() -> None:
