@@ -31,7 +31,8 @@ import torch
 from thunder.core import prims
 from thunder.core.compile_data import get_compile_data
 from thunder.core.interpreter import _interpret_call, interpreter_needs_wrap, unwrap
-from thunder.core.jit_ext import register_general_jit_lookaside
+from thunder.core.jit_ext import (ensure_recursive_proxies, record_source_loc_in_symbol_header,
+                                  register_general_jit_lookaside)
 
 from fusions import torch_models
 from thunder_exec.base import CLAIM_MODE, segkit_ex, warn_if_shadowed
@@ -128,10 +129,22 @@ def rms_norm_function(label: str, route: str | None = None):
     return make
 
 
+# What a replacement calls that holds no user code: run natively, not through Thunder's interpreter, which would
+# step through their bytecode and Thunder's proxy internals under them (the checks on the proxies, the dtype a
+# function returns on meta tensors, and the entry functions, which call segkit's symbols as Thunder calls its own).
+NATIVE_CHECKS = (norm_refusal, rope_refusal, qkv_refusal, promoted, output_dtypes)
+NATIVE_ENTRIES = (rms_norm_entry, apply_rope_entry, qkv_split_rope_entry)
+
+
 def install_helpers() -> None:
-    """Run ``output_dtypes`` for real, not traced, where a replacement asks (the dtype a function returns on meta
-    tensors): a Thunder lookaside, so thunder_exec.install() adds it, not an import."""
-    register_general_jit_lookaside(output_dtypes)(interpreter_needs_wrap(output_dtypes))
+    """Thunder lookasides that run ``NATIVE_CHECKS`` and ``NATIVE_ENTRIES`` natively where a replacement calls them
+    (thunder_exec.install() adds them, not an import). An entry runs as Thunder runs the torch functions it maps to
+    its symbols: its tensors proxied, the user's source line recorded in the symbol's header."""
+    for fn in NATIVE_CHECKS:
+        register_general_jit_lookaside(fn)(interpreter_needs_wrap(fn))
+    for fn in NATIVE_ENTRIES:
+        register_general_jit_lookaside(fn)(
+            ensure_recursive_proxies(interpreter_needs_wrap(record_source_loc_in_symbol_header(fn))))
 
 
 def apply_rope_function(label: str, route: str | None = None):
