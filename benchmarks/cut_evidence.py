@@ -163,19 +163,21 @@ def _paired(run: Path, spec: str, first: str, second: str, first_ways: tuple[str
     return out
 
 
-def host_added_us(a: dict, b: dict) -> tuple[float, int] | None:
+def host_added_us(a: dict, b: dict) -> tuple[float, int, int] | None:
     """(the median over the interleaved passes of b's host us per step minus a's, in how many passes b's was
-    higher) for two rows timed in the same passes (``host_steps``, ms); None where either lacks them (a run from
-    before the step table timed host per pass): a lone step's host ms moves too much between leases to subtract."""
+    higher, passes) for two rows timed in the same passes (``host_steps``, ms); None where either lacks them (a run
+    from before the step table timed host per pass): a lone step's host ms moves too much between leases to
+    subtract."""
     ha, hb = a.get("host_steps") or [], b.get("host_steps") or []
     if not ha or len(ha) != len(hb):
         return None
-    return round(statistics.median(1e3 * (y - x) for x, y in zip(ha, hb)), 1), sum(y > x for x, y in zip(ha, hb))
+    return (round(statistics.median(1e3 * (y - x) for x, y in zip(ha, hb)), 1), sum(y > x for x, y in zip(ha, hb)),
+            len(ha))
 
 
-def _host_source(run: Path, first: str, second: str, host: tuple[float, int] | None, passes: int) -> str | None:
+def _host_source(run: Path, first: str, second: str, host: tuple[float, int, int] | None) -> str | None:
     name = f"{run.parent.name}/{run.name}" if run.is_file() else run.name
-    return None if host is None else (f"{name}: {second} vs {first}, median of {passes} paired passes, "
+    return None if host is None else (f"{name}: {second} vs {first}, median of {host[2]} paired passes, "
                                       f"{second} higher in {host[1]}")
 
 
@@ -187,14 +189,11 @@ def _measured(machine: dict) -> str:
 def evidence(run: Path, spec: str, fused: str, opaque: str) -> list[CutEvidence]:
     """CutEvidence of every case in ``run`` with both variants profiled, ``fused`` fusing the spec's calls and
     ``opaque`` running the same ones opaque."""
-    out = []
-    for case, machine, ways, f_us, o_us, host in _paired(run, spec, fused, opaque, ("fused",), "opaque"):
-        passes = len(_row(_step_doc(run)["rows"], case, opaque).get("host_steps") or [])
-        out += [CutEvidence(machine["gpu"], spec, sig, f_us, o_us, case,
-                            f"{run.name}: profiles {case}-{fused} vs {case}-{opaque}", _measured(machine),
-                            None if host is None else host[0], _host_source(run, fused, opaque, host, passes))
-                for sig in sorted(ways)]
-    return out
+    return [CutEvidence(machine["gpu"], spec, sig, f_us, o_us, case,
+                        f"{run.name}: profiles {case}-{fused} vs {case}-{opaque}", _measured(machine),
+                        None if host is None else host[0], _host_source(run, fused, opaque, host))
+            for case, machine, ways, f_us, o_us, host in _paired(run, spec, fused, opaque, ("fused",), "opaque")
+            for sig in sorted(ways)]
 
 
 def with_host(run: Path, spec: str, fused: str, opaque: str, table: EvidenceTable) -> list[CutEvidence]:
@@ -214,8 +213,7 @@ def with_host(run: Path, spec: str, fused: str, opaque: str, table: EvidenceTabl
             if record is None:
                 raise SystemExit(f"cut_evidence: no {spec} record for {sig} on {gpu} to add a host time to: record "
                                  f"the kernel side first (a run with profiles)")
-            out.append(replace(record, host_us=host[0],
-                               host_source=_host_source(run, fused, opaque, host, len(b["host_steps"]))))
+            out.append(replace(record, host_us=host[0], host_source=_host_source(run, fused, opaque, host)))
     return out
 
 

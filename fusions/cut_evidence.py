@@ -132,7 +132,7 @@ class EvidenceTable:
         out = cls()
         for i, d in enumerate(raw):
             if not isinstance(d, dict) or not required <= set(d) <= names:
-                optional = f" (and may have {sorted(names - required)})" if names - required else ""
+                optional = f" (plus any of {sorted(names - required)})" if names - required else ""
                 raise TuningTableError(f"{path}: record {i} must have exactly the fields {sorted(required)}{optional}, "
                                        f"got {sorted(d) if isinstance(d, dict) else type(d).__name__}")
             try:

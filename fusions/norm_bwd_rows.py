@@ -27,7 +27,6 @@ from fusions.hand_staged import HandStaged
 from fusions.norm_bwd_two_stage import NORM_BWD, define_stage1, define_stage2, split_joint
 from fusions.rows_schedule import RowsSchedule, fitting, schedule_stage1
 from segkit.frontend import FusionDefinition
-from segkit.interp import run_reference
 
 ROWS = "rows"  # the formulation's name in the tuning table
 
