@@ -46,13 +46,13 @@ from torch.fx.subgraph_rewriter import replace_pattern_with_filters
 
 import thunder.torch as ltorch
 from thunder.core.compile_data import get_compile_data
-from thunder.core.interpreter import _interpret_call, interpreter_needs_wrap, unwrap
-from thunder.core.jit_ext import (ensure_recursive_proxies, record_source_loc_in_symbol_header,
-                                  register_general_jit_lookaside)
+from thunder.core.interpreter import _interpret_call, unwrap
+from thunder.core.jit_ext import register_general_jit_lookaside
 
 from thunder_exec.base import segkit_ex
 from thunder_exec.fx_patterns import PATTERNS, Pattern
-from thunder_exec.recognize import _HF_NORMS, _HF_ROPES, _copy, left_to_thunder, recognize
+from thunder_exec.recognize import (_HF_NORMS, _HF_ROPES, _copy, left_to_thunder, recognize, run_as_symbols,
+                                    run_natively)
 
 
 @dataclass
@@ -82,12 +82,6 @@ def _call_rope(family_make, original, tensors, literals, values):
 # kind -> (the reference families' thunder.jit makers, how a region's arguments reach one)
 _KINDS = {"norm": ({family: make for family, _, make in _HF_NORMS}, _call_norm),
           "rope": (dict(_HF_ROPES), _call_rope)}
-
-
-def _opaque(fn: Callable) -> None:
-    """Run ``fn`` as plain Python inside Thunder's traces, not interpreted op by op (Thunder's interpreter runs
-    builtins such as ``zip`` as interpreted Python, slowly): for functions of shapes, dtypes and literals only."""
-    register_general_jit_lookaside(fn)(interpreter_needs_wrap(fn))
 
 
 def _bind(pattern: Pattern, tensors: tuple, literals: tuple) -> tuple[str | None, dict]:
@@ -162,14 +156,13 @@ def map_torch_rms_norm() -> None:
     if torch.rms_norm in ltorch._torch_to_thunder_function_map:
         return
     ltorch.register_function(torch.rms_norm, ltorch.rms_norm)
-    register_general_jit_lookaside(torch.rms_norm)(
-        ensure_recursive_proxies(interpreter_needs_wrap(record_source_loc_in_symbol_header(ltorch.rms_norm))))
+    run_as_symbols(torch.rms_norm, ltorch.rms_norm)
 
 
 def install() -> None:
     """The Thunder lookasides and the torch.rms_norm mapping above (thunder_exec.install() calls this; importing
     this module registers nothing)."""
-    _opaque(_bind)
+    run_natively(_bind)
     register_general_jit_lookaside(_ENTER)(_enter_graph_module)
     map_torch_rms_norm()
     for pattern in PATTERNS:

@@ -136,15 +136,27 @@ NATIVE_CHECKS = (norm_refusal, rope_refusal, qkv_refusal, promoted, output_dtype
 NATIVE_ENTRIES = (rms_norm_entry, apply_rope_entry, qkv_split_rope_entry)
 
 
+def run_natively(fn: Callable) -> None:
+    """Run ``fn`` as plain Python inside Thunder's traces, not interpreted op by op (Thunder's interpreter runs even
+    builtins such as ``zip`` as interpreted Python, slowly): for functions of proxies' shapes, dtypes and literals,
+    with no user code to trace."""
+    register_general_jit_lookaside(fn)(interpreter_needs_wrap(fn))
+
+
+def run_as_symbols(diverted: Callable, fn: Callable) -> None:
+    """Run ``fn`` natively where a trace calls ``diverted``, as Thunder runs the torch functions it maps to its
+    symbols: the tensors proxied, the user's source line recorded in the symbol's header."""
+    register_general_jit_lookaside(diverted)(
+        ensure_recursive_proxies(interpreter_needs_wrap(record_source_loc_in_symbol_header(fn))))
+
+
 def install_helpers() -> None:
     """Thunder lookasides that run ``NATIVE_CHECKS`` and ``NATIVE_ENTRIES`` natively where a replacement calls them
-    (thunder_exec.install() adds them, not an import). An entry runs as Thunder runs the torch functions it maps to
-    its symbols: its tensors proxied, the user's source line recorded in the symbol's header."""
+    (thunder_exec.install() adds them, not an import)."""
     for fn in NATIVE_CHECKS:
-        register_general_jit_lookaside(fn)(interpreter_needs_wrap(fn))
+        run_natively(fn)
     for fn in NATIVE_ENTRIES:
-        register_general_jit_lookaside(fn)(
-            ensure_recursive_proxies(interpreter_needs_wrap(record_source_loc_in_symbol_header(fn))))
+        run_as_symbols(fn, fn)
 
 
 def apply_rope_function(label: str, route: str | None = None):
