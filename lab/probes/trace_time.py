@@ -50,16 +50,16 @@ def main() -> None:
     print(f"torch {torch.__version__}, thunder {thunder.__version__}, CPU; each number from a fresh process",
           flush=True)
     print("layers  executors            first call s   interpreted instructions (1 layer)")
+    def one(n_layer: int, ours: bool, history: bool) -> list[str]:
+        argv = [sys.executable, __file__, "--one", str(n_layer), str(int(ours)), str(int(history))]
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()[-2:]
+
+    instructions = {ours: one(1, ours, True)[1] for ours in (False, True)}  # per executor list, not per row
     for n in layers:
         for ours in (False, True):
-            def one(n_layer: int, history: bool) -> list[str]:
-                argv = [sys.executable, __file__, "--one", str(n_layer), str(int(ours)), str(int(history))]
-                out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-                return out.split()[-2:]
-            s = one(n, False)[0]
-            ins = one(1, True)[1]
-            print(f"{n:6d}  {'thunder + segkit_ex' if ours else 'thunder':20s} {s:>12s}   {ins:>10s}", flush=True)
-
+            s = one(n, ours, False)[0]
+            print(f"{n:6d}  {'thunder + segkit_ex' if ours else 'thunder':20s} {s:>12s}   {instructions[ours]:>10s}",
+                  flush=True)
 
 if __name__ == "__main__":
     main()
