@@ -9,7 +9,10 @@ expands k and v first, as transformers does where that argument is unavailable).
 
 The "litgpt" kind is transformer blocks with a synthetic loss; "litgpt-gpt" is litgpt's ``GPT`` whole (embedding,
 every block, final norm, LM head) with the cross-entropy loss litgpt's pretraining takes of its logits
-(``chunked_cross_entropy``, a copy: litgpt/utils.py imports lightning).
+(``chunked_cross_entropy``, a copy: litgpt/utils.py imports lightning), compiled with the model as one function. Its
+``chunk_size`` is the case's: 0 (one cross-entropy over all rows) is what litgpt's recipe for compiling the step
+(``extensions/thunder/pretrain.py``, ``forward_and_loss``, for Thunder and torch.compile alike) passes; 128, the
+default of ``litgpt pretrain``, splits the logits into 128-row chunks, each its own cross-entropy in the trace.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ class Case:
     the Hugging Face config's widths; ``batch`` the step's batch (litgpt kinds); ``variants`` names variants that
     are not in the table by default (``Variant.default``) but that this case runs when ``--variants`` names none;
     ``cost_s`` is a rough wall time of all variants on one GPU, used only to balance ``--shard`` (compile dominates
-    it)."""
+    it); ``chunk_size`` is the "litgpt-gpt" loss's (``chunked_cross_entropy``)."""
 
     name: str
     kind: str
@@ -41,6 +44,7 @@ class Case:
     cost_s: float = 300.0
     batch: int = 1
     variants: tuple[str, ...] = ()
+    chunk_size: int = 128
 
 
 @dataclass
@@ -73,9 +77,13 @@ CASES = [
          cost_s=360),
     Case("qwen3-0.6b-x2", "litgpt", "Qwen3-0.6B", 2048, dict(n_layer=2), batch=4, variants=("compile-graphs",),
          note="q/k RMSNorm per head", cost_s=360),
-    Case("llama3.2-1b-gpt", "litgpt-gpt", "Llama-3.2-1B", 2048, batch=4, variants=("compile-graphs",),
-         note="the whole model as litgpt's GPT runs it (embedding, all its blocks, final norm, LM head) and "
-              "litgpt's pretraining loss (chunked cross-entropy) on token ids", cost_s=900),
+    Case("llama3.2-1b-gpt", "litgpt-gpt", "Llama-3.2-1B", 2048, batch=4, variants=("compile-graphs",), chunk_size=0,
+         note="the whole model as litgpt's GPT runs it (embedding, all its blocks, final norm, LM head) and the "
+              "cross-entropy on token ids, jitted together as litgpt's recipe for a compiled step does "
+              "(extensions/thunder/pretrain.py: chunked_cross_entropy with chunk_size=0)", cost_s=900),
+    Case("llama3.2-1b-gpt-chunked", "litgpt-gpt", "Llama-3.2-1B", 2048, batch=4, chunk_size=128,
+         note="as llama3.2-1b-gpt, with litgpt pretrain's default loss chunks (64 cross-entropies of 128 rows) "
+              "inside the jitted function: the most a tracing compiler's first step has to take", cost_s=1500),
 ]
 
 
@@ -154,24 +162,27 @@ def _label(case: Case, model: str) -> str:
 def chunked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, chunk_size: int = 128,
                           ignore_index: int = -100) -> torch.Tensor:
     """The loss litgpt's pretraining computes (litgpt.utils.chunked_cross_entropy, 0.5.13, on unchunked logits), in
-    its op sequence (split rows into ``chunk_size``, per-token cross-entropy, cat, sum, over the targets counted), so
-    a trace of it is what a litgpt user's trace holds. Written here: litgpt.utils imports lightning, which the GPU
-    host lacks."""
+    its op sequence (split rows into ``chunk_size``, per-token cross-entropy, cat, sum, over the targets counted;
+    ``chunk_size`` 0: one cross-entropy, mean over the targets counted), so a trace of it is what a litgpt user's
+    trace holds. Written here: litgpt.utils imports lightning, which the GPU host lacks."""
     rows, labels = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    if chunk_size == 0:
+        return torch.nn.functional.cross_entropy(rows, labels, ignore_index=ignore_index)
     per_token = torch.cat([torch.nn.functional.cross_entropy(x, t, ignore_index=ignore_index, reduction="none")
                            for x, t in zip(rows.split(chunk_size), labels.split(chunk_size))])
     return per_token.sum() / (labels != ignore_index).sum().clamp(min=1)
 
 
 class GPTLoss(torch.nn.Module):
-    """litgpt's ``GPT`` whole and litgpt's pretraining loss on its logits."""
+    """litgpt's ``GPT`` whole and litgpt's pretraining loss on its logits, split into ``chunk_size`` rows (0: none)."""
 
-    def __init__(self, gpt: torch.nn.Module) -> None:
+    def __init__(self, gpt: torch.nn.Module, chunk_size: int = 128) -> None:
         super().__init__()
         self.gpt = gpt
+        self.chunk_size = chunk_size
 
     def forward(self, idx, targets):
-        return chunked_cross_entropy(self.gpt(idx), targets)
+        return chunked_cross_entropy(self.gpt(idx), targets, self.chunk_size)
 
 
 def build_litgpt_gpt(case: Case, device: str, dtype: torch.dtype) -> Built:
@@ -189,7 +200,9 @@ def build_litgpt_gpt(case: Case, device: str, dtype: torch.dtype) -> Built:
     gpt.reset_parameters()  # the rope cache alone: cos and sin fp32 again
     tokens = torch.randint(0, cfg.vocab_size, (case.batch, case.T + 1), device=device)
     idx, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
-    return Built(GPTLoss(gpt), (idx, targets), (), _label(case, f"{case.config} GPT x{cfg.n_layer} + loss"))
+    loss = "loss" if case.chunk_size == 0 else f"loss in {case.chunk_size}-row chunks"
+    return Built(GPTLoss(gpt, case.chunk_size), (idx, targets), (),
+                 _label(case, f"{case.config} GPT x{cfg.n_layer} + {loss}"))
 
 
 def _sdpa_repeat_kv(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):

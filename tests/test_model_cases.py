@@ -15,7 +15,8 @@ TINY_WIDTHS = dict(n_layer=2, n_embd=64, n_head=4, n_query_groups=2, head_size=1
 # T * batch = 256 rows of logits: two of litgpt's 128-row loss chunks
 TINY_GPT = Case("tiny-gpt", "litgpt-gpt", "Llama-3.2-1B", 128, dict(TINY_WIDTHS, vocab_size=96, padded_vocab_size=96),
                 batch=2)
-NEW = {"llama3.2-1b-x2": "Llama-3.2-1B", "qwen3-0.6b-x2": "Qwen3-0.6B", "llama3.2-1b-gpt": "Llama-3.2-1B"}
+NEW = {"llama3.2-1b-x2": "Llama-3.2-1B", "qwen3-0.6b-x2": "Qwen3-0.6B", "llama3.2-1b-gpt": "Llama-3.2-1B",
+       "llama3.2-1b-gpt-chunked": "Llama-3.2-1B"}
 
 
 def test_new_cases_name_real_litgpt_configs_and_known_variants():
@@ -68,21 +69,43 @@ def test_block_cases_rope_tables_are_the_ones_litgpts_gpt_builds(config):
     assert not torch.equal(built.inputs[1][0], default_cos)  # what the cases fed before
 
 
-def test_chunked_cross_entropy_is_litgpts():
+@pytest.mark.parametrize("chunk_size", [128, 0])
+def test_chunked_cross_entropy_is_litgpts(chunk_size):
     """Ours (litgpt/utils.py imports lightning, which the GPU host lacks) gives litgpt's loss and grad, over
-    several chunks and an uneven last one, with ignored targets."""
+    several chunks and an uneven last one or in one piece (chunk_size 0), with ignored targets."""
     lightning_utils = pytest.importorskip("litgpt.utils", reason="litgpt.utils needs lightning")
     torch.manual_seed(0)
     logits = torch.randn(3, 100, 17, requires_grad=True)
     targets = torch.randint(0, 17, (3, 100))
     targets[0, :7] = -100
-    want = lightning_utils.chunked_cross_entropy(logits, targets)
+    want = lightning_utils.chunked_cross_entropy(logits, targets, chunk_size=chunk_size)
     (want_grad,) = torch.autograd.grad(want, logits)
-    got = chunked_cross_entropy(logits, targets)
+    got = chunked_cross_entropy(logits, targets, chunk_size)
     assert got.item() == pytest.approx(want.item(), rel=1e-6)
     assert torch.allclose(torch.autograd.grad(got, logits)[0], want_grad, rtol=1e-5, atol=1e-8)
     plain = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
     assert got.item() == pytest.approx(plain.item(), rel=1e-5)
+
+
+def test_whole_model_cases_take_litgpts_compiled_step_loss_and_pretrains_chunks():
+    """The whole-model row jits litgpt's recipe for a compiled step (one cross-entropy, chunk_size 0); its chunked
+    twin keeps litgpt pretrain's 128-row chunks. Under thunder.jit the first traces one cross-entropy, the second one
+    per chunk (256 rows of logits at the tiny shape: two), with the same loss."""
+    import dataclasses
+
+    import thunder
+
+    cases = {c.name: c for c in CASES}
+    assert (cases["llama3.2-1b-gpt"].chunk_size, cases["llama3.2-1b-gpt-chunked"].chunk_size) == (0, 128)
+    losses = {}
+    for chunk_size, traced in ((0, 1), (128, 2)):
+        built = build(dataclasses.replace(TINY_GPT, chunk_size=chunk_size), "cpu", torch.float32)
+        jm = thunder.jit(built.model)
+        losses[chunk_size] = jm(*built.inputs).item()
+        names = [b.sym.name for b in thunder.last_traces(jm)[0].bound_symbols]
+        assert names.count("cross_entropy") == traced, (chunk_size, names)
+        assert built.label.startswith("Llama-3.2-1B GPT x2 + loss" + ("" if chunk_size == 0 else " in 128-row chunks"))
+    assert losses[0] == pytest.approx(losses[128], rel=1e-5)
 
 
 def test_gpt_case_is_the_whole_model_on_token_ids():
@@ -92,7 +115,7 @@ def test_gpt_case_is_the_whole_model_on_token_ids():
     idx, targets = built.inputs
     assert idx.shape == targets.shape == (2, 128) and idx.dtype == targets.dtype == torch.int64
     assert torch.equal(targets[:, :-1], idx[:, 1:]) and built.grad_inputs == ()
-    assert built.label == "Llama-3.2-1B GPT x2 + loss T=128 bs2"
+    assert built.label == "Llama-3.2-1B GPT x2 + loss in 128-row chunks T=128 bs2"
     logits = built.model.gpt(idx)
     assert logits.shape == (2, 128, 96)
     want = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
@@ -113,7 +136,7 @@ def test_gpt_case_under_segkit_claims_every_norm_and_rope():
     rows = run_case(TINY_GPT, [v for v in VARIANTS if v.name in ("eager", "segkit-opaque")], "cpu",
                     Options(iters=1, warmup=0), dtype=torch.float32)
     eager, segkit = rows
-    assert eager.grad_err == 0.0 and eager.label == "Llama-3.2-1B GPT x2 + loss T=128 bs2", eager
+    assert eager.grad_err == 0.0 and eager.label == "Llama-3.2-1B GPT x2 + loss in 128-row chunks T=128 bs2", eager
     assert segkit.ms > 0 and segkit.grad_err < 1e-4 and segkit.note == "", segkit
     assert segkit.peak_gib is None  # a GPU column
     assert segkit.claims == {"norm_fw": norms, "norm_bw": norms, "rope_fw": ropes, "rope_bw": ropes}
