@@ -70,7 +70,7 @@ def main() -> None:
 
     def interrupted(signum, frame) -> None:  # timeout -s INT: how far the first step got, and where its time went
         print(f"RES {who} {loss} L={n_layer} T={T} B={B}: interrupted after {time.perf_counter() - t0:.1f} s in "
-              f"{stage[0]}", flush=True)
+              f"{stage[0]}{stage[1] if len(stage) > 1 else ''}", flush=True)
         _report(profile)
         sys.stdout.flush()
         os._exit(1)  # a KeyboardInterrupt would surface inside Thunder's interpreter, wrapped
@@ -80,7 +80,7 @@ def main() -> None:
         profile.enable()
     out = jm(idx, targets)
     t1 = synced()
-    stage[0] = "the backward"
+    stage[:] = ["the backward", f" (the forward took {t1 - t0:.1f} s)"]
     out.backward()
     t2 = synced()
     _report(profile)
