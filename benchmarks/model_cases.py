@@ -33,7 +33,8 @@ class Case:
     the Hugging Face config's widths; ``batch`` the step's batch (litgpt kinds); ``variants`` names variants that
     are not in the table by default (``Variant.default``) but that this case runs when ``--variants`` names none;
     ``cost_s`` is a rough wall time of all variants on one GPU, used only to balance ``--shard`` (compile dominates
-    it); ``chunk_size`` is the "litgpt-gpt" loss's (``chunked_cross_entropy``)."""
+    it); ``chunk_size`` is the "litgpt-gpt" loss's (``chunked_cross_entropy``); a case not ``default`` runs only
+    where ``--case`` names it."""
 
     name: str
     kind: str
@@ -45,6 +46,7 @@ class Case:
     batch: int = 1
     variants: tuple[str, ...] = ()
     chunk_size: int = 128
+    default: bool = True
 
 
 @dataclass
@@ -81,7 +83,7 @@ CASES = [
          note="the whole model as litgpt's GPT runs it (embedding, all its blocks, final norm, LM head) and the "
               "cross-entropy on token ids, jitted together as litgpt's recipe for a compiled step does "
               "(extensions/thunder/pretrain.py: chunked_cross_entropy with chunk_size=0)", cost_s=900),
-    Case("llama3.2-1b-gpt-chunked", "litgpt-gpt", "Llama-3.2-1B", 2048, batch=4, chunk_size=128,
+    Case("llama3.2-1b-gpt-chunked", "litgpt-gpt", "Llama-3.2-1B", 2048, batch=4, chunk_size=128, default=False,
          note="as llama3.2-1b-gpt, with litgpt pretrain's default loss chunks (64 cross-entropies of 128 rows) "
               "inside the jitted function: the most a tracing compiler's first step has to take", cost_s=1500),
 ]
@@ -263,12 +265,13 @@ def build(case: Case, device: str, dtype: torch.dtype = torch.bfloat16) -> Built
 
 
 def select(names: list[str] | None) -> list[Case]:
-    """The cases named (all when ``names`` is empty), in table order; an unknown name is an error naming the known."""
+    """The cases named (every ``default`` one when ``names`` is empty), in table order; an unknown name is an error
+    naming the known."""
     known = {c.name: c for c in CASES}
     unknown = [n for n in names or () if n not in known]
     if unknown:
         raise SystemExit(f"model_step: unknown case {', '.join(unknown)}; known: {', '.join(known)}")
-    return [c for c in CASES if not names or c.name in names]
+    return [c for c in CASES if c.name in names] if names else [c for c in CASES if c.default]
 
 
 def shard(cases: list[Case], index: int, count: int) -> list[Case]:

@@ -484,7 +484,8 @@ def _names(values: list[str] | None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", action="append", help="case names, comma separated (default: all)")
+    parser.add_argument("--case", action="append",
+                        help="case names, comma separated (default: every case but those marked in --list)")
     parser.add_argument("--variants", action="append", help="variant names, comma separated (default: all)")
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
@@ -515,7 +516,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.list:
         for c in CASES:
             extra = f" +{','.join(c.variants)}" if c.variants else ""
-            print(f"case {c.name}: {c.kind} {c.config} T={c.T} batch {c.batch} {c.overrides}{extra} {c.note}")
+            named = "" if c.default else " (only where --case names it)"
+            print(f"case {c.name}{named}: {c.kind} {c.config} T={c.T} batch {c.batch} {c.overrides}{extra} {c.note}")
         for v in VARIANTS:
             print(f"variant {v.name}: {v.label}")
         return

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchmarks.model_cases import CASES, Case, build, chunked_cross_entropy, import_litgpt
+from benchmarks.model_cases import CASES, Case, build, chunked_cross_entropy, import_litgpt, select
 from benchmarks.model_step import VARIANTS, Options, case_variants, run_case
 
 TINY_WIDTHS = dict(n_layer=2, n_embd=64, n_head=4, n_query_groups=2, head_size=16, intermediate_size=96)
@@ -97,6 +97,9 @@ def test_whole_model_cases_take_litgpts_compiled_step_loss_and_pretrains_chunks(
 
     cases = {c.name: c for c in CASES}
     assert (cases["llama3.2-1b-gpt"].chunk_size, cases["llama3.2-1b-gpt-chunked"].chunk_size) == (0, 128)
+    assert "llama3.2-1b-gpt" in [c.name for c in select([])]  # the table's row
+    assert "llama3.2-1b-gpt-chunked" not in [c.name for c in select([])]  # only where named
+    assert [c.name for c in select(["llama3.2-1b-gpt-chunked"])] == ["llama3.2-1b-gpt-chunked"]
     losses = {}
     for chunk_size, traced in ((0, 1), (128, 2)):
         built = build(dataclasses.replace(TINY_GPT, chunk_size=chunk_size), "cpu", torch.float32)
