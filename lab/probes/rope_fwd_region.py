@@ -221,7 +221,7 @@ def spec_mode() -> None:
         inputs = spec.make_inputs(cfg, device="cuda")
         args = list(inputs.values())
         refs = spec.reference(inputs, cfg)
-        runs = [(f, (lambda p=compiled(spec.build(cfg, table=TuningTable([]), formulation=f)): p.execute(args)))
+        runs = [(f, (lambda p=compiled(spec.build(cfg, table=TuningTable([]), formulation=f)), a=args: p.execute(a)))
                 for f in (None, "k_fused")]
         runs.append(("torch.compile", rope(cfg, "torch.compile", inputs, "forward").fn))
         for label, fn in runs:
