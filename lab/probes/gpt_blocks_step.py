@@ -16,12 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 def main() -> None:
     from benchmarks import model_step, model_table
-    from benchmarks.model_cases import Case
+    from gpt_host import gpt_case  # this script's folder is first on sys.path
 
     n_layer, names, prefix = int(sys.argv[1]), sys.argv[2].split(","), sys.argv[3]
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 2
-    case = Case(f"llama3.2-1b-gpt-x{n_layer}", "litgpt-gpt", "Llama-3.2-1B", 2048, overrides={"n_layer": n_layer},
-                batch=4, chunk_size=0, note=f"the whole-model row's GPT cut to {n_layer} blocks (lab stand-in)")
+    case = gpt_case(n_layer)
     known = {v.name: v for v in model_step.VARIANTS}
     variants = [known[n] for n in names]
     opts = model_step.Options(iters=10, rounds=rounds, case_limit_s=560.0)

@@ -29,20 +29,36 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
+def gpt_case(n_layer: int):
+    """The step table's whole-model row (``llama3.2-1b-gpt``) cut to ``n_layer`` blocks."""
+    from benchmarks.model_cases import Case
+
+    return Case(f"llama3.2-1b-gpt-x{n_layer}", "litgpt-gpt", "Llama-3.2-1B", 2048, overrides={"n_layer": n_layer},
+                batch=4, chunk_size=0, note=f"the whole-model row's GPT cut to {n_layer} blocks (lab stand-in)")
+
+
+def built_with_grads(case):
+    """(the case built on the GPU, eager's grads on its inputs and on the changed inputs): what model_step's
+    ``measure`` checks each variant against."""
+    from benchmarks import model_step
+    from benchmarks.model_cases import build
+
+    built = build(case, "cuda")
+    want = model_step._eager_grads(built)
+    with model_step.changed_inputs(built):
+        want = (want, model_step._eager_grads(built))
+    return built, want
+
+
 def main() -> None:
     from benchmarks import model_step
-    from benchmarks.model_cases import Case, build
     from benchmarks.model_measure import time_step
 
     n_layer, out = int(sys.argv[1]), Path(sys.argv[2])
     names = (sys.argv[3] if len(sys.argv) > 3 else "thunder,segkit-auto").split(",")
     variants = {v.name: v for v in model_step.VARIANTS}
-    case = Case(f"gpt-x{n_layer}", "litgpt-gpt", "Llama-3.2-1B", 2048, overrides={"n_layer": n_layer}, batch=4,
-                chunk_size=0)
-    built = build(case, "cuda")
-    want = model_step._eager_grads(built)
-    with model_step.changed_inputs(built):
-        want = (want, model_step._eager_grads(built))
+    case = gpt_case(n_layer)
+    built, want = built_with_grads(case)
     opts = model_step.Options(iters=10, profile=out / "profiles", traces=out / "traces")
     steps, rows = {}, {}
     for name in names:

@@ -39,16 +39,12 @@ def _threads() -> dict[int, tuple[str, int, int]]:
 
 def main() -> None:
     from benchmarks import model_step
-    from benchmarks.model_cases import Case, build
+    from gpt_host import built_with_grads, gpt_case  # this script's folder is first on sys.path
 
     n_layer, passes, names, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), Path(sys.argv[4])
     variants = {v.name: v for v in model_step.VARIANTS}
-    case = Case(f"gpt-x{n_layer}", "litgpt-gpt", "Llama-3.2-1B", 2048, overrides={"n_layer": n_layer}, batch=4,
-                chunk_size=0)
-    built = build(case, "cuda")
-    want = model_step._eager_grads(built)
-    with model_step.changed_inputs(built):
-        want = (want, model_step._eager_grads(built))
+    case = gpt_case(n_layer)
+    built, want = built_with_grads(case)
     opts = model_step.Options(iters=10)
     steps = {}
     for name in names:
