@@ -1,6 +1,6 @@
 """The step table's method (benchmarks/model_step.py: first step, grads against eager, paired interleaved rounds) on
 litgpt's whole ``GPT`` for Llama-3.2-1B cut to N blocks: a stand-in for the whole-model row where two Thunder
-variants' first steps do not fit one device call at 16 blocks (each about 260-300 s on an H200 host, 2026-11-30).
+variants' first steps do not fit one device call at 16 blocks (lab run h200x2-2026-11-30-whole-gpt).
 
 Usage (repo root, GPU): python lab/probes/gpt_blocks_step.py N_LAYER VARIANTS OUT_PREFIX [ROUNDS]
     writes OUT_PREFIX.md and OUT_PREFIX.json as model_step's --out / --json do

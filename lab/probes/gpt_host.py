@@ -1,9 +1,9 @@
 """Where the host time of one lone step of litgpt's whole ``GPT`` goes, per variant, with fewer blocks than the
 step table's whole-model row so that several Thunder variants' first steps fit one device call.
 
-Why: in the whole-model row (16 blocks, H200, 2026-11-30) Thunder + segkit_ex, which claimed attention alone (every
-norm and RoPE call left to Thunder by the evidence), took 41.1 ms of host per lone step in its first round against
-stock Thunder's 28.1 ms in another process on the same host; the blocks cases (Llama-3.2-1B x2) pair level.
+Why: in the whole-model row Thunder + segkit_ex, which claims attention alone there (every norm and RoPE call left
+to Thunder by the evidence), showed far more host per lone step than stock Thunder measured in another process, while
+the blocks cases (Llama-3.2-1B x2) pair level (lab run h200x2-2026-11-30-whole-gpt has the numbers).
 
 What it does, in one process: the step table's own ``measure`` for each variant (first step, grads against eager,
 timing, a torch.profiler trace of 5 lone steps), then 20 passes interleaved over the variants, each pass timing one

@@ -3,9 +3,8 @@ this process, the time on a CPU and the time waiting on a run queue (/proc/self/
 lone step of each variant, interleaved pass by pass.
 
 Why: in the torch.profiler traces of litgpt's whole GPT (lab run h200x2-2026-11-30-whole-gpt, call 2), Thunder +
-segkit_ex with cuDNN attention had lone steps in which every host op, down to aten::view, ran about 1.7x slower,
-with the same ops and Python calls as stock Thunder; segkit_ex without its attention (segkit-own) and stock Thunder
-did not.
+segkit_ex with cuDNN attention had lone steps in which every host op, down to aten::view, ran slower, with the same
+ops and Python calls as stock Thunder; segkit_ex without its attention (segkit-own) and stock Thunder did not.
 
 Usage (repo root, GPU): python lab/probes/host_threads.py N_LAYER PASSES VARIANTS OUT.json
 """
