@@ -187,3 +187,22 @@ def test_the_step_breakdown_table_shows_profiled_rows_and_their_memory_bound_aga
     segkit = next(ln for ln in lines if "segkit-auto" in ln)
     assert "| 705.8 " in segkit and "| 1.053 " in segkit and "| 494.4 " in segkit
     assert "Where each profiled step" not in report.results_md([row("thunder", None)])
+
+
+def test_steps_timed_back_to_back_are_labelled_and_never_the_headline():
+    """A run of 5 steps back to back is another measurement of the same model: its rows say so in the step table, and
+    the README's headline step stays the each-step-alone run in whichever order the data holds them."""
+    def row(run: str, executor: str, ms: float, k: int = 1) -> dict:
+        case = {"model": "llama3-8b-x1", "label": "Llama", **({"back_to_back": k} if k > 1 else {})}
+        return {"suite": "model_step", "gpu": "NVIDIA H200", "case": case, "executor": executor,
+                "metrics": {"ms": ms}, "run": run, "source": f"{run}/s.json", "commit": "c", "date": "d",
+                "machine": {"gpu": "NVIDIA H200", "driver": "x"}}
+
+    rows = [row("alone", "segkit-auto", 9.5), row("alone", "compile", 9.6),
+            row("b2b", "segkit-auto", 9.8, k=5), row("b2b", "compile", 9.7, k=5)]
+    step_lines = [ln for ln in report.results_md(rows).splitlines() if ln.startswith("| Llama")]
+    assert sum("Llama, 5 steps back to back " in ln for ln in step_lines) == 2
+    assert sum(ln.startswith("| Llama ") for ln in step_lines) == 2
+    for order in (rows, rows[::-1]):  # whichever run the data holds first
+        headline = next(ln for ln in report.readme_table(order).splitlines() if "training step" in ln)
+        assert "9.50 ms" in headline and "1.01x" in headline
