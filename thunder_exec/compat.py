@@ -1,4 +1,4 @@
-"""Two narrow fixes of Thunder 0.2.6, applied by ``thunder_exec.install()`` (stock Thunder's runs too).
+"""Three narrow fixes of Thunder 0.2.6, applied by ``thunder_exec.install()`` (stock Thunder's runs too).
 
 nvfuser_direct: make Thunder 0.2.6's stock nvFuser executor work with nvfuser_direct-only installs.
 
@@ -21,6 +21,14 @@ recomputes the first chunk inside the cross-entropy backward's fusion, which sti
 the fusion defines names it also takes, and rebuilding it fails ("Trying to add the name t222 to a trace, but that
 name is already used"; ``apply_rematerialization_for_consumer`` is the same on upstream's main, 1e22aac). The fix
 drops those inputs: the consumer computes them itself, with the same symbol (tests/test_thunder_remat.py).
+
+CUDA graphs: ``CUDAGraphTransform``'s runner copies each argument into the buffer its graph captured unless the
+argument is that very tensor object, static inputs included. A tensor saved for backward that is a view (the
+forward graph's reshaped attention output, a k / v view of the qkv projection) is detached into a new object at
+every step (``ThunderFunction.forward``), so the backward copied it onto its own memory at every replay: a launch
+and a full read and write per saved view, in the host-bound turn from the forward graph to the backward graph. The
+fix hands the runner its captured buffer wherever the argument is exactly that memory (pointer, dtype, shape and
+strides): no copy, the same numbers (tests/test_thunder_cudagraph_alias.py).
 """
 
 from __future__ import annotations
@@ -28,8 +36,11 @@ from __future__ import annotations
 import functools
 import importlib.util
 
+import torch
+
 _installed = False
 _remat_installed = False
+_cudagraph_installed = False
 
 
 def _legacy_nvfuser_importable() -> bool:
@@ -85,4 +96,41 @@ def install_rematerialization_fix() -> bool:
     apply_rematerialization_for_consumer.thunder_original = original
     remat.apply_rematerialization_for_consumer = apply_rematerialization_for_consumer
     _remat_installed = True
+    return True
+
+
+def _same_memory(captured, arg) -> bool:
+    """``arg`` is exactly the memory of the captured buffer: copying it there would copy it onto itself."""
+    return (captured is not arg and isinstance(arg, torch.Tensor) and isinstance(captured, torch.Tensor)
+            and arg.data_ptr() == captured.data_ptr() and arg.dtype == captured.dtype
+            and arg.shape == captured.shape and arg.stride() == captured.stride() and arg.device == captured.device)
+
+
+def install_cudagraph_alias_fix() -> bool:
+    """Wrap ``CUDAGraphRunner.call_cuda_graph`` (once): arguments that are their graph's captured buffers in memory
+    are passed as those buffers, which the runner does not copy. The buffers are the last graph each fusion replayed
+    (found by its outputs); a new graph (new shapes) is looked up again. Return whether the wrapper is in place."""
+    global _cudagraph_installed
+    if _cudagraph_installed:
+        return True
+    from thunder.transforms import cudagraph
+
+    original = cudagraph.CUDAGraphRunner.call_cuda_graph
+
+    @functools.wraps(original)
+    def call_cuda_graph(self, fn_name, *args):
+        last = self.__dict__.setdefault("_segkit_last_graph", {})
+        captured_inputs, captured_outputs = last.get(fn_name, ((), None))
+        if len(captured_inputs) == len(args):
+            args = tuple(c if _same_memory(c, a) else a for c, a in zip(captured_inputs, args))
+        outputs = original(self, fn_name, *args)
+        if outputs is not captured_outputs:
+            entry = next((e for k, e in self.cuda_graph_cache.items() if k[0] == fn_name and e[2] is outputs), None)
+            if entry is not None:
+                last[fn_name] = (entry[1], entry[2])
+        return outputs
+
+    call_cuda_graph.thunder_original = original
+    cudagraph.CUDAGraphRunner.call_cuda_graph = call_cuda_graph
+    _cudagraph_installed = True
     return True

@@ -5,6 +5,8 @@ by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the f
   (thunder_exec.compat; also applied alone by CheckNvFusions / ReuseNvFusions, which run Thunder's own fusions);
 * Thunder 0.2.6's rematerialization: a consumer fusion that recomputes a producer's multi-output symbol (a split)
   takes none of that symbol's outputs as inputs (thunder_exec.compat);
+* Thunder 0.2.6's CUDA graph runner: an argument that is exactly its graph's captured buffer in memory (a saved
+  view, detached anew at every step) is not copied onto itself at every replay (thunder_exec.compat);
 * Thunder's nvFuser fusion pass: afterwards, a fused norm / RoPE call alone in its region runs as segkit_ex's
   opaque symbol where segkit's tuned kernel is faster, checked before the pass's rematerialization and after the
   pass (thunder_exec.alone; segkit_fuse="auto" only);
@@ -43,6 +45,7 @@ def install() -> None:
         return
     compat.install_nvfuser_direct_compat()
     compat.install_rematerialization_fix()
+    compat.install_cudagraph_alias_fix()
     alone.install()
     recognize.install_helpers()
     gqa.install()
