@@ -3,7 +3,8 @@ first forward and backward runs (nvFuser's compiles), and how many nvFusion regi
 chunked cross-entropy (logits split into rows of 128) against one plain cross-entropy over all rows.
 
 Why: the step table's whole-model row (benchmarks/model_step.py --case llama3.2-1b-gpt) never got past stock
-Thunder's first step in a 540 s budget on an H200 (2026-11-30), where torch.compile's took 117 s.
+Thunder's first step within a device call's budget, where torch.compile's fit easily (lab run
+h200x2-2026-11-30-whole-gpt-first-step has the numbers).
 
 Usage (repo root): python lab/probes/gpt_first_step.py [thunder|segkit] [chunked|plain] [N_LAYER] [T] [BATCH]
     PROFILE=1 in the environment: cProfile's 40 costliest calls of the first step (also when a timeout's SIGINT cuts it)

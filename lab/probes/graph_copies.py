@@ -1,8 +1,8 @@
 """The copies Thunder's CUDA graphs make per step, and what thunder_exec's fix of its runner saves, per variant.
 
-Why: on Qwen3-0.6B x2 with CUDA graphs, Thunder + segkit_ex issued 11 ``copy_`` per step against stock Thunder's 7
-(cProfile, lab run h200-2026-11-30-graphs-host-profile), in the host-bound turn from the forward graph to the
-backward graph. Thunder's runner copies an argument whenever it is not the very tensor object it captured, static
+Why: on Qwen3-0.6B x2 with CUDA graphs, Thunder + segkit_ex issued more ``copy_`` per step than stock Thunder
+(cProfile; the lab run h200-2026-11-30-graphs-host-profile has the counts), in the host-bound turn from the forward
+graph to the backward graph. Thunder's runner copies an argument whenever it is not the very tensor object it captured, static
 inputs included, and a saved view is detached into a new object at every step: copies onto the same memory.
 
 What it does, one process, per variant: compiles the step, then (1) lists every ``aten.copy_`` of one step with the
