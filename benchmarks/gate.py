@@ -58,10 +58,15 @@ def headline(row: dict) -> bool:
             and case.get("mode") != "inference")
 
 
+def is_ours(executor: str) -> bool:
+    """Whether an executor runs segkit's own code (``segkit``, ``segkit:*``, ``segkit+*``, ``thunder+segkit_ex``, a
+    step's ``segkit-*``), rather than a rival's."""
+    return executor.startswith("segkit") or executor == "thunder+segkit_ex"
+
+
 def ours(row: dict) -> bool:
     """Whether a row measures segkit's own code (judged), rather than a rival (shown)."""
-    ex = row["executor"]
-    return ex.startswith("segkit") or ex == "thunder+segkit_ex"
+    return is_ours(row["executor"])
 
 
 def value(row: dict) -> float | None:
@@ -136,7 +141,8 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
     for r in rows:
         base = baseline.get(key(r))
         now, was = value(r), value(base) if base else None
-        entry = {"suite": r["suite"], "case": r["case"], "executor": r["executor"], "now": now, "baseline": was,
+        entry = {"gpu": r["gpu"], "suite": r["suite"], "case": r["case"], "executor": r["executor"], "now": now,
+                 "baseline": was,
                  "baseline_commit": base["commit"] if base else None, "ours": ours(r)}
         if now is None:
             entry["verdict"] = "not measured"
@@ -160,7 +166,8 @@ def judge(rows: list[dict], baseline: dict[tuple, dict], rerun: dict[tuple, dict
     for k in sorted(absent - have):
         base = baseline.get(k)
         executor = k[3]
-        out.append({"suite": k[1], "case": base["case"] if base else json.loads(k[2]), "executor": executor,
+        out.append({"gpu": k[0], "suite": k[1], "case": base["case"] if base else json.loads(k[2]),
+                    "executor": executor,
                     "now": None, "baseline": value(base) if base else None,
                     "baseline_commit": base["commit"] if base else None,
                     "ours": ours({"executor": executor}), "verdict": "missing",
@@ -216,7 +223,18 @@ def tests_summary(path: Path) -> dict:
 
 
 def verdict(tests: dict, judged: list[dict]) -> tuple[bool, list[str]]:
+    """Whether the gate passes, and every reason it does not. A gate that judged nothing fails: a suite that ran
+    no test, a run with no benchmark rows (every case errored, or the wrong file was given), or a run none of whose
+    cases of ours met a baseline of its GPU (a GPU with no baseline yet: ``promote`` one first)."""
     why = []
+    if not tests["outcomes"]:
+        why.append("the GPU suite ran no test")
+    if not judged:
+        why.append("the benchmark run has no rows: nothing was measured")
+    elif not any(j["ours"] and "ratio" in j for j in judged):
+        gpus = sorted({g for j in judged if (g := j.get("gpu"))})
+        why.append(f"no case of ours was judged against a baseline (GPU {', '.join(gpus) or 'unknown'}): "
+                   "promote a baseline for it first")
     if tests["failed"]:
         why.append(f"{len(tests['failed'])} GPU test(s) failed: {', '.join(tests['failed'][:5])}")
     if tests["not_run"] or not tests["complete"]:
@@ -315,6 +333,11 @@ def _command(args: argparse.Namespace) -> int:
         if "rows" not in record or "machine" not in record:
             raise ValueError(f"{args.record}: a JSON object without a gate record's rows and machine")
         rows = [check_row(r) for r in record.pop("rows")]
+        there = landed(record)
+        if there is not None:
+            raise ValueError(f"{args.record}: already landed as line {there} of {GATE_LOG.name} (gate "
+                             f"{record['gate']} of {record['commit']} on {record.get('gpu')}, run at "
+                             f"{record.get('run_at')}): nothing written")
         with GATE_LOG.open("a") as f:
             f.write(json.dumps({k: v for k, v in record.items() if k != "machine"} | {"machine": record["machine"]})
                     + "\n")
@@ -351,6 +374,22 @@ def _command(args: argparse.Namespace) -> int:
         print(f"baseline for {args.gpu}: {sum(k[0] == args.gpu for k in base)} cases", file=sys.stderr)
         return 0
     return 2
+
+
+def identity(record: dict) -> tuple:
+    """What makes two gate records the same gate: its commits, GPU and when its run and re-run were measured."""
+    return (record.get("commit"), record.get("tests_commit"), record.get("gpu"), record.get("run_at"),
+            record.get("rerun_at"))
+
+
+def landed(record: dict, log: Path | None = None) -> int | None:
+    """The line of ``log`` (the gate log) that already holds ``record``, or None."""
+    log = GATE_LOG if log is None else log
+    want = identity(record)
+    for n, line in enumerate(read_text(log).splitlines() if log.exists() else (), 1):
+        if line.strip() and identity(json.loads(line)) == want:
+            return n
+    return None
 
 
 def faster(now: float, was: float) -> bool:

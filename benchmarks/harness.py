@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import torch
 
+from benchmarks.gate import is_ours
 from sweep import plugin as sweep_plugin
 from sweep.machine import KEY, machine_block
 from segkit.compare import diff
@@ -76,7 +77,11 @@ def run(benchmark, prepared: Prepared, refs: Sequence[torch.Tensor], names: Sequ
         rel = check_outputs(prepared, refs, names)
     except pytest.fail.Exception as e:  # the log says why the case has no result (the gate reads it)
         _log(benchmark, error=str(e).splitlines()[0])
-        raise
+        if is_ours(benchmark.params.get("executor", "")):
+            raise
+        # a rival's wrong result is a finding about the rival, shown in the run (and the gate's record), not a
+        # failure of segkit's benchmark run
+        pytest.xfail(f"rival {benchmark.params['executor']}: {str(e).splitlines()[0]}")
     timer = KernelTimer()
     benchmark._timer = timer  # pytest-benchmark calls it before and after each timed call
 
