@@ -61,13 +61,20 @@ def time_step(step: Callable[[], None], cuda: bool, steps: int = 1) -> tuple[flo
     """(step ms, host ms) of one step: CUDA events around it (wall clock on CPU), and the host time to issue it.
     ``steps`` > 1: that many steps issued back to back between the events, per step, as a training loop runs them:
     the host issues the next step while the GPU still runs this one, so the time from a step's start to its first
-    kernel (Thunder's prologue, Dynamo's guards) hides behind the previous step's kernels, where a lone step pays it."""
+    kernel (Thunder's prologue, Dynamo's guards) hides behind the previous step's kernels, where a lone step pays it.
+    Each step runs in a ``step`` range (``segkit.trace.range``: NVTX and torch.profiler), so a profile of the step
+    table (``segkit profile -- python benchmarks/model_step.py ...``) holds its timed steps for ``segkit trace
+    breakdown``, and nothing else as a step."""
+    from segkit.trace.idle import STEP_RANGE
+    from segkit.trace.record import range as trace_range
+
     if cuda:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
     t0 = time.perf_counter()
     for _ in range(steps):
-        step()
+        with trace_range(STEP_RANGE):
+            step()
     host = (time.perf_counter() - t0) * 1e3 / steps
     if not cuda:
         return host, host
@@ -109,13 +116,14 @@ def profile(step: Callable[[], None], path: Path, steps: int = PROFILED_STEPS) -
     none of it the step's."""
     from segkit.timing import cuda_profiler
     from segkit.trace.idle import STEP_RANGE
+    from segkit.trace.record import range as trace_range
 
     path.parent.mkdir(parents=True, exist_ok=True)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with cuda_profiler(activities, schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps),
                        on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
         for _ in range(1 + steps):
-            with torch.profiler.record_function(STEP_RANGE):  # segkit trace idle: its lead-in to the first kernel
+            with trace_range(STEP_RANGE):  # segkit trace idle / breakdown: the step and its lead-in
                 step()
             torch.cuda.synchronize()
             prof.step()

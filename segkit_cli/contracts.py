@@ -141,11 +141,11 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Pat
                     i.contract.kind == "dir" and (_same(i.path, d.path) or _inside(i.path, d.path, ("*",)))):
                 raise UsageError(f"{d} would rewrite the input {i} in it: give a directory that holds no input")
         refuse_foreign(d.path, d.flag, d.contract.owned_if)
-    for option, other, value in getattr(parser, "needs", ()):
-        if _given(parser, args, option) and (not _given(parser, args, other) if value is None
-                                             else getattr(args, _action(parser, other).dest) != value):
-            raise UsageError(f"{option} goes with {other}{' ' + value if value else ''}: give both or leave "
-                             f"{option} out")
+    for option, other, values in getattr(parser, "needs", ()):
+        if _given(parser, args, option) and (not _given(parser, args, other) if not values
+                                             else getattr(args, _action(parser, other).dest) not in values):
+            raise UsageError(f"{option} goes with {other}{' ' + ' or '.join(values) if values else ''}: give both "
+                             f"or leave {option} out")
     return dirs
 
 

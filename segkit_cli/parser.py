@@ -29,12 +29,12 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         #: (option, other, value): ``option`` is used only with ``other`` given (as ``value``, where not None)
-        self.needs: list[tuple[str, str, str | None]] = []
+        self.needs: list[tuple[str, str, tuple[str, ...]]] = []
 
-    def goes_with(self, option: str, other: str, value: str | None = None) -> None:
-        """Declare that ``option`` is used only with ``other`` (given as ``value``, where not None): given without
-        it, the command is refused before it runs (``segkit_cli.contracts``), not silently ignored."""
-        self.needs.append((option, other, value))
+    def goes_with(self, option: str, other: str, *values: str) -> None:
+        """Declare that ``option`` is used only with ``other`` (given as one of ``values``, where any): given
+        without it, the command is refused before it runs (``segkit_cli.contracts``), not silently ignored."""
+        self.needs.append((option, other, values))
 
     def error(self, message: str):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

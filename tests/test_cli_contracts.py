@@ -288,7 +288,7 @@ MACHINE = {
     ("trace", "show"): [TORCH_TRACE],
     ("trace", "compare"): [TORCH_TRACE, TORCH_TRACE, "--plot", "{tmp}/cmp.png"],
     ("trace", "idle"): [TORCH_TRACE, "--min-us", "0"],
-    ("trace", "breakdown"): [TORCH_TRACE, TORCH_TRACE],
+    ("trace", "breakdown"): [TORCH_TRACE, TORCH_TRACE, "--whole"],
     ("regions",): [*THUNDER, "--profile", TORCH_TRACE, "--html", "{tmp}/r.html", "--step-ms", "5"],
 }
 
@@ -361,6 +361,7 @@ ADVICE = {
     "segkit/fuzz/campaign.py": [("fuzz",)], "segkit/fuzz/targets.py": [("fuzz",)],
     "segkit/tuning/search.py": [("tune",)], "segkit/tuning/table.py": [("tune",)], "fusions/tune.py": [("tune",)],
     "fusions/spec.py": [("tune",)], "segkit/regions/analysis.py": [("regions",)],
+    "segkit/trace/breakdown.py": [("trace", "breakdown"), ("trace", "compare")],
     "segkit/trace/report.py": [("trace", "show"), ("trace", "compare"), ("trace", "idle"), ("trace", "breakdown")],
     "segkit/trace/record.py": [("profile",)], "segkit/segments.py": [("segments",)],
     "segkit_cli/argtypes.py": [("bookend",)], "segkit_cli/main.py": [()], "segkit_cli/parser.py": [()],

@@ -177,7 +177,7 @@ def test_trace_and_regions_functions_take_good_arguments(torch_trace):
     from segkit.trace.idle import idle_tables
 
     assert idle_tables(torch_trace, min_us=0, top=3)["gaps"]
-    assert breakdown_tables([("a", torch_trace)])
+    assert breakdown_tables([("a", torch_trace)], whole=True)
     assert analyze([("fwd", FWD_TRACE.read_text())], cost_model("a100", 2.0), step_ms=10.0).cuts
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from segkit.trace import load
-from segkit.trace.breakdown import KINDS, kind, per_step
+from segkit.trace.breakdown import KINDS, StepRangeError, kind, per_step
 from segkit.trace.model import Kernel, Range, Trace
 from segkit_cli.main import main
 from tests.conftest import DATA
@@ -34,8 +34,9 @@ def test_each_kernel_name_has_its_kind(name, want):
 
 @pytest.mark.parametrize("path", [COMPILE, SEGKIT], ids=["compile", "segkit-auto"])
 def test_a_profile_without_step_ranges_is_one_step_and_every_kernel_counts_once(path):
+    """Asked for (``whole``): a profile without step ranges is read as one step."""
     trace = load(path)
-    got = per_step(trace)
+    got = per_step(trace, whole=True)
     assert got["steps"] == 1 and got["lead-in us"] is None
     assert sum(got[f"{k} kernels"] for k in KINDS) == len(trace.kernels)
     total = sum(k.duration_ns for k in trace.kernels) / 1e3
@@ -47,7 +48,7 @@ def test_a_profile_without_step_ranges_is_one_step_and_every_kernel_counts_once(
 
 
 def test_the_recorded_steps_differ_where_segkit_runs_nvfuser_kernels():
-    a, b = per_step(load(COMPILE)), per_step(load(SEGKIT))
+    a, b = per_step(load(COMPILE), whole=True), per_step(load(SEGKIT), whole=True)
     assert a["nvfuser memory-bound kernels"] == 0 and b["nvfuser memory-bound kernels"] > 0
     assert a["gemm kernels"] == b["gemm kernels"] and a["attention kernels"] == b["attention kernels"]
 
@@ -77,7 +78,7 @@ def test_steps_in_ranges_give_lead_in_idle_and_the_median_per_step():
 
 
 def test_cli_breakdown_side_by_side_as_json(capsys):
-    assert main(["trace", "breakdown", str(COMPILE), str(SEGKIT), "--format", "json"]) == 0
+    assert main(["trace", "breakdown", str(COMPILE), str(SEGKIT), "--format", "json", "--whole"]) == 0
     rows = {r["per step"]: r for r in json.loads(capsys.readouterr().out)["breakdown"]}
     mb = rows["memory-bound"]
     assert mb["llama3-8b-x1-segkit-auto / llama3-8b-x1-compile"] == pytest.approx(
@@ -90,14 +91,64 @@ def test_cli_breakdown_refuses_a_step_range_the_profile_lacks(capsys):
 
 
 def test_the_step_tables_breakdown_column_reads_a_profile():
-    """benchmarks.model_measure.step_breakdown: the column the step table fills from each variant's --profile."""
+    """benchmarks.model_measure.step_breakdown: the column the step table fills from each variant's --profile
+    (its steps in step ranges, each with its lead-in)."""
     from benchmarks.model_measure import step_breakdown
 
-    got = step_breakdown(SEGKIT)
-    want = per_step(load(SEGKIT))
+    path = DATA / "step_h200_breakdown" / "llama3-8b-x1-segkit-auto.json.gz"
+    got = step_breakdown(path)
+    want = per_step(load(path))
     assert got["memory_bound"] == pytest.approx(want["memory-bound us"], abs=0.05)
     assert got["nvfuser_memory_bound"] > 0 and got["gemm"] > got["attention"] > 0
-    assert "lead_in" not in got  # no step range in this profile: unknown, not zero
+    assert got["lead_in"] == pytest.approx(want["lead-in us"], abs=0.051) and got["lead_in"] > 0  # rounded to 0.1
+
+
+def _trace(ranges: list[Range]) -> Trace:
+    kernels = [_k("nvjet_gemm", 100, 200, 10), _k("nvfuser_pointwise", 300, 50, 20)]
+    return Trace("run.nsys-rep", "nsys", kernels, ranges, [])
+
+
+def test_a_profile_without_step_ranges_is_refused_naming_its_ranges_and_the_way_out():
+    """``segkit profile -- python model_step.py`` once gave a profile with no step range, and the breakdown read
+    the whole 22-second process, weight initialisation included, as "1 step(s)"."""
+    with pytest.raises(StepRangeError, match=r"run.nsys-rep: no range named 'step', so no step to read \(its "
+                                             r"ranges: init\).*--whole"):
+        per_step(_trace([Range("init", 0, 5000)]))
+    assert per_step(_trace([Range("init", 0, 5000)]), whole=True)["steps"] == 1
+
+
+def test_a_step_range_that_launched_no_kernel_is_refused_not_replaced_by_the_whole_profile():
+    """One range of two launched nothing: the profile lacks that step's GPU work. Before, any range without kernels
+    was dropped, and with none left the whole profile silently became the step."""
+    with pytest.raises(StepRangeError, match=r"1 of 2 range\(s\) named 'step' launched no kernel \(the first, "
+                                             r"step 2, opens at 2000 ns\)"):
+        per_step(_trace([Range("step", 0, 90), Range("step", 2000, 2100)]))
+    with pytest.raises(StepRangeError, match="1 of 1 range"):
+        per_step(_trace([Range("step", 5000, 6000)]), whole=True)  # whole is for profiles without step ranges
+
+
+def test_cli_breakdown_refuses_a_profile_without_steps_in_one_line(capsys):
+    assert main(["trace", "breakdown", str(COMPILE)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no range named 'step'" in err and "--whole" in err, err
+
+
+def test_breakdown_reads_20000_steps_in_one_pass():
+    """Each step's kernels by a binary search over the kernels sorted once: 4000 steps took 45.9 s when each
+    step scanned every kernel. 20000 steps of 3 kernels each: a quadratic reader would make 1.2e9 comparisons."""
+    import time
+
+    kernels, ranges = [], []
+    for i in range(20000):
+        t = i * 1000
+        ranges.append(Range("step", t, t + 100, thread=1))
+        kernels += [_k("nvjet_gemm", t + 200, 100, t + 10), _k("nvfuser_pointwise", t + 300, 50, t + 20),
+                    _k("flash_fwd", t + 400, 50, t + 30)]
+    trace = Trace("synthetic", "nsys", kernels, ranges, [])
+    start = time.process_time()
+    got = per_step(trace)
+    assert time.process_time() - start < 20  # seconds of CPU: linear takes well under one here
+    assert got["steps"] == 20000 and got["gemm kernels"] == 1 and got["step us"] == pytest.approx(0.450)
 
 
 H200 = DATA / "step_h200_breakdown"
@@ -116,3 +167,17 @@ def test_a_step_counts_the_kernels_autograds_thread_launched_while_it_was_open()
     assert got["memory-bound us"] == pytest.approx(triton, abs=0.05) and got["memory-bound us"] > 600
     segkit = per_step(load(H200 / "llama3-8b-x1-segkit-auto.json.gz"))  # Thunder launches on the step's thread
     assert sum(segkit[f"{k} kernels"] for k in KINDS) == 46 and segkit["nvfuser memory-bound us"] > 600
+
+
+def test_compare_by_launch_refuses_a_pair_where_only_one_profile_has_step_ranges(capsys):
+    """One profile's step against the other's whole process once doubled every kind, without a note: refused,
+    naming the profile without steps; ``--whole`` reads it as one step, on purpose."""
+    with_steps = DATA / "step_h200_breakdown" / "llama3-8b-x1-segkit-auto.json.gz"
+    assert main(["trace", "compare", str(with_steps), str(COMPILE), "--by", "launch", "--format", "json"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{COMPILE}: no range named 'step'" in err, err
+    assert main(["trace", "compare", str(with_steps), str(COMPILE), "--by", "launch", "--format", "json",
+                 "--whole"]) == 0
+    assert json.loads(capsys.readouterr().out)["launches"]
+    assert main(["trace", "compare", str(with_steps), str(COMPILE), "--whole"]) == 2  # --whole goes with --by launch
+    assert "--whole goes with --by launch or section" in capsys.readouterr().err

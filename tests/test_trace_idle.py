@@ -82,3 +82,21 @@ def test_the_step_tables_profile_records_the_step_range(tmp_path, monkeypatch):
     path = tmp_path / "p.json"
     model_measure.profile(lambda: (x @ x).sum().backward(), path)
     assert len(load(path).ranges_named("step")) == model_measure.PROFILED_STEPS  # the warm-up step not kept
+
+
+def test_the_step_tables_timed_steps_are_step_ranges_and_nothing_else_is(tmp_path, monkeypatch):
+    """benchmarks.model_measure.time_steps: every timed step in its own ``step`` range (NVTX and torch.profiler),
+    the warm-up steps in none, so ``segkit profile -- python benchmarks/model_step.py`` gives ``segkit trace
+    breakdown`` the timed steps alone (it once had no range, and the whole process read as "1 step(s)")."""
+    import torch
+
+    from benchmarks import model_measure
+    from segkit import trace, timing
+
+    monkeypatch.setattr(timing, "_cupti_owner", [])
+    x = torch.randn(64, 64, requires_grad=True)
+    with trace.capture() as cap:
+        model_measure.time_steps(lambda: (x @ x).sum().backward(), iters=3, warmup=2, cuda=False, steps=2)
+    got = cap.trace.ranges_named("step")
+    assert len(got) == 3 * 2  # 3 timings of 2 back-to-back steps, each its own range; the 2 warm-up steps in none
+    assert all(r.end_ns > r.start_ns for r in got)

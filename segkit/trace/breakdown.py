@@ -4,8 +4,9 @@ step's kernels and the host's lead-in before its first kernel.
 
 A kernel's kind is read from its name (``CATEGORIES``, first match wins: cuDNN's and FlashAttention's SDPA kernels
 are attention even where their names say wgmma). A profile whose steps are ranges named ``step`` (the step table's
-profiles) is cut into those steps, each with its lead-in (from the range's start on the host to its first kernel);
-any other profile is one step, its span from the first kernel to the last, lead-in unknown. Each kind is summed per
+timed steps and profiles) is cut into those steps, each with its lead-in (from the range's start on the host to its
+first kernel); a profile without them is refused, or, asked for (``whole``), one step, its span from the first kernel
+to the last, lead-in unknown. Each kind is summed per
 step; the table gives the median over the steps.
 
     step = lead-in + (kernels' busy time + idle between them)
@@ -13,6 +14,7 @@ step; the table gives the median over the steps.
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from typing import Annotated
 
 from segkit.args import Is, checked
 from segkit.trace.idle import STEP_RANGE, kernel_gaps
-from segkit.trace.model import Kernel, Trace
+from segkit.trace.model import Kernel, Trace, TraceError
 
 #: (kind, name pattern), in the order they are tried; the last kind takes every kernel the others do not.
 CATEGORIES: tuple[tuple[str, re.Pattern | None], ...] = (
@@ -69,22 +71,42 @@ class Step:
         return None if self.host_start_ns is None else self.first_ns - self.host_start_ns
 
 
-def _launched_while_open(trace: Trace, start_ns: int, end_ns: int) -> tuple[Kernel, ...]:
-    """The kernels launched (by the launch call's time; a kernel without one, by its start) while a range was
-    open, from any thread."""
-    return tuple(k for k in trace.kernels if start_ns <= (k.start_ns if k.launch_ns is None else k.launch_ns) <= end_ns)
+class StepRangeError(TraceError):
+    """A profile whose step ranges are missing or hold no kernels: there are no steps to read."""
+
+
+def _launch_ns(k: Kernel) -> int:
+    return k.start_ns if k.launch_ns is None else k.launch_ns
 
 
 @checked
-def steps(trace: Trace, step: str = STEP_RANGE) -> list[Step]:
-    """The trace's steps: each range named ``step`` with the kernels launched while it was open, from any thread
-    (autograd's engine launches a compiled backward, Inductor's, from its own thread while the step's thread waits
-    in ``backward()``: a range's own kernels, those of its thread, miss it), else the whole trace as one."""
+def steps(trace: Trace, step: str = STEP_RANGE, whole: bool = False) -> list[Step]:
+    """The trace's steps: each range named ``step`` with the kernels launched (by the launch call's time; a kernel
+    without one, by its start) while it was open, from any thread (autograd's engine launches a compiled backward,
+    Inductor's, from its own thread while the step's thread waits in ``backward()``: a range's own kernels, those
+    of its thread, miss it). A profile without such ranges, or with one that launched no kernel, is refused
+    (StepRangeError): a whole process read as one step puts its start-up, compiles and idle into "the step".
+    ``whole``: a profile without step ranges is one step, its span from the first kernel to the last.
+
+    One sort of the kernels by launch time, then a binary search per range: linear in the profile's size."""
     ranges = sorted(trace.ranges_named(step), key=lambda r: r.start_ns)
-    got = [Step(ks, r.start_ns) for r in ranges if (ks := _launched_while_open(trace, r.start_ns, r.end_ns))]
-    if got:
-        return got
-    return [Step(tuple(trace.kernels), None)] if trace.kernels else []
+    if not ranges:
+        if whole:
+            return [Step(tuple(trace.kernels), None)] if trace.kernels else []
+        names = ", ".join(trace.range_names()[:10]) or "none"
+        raise StepRangeError(f"{trace.source}: no range named {step!r}, so no step to read (its ranges: {names}); "
+                             f"mark each step with segkit.trace.range({step!r}) (benchmarks/model_step.py does), "
+                             "name the range the steps are in, or read the whole profile as one step (--whole)")
+    by_launch = sorted(trace.kernels, key=_launch_ns)
+    times = [_launch_ns(k) for k in by_launch]
+    got = [Step(tuple(by_launch[bisect.bisect_left(times, r.start_ns):bisect.bisect_right(times, r.end_ns)]),
+                r.start_ns) for r in ranges]
+    empty = [i for i, s in enumerate(got) if not s.kernels]
+    if empty:
+        raise StepRangeError(f"{trace.source}: {len(empty)} of {len(ranges)} range(s) named {step!r} launched no "
+                             f"kernel (the first, step {empty[0] + 1}, opens at {ranges[empty[0]].start_ns} ns): the "
+                             "profile lacks those steps' GPU work (was CUDA traced in the process that ran them?)")
+    return got
 
 
 def _median(xs: list[float]) -> float:
@@ -92,10 +114,10 @@ def _median(xs: list[float]) -> float:
 
 
 @checked
-def per_step(trace: Trace, step: str = STEP_RANGE) -> dict[str, float | int | None]:
-    """Median per step: us and kernel count of each kind, memory-bound us (both memory-bound kinds), busy, idle,
-    lead-in and step us; ``steps``: how many steps were read."""
-    got = steps(trace, step)
+def per_step(trace: Trace, step: str = STEP_RANGE, whole: bool = False) -> dict[str, float | int | None]:
+    """Median per step (``steps``): us and kernel count of each kind, memory-bound us (both memory-bound kinds),
+    busy, idle, lead-in and step us; ``steps``: how many steps were read."""
+    got = steps(trace, step, whole)
     kinds = [[kind(x.name) for x in s.kernels] for s in got]  # each kernel classified once
     busy = [s.busy_ns() for s in got]
     out: dict[str, float | int | None] = {"steps": len(got)}
@@ -115,10 +137,10 @@ def per_step(trace: Trace, step: str = STEP_RANGE) -> dict[str, float | int | No
 
 
 @checked
-def breakdown_tables(traces: Labelled, step: str = STEP_RANGE) -> dict[str, list[dict]]:
+def breakdown_tables(traces: Labelled, step: str = STEP_RANGE, whole: bool = False) -> dict[str, list[dict]]:
     """``breakdown``: one row per kind (and memory-bound, idle, lead-in, step), one column of us per step per
     trace, with the kernel count and, from the second trace on, the ratio to the first trace's."""
-    cols = [(label, per_step(t, step)) for label, t in traces]
+    cols = [(label, per_step(t, step, whole)) for label, t in traces]
     rows = []
     for what in (*KINDS, "memory-bound", "busy", "idle", "lead-in", "step"):
         row: dict = {"per step": what}

@@ -38,10 +38,10 @@ class Launch:
                 "changed": flag}
 
 
-def step_kernels(trace: Trace, step: str = STEP_RANGE) -> list[Kernel]:
+def step_kernels(trace: Trace, step: str = STEP_RANGE, whole: bool = False) -> list[Kernel]:
     """The first step's kernels in launch order (segkit.trace.breakdown.steps: a step holds the kernels launched
-    from any thread while its range was open)."""
-    got = steps(trace, step)
+    from any thread while its range was open; a profile without step ranges is refused unless ``whole``)."""
+    got = steps(trace, step, whole)
     if not got:
         return []
     return sorted(got[0].kernels, key=lambda k: (k.start_ns if k.launch_ns is None else k.launch_ns, k.start_ns))
@@ -70,7 +70,9 @@ def kind_totals(launches: list[Launch]) -> list[dict]:
 
 
 @checked
-def launch_tables(a: Trace, b: Trace, step: str = STEP_RANGE) -> dict[str, list[dict]]:
-    """``launches``: one row per aligned pair of the two steps' launches; ``by kind``: their totals per kind."""
-    launches = align(step_kernels(a, step), step_kernels(b, step))
+def launch_tables(a: Trace, b: Trace, step: str = STEP_RANGE, whole: bool = False) -> dict[str, list[dict]]:
+    """``launches``: one row per aligned pair of the two steps' launches; ``by kind``: their totals per kind. Both
+    profiles' steps are their step ranges (one profile's step against the other's whole process would double
+    every kind), or with ``whole`` each profile without them is one step."""
+    launches = align(step_kernels(a, step, whole), step_kernels(b, step, whole))
     return {"launches": [x.row() for x in launches], "by kind": kind_totals(launches)}

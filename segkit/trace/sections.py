@@ -91,11 +91,12 @@ def _row(n: int, x: Section | None, y: Section | None) -> dict:
 
 
 @checked
-def section_tables(a: Trace, b: Trace, step: str = STEP_RANGE, top: int = 10) -> dict[str, list[dict]]:
+def section_tables(a: Trace, b: Trace, step: str = STEP_RANGE, top: int = 10,
+                   whole: bool = False) -> dict[str, list[dict]]:
     """``sections``: one row per section of the two first steps, in step order (``after``: the compute kernel
     that opens it, A's where both have it); ``largest deltas``: the ``top`` rows whose memory-bound time differs
     most; ``total``: each side's memory-bound time and kernels, and how much of it sits in paired sections."""
-    pairs = pair(cut(step_kernels(a, step)), cut(step_kernels(b, step)))
+    pairs = pair(cut(step_kernels(a, step, whole)), cut(step_kernels(b, step, whole)))
     rows = [_row(n, x, y) for n, (x, y) in enumerate(pairs, 1)]
     total = []
     for side, i in (("A", 0), ("B", 1)):

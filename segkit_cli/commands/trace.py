@@ -34,8 +34,12 @@ def register(sub) -> None:
                    "kernels summed between its GEMMs and attention kernels, paired by place (the last two for two "
                    "profiles of a model step)")
     p.add_argument("--range", type=argtypes.name, help="only this range (with --by launch or section: the range a "
-                   "step is recorded in, default step, as the step table records it; a profile without it is one "
-                   "step)")
+                   "step is recorded in, default step, as the step table records it; both profiles must have it, "
+                   "or --whole)")
+    p.add_argument("--whole", action="store_true", help="read a profile without step ranges as one step, from "
+                   "its first kernel to its last (its start-up, compiles and idle included; without it such a "
+                   "profile is refused)")
+    p.goes_with("--whole", "--by", "launch", "section")
     p.add_argument("--top", type=argtypes.positive_int, default=10,
                    help="with --by section: the sections in the largest-deltas table (default 10)")
     p.goes_with("--top", "--by", "section")
@@ -60,7 +64,10 @@ def register(sub) -> None:
     p.add_argument("reports", nargs="+", type=argtypes.trace_file, help="profiles (the first is the others' "
                    "reference in the ratio columns)")
     p.add_argument("--step", type=argtypes.name, help="the range each step is recorded in (default: step, as the "
-                   "step table records it; a profile without it is one step)")
+                   "step table records it; a profile without it is refused, or one step with --whole)")
+    p.add_argument("--whole", action="store_true", help="read a profile without step ranges as one step, from "
+                   "its first kernel to its last (its start-up, compiles and idle included; without it such a "
+                   "profile is refused)")
     _add_table_output(p, ["table", "markdown", "csv", "json"])
     p.set_defaults(func=run_breakdown)
 
@@ -119,8 +126,8 @@ def _step_tables(args: argparse.Namespace, a, b) -> dict[str, list[dict]]:
         _require_range("--range", args.range, path, t)
         _require_kernels(path, t, "align")
     if args.by == "section":
-        return section_tables(a, b, args.range or STEP_RANGE, args.top)
-    return launch_tables(a, b, args.range or STEP_RANGE)
+        return section_tables(a, b, args.range or STEP_RANGE, args.top, args.whole)
+    return launch_tables(a, b, args.range or STEP_RANGE, args.whole)
 
 
 def _require_range(option: str, name: str | None, path, trace) -> None:
@@ -162,8 +169,10 @@ def run_breakdown(args: argparse.Namespace) -> int:
         _require_range("--step", args.step, path, t)  # given, it must be there
         _require_kernels(path, t, "break down")
     labels = _labels(args.reports)
-    title = "\n".join(f"{label} = {t.describe()}: {len(steps(t, step))} step(s)" for label, t in zip(labels, traces))
-    write_tables(breakdown_tables(list(zip(labels, traces)), step), args.format, args.table, args.csv_dir, title=title)
+    title = "\n".join(f"{label} = {t.describe()}: {len(steps(t, step, args.whole))} step(s)"
+                      for label, t in zip(labels, traces))
+    write_tables(breakdown_tables(list(zip(labels, traces)), step, args.whole), args.format, args.table, args.csv_dir,
+                 title=title)
     return 0
 
 
