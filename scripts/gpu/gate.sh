@@ -23,6 +23,8 @@ part() { echo; echo "=== gate: $1 ($(date -u +%H:%M:%S))"; }
 
 if [[ "$PHASE" == suite || "$PHASE" == all ]]; then
   part "the whole GPU suite"
+  # each test's peak GPU memory, and how long a declared one waited for room (tests/gpu/memory_budget.py)
+  SEGKIT_GPU_MEMORY_LOG="$DIR/gpu_memory.jsonl" \
   python -m sweep --gpus all --per-gpu "${GATE_PER_GPU:-8}" --time-limit "${GATE_SUITE_S:-560}" --grace 20 \
     --workdir "${GATE_WORKDIR:-$(mktemp -d)}" -o "$DIR/gpu_tests.json" -- -m gpu -p no:cacheprovider -rfE tests \
     > "$DIR/suite.log" 2>&1

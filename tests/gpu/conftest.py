@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from tests.gpu import memory_budget
 
 @pytest.fixture
 def record():
@@ -25,10 +28,30 @@ def record():
 
 
 @pytest.fixture(autouse=True)
-def _free_gpu_memory():
-    yield
-    if torch.cuda.is_available():
+def _gpu_memory(request):
+    """A test that declares a large memory need waits for room on its GPU (tests/gpu/memory_budget.py: the shards
+    of one GPU share its memory); every test's peak is logged (``$SEGKIT_GPU_MEMORY_LOG``) and its cached memory
+    freed after it, so one shard does not hold what another needs."""
+    if not torch.cuda.is_available():
+        yield
+        return
+    nodeid = request.node.nodeid
+    gib = memory_budget.need_gib(nodeid)
+    # a fresh-process test reserves in its child, which runs it; the parent only waits for the child
+    in_parent = request.node.get_closest_marker("fresh_process") and os.environ.get(_FRESH) != nodeid
+    props = torch.cuda.get_device_properties(0)
+    budget = memory_budget.SHARE * props.total_memory / 2**30
+    path = memory_budget.reservations_file(str(getattr(props, "uuid", props.name)))
+    torch.cuda.reset_peak_memory_stats()
+    parent = os.getppid() if os.environ.get(_FRESH) == nodeid else None
+    with (memory_budget.reserved(gib, budget, path, nodeid, parent=parent) if gib and not in_parent
+          else contextlib.nullcontext(0.0)) as waited:
+        yield
+        peak = torch.cuda.max_memory_reserved() / 2**30
         torch.cuda.empty_cache()
+    if not in_parent:
+        memory_budget.log_peak({"test": nodeid, "gpu": props.name, "declared_gib": gib,
+                                "peak_reserved_gib": round(peak, 3), "waited_s": round(waited, 2)})
 
 
 @pytest.fixture(autouse=True)
