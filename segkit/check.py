@@ -20,7 +20,7 @@ from segkit.dtypes import DataType
 from segkit.errors import error_summary
 from segkit.interp import as_fusion, copy_inputs, flat_inputs, run_reference
 from segkit.ir import Fusion
-from segkit.nvf import run_nvfuser
+from segkit.nvfuser.run import run_nvfuser
 
 #: Relative tolerance by dtype (``tol=``): each finite and >= 0.
 Tolerances = dict[torch.dtype, NonNegative]

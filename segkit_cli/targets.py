@@ -9,7 +9,7 @@ from segkit.errors import NvFuserUnavailableError, ReproError, UsageError
 
 
 def nvfuser_available() -> bool:
-    from segkit.nvf import nvfuser_available as available
+    from segkit.nvfuser.run import nvfuser_available as available
 
     return available()
 

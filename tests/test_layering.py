@@ -2,6 +2,10 @@
 nothing from thunder_exec or benchmarks, thunder_exec/ no benchmarks, sweep/ only segkit; no import cycle between
 project modules; no library module (segkit, fusions, segkit_cli, thunder_exec) over 700 lines.
 
+Inside segkit/ the modules keep an order too (``SEGKIT_ORDER``, lowest first): the IR and its data, the recording
+frontend and reference interpreter, the nvFuser backend (segkit/nvfuser/), then the passes and tools over it
+(bookend, check, segments, tune's search, fuzz, trace, regions ...). No import points from a group to one above it.
+
 The lab (lab/: dated runs, explorations, probes, campaign bars, drivers) sits above the product: it may import
 anything, and no product package, product driver or test imports it or reads a file under it (a string naming
 ``lab/...``, ``lab.x`` or ``"lab"`` in code; docstrings and comments may cite it). No file under benchmarks/ has a
@@ -39,6 +43,18 @@ MAY_IMPORT = {
     "benchmarks": set(PACKAGES),
 }
 NOT_MODULES = {"__pycache__"}
+# segkit's inner order, lowest first: a module may import its own group and those below it, none above. An entry is
+# a module ("segkit" is the package's __init__, which imports nothing) or "pkg.*" (the package and all under it);
+# a module no entry names belongs to the last group, above the backend.
+SEGKIT_ORDER = (
+    ("data", ("segkit", "segkit.errors", "segkit.dtypes", "segkit.ir", "segkit.args", "segkit.limits",
+              "segkit.layout", "segkit.files", "segkit.results", "segkit.registry", "segkit.workloads",
+              "segkit.output_dirs", "segkit.interrupts", "segkit.compare", "segkit.ops.*", "segkit.tuning",
+              "segkit.tuning.table")),
+    ("reference", ("segkit.interp", "segkit.replay", "segkit.printing", "segkit.frontend", "segkit.repro.*")),
+    ("backend", ("segkit.nvfuser.*",)),
+    ("above the backend", ()),  # alias, bookend, check, segments, tuning.search, fuzz, trace, regions, ...
+)
 # Product drivers and test folders scanned for lab imports and reads beside the packages (tests/data: recorded inputs).
 TESTS = ("tests",)
 SCRIPTS = ("scripts",)
@@ -90,6 +106,21 @@ class ImportGraph:
         """Modules of ``packages`` longer than ``limit`` lines, with their length."""
         lengths = {m: len(p.read_text().splitlines()) for m, p in self.files.items() if _package(m) in packages}
         return {m: n for m, n in sorted(lengths.items()) if n > limit}
+
+
+def segkit_group(module: str) -> int:
+    """The index in SEGKIT_ORDER of a segkit module's group (the last group for a module no entry names)."""
+    for n, (_, entries) in enumerate(SEGKIT_ORDER):
+        for entry in entries:
+            if module == entry.removesuffix(".*") or (entry.endswith(".*") and module.startswith(entry[:-1])):
+                return n
+    return len(SEGKIT_ORDER) - 1
+
+
+def upward(graph: ImportGraph) -> list[Import]:
+    """Imports between segkit modules that point from a group of SEGKIT_ORDER to one above it."""
+    return [i for i in graph.imports if _package(i.source) == _package(i.target) == "segkit"
+            and segkit_group(i.target) > segkit_group(i.source)]
 
 
 def _strongly_connected(nodes, edges: dict[str, dict[str, Import]]) -> list[list[str]]:
@@ -245,6 +276,19 @@ def test_no_library_module_over_the_line_limit(graph, package):
     assert not graph.too_long((package,)), f"modules over {MAX_LINES} lines: {graph.too_long((package,))}"
 
 
+def test_no_segkit_import_points_up_its_inner_order(graph):
+    bad = upward(graph)
+    names = [name for name, _ in SEGKIT_ORDER]
+    assert not bad, f"segkit's inner order is {' < '.join(names)} (SEGKIT_ORDER); these import a group above:\n" + \
+        "\n".join(f"  {graph.files[i.source].relative_to(ROOT)}:{i.line} ({names[segkit_group(i.source)]}) imports "
+                  f"{i.target} ({names[segkit_group(i.target)]})" for i in bad)
+
+
+def test_every_segkit_order_entry_names_a_module(graph):
+    stale = [e for _, entries in SEGKIT_ORDER for e in entries if e.removesuffix(".*") not in graph.files]
+    assert not stale, f"SEGKIT_ORDER names modules that do not exist: {stale}"
+
+
 def _plant(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = root / rel
@@ -281,6 +325,27 @@ def test_the_scanner_finds_a_planted_violation_cycle_and_long_module(tmp_path):
     assert g.too_long() == {"segkit.long": MAX_LINES + 1}
     assert Import("thunder_exec", "thunder_exec.x", 1) in g.imports  # `from . import x` in a package's __init__
     assert Import("segkit.sub.c", "segkit.b", 1) in g.imports
+
+
+def test_the_inner_order_flags_a_planted_arrow_back_up(tmp_path):
+    _plant(tmp_path, {
+        "segkit/__init__.py": "",
+        "segkit/ir.py": "",
+        "segkit/frontend.py": "from segkit.nvfuser.runnable import NvProgram  # reference -> backend: up\n",
+        "segkit/nvfuser/__init__.py": "",
+        "segkit/nvfuser/runnable.py": "",
+        "segkit/nvfuser/run.py": "from segkit.ir import Op  # down: fine\n\n\ndef f():\n    from segkit import bookend\n",
+        "segkit/bookend.py": "from segkit.nvfuser.run import f  # above the backend -> backend: fine\n",
+        "segkit/tuning/__init__.py": "",
+        "segkit/tuning/search.py": "from segkit.bookend import f  # an unnamed module is above the backend\n",
+    })
+    g = scan(tmp_path, ("segkit",))
+    assert [segkit_group(m) for m in ("segkit", "segkit.frontend", "segkit.nvfuser", "segkit.nvfuser.run",
+                                      "segkit.tuning", "segkit.tuning.search")] == [0, 1, 2, 2, 0, 3]
+    assert [str(i) for i in upward(g)] == [
+        "segkit.frontend -> segkit.nvfuser.runnable (line 1)",
+        "segkit.nvfuser.run -> segkit.bookend (line 5)",  # function-local, and a group above
+    ]
 
 
 # ---- the lab above the product --------------------------------------------------------------------------------
