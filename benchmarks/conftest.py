@@ -7,7 +7,7 @@ import torch
 
 
 def _gpu_ready() -> str | None:
-    from segkit.nvf import nvfuser_available
+    from segkit.nvfuser.run import nvfuser_available
 
     if not torch.cuda.is_available():
         return "benchmarks need a CUDA GPU (run them on the GPU host: see benchmarks/README.md)"

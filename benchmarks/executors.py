@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from benchmarks.harness import Prepared
 from fusions import torch_models as tm
-from segkit.timing import wall_us
-from segkit.nvf import compiled
+from segkit.nvfuser.timing import wall_us
+from segkit.nvfuser.run import compiled
 from fusions.runner import runner
 
 EXECUTORS = ("segkit", "eager", "torch.compile", "thunder", "thunder+segkit_ex", "liger", "quack")

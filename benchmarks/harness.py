@@ -24,7 +24,7 @@ from benchmarks.gate import is_ours
 from sweep import plugin as sweep_plugin
 from sweep.machine import KEY, machine_block
 from segkit.compare import diff
-from segkit.timing import (  # noqa: F401  (the benchmarks' timers, shared with segkit's analyses)
+from segkit.nvfuser.timing import (  # noqa: F401  (the benchmarks' timers, shared with segkit's analyses)
     L2_FLUSH_BYTES, KernelTimer, event_us, flush_l2, kernel_us, wall_us)
 
 

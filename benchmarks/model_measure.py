@@ -96,7 +96,7 @@ def time_steps(step: Callable[[], None], iters: int, warmup: int, cuda: bool,
 
 
 def kernels_per_step(step: Callable[[], None]) -> int:
-    from segkit.timing import KernelTimer
+    from segkit.nvfuser.timing import KernelTimer
 
     timer = KernelTimer()
     timer()
@@ -114,7 +114,7 @@ def profile(step: Callable[[], None], path: Path, steps: int = PROFILED_STEPS) -
     ``compare --by launch`` the first. A first step runs under the profiler's warm-up and is not kept: the profiler
     allocates its activity buffers inside the first launch it sees, which makes that launch hundreds of us long,
     none of it the step's."""
-    from segkit.timing import cuda_profiler
+    from segkit.nvfuser.timing import cuda_profiler
     from segkit.trace.idle import STEP_RANGE
     from segkit.trace.record import range as trace_range
 

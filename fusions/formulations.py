@@ -15,7 +15,7 @@ from typing import Any
 
 from segkit.errors import SegkitError
 from segkit.registry import Registry
-from segkit.runnable import Runnable
+from segkit.nvfuser.runnable import Runnable
 
 
 @dataclass(frozen=True)

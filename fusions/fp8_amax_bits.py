@@ -26,7 +26,7 @@ from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
-from segkit.runnable import RunsOnBoth
+from segkit.nvfuser.runnable import RunsOnBoth
 
 
 def define_rows(fd, cfg: AmaxConfig) -> None:
@@ -139,7 +139,7 @@ class AmaxBits(RunsOnBoth):
 
     def execute(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         if self._stages is None:
-            from segkit.nvf import compiled, to_nvfuser
+            from segkit.nvfuser.run import compiled, to_nvfuser
 
             first, second = self.recorded()
             tail = to_nvfuser(second)

@@ -12,7 +12,7 @@ import torch
 
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
-from segkit.runnable import RunsOnBoth
+from segkit.nvfuser.runnable import RunsOnBoth
 
 
 class HandSchedule:
@@ -79,7 +79,7 @@ class HandStaged(RunsOnBoth):
         found = self._stages if layout is None else self._by_layout.get(layout)
         if found is not None:
             return found
-        from segkit.nvf import compiled, to_nvfuser
+        from segkit.nvfuser.run import compiled, to_nvfuser
 
         s1, s2 = self._recorded_for(layout)
         nvfd = to_nvfuser(s1)

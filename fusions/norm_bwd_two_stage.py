@@ -28,7 +28,7 @@ from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.layout import compute_tensor_descriptor
-from segkit.nvf import run_on
+from segkit.nvfuser.run import run_on
 
 
 NORM_BWD = ("rmsnorm_bwd", "layernorm_bwd")  # the specs it computes

@@ -42,7 +42,7 @@ from fusions.hand_staged import HandSchedule
 from segkit.errors import SegkitError, error_summary
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
-from segkit.runnable import RunsOnBoth
+from segkit.nvfuser.runnable import RunsOnBoth
 
 FWD_ROWS = "fwd_rows"  # the formulation's name in the tuning table
 NORM_FWD = ("rmsnorm_fwd", "layernorm_fwd")
@@ -177,7 +177,7 @@ def fork_read_outputs(fd: FusionDefinition) -> None:
 def compile_kernel(recorded: Any, s: FwdRowsSchedule, cfg: NormConfig, args: list[torch.Tensor]):
     """The recorded 2-D forward of ``cfg`` as an nvFuser definition scheduled by ``s``, its KernelExecutor
     (``.ke``) compiled for ``args``. A schedule nvFuser refuses is a SegkitError naming it."""
-    from segkit.nvf import to_nvfuser
+    from segkit.nvfuser.run import to_nvfuser
 
     try:
         nvfd = to_nvfuser(recorded)

@@ -42,7 +42,7 @@ from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
-from segkit.nvf import run_on
+from segkit.nvfuser.run import run_on
 
 GROUPS = ("q", "k", "v")
 ROPED = ("q", "k")  # the groups RoPE rotates; v passes through

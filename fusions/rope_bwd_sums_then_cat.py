@@ -33,7 +33,7 @@ from fusions.formulations import Formulation, register
 from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
-from segkit.nvf import run_on
+from segkit.nvfuser.run import run_on
 
 SUMS_THEN_CAT = "sums_then_cat"
 

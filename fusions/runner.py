@@ -30,7 +30,7 @@ from segkit.compare import compare
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
 from segkit.layout import allocation_domain_kept, laid_out
-from segkit.nvf import compiled, nvfuser_available
+from segkit.nvfuser.run import compiled, nvfuser_available
 from segkit.verdicts import ResultVerdicts
 
 

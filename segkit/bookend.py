@@ -34,7 +34,7 @@ from segkit.frontend import FusionDefinition
 from segkit.interp import Interpreter, as_fusion, check_inputs, run_reference
 from segkit.ir import Fusion, Op, Value, ops_needed_by, retune
 from segkit.layout import compute_tensor_descriptor
-from segkit.nvf import run_nvfuser
+from segkit.nvfuser.run import run_nvfuser
 from segkit.ops import CATALOGUE, is_segment_boundary
 
 Policy = Literal["none", "outputs", "inputs+outputs"]
@@ -203,7 +203,7 @@ def _with_segment_sets(plan: Plan) -> FusionDefinition:
 
 @dataclass
 class HostPlan:
-    """Bookended meta ops as torch views around a smaller core fusion (a ``segkit.runnable.Runnable``)."""
+    """Bookended meta ops as torch views around a smaller core fusion (a ``segkit.nvfuser.runnable.Runnable``)."""
 
     plan: Plan
     prologue: list[Op]

@@ -7,8 +7,8 @@ The verdict rules (tolerance per output, Index outputs as int64, random outputs 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, get_args
 
 import torch
 
@@ -20,7 +20,7 @@ from segkit.dtypes import DataType
 from segkit.errors import error_summary
 from segkit.interp import as_fusion, copy_inputs, flat_inputs, run_reference
 from segkit.ir import Fusion
-from segkit.nvf import run_nvfuser
+from segkit.nvfuser.run import run_nvfuser
 
 #: Relative tolerance by dtype (``tol=``): each finite and >= 0.
 Tolerances = dict[torch.dtype, NonNegative]
@@ -33,14 +33,46 @@ def check(fd: FusionLike, inputs: Sequence[Any], *, policy: Policy | None = None
 
     With ``profile`` (plain fusion only) the report keeps nvFuser's run: ``details["run"]`` (segments, kernels).
     """
-    label = "nvFuser" if policy is None else f"nvFuser, bookend {policy} / {realization}"
     fusion = as_fusion(fd)  # resolved once: the helpers below take the Fusion
-    # a fusion that writes into its inputs (add_output(out, alias_input=inp)) gets one copy of them per side, so
-    # neither reads what the other wrote and the caller's tensors stay as they were; the written inputs are
-    # compared too
-    writes = bool(fusion.aliases)
-    ref_inputs, nv_inputs = (copy_inputs(inputs), copy_inputs(inputs)) if writes else (inputs, inputs)
-    refs = run_reference(fusion, ref_inputs)
+    return _on_nvfuser(fd, fusion, inputs, _Reference.of(fusion, inputs), policy, realization, tol, profile)
+
+
+@checked
+def check_policy(fd: FusionLike, inputs: Sequence[Any], policy: Policy | None = None, *,
+                 tol: Tolerances | None = None) -> list[CheckReport]:
+    """The fusion on nvFuser and, with ``policy``, both realizations of that bookend policy (segment_set, host),
+    each compared with one reference run (what ``segkit check --policy`` prints): the verdicts ``check`` gives for
+    each, without running the reference once per report."""
+    fusion = as_fusion(fd)
+    reference = _Reference.of(fusion, inputs)
+    variants = [(None, "segment_set")] + [(policy, r) for r in get_args(Realization) if policy is not None]
+    return [_on_nvfuser(fd, fusion, inputs, reference, p, r, tol, False) for p, r in variants]
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """The reference interpreter's outputs for one fusion and inputs, and the inputs it ran on: a copy when the
+    fusion writes into its inputs (``add_output(out, alias_input=inp)``), then holding what the reference wrote."""
+
+    outputs: list[torch.Tensor]
+    inputs: Sequence[Any]
+    writes: bool
+
+    @classmethod
+    def of(cls, fusion: Fusion, inputs: Sequence[Any]) -> _Reference:
+        writes = bool(fusion.aliases)
+        ref_inputs = copy_inputs(inputs) if writes else inputs
+        return cls(run_reference(fusion, ref_inputs), ref_inputs, writes)
+
+
+def _on_nvfuser(fd: Any, fusion: Fusion, inputs: Sequence[Any], reference: _Reference, policy: Policy | None,
+                realization: Realization, tol: Tolerances | None, profile: bool) -> CheckReport:
+    """``fd`` (or its bookend realization) on nvFuser against ``reference``. A fusion that writes into its inputs
+    gets its own copy of them, so neither side reads what the other wrote and the caller's tensors stay as they
+    were; the written inputs are compared too."""
+    label = "nvFuser" if policy is None else f"nvFuser, bookend {policy} / {realization}"
+    nv_inputs = copy_inputs(inputs) if reference.writes else inputs
+    refs = reference.outputs
     try:
         details = {}
         if policy is None:
@@ -50,9 +82,9 @@ def check(fd: FusionLike, inputs: Sequence[Any], *, policy: Policy | None = None
             outs = run_plan(bookend(fd, policy), nv_inputs, backend="nvfuser", realization=realization)
     except Exception as e:  # nvFuser's own errors (compile, scheduling) are a finding, not a crash
         return CheckReport([], label, error_summary(e), notes=nonfinite_notes(refs))
-    report = judge(fusion, refs, outs, label, tol)
-    if writes and report.error is None:
-        report.diffs += written_inputs(fusion, ref_inputs, nv_inputs, label, tol)
+    report = _judge(fusion, refs, outs, label, tol)
+    if reference.writes and report.error is None:
+        report.diffs += written_inputs(fusion, reference.inputs, nv_inputs, label, tol)
     report.details.update(details)
     return report
 
@@ -80,7 +112,7 @@ def check_outputs(fd: FusionLike, inputs: Sequence[Any], outputs: Sequence[torch
     fusion = as_fusion(fd)
     if fusion.aliases:
         inputs = copy_inputs(inputs)
-    return judge(fusion, run_reference(fusion, inputs), outputs, label, tol)
+    return _judge(fusion, run_reference(fusion, inputs), outputs, label, tol)
 
 
 def random_outputs(fd: Any) -> list[bool]:
@@ -150,9 +182,15 @@ def judge(fd: Any, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]
     """The per-output verdicts of ``outputs`` against the reference interpreter's ``refs``: one rule set for
     `segkit check`, the check hook and the fuzzer. (``segkit tune`` compares with a spec's own float64 reference
     instead, whose outputs are not the interpreter's.)"""
+    fusion = as_fusion(fd) if len(outputs) == len(refs) else None  # a count mismatch is a verdict of its own
+    return _judge(fusion, refs, outputs, label, tol)
+
+
+def _judge(fusion: Fusion | None, refs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], label: str,
+           tol: Tolerances | None = None) -> CheckReport:
+    """``judge`` on the fusion already resolved (None only where the output counts differ)."""
     if len(outputs) != len(refs):
         return CheckReport([], label, f"{len(outputs)} outputs, the fusion defines {len(refs)}")
-    fusion = as_fusion(fd)
     outputs = _index_as_int64(fusion, outputs)
     who = label.split(',')[0]
     tols = value_tolerances(fusion, fusion.outputs, tol)

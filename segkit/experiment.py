@@ -29,8 +29,8 @@ import torch
 from segkit.bookend import HostPlan, bookend
 from segkit.compare import compare
 from segkit.interp import random_inputs, run_reference
-from segkit.nvf import KernelInfo, compiled, profile_call, run_nvfuser, segment_groups
-from segkit.timing import async_host_us, kernel_breakdown, nvfuser_scheduler, wall_us
+from segkit.nvfuser.run import KernelInfo, compiled, profile_call, run_nvfuser, segment_groups
+from segkit.nvfuser.timing import async_host_us, kernel_breakdown, nvfuser_scheduler, wall_us
 
 #: (label, policy, ops filter, realization); None policy = nvFuser's own pass on the unmodified fusion.
 VARIANTS = [

@@ -29,7 +29,6 @@ from segkit.interp import run_reference
 from segkit.ir import Fusion, Op, Value, iter_values
 from segkit.layout import Layout, compute_tensor_descriptor
 from segkit.printing import format_fusion
-from segkit.runnable import NvProgram
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -102,8 +101,10 @@ class FusionDefinition:
         self.ops = _Ops(self)
         #: how many inputs ``add_input`` (the 2022 frontend's) has placed first, in its call order
         self._added_inputs = 0
-        #: this definition on nvFuser, made once by segkit.nvf.compiled (nvFuser caches kernels per definition)
-        self.nvfuser: NvProgram | None = None
+        #: this definition on nvFuser (a ``segkit.nvfuser.runnable.NvProgram``), made once by
+        #: segkit.nvfuser.run.compiled (nvFuser caches kernels per definition); typed Any because the backend is a
+        #: layer above the recording frontend (tests/test_layering.py)
+        self.nvfuser: Any = None
 
     @property
     def fusion(self) -> Fusion:

@@ -4,7 +4,7 @@ neighbours were not merged, and one runnable repro per segment.
 ``analyze(fd, inputs)`` replays a recorded fusion into nvFuser (keeping which nvFuser tensor each segkit
 value became), runs it, and reads the segmented fusion nvFuser printed (``get_most_recent_scheduled_ir``).
 Each nvFuser expr's outputs name segkit values, so each segment gets the segkit ops (and their source
-lines) it holds. Kernels are timed with the benchmarks' cold-L2 timer (segkit.timing) and matched to
+lines) it holds. Kernels are timed with the benchmarks' cold-L2 timer (segkit.nvfuser.timing) and matched to
 segments by the group id in their names. The segmenter's reasons come from a child process that runs the
 fusion's nvfuser_direct repro under ``NVFUSER_DUMP=segmenter_logging,segmented_fusion`` (nvFuser reads its
 dump options once, from the environment). Without a GPU, ``describe_cpu`` gives what is known without
@@ -30,8 +30,8 @@ from segkit.bookend import bookend, sub_fusion
 from segkit.compare import OutputDiff, compare
 from segkit.interp import Interpreter, as_fusion
 from segkit.ir import Fusion, Op, Value
-from segkit.nvdump import REJECT as _REJECT_LINE
-from segkit.nvdump import Attempt, NvSegmentation, parse_segmented_fusion, parse_segmenter_log, tensors_in
+from segkit.nvfuser.dump import REJECT as _REJECT_LINE
+from segkit.nvfuser.dump import Attempt, NvSegmentation, parse_segmented_fusion, parse_segmenter_log, tensors_in
 
 _TV_NAME = re.compile(r"^(T\d+)_")
 
@@ -247,8 +247,8 @@ def _dtype_name(t: Any) -> str:
 def analyze(fd: Any, inputs: Sequence[Any], *, reps: int = 20, log: bool = True) -> SegmentsReport:
     """Run ``fd`` on nvFuser and say how it was segmented (see module docstring). Needs a CUDA device and
     nvfuser_direct, and must not share its process with nvFuser's own profiler (both use CUPTI)."""
-    from segkit.nvf import to_nvfuser
-    from segkit.timing import kernel_breakdown, nvfuser_scheduler, wall_us
+    from segkit.nvfuser.run import to_nvfuser
+    from segkit.nvfuser.timing import kernel_breakdown, nvfuser_scheduler, wall_us
 
     fusion = as_fusion(fd)
     inputs = list(inputs)
@@ -409,7 +409,7 @@ SCHEDULERS = ("no_op", "reduction", "resize", "transpose", "pointwise", "inner_p
 def recheck_pair(report: SegmentsReport, a: int, b: int, env: dict) -> str:
     """Ask each nvFuser scheduler (``nvfuser_direct.schedule.can_schedule``, which returns its own reject
     message) whether it takes segments ``a`` and ``b`` as one fusion; what each said, in one line."""
-    from segkit.nvf import nvfuser_module, to_nvfuser
+    from segkit.nvfuser.run import nvfuser_module, to_nvfuser
 
     fusion = report.fusion
     ops = [fusion.ops[i] for i in sorted(set(report.segments[a].ops) | set(report.segments[b].ops))]

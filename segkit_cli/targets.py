@@ -1,15 +1,55 @@
 """What a command runs on: a repro script, or a named workload ``NAME:CONFIG``, and whether nvFuser is here.
 
-Workload names resolve through the core's registry (``segkit.workloads``), which importing ``fusions`` fills.
+``resolve`` classifies a command's TARGET once and loads its fusion into a ``Target``, which makes the inputs on
+any device; the commands pass the ``Target`` down instead of the string. Workload names resolve through the
+core's registry (``segkit.workloads``), which importing ``fusions`` fills.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from segkit.errors import NvFuserUnavailableError, ReproError, UsageError
 
 
+@dataclass(frozen=True)
+class Target:
+    """A command's TARGET, resolved once: ``given`` as typed, the recorded fusion ``fd``, and where it came from:
+    a loaded repro script (``repro``) or a workload's spec and config (``spec``, ``config``)."""
+
+    given: str
+    fd: Any
+    repro: Any = None
+    spec: Any = None
+    config: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """"script" or "workload"."""
+        return "script" if self.repro is not None else "workload"
+
+    def inputs(self, device: str) -> list:
+        """The fusion's inputs on ``device``: the script's own, or the workload config's."""
+        if self.repro is not None:
+            return self.repro.make_inputs(device)
+        return list(self.spec.make_inputs(self.config, device=device).values())
+
+
+def resolve(target: str, fusion: str | None = None) -> Target:
+    """A repro script path (``fusion``: which of its fusions, see load_script), else a workload NAME:CONFIG; a
+    target that is neither is a usage error."""
+    from pathlib import Path
+
+    if Path(target).exists():
+        repro = load_script(target, fusion)
+        return Target(target, repro.fd, repro=repro)
+    spec, cfg, fd = _workload_fusion(target, fusion)
+    return Target(target, fd, spec=spec, config=cfg)
+
+
 def nvfuser_available() -> bool:
-    from segkit.nvf import nvfuser_available as available
+    from segkit.nvfuser.run import nvfuser_available as available
 
     return available()
 
@@ -18,12 +58,8 @@ def require_nvfuser(what: str, target: str | None = None, fusion: str | None = N
     """Refuse to go on without nvFuser. ``target`` (a script or NAME:CONFIG, with ``fusion``) is loaded on the CPU
     first, so a bad target is named as such (a usage error, a script that does not load), not as a missing GPU."""
     if not nvfuser_available():
-        from pathlib import Path
-
-        if target is not None and Path(target).exists():
-            load_script(target, fusion)
-        elif target is not None:
-            _workload_fusion(target, fusion)
+        if target is not None:
+            resolve(target, fusion)
         raise NvFuserUnavailableError(f"segkit {what} runs the fusion on nvFuser: it needs a CUDA device and nvfuser_direct")
 
 
@@ -63,13 +99,8 @@ def load_script(path: str, fusion: str | None = None):
 
 def load_target(target: str, device: str, fusion: str | None = None):
     """A repro script path, or a workload as NAME:CONFIG; returns (fd, inputs). ``fusion``: see load_script."""
-    from pathlib import Path
-
-    if Path(target).exists():
-        repro = load_script(target, fusion)
-        return repro.fd, repro.make_inputs(device)
-    spec, cfg, fd = _workload_fusion(target, fusion)
-    return fd, list(spec.make_inputs(cfg, device=device).values())
+    resolved = resolve(target, fusion)
+    return resolved.fd, resolved.inputs(device)
 
 
 def _workload_fusion(target: str, fusion: str | None):

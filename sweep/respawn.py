@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# sweep.launch's ShardJob and ShardResult (that module imports this one, so they are not imported here)
+# sweep.jobs's ShardJob and ShardResult (that module imports this one, so they are not imported here)
 ShardJob = ShardResult = Any
 
 CRASHED = "crashed"  # the outcome of a case its shard's process died in

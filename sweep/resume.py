@@ -6,7 +6,8 @@ the pytest arguments it ran and the cases it did not run (``sweep.not_run``). A 
 runs exactly those cases (balanced by the seconds known for them, see ``Resume.durations``) with its shard files
 in ``WORKDIR/runK/``, and merges its outcome into the earlier one: outcomes, durations and pytest-benchmark
 records of both, the newer one winning for a case that ran in both; ``sweep.runs`` lists each run's wall time and
-cases. Nothing here knows how shards run: ``sweep.launch`` does that and calls ``load``, ``combine``, ``save``.
+cases. Nothing here knows how shards run: ``sweep.jobs`` does that, and ``sweep.launch`` calls ``load``,
+``combine`` and ``save``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ SHARED_EXAMPLE = ROOT.parent / "shared" / "examples" / "nanogpt_layernorm_legacy
 
 
 def pytest_collection_modifyitems(config, items):
-    from segkit.nvf import nvfuser_available
+    from segkit.nvfuser.run import nvfuser_available
 
     if nvfuser_available():
         return

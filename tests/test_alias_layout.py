@@ -16,7 +16,7 @@ from segkit.dtypes import DataType
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion
 from segkit.layout import alias_loses_layout, allocation_domain_kept, compute_tensor_descriptor
-from segkit.nvf_replay import _NvFuserTarget
+from segkit.nvfuser.replay import _NvFuserTarget
 from segkit.replay import replay
 
 

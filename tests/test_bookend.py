@@ -8,7 +8,7 @@ import pytest
 import fusions
 import segkit
 from segkit.bookend import HostPlan, bookend, run_plan
-from segkit.runnable import Runnable
+from segkit.nvfuser.runnable import Runnable
 from tests import bookend_cases as C
 
 

@@ -1,6 +1,10 @@
 """The folder tree is the layering: segkit/ imports no other project package, fusions/ only segkit, segkit_cli/
 nothing from thunder_exec or benchmarks, thunder_exec/ no benchmarks, sweep/ only segkit; no import cycle between
-project modules; no library module (segkit, fusions, segkit_cli, thunder_exec) over 700 lines.
+project modules; no module of the product packages (the libraries, sweep, benchmarks) over 700 lines.
+
+Inside segkit/ the modules keep an order too (``SEGKIT_ORDER``, lowest first): the IR and its data, the recording
+frontend and reference interpreter, the nvFuser backend (segkit/nvfuser/), then the passes and tools over it
+(bookend, check, segments, tune's search, fuzz, trace, regions ...). No import points from a group to one above it.
 
 The lab (lab/: dated runs, explorations, probes, campaign bars, drivers) sits above the product: it may import
 anything, and no product package, product driver or test imports it or reads a file under it (a string naming
@@ -27,6 +31,7 @@ from tests.conftest import ROOT
 
 PACKAGES = ("segkit", "fusions", "segkit_cli", "thunder_exec", "sweep", "benchmarks")  # the product
 LIBRARIES = ("segkit", "fusions", "segkit_cli", "thunder_exec")
+CAPPED = (*LIBRARIES, "sweep", "benchmarks")  # the packages whose modules keep under MAX_LINES
 LAB = "lab"  # above the product: imports anything; not scanned (its imports are free), only forbidden below it
 MAX_LINES = 700
 # The project packages each package may import (itself included): each layer only those below it. None the lab.
@@ -39,6 +44,18 @@ MAY_IMPORT = {
     "benchmarks": set(PACKAGES),
 }
 NOT_MODULES = {"__pycache__"}
+# segkit's inner order, lowest first: a module may import its own group and those below it, none above. An entry is
+# a module ("segkit" is the package's __init__, which imports nothing) or "pkg.*" (the package and all under it);
+# a module no entry names belongs to the last group, above the backend.
+SEGKIT_ORDER = (
+    ("data", ("segkit", "segkit.errors", "segkit.dtypes", "segkit.ir", "segkit.args", "segkit.limits",
+              "segkit.layout", "segkit.files", "segkit.results", "segkit.registry", "segkit.workloads",
+              "segkit.output_dirs", "segkit.interrupts", "segkit.compare", "segkit.ops.*", "segkit.tuning",
+              "segkit.tuning.table")),
+    ("reference", ("segkit.interp", "segkit.replay", "segkit.printing", "segkit.frontend", "segkit.repro.*")),
+    ("backend", ("segkit.nvfuser.*",)),
+    ("above the backend", ()),  # alias, bookend, check, segments, tuning.search, fuzz, trace, regions, ...
+)
 # Product drivers and test folders scanned for lab imports and reads beside the packages (tests/data: recorded inputs).
 TESTS = ("tests",)
 SCRIPTS = ("scripts",)
@@ -86,10 +103,25 @@ class ImportGraph:
         return [(group, _cycle_through(group, edges)) for group in _strongly_connected(self.files, edges)
                 if len(group) > 1]
 
-    def too_long(self, packages=LIBRARIES, limit: int = MAX_LINES) -> dict[str, int]:
+    def too_long(self, packages=CAPPED, limit: int = MAX_LINES) -> dict[str, int]:
         """Modules of ``packages`` longer than ``limit`` lines, with their length."""
         lengths = {m: len(p.read_text().splitlines()) for m, p in self.files.items() if _package(m) in packages}
         return {m: n for m, n in sorted(lengths.items()) if n > limit}
+
+
+def segkit_group(module: str) -> int:
+    """The index in SEGKIT_ORDER of a segkit module's group (the last group for a module no entry names)."""
+    for n, (_, entries) in enumerate(SEGKIT_ORDER):
+        for entry in entries:
+            if module == entry.removesuffix(".*") or (entry.endswith(".*") and module.startswith(entry[:-1])):
+                return n
+    return len(SEGKIT_ORDER) - 1
+
+
+def upward(graph: ImportGraph) -> list[Import]:
+    """Imports between segkit modules that point from a group of SEGKIT_ORDER to one above it."""
+    return [i for i in graph.imports if _package(i.source) == _package(i.target) == "segkit"
+            and segkit_group(i.target) > segkit_group(i.source)]
 
 
 def _strongly_connected(nodes, edges: dict[str, dict[str, Import]]) -> list[list[str]]:
@@ -240,9 +272,22 @@ def test_no_import_cycle(graph, package):
         f"all of {', '.join(group)} reach each other" for group, path in cycles)
 
 
-@pytest.mark.parametrize("package", LIBRARIES)
-def test_no_library_module_over_the_line_limit(graph, package):
+@pytest.mark.parametrize("package", CAPPED)
+def test_no_module_over_the_line_limit(graph, package):
     assert not graph.too_long((package,)), f"modules over {MAX_LINES} lines: {graph.too_long((package,))}"
+
+
+def test_no_segkit_import_points_up_its_inner_order(graph):
+    bad = upward(graph)
+    names = [name for name, _ in SEGKIT_ORDER]
+    assert not bad, f"segkit's inner order is {' < '.join(names)} (SEGKIT_ORDER); these import a group above:\n" + \
+        "\n".join(f"  {graph.files[i.source].relative_to(ROOT)}:{i.line} ({names[segkit_group(i.source)]}) imports "
+                  f"{i.target} ({names[segkit_group(i.target)]})" for i in bad)
+
+
+def test_every_segkit_order_entry_names_a_module(graph):
+    stale = [e for _, entries in SEGKIT_ORDER for e in entries if e.removesuffix(".*") not in graph.files]
+    assert not stale, f"SEGKIT_ORDER names modules that do not exist: {stale}"
 
 
 def _plant(root: Path, files: dict[str, str]) -> None:
@@ -267,10 +312,11 @@ def test_the_scanner_finds_a_planted_violation_cycle_and_long_module(tmp_path):
         "thunder_exec/__init__.py": "from . import x\n",
         "thunder_exec/x.py": "from benchmarks.tool import run  # no such module: reaches benchmarks/__init__\n",
         "benchmarks/__init__.py": "",
+        "benchmarks/long.py": "x = 1\n" * (MAX_LINES + 1),  # the cap holds beyond the libraries
     })
     g = scan(tmp_path)
     assert set(g.files) == {"segkit", "segkit.a", "segkit.b", "segkit.long", "segkit.sub", "segkit.sub.c", "fusions",
-                            "fusions.spec", "thunder_exec", "thunder_exec.x", "benchmarks"}
+                            "fusions.spec", "thunder_exec", "thunder_exec.x", "benchmarks", "benchmarks.long"}
     assert [str(i) for i in g.violations()] == [
         "fusions.spec -> thunder_exec.x (line 3)",   # a literal import_module counts
         "segkit.a -> fusions.spec (line 7)",         # a function-local import counts
@@ -278,9 +324,30 @@ def test_the_scanner_finds_a_planted_violation_cycle_and_long_module(tmp_path):
     ]
     assert [(group, [str(i) for i in path]) for group, path in g.cycles()] == [
         (["segkit.a", "segkit.b"], ["segkit.a -> segkit.b (line 2)", "segkit.b -> segkit.a (line 1)"])]
-    assert g.too_long() == {"segkit.long": MAX_LINES + 1}
+    assert g.too_long() == {"benchmarks.long": MAX_LINES + 1, "segkit.long": MAX_LINES + 1}
     assert Import("thunder_exec", "thunder_exec.x", 1) in g.imports  # `from . import x` in a package's __init__
     assert Import("segkit.sub.c", "segkit.b", 1) in g.imports
+
+
+def test_the_inner_order_flags_a_planted_arrow_back_up(tmp_path):
+    _plant(tmp_path, {
+        "segkit/__init__.py": "",
+        "segkit/ir.py": "",
+        "segkit/frontend.py": "from segkit.nvfuser.runnable import NvProgram  # reference -> backend: up\n",
+        "segkit/nvfuser/__init__.py": "",
+        "segkit/nvfuser/runnable.py": "",
+        "segkit/nvfuser/run.py": "from segkit.ir import Op  # down: fine\n\n\ndef f():\n    from segkit import bookend\n",
+        "segkit/bookend.py": "from segkit.nvfuser.run import f  # above the backend -> backend: fine\n",
+        "segkit/tuning/__init__.py": "",
+        "segkit/tuning/search.py": "from segkit.bookend import f  # an unnamed module is above the backend\n",
+    })
+    g = scan(tmp_path, ("segkit",))
+    assert [segkit_group(m) for m in ("segkit", "segkit.frontend", "segkit.nvfuser", "segkit.nvfuser.run",
+                                      "segkit.tuning", "segkit.tuning.search")] == [0, 1, 2, 2, 0, 3]
+    assert [str(i) for i in upward(g)] == [
+        "segkit.frontend -> segkit.nvfuser.runnable (line 1)",
+        "segkit.nvfuser.run -> segkit.bookend (line 5)",  # function-local, and a group above
+    ]
 
 
 # ---- the lab above the product --------------------------------------------------------------------------------

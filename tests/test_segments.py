@@ -13,7 +13,7 @@ import segkit
 from segkit.alias import meta_ops
 from segkit_cli.main import main
 from segkit.graph import to_dot
-from segkit.nvdump import parse_segmented_fusion, parse_segmenter_log
+from segkit.nvfuser.dump import parse_segmented_fusion, parse_segmenter_log
 from segkit.segments import cut_pieces, meta_chains, plan_picture
 from tests.conftest import DATA
 

@@ -16,7 +16,8 @@ import pytest
 
 from benchmarks import summarize
 from sweep import resume as sweep_resume
-from sweep.launch import INCOMPLETE, SweepError, balance, collect, main, resolve_devices
+from sweep.launch import INCOMPLETE, main
+from sweep.plan import SweepError, balance, collect, resolve_devices
 from tests.conftest import ROOT
 
 
@@ -56,7 +57,7 @@ def collected_before_launch(monkeypatch, limit_suite, limit_cases) -> None:
         assert pytest_args == [limit_suite]
         return list(limit_cases)
 
-    monkeypatch.setattr("sweep.launch.collect", collect_once)
+    monkeypatch.setattr("sweep.plan.collect", collect_once)
 
 
 def _unsharded(tmp_path, suite) -> set[str]:
@@ -290,7 +291,7 @@ def test_a_cut_sweep_resumed_runs_every_case_once_and_merges_all_runs(limit_suit
     def no_collection(pytest_args):
         raise AssertionError("a resumed sweep runs the cases its workdir names, without collecting again")
 
-    monkeypatch.setattr("sweep.launch.collect", no_collection)
+    monkeypatch.setattr("sweep.plan.collect", no_collection)
     out = tmp_path / "all.json"
     assert main(["--devices", "0,1", "--resume", str(work), "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
@@ -375,7 +376,7 @@ def test_the_merged_record_carries_the_machine_block_and_compile_time_per_shard(
 
 
 def test_each_shard_gets_a_compile_thread_budget_and_the_shared_cache():
-    from sweep.launch import compile_env
+    from sweep.jobs import compile_env
 
     env = compile_env(4, Path("/w/compile-cache"))
     assert env == {"TORCHINDUCTOR_COMPILE_THREADS": "4", "OMP_NUM_THREADS": "4",
@@ -395,7 +396,7 @@ def test_warmup_runs_the_shortest_cases_first_and_counts_nothing(suite, tmp_path
 
 
 def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
-    from sweep import launch as sweep
+    from sweep import plan as sweep
 
     assert sweep.suite_key(["benchmarks/test_norm_bwd.py", "-k", "bfloat16"]) == "test_norm_bwd"
     assert sweep.suite_key(["-m", "gpu", "-p", "no:cacheprovider", "-rfE", "tests"]) == "tests"

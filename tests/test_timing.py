@@ -1,4 +1,4 @@
-"""segkit.timing's CUPTI bookkeeping: torch.profiler and nvFuser's profiler cannot share CUPTI in one process
+"""segkit.nvfuser.timing's CUPTI bookkeeping: torch.profiler and nvFuser's profiler cannot share CUPTI in one process
 (measured on an H100: nvFuser's profiler after torch.profiler exits the process with
 CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; torch.profiler after nvFuser's sees no kernel), so the second
 one to ask must get an error that says so."""
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from segkit import timing
+from segkit.nvfuser import timing
 
 
 def test_the_first_profiler_keeps_cupti_and_the_other_gets_a_clear_error(monkeypatch):
@@ -42,4 +42,4 @@ def test_torch_profiler_starts_only_through_cuda_profiler():
                                                          "benchmarks", "scripts", "tests")
              for p in sorted((ROOT / folder).rglob("*.py")) if p.name != "test_timing.py"
              for i, line in enumerate(p.read_text().splitlines(), 1) if "profiler.profile(" in line]
-    assert [f for f in found if not f.startswith("segkit/timing.py:")] == []
+    assert [f for f in found if not f.startswith("segkit/nvfuser/timing.py:")] == []

@@ -73,7 +73,7 @@ def test_the_step_tables_profile_records_the_step_range(tmp_path, monkeypatch):
     import torch
 
     from benchmarks import model_measure
-    from segkit import timing
+    from segkit.nvfuser import timing
     from segkit.trace import load
 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)  # no GPU here; the profiler records CPU ops

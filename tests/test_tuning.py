@@ -9,7 +9,7 @@ import torch
 
 import fusions
 from segkit.tuning import NvTuning
-from segkit.tuning.run import override
+from segkit.nvfuser.tuned import override
 
 
 @pytest.mark.parametrize("name", ["rmsnorm_bwd", "layernorm_bwd"])
@@ -132,7 +132,7 @@ def test_split_parts_compute_what_the_whole_fusion_computes():
 
 
 def test_split_must_cover_each_output_once():
-    from segkit.tuning.run import TunedFusion
+    from segkit.nvfuser.tuned import TunedFusion
 
     fd = fusions.get("rmsnorm_bwd").build("sweep_4096x256")
     with pytest.raises(ValueError, match="each of the fusion's 2 outputs once"):

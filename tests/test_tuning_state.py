@@ -119,11 +119,11 @@ def test_bookend_table_rows_fit_the_headers():
 
 
 def test_compiled_is_made_once_per_definition_and_reached_from_its_fusion():
-    """segkit.nvf.compiled keeps what it makes in the definition's declared ``nvfuser`` field; the IR a pass
+    """segkit.nvfuser.run.compiled keeps what it makes in the definition's declared ``nvfuser`` field; the IR a pass
     holds (a Fusion) reaches the same object through the definition that recorded it (a tuned fusion needs
     no nvFuser to be wrapped, so this runs on the CPU)."""
-    from segkit.nvf import compiled
-    from segkit.tuning.run import TunedFusion
+    from segkit.nvfuser.run import compiled
+    from segkit.nvfuser.tuned import TunedFusion
 
     fd = _boundary_views(WS)
     assert fd.nvfuser is None
@@ -133,11 +133,11 @@ def test_compiled_is_made_once_per_definition_and_reached_from_its_fusion():
 
 
 def test_what_compiled_makes_is_one_declared_type():
-    """Both ways segkit runs a fusion on nvFuser are a ``segkit.runnable.NvProgram``, so run_nvfuser and
+    """Both ways segkit runs a fusion on nvFuser are a ``segkit.nvfuser.runnable.NvProgram``, so run_nvfuser and
     segment_groups read declared properties instead of probing (no nvFuser needed to build either here)."""
-    from segkit.nvf import KernelInfo, PlainFusion, segment_groups
-    from segkit.runnable import NvProgram
-    from segkit.tuning.run import TunedFusion
+    from segkit.nvfuser.run import KernelInfo, PlainFusion, segment_groups
+    from segkit.nvfuser.runnable import NvProgram
+    from segkit.nvfuser.tuned import TunedFusion
 
     manual = TunedFusion(_boundary_views(None), NvTuning("test", scheduler="reduction"))
     split = TunedFusion(_boundary_views(None), SPLIT)

@@ -22,7 +22,7 @@ from thunder.core.trace import TraceProvenance, from_trace
 from thunder.core.transform_common import Transform
 
 from segkit.args import checked
-from segkit.nvf import signature
+from segkit.nvfuser.run import signature
 from segkit.repro import load_repro
 from segkit.verdicts import ResultVerdicts
 from thunder_exec.compat import install_nvfuser_direct_compat

@@ -23,7 +23,7 @@ from segkit.args import checked
 from segkit.check import check_outputs
 from segkit.errors import SegkitError
 from segkit.interp import run_reference
-from segkit.nvf import compiled, nvfuser_available, signature
+from segkit.nvfuser.run import compiled, nvfuser_available, signature
 from segkit.repro import load_repro
 from segkit.reuse import reuse_reductions
 from thunder_exec.check_hook import wrap_nvfusion_regions

@@ -16,7 +16,7 @@ from thunder.core.proxies import TensorProxy
 
 from segkit.compare import compare
 from segkit.errors import SegkitError
-from segkit.nvf import signature
+from segkit.nvfuser.run import signature
 from thunder_exec.base import segkit_ex
 
 

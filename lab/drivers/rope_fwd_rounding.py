@@ -17,8 +17,8 @@ import torch
 import fusions
 import fusions._rope as R
 from benchmarks import executors
-from segkit.nvf import compiled
-from segkit.timing import kernel_breakdown, kernel_us
+from segkit.nvfuser.run import compiled
+from segkit.nvfuser.timing import kernel_breakdown, kernel_us
 from sweep.machine import machine_block
 
 F32 = "Float"

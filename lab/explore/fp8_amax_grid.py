@@ -46,7 +46,7 @@ from fusions.spec import dt
 from segkit.errors import SegkitError
 from segkit.frontend import FusionDefinition
 from segkit.interp import run_reference
-from segkit.runnable import RunsOnBoth
+from segkit.nvfuser.runnable import RunsOnBoth
 
 GRID_TILES = "grid_tiles"  # its name in messages (not a registered formulation: it never won)
 
@@ -169,7 +169,7 @@ class AmaxGridTiles(RunsOnBoth):
 
     def _compiled(self, args: list[torch.Tensor]) -> Any:
         from segkit.errors import error_summary
-        from segkit.nvf import to_nvfuser
+        from segkit.nvfuser.run import to_nvfuser
 
         try:
             nvfd = to_nvfuser(self.recorded())
@@ -195,7 +195,7 @@ def main() -> None:
     from benchmarks.harness import copy_bandwidth_gbs, flush_l2
     from benchmarks.workloads import amax_bytes, case_data
     from segkit.compare import diff
-    from segkit.timing import kernel_breakdown
+    from segkit.nvfuser.timing import kernel_breakdown
 
     ap = argparse.ArgumentParser()
     ap.add_argument("shapes", nargs="*", default=["4096x4096"])

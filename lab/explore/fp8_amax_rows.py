@@ -17,7 +17,7 @@ from benchmarks.harness import copy_bandwidth_gbs, flush_l2, kernel_us
 from benchmarks.workloads import amax_bytes, case_data
 from fusions import fp8_amax_rows, fp8_amax_tiles
 from segkit.compare import diff
-from segkit.timing import kernel_breakdown
+from segkit.nvfuser.timing import kernel_breakdown
 
 FORMS = {"rows": (fp8_amax_rows.AmaxRows, fp8_amax_rows.candidates),
          "tiles": (fp8_amax_tiles.AmaxTiles, fp8_amax_tiles.candidates)}

@@ -11,7 +11,7 @@ import fusions
 from lab.explore.common import GBS, reporter
 from benchmarks.harness import event_us
 from benchmarks.workloads import AMAX_SHAPES, amax_bytes
-from segkit.nvf import compiled, run_nvfuser
+from segkit.nvfuser.run import compiled, run_nvfuser
 from segkit.reuse import reuse_reductions
 
 SPEC = fusions.get("fp8_amax")

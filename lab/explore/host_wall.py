@@ -4,8 +4,8 @@ import torch
 import torch.nn.functional as F
 
 import fusions
-from segkit.timing import wall_us
-from segkit.nvf import compiled
+from segkit.nvfuser.timing import wall_us
+from segkit.nvfuser.run import compiled
 from fusions import runner as runtime
 from thunder_exec.norms import _ln_fwd_impl
 

@@ -29,8 +29,8 @@ from fusions import fp8_amax_tiles as FT
 from fusions.fp8_amax_bits import AmaxBits
 from fusions.rope_bwd_sums_then_cat import SumsThenCat
 from fusions.spec import dt, nv_dtype
-from segkit.nvf import compiled
-from segkit.timing import kernel_breakdown
+from segkit.nvfuser.run import compiled
+from segkit.nvfuser.timing import kernel_breakdown
 
 AMAX = fusions.get("fp8_amax")
 
@@ -135,7 +135,7 @@ def one_cta(*sizes: str) -> None:
     in several shapes of CTA: threads, unroll, vec."""
     from fusions.fp8_amax_bits import OneCta, define_max
     from segkit.frontend import FusionDefinition
-    from segkit.nvf import to_nvfuser
+    from segkit.nvfuser.run import to_nvfuser
 
     for n in map(int, sizes):
         x = torch.randint(0, 0x7F800000, (n,), dtype=torch.int32, device="cuda")

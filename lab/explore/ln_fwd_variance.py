@@ -18,7 +18,7 @@ from lab.explore.common import build, norm_case
 from benchmarks.harness import KernelTimer, kernel_us
 from fusions import _norm as N
 from fusions.spec import dt
-from segkit.nvf import PlainFusion, segment_groups
+from segkit.nvfuser.run import PlainFusion, segment_groups
 
 VARIANTS = ("var_mean", "two_pass", "one_pass_shifted", "one_pass_unshifted")  # two_pass: the builder's
 

@@ -17,7 +17,7 @@ from nvfuser_direct import schedule, SchedulerType
 
 from lab.explore.common import build, close, norm_case, reporter, schedule_manually
 from benchmarks.harness import kernel_us
-from segkit.timing import wall_us
+from segkit.nvfuser.timing import wall_us
 
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
 IO = SchedulerType.inner_outer_persistent
@@ -105,7 +105,7 @@ def host() -> None:
     tuned, already scheduled fusion handed to a FusionExecutorCache with auto_schedule=False."""
     import nvfuser_direct as nvf
     from segkit.tuning import NvTuning
-    from segkit.tuning.run import override
+    from segkit.nvfuser.tuned import override
 
     for kind, direction, shape, sched, tuning in (
             ("rmsnorm", "fwd", "sweep_65536x256", SchedulerType.inner_persistent,

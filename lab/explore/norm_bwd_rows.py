@@ -19,7 +19,7 @@ from benchmarks.harness import copy_bandwidth_gbs, flush_l2, kernel_us
 from benchmarks.workloads import case_data, norm_bytes
 from fusions.norm_bwd_rows import RowsScheduled, candidates
 from segkit.compare import diff
-from segkit.timing import kernel_breakdown
+from segkit.nvfuser.timing import kernel_breakdown
 
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
 

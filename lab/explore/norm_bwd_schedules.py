@@ -19,7 +19,7 @@ from nvfuser_direct import schedule, SchedulerType
 from lab.explore.common import build, close, norm_case, schedule_manually
 from benchmarks.harness import event_us
 from segkit.tuning import NvTuning
-from segkit.tuning.run import override
+from segkit.nvfuser.tuned import override
 
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
 

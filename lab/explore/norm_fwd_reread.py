@@ -26,7 +26,7 @@ from fusions.norm_fwd_rows import FwdRows, FwdRowsSchedule
 from fusions.spec import dt
 from segkit.compare import compare
 from segkit.errors import SegkitError
-from segkit.timing import kernel_breakdown
+from segkit.nvfuser.timing import kernel_breakdown
 
 DEFAULT = [f"{k}:{s}" for k in ("rmsnorm", "layernorm")
            for s in ("sweep_16384x8192", "sweep_65536x8192", "sweep_16384x16384", "llama2_70b", "sweep_65536x4096")]

@@ -15,7 +15,7 @@ from nvfuser_direct import schedule, SchedulerType
 from lab.explore.common import build, close, norm_case, reporter, schedule_manually
 from benchmarks.harness import kernel_us
 from segkit.tuning import NvTuning
-from segkit.tuning.run import override
+from segkit.nvfuser.tuned import override
 
 
 def explore(kind: str, shape: str) -> None:

@@ -20,8 +20,8 @@ from benchmarks.harness import flush_l2
 from benchmarks.workloads import case_data
 from fusions.rope_bwd_sums_then_cat import SumsThenCat
 from segkit.compare import diff
-from segkit.nvf import compiled, to_nvfuser
-from segkit.timing import kernel_breakdown, nvfuser_scheduler
+from segkit.nvfuser.run import compiled, to_nvfuser
+from segkit.nvfuser.timing import kernel_breakdown, nvfuser_scheduler
 
 
 def timed(fn, setup=None):

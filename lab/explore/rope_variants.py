@@ -15,7 +15,7 @@ from fusions import _rope as R
 from fusions.qkv_split_rope_fwd import _rope
 from fusions.spec import dt
 from benchmarks.harness import event_us
-from segkit.nvf import profile_call
+from segkit.nvfuser.run import profile_call
 
 
 def sl(fd, x, shape, dim, lo, hi):

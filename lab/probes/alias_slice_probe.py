@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import fusions  # noqa: E402
 from fusions.qkv_rope_bwd_slices import ORDERS, VARIANTS, SlicedRopeBwd  # noqa: E402
 from segkit.compare import diff  # noqa: E402
-from segkit.nvf import compiled  # noqa: E402
-from segkit.timing import kernel_breakdown  # noqa: E402
+from segkit.nvfuser.run import compiled  # noqa: E402
+from segkit.nvfuser.timing import kernel_breakdown  # noqa: E402
 from segkit.tuning import TuningTable  # noqa: E402
 
 SPEC = fusions.get("qkv_split_rope_bwd")

@@ -12,7 +12,7 @@ repeated k / v alone ("bo") and on the grouped ("bg"); then the host time per ca
 
 import torch
 
-from segkit.timing import async_host_us, kernel_breakdown
+from segkit.nvfuser.timing import async_host_us, kernel_breakdown
 
 SHAPES = (("qwen3-0.6b bs4", 4, 2048, 16, 8, 128), ("llama-3-8b bs1", 1, 4096, 32, 8, 128))
 

@@ -35,8 +35,8 @@ import fusions  # noqa: E402
 from fusions.norm_fwd_rows import FwdRows, FwdRowsSchedule, compile_kernel, schedule_fwd  # noqa: E402
 from segkit.compare import compare  # noqa: E402
 from segkit.errors import error_summary  # noqa: E402
-from segkit.nvf import compiled, to_nvfuser  # noqa: E402
-from segkit.timing import cuda_profiler  # noqa: E402
+from segkit.nvfuser.run import compiled, to_nvfuser  # noqa: E402
+from segkit.nvfuser.timing import cuda_profiler  # noqa: E402
 from segkit.tuning import TuningTable  # noqa: E402
 
 SHAPES = {(576000, 384): FwdRowsSchedule(4, vec=4, tidx=32), (16384, 256): FwdRowsSchedule(4, vec=8)}

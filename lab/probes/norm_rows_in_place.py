@@ -17,8 +17,8 @@ import fusions
 from fusions.norm_bwd_rows import RowsScheduled
 from fusions.rows_schedule import RowsSchedule
 from segkit.compare import compare
-from segkit.nvf import compiled
-from segkit.timing import kernel_breakdown
+from segkit.nvfuser.run import compiled
+from segkit.nvfuser.timing import kernel_breakdown
 
 CASES = (("qwen3_0.6b_q", 16, RowsSchedule(64, rows=4, vec=8)), ("qwen3_0.6b_k", 8, RowsSchedule(32, rows=2, vec=4)))
 B, T, hs = 4, 2048, 128

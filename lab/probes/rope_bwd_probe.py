@@ -23,8 +23,8 @@ from benchmarks.executors import rope  # noqa: E402
 from fusions.qkv_rope_bwd_slices import VARIANTS, SlicedRopeBwd  # noqa: E402
 from fusions.rope_bwd_sums_then_cat import SumsThenCat  # noqa: E402
 from segkit.compare import diff  # noqa: E402
-from segkit.nvf import compiled  # noqa: E402
-from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler  # noqa: E402
+from segkit.nvfuser.run import compiled  # noqa: E402
+from segkit.nvfuser.timing import flush_l2, kernel_breakdown, nvfuser_scheduler  # noqa: E402
 from segkit.tuning import TuningTable  # noqa: E402
 
 SPEC = fusions.get("qkv_split_rope_bwd")

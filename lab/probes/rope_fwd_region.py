@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from segkit import FusionDefinition  # noqa: E402
 from segkit.compare import diff  # noqa: E402
-from segkit.nvf import run_on  # noqa: E402
+from segkit.nvfuser.run import run_on  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def check_cpu() -> None:
 
 def timed_if_right(case: str, label: str, fn, refs) -> list | None:
     """fn's kernels (cold L2, median of 20) once its outputs match ``refs``; None after a WRONG line."""
-    from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
+    from segkit.nvfuser.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
 
     got = fn()
     bad = [str(d) for d in (diff(i, r, o) for i, (r, o) in enumerate(zip(refs, got))) if not d.ok]
@@ -209,7 +209,7 @@ SPEC_CONFIGS = ["Llama-3-8B_bs1", "Llama-3-70B_bs2", "Mistral-7B_bs2", "Llama-2-
 def spec_mode() -> None:
     import fusions
     from benchmarks.executors import rope
-    from segkit.nvf import compiled
+    from segkit.nvfuser.run import compiled
     from segkit.tuning import TuningTable
 
     spec = fusions.get("qkv_split_rope_fwd")
@@ -299,8 +299,8 @@ def q_only(c: Case, rot: bool, strided: bool, parts: bool = False):
 def q_mode() -> None:
     """q's RoPE kernel alone: with and without the rotation, strided and contiguous input (NVFUSER_DUMP to see
     the schedules)."""
-    from segkit.nvf import compiled
-    from segkit.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
+    from segkit.nvfuser.run import compiled
+    from segkit.nvfuser.timing import flush_l2, kernel_breakdown, nvfuser_scheduler
 
     names = [a for a in sys.argv[1:] if not a.startswith("-")] or ["llama3-8b"]
     for name in names:
@@ -348,7 +348,7 @@ def main() -> None:
         return
     import thunder
     import thunder_exec
-    from segkit.nvf import compiled
+    from segkit.nvfuser.run import compiled
 
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, thunder {thunder.__version__}", flush=True)
     names = [a for a in sys.argv[1:] if not a.startswith("-")] or ["llama3-8b", "llama3.2-1b"]

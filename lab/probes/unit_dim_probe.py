@@ -15,7 +15,7 @@ import torch
 import fusions
 from fusions.configs import NormConfig
 from fusions.runner import runner
-from segkit.timing import cuda_profiler
+from segkit.nvfuser.timing import cuda_profiler
 
 
 def kernels(call, reps: int = 10) -> tuple[int, float]:

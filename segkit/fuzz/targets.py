@@ -25,7 +25,7 @@ from segkit.check import judge
 from segkit.compare import CheckReport
 from segkit.errors import NvFuserUnavailableError, error_summary, nvfuser_assert
 from segkit.interp import run_reference
-from segkit.nvf import nvfuser_available, run_nvfuser
+from segkit.nvfuser.run import nvfuser_available, run_nvfuser
 from segkit.repro import load_repro
 
 #: Ways to run a fusion: as written, and each bookend policy x realization (label -> (policy, realization)).

@@ -16,7 +16,7 @@ import torch
 
 from segkit.args import Name, checked
 from segkit.errors import UsageError
-from segkit.timing import cuda_profiler
+from segkit.nvfuser.timing import cuda_profiler
 from segkit.trace.model import USER_DOMAIN, Trace, TraceError
 
 

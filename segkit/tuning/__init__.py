@@ -2,8 +2,9 @@
 
 * ``table`` -- ``NvTuning`` (scheduler choices for one fusion) and the ``TuningTable`` of ``segkit tune``'s winners
   per GPU model; its names are re-exported here (``segkit.tuning.NvTuning``);
-* ``run`` -- ``TunedFusion``: run a recorded fusion on nvFuser the way its ``NvTuning`` says;
 * ``search`` -- ``segkit tune``'s search over formulations x scheduler options x bookend policy.
+
+Running a fusion the way its ``NvTuning`` says (``TunedFusion``) is the backend's: ``segkit.nvfuser.tuned``.
 """
 
 from segkit.tuning.table import (REUSE, NvTuning, TableEntry, TuningTable, describe_schedule, formulation_label,

@@ -35,7 +35,7 @@ from segkit.bookend import POLICIES, bookend, bookended
 from segkit.compare import compare
 from segkit.errors import SegkitError, error_summary
 from segkit.interp import run_reference
-from segkit.timing import event_us, kernel_us
+from segkit.nvfuser.timing import event_us, kernel_us
 from segkit.tuning.table import REUSE, NvTuning, TableEntry, describe_schedule, formulation_label
 
 
@@ -138,7 +138,7 @@ class _Single:
         self.fd = fd
 
     def run(self, inputs: Sequence[Any], backend: str) -> list[torch.Tensor]:
-        from segkit.nvf import run_on
+        from segkit.nvfuser.run import run_on
 
         return run_on(self.fd, inputs, backend)
 
@@ -153,7 +153,7 @@ def single(fd: Any, cand: Candidate) -> _Single:
 
 
 #: how a caller realizes the formulations the core does not know (a workload's own): the candidate -> something
-#: with ``run(inputs, backend)`` (a segkit.runnable.Runnable)
+#: with ``run(inputs, backend)`` (a segkit.nvfuser.runnable.Runnable)
 Realize = Callable[[Candidate], Any]
 
 

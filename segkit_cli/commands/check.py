@@ -21,14 +21,17 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from segkit.check import check
-
-    targets.require_nvfuser("check", args.target, args.fusion)
-    fd, inputs = targets.load_target(args.target, "cuda", args.fusion)
-    tols = dict(args.dtype_tol or [])
-    reports = [check(fd, inputs, tol=tols)]
-    if args.policy:
-        reports += [check(fd, inputs, policy=args.policy, realization=r, tol=tols) for r in ("segment_set", "host")]
+    target = targets.resolve(args.target, args.fusion)  # a bad target is named before a missing nvFuser
+    targets.require_nvfuser("check")
+    reports = check_target(target, "cuda", args.policy, dict(args.dtype_tol or []))
     for r in reports:
         print(r)
     return 0 if all(r.ok for r in reports) else EXIT_FAILURE
+
+
+def check_target(target: targets.Target, device: str, policy: str | None, tol: dict) -> list:
+    """The reports ``segkit check`` prints for ``target``: the fusion, and both realizations of ``policy``, on
+    nvFuser, against one reference run on inputs made once on ``device``."""
+    from segkit.check import check_policy
+
+    return check_policy(target.fd, target.inputs(device), policy, tol=tol)

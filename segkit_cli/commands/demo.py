@@ -45,7 +45,7 @@ def run(args: argparse.Namespace | None = None) -> int:
 def _row(name: str, cfg_name: str, gpu: bool) -> list:
     from segkit.compare import compare
     from segkit.interp import run_reference
-    from segkit.nvf import run_nvfuser
+    from segkit.nvfuser.run import run_nvfuser
 
     spec = targets.workload(name)
     cfg = spec.config(cfg_name if gpu else cfg_name + "_tiny")

@@ -86,7 +86,7 @@ def pytest_collection_modifyitems(config, items):
             item.runtest = _rerun_fresh_on_cupti_conflict(item, item.runtest)
 
 
-#: what segkit.timing.claim_cupti raises when the other profiler holds CUPTI in this process
+#: what segkit.nvfuser.timing.claim_cupti raises when the other profiler holds CUPTI in this process
 _CUPTI_TAKEN = "took CUPTI earlier in this process"
 
 

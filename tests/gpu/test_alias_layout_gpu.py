@@ -10,7 +10,7 @@ import torch
 from segkit.dtypes import DataType
 from segkit.frontend import FusionDefinition
 from segkit.layout import alias_loses_layout, compute_tensor_descriptor
-from segkit.nvf import run_on
+from segkit.nvfuser.run import run_on
 
 pytestmark = pytest.mark.gpu
 

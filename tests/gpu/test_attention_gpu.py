@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 import thunder
 import thunder_exec
-from segkit.timing import cuda_profiler
+from segkit.nvfuser.timing import cuda_profiler
 from segkit.tuning.table import gpu_model
 from thunder_exec import gqa
 from tests.test_thunder_exec import _symbols

@@ -16,7 +16,7 @@ import fusions
 import fusions.spec
 from fusions.norm_fwd_rows import FWD_ROWS, FwdRows, FwdRowsSchedule, candidates
 from segkit.compare import compare
-from segkit.timing import cuda_profiler
+from segkit.nvfuser.timing import cuda_profiler
 
 pytestmark = pytest.mark.gpu
 

@@ -13,9 +13,9 @@ from fusions.norm_bwd_rows import RowsScheduled
 from fusions.rows_schedule import RowsSchedule
 from fusions.norm_bwd_two_stage import chunk_for, two_stage
 from segkit.compare import compare
-from segkit.nvf import compiled
-from segkit.timing import kernel_breakdown, nvfuser_scheduler
-from segkit.tuning.run import TunedFusion
+from segkit.nvfuser.run import compiled
+from segkit.nvfuser.timing import kernel_breakdown, nvfuser_scheduler
+from segkit.nvfuser.tuned import TunedFusion
 
 pytestmark = pytest.mark.gpu
 
@@ -28,7 +28,7 @@ def _short(cfg, T: int = 1024):
 
 def _kernels(fn) -> list[str]:
     """The schedulers of the kernels one call of ``fn`` launches, by torch.profiler: this file times with it,
-    and nvFuser's profiler cannot share CUPTI with it in one process (segkit.timing.claim_cupti)."""
+    and nvFuser's profiler cannot share CUPTI with it in one process (segkit.nvfuser.timing.claim_cupti)."""
     return [nvfuser_scheduler(k.name) or k.name[:40] for k in kernel_breakdown(fn, reps=3)]
 
 
@@ -109,7 +109,7 @@ def test_tuned_backward_stays_tuned_under_bookend(policy, record):
     try:
         outs = nvfd.execute(list(inputs.values()))
     except RuntimeError as e:
-        # Only TunedFusion's documented refusal is expected (segkit.tuning.run: a manual schedule over a fusion that
+        # Only TunedFusion's documented refusal is expected (segkit.nvfuser.tuned: a manual schedule over a fusion that
         # segment_set cuts "does not apply to this fusion"); any other error, or a refusal without a segment_set
         # to explain it, fails the test.
         if "does not apply to this fusion" not in str(e) or not segment_sets:

@@ -11,7 +11,7 @@ import torch
 import fusions
 from fusions.runner import runner
 from segkit.compare import diff
-from segkit.timing import KernelTimer
+from segkit.nvfuser.timing import KernelTimer
 
 pytestmark = pytest.mark.gpu
 

@@ -8,10 +8,10 @@ import torch
 import fusions
 import segkit
 from segkit.compare import diff
-from segkit.nvf import compiled
-from segkit.timing import cuda_profiler
+from segkit.nvfuser.run import compiled
+from segkit.nvfuser.timing import cuda_profiler
 from segkit.tuning import TuningTable
-from segkit.tuning.run import TunedFusion
+from segkit.nvfuser.tuned import TunedFusion
 
 pytestmark = pytest.mark.gpu
 

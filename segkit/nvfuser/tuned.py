@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from segkit.interp import as_fusion
-from segkit.nvf_replay import executor_cache, nvfuser_module, signature, to_nvfuser
+from segkit.nvfuser.replay import executor_cache, nvfuser_module, signature, to_nvfuser
 from segkit.tuning.table import NvTuning
 
 
@@ -42,7 +42,8 @@ def override(params: Any, tuning: NvTuning, sm_count: int) -> None:
 
 
 class TunedFusion:
-    """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says (a ``segkit.runnable.NvProgram``)."""
+    """Runs a recorded fusion on nvFuser the way its builder's ``NvTuning`` says (a
+    ``segkit.nvfuser.runnable.NvProgram``)."""
 
     def __init__(self, fd: Any, tuning: NvTuning) -> None:
         self.recorded, self.tuning = fd, tuning

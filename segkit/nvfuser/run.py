@@ -2,7 +2,7 @@
 
 ``compiled`` makes the recorded fusion's ``NvProgram`` once (a ``TunedFusion`` when the fusion declares an
 ``NvTuning``, else a ``PlainFusion``); ``run_nvfuser`` runs and profiles it. Replaying into nvFuser is
-segkit.nvf_replay (its public names are re-exported here).
+segkit.nvfuser.replay (its public names are re-exported here).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import torch
 from segkit.args import FusionLike, checked
 from segkit.frontend import FusionDefinition
 from segkit.interp import as_fusion, run_reference
-from segkit.nvf_replay import PlainFusion, nvfuser_available, nvfuser_module, signature, to_nvfuser
-from segkit.runnable import NvProgram
-from segkit.timing import claim_cupti
-from segkit.tuning.run import TunedFusion
+from segkit.nvfuser.replay import PlainFusion, nvfuser_available, nvfuser_module, signature, to_nvfuser
+from segkit.nvfuser.runnable import NvProgram
+from segkit.nvfuser.timing import claim_cupti
+from segkit.nvfuser.tuned import TunedFusion
 
 __all__ = ["KernelInfo", "NvRun", "PlainFusion", "compiled", "nvfuser_available", "nvfuser_module", "parse_groups",
            "profile_call", "run_nvfuser", "run_on", "segment_groups", "signature", "to_nvfuser"]

@@ -139,7 +139,8 @@ def _check_profiler_sees_kernels() -> None:
     timer()
     if not timer.last:
         raise RuntimeError("torch.profiler sees no CUDA kernel in this process (did nvFuser's profiler, "
-                           "segkit.nvf.profile_call, run here first? The two cannot share CUPTI): no kernel time")
+                           "segkit.nvfuser.run.profile_call, run here first? The two cannot share CUPTI): "
+                           "no kernel time")
 
 
 def wall_us(call: Callable[[], Any], reps: int, setup: Callable[[], Any] | None = None) -> float:

@@ -1,7 +1,8 @@
 """A recorded fusion replayed into real nvFuser (``nvfuser_direct``), and run there with nvFuser's own heuristics.
 
-The layer under both ways segkit runs a fusion on nvFuser: ``PlainFusion`` here and ``segkit.tuning.run.TunedFusion``
-(an ``NvTuning``'s schedule); ``segkit.nvf`` picks between them, runs and profiles.
+The layer under both ways segkit runs a fusion on nvFuser: ``PlainFusion`` here and
+``segkit.nvfuser.tuned.TunedFusion`` (an ``NvTuning``'s schedule); ``segkit.nvfuser.run`` picks between them, runs
+and profiles.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def executor_cache(nvfd: Any) -> Any:
 
 @dataclass
 class PlainFusion:
-    """An nvFuser definition run with nvFuser's own heuristics (a ``segkit.runnable.NvProgram``)."""
+    """An nvFuser definition run with nvFuser's own heuristics (a ``segkit.nvfuser.runnable.NvProgram``)."""
 
     definition: Any  # nvfuser_direct.FusionDefinition
 

@@ -2,7 +2,7 @@
 
 ``Runnable.run`` takes the backend by name ("reference": segkit's interpreter, "nvfuser": real nvFuser), so a
 search or a check validates on either; ``execute`` is the nvFuser path a benchmark or the executor calls per step.
-``NvProgram`` is one recorded fusion made runnable on nvFuser (what ``segkit.nvf.compiled`` returns).
+``NvProgram`` is one recorded fusion made runnable on nvFuser (what ``segkit.nvfuser.run.compiled`` returns).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ class Runnable(Protocol):
 
 @runtime_checkable
 class NvProgram(Protocol):
-    """A recorded fusion on nvFuser: ``segkit.nvf_replay.PlainFusion`` (nvFuser's heuristics) or
-    ``segkit.tuning.run.TunedFusion`` (the fusion's ``NvTuning``); what run_nvfuser needs to run and profile it."""
+    """A recorded fusion on nvFuser: ``segkit.nvfuser.replay.PlainFusion`` (nvFuser's heuristics) or
+    ``segkit.nvfuser.tuned.TunedFusion`` (the fusion's ``NvTuning``); what run_nvfuser needs to run and profile it."""
 
     @property
     def profilable(self) -> bool:
