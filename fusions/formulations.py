@@ -3,7 +3,7 @@
 A formulation computes a spec's outputs in several fusions (per-chunk partials then their reduction, or the
 grouped-query RoPE backward's sums then one cat). Each one's module registers it here when imported
 (``fusions/__init__`` imports them all), saying which specs it serves and how to make it from a choice; what it
-makes is a ``segkit.runnable.Runnable``. A spec's single-fusion alternatives (its named defines,
+makes is a ``segkit.nvfuser.runnable.Runnable``. A spec's single-fusion alternatives (its named defines,
 ``FusionSpec.formulations``, and segkit's REUSE pass) are built by ``FusionSpec.build`` instead.
 """
 

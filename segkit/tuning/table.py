@@ -2,7 +2,7 @@
 table that keeps ``segkit tune``'s winners per GPU model.
 
 A builder returns an ``NvTuning`` for the configs it was measured on (its ``why`` says what it bought);
-``segkit.nvf.compiled`` then runs the fusion through ``TunedFusion`` (segkit.tuning.run) instead of a plain
+``segkit.nvfuser.run.compiled`` then runs the fusion through ``TunedFusion`` (segkit.nvfuser.tuned) instead of a plain
 ``fd.execute``. Three kinds:
 
 * ``enable_options``: nvFuser options passed to ``fd.execute`` (e.g. ``ws_normalization``, nvFuser's
