@@ -1,5 +1,5 @@
 """The results page: benchmarks/RESULTS.md and README.md's table are what ``python -m benchmarks.report`` makes of
-benchmarks/data/results.jsonl (CI fails on drift), and the data's rows keep their provenance."""
+benchmarks/data/results.jsonl.gz (CI fails on drift), and the data's rows keep their provenance."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from benchmarks import report, summarize
+from segkit.files import read_text
 from tests.conftest import ROOT
 
 
@@ -56,14 +57,14 @@ def test_every_row_has_provenance_and_each_suite_and_gpu_its_rows():
 def test_a_changed_row_makes_the_check_fail_naming_the_page(tmp_path):
     root = _copy(tmp_path)
     data = root / report.DATA
-    lines = data.read_text().splitlines()
+    lines = read_text(data).splitlines()
     i = next(i for i, line in enumerate(lines) if '"suite":"norm_bwd"' in line and '"executor":"segkit"' in line)
     row = json.loads(lines[i])
     row["metrics"]["us"] = row["metrics"]["us"] * 2 + 1
     lines[i] = json.dumps(row, separators=(",", ":"))
-    data.write_text("\n".join(lines) + "\n")
+    summarize.add_lines(data, [line + "\n" for line in lines], replace=True)
     proc = _report("--check", "--root", str(root))
-    assert proc.returncode == 1 and "benchmarks/RESULTS.md differs from what benchmarks/data/results.jsonl gives" \
+    assert proc.returncode == 1 and "benchmarks/RESULTS.md differs from what benchmarks/data/results.jsonl.gz gives" \
         in proc.stderr
     assert _report("--root", str(root)).returncode == 0  # regenerating fixes it
     assert _report("--check", "--root", str(root)).returncode == 0
