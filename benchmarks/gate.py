@@ -19,7 +19,7 @@ own baselines are shown, not judged: they say whether the machine drifted. A bas
 rival's is shown with its reason. A faster result never moves the baseline by itself; ``promote`` does, from rows
 already in the results data, and it refuses to move a case of ours to a slower time unless told why: a baseline
 that takes a regression no longer catches it. ``land`` keeps a record without its per-test outcome log (the run's
-own files keep that), its comparison grouped by case (benchmarks/gate_log.py); the verdict reads the same from it.
+own files keep that), its comparison as a table by case (benchmarks/gate_log.py); the verdict reads the same from it.
 """
 
 from __future__ import annotations

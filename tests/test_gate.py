@@ -144,7 +144,7 @@ def test_land_refuses_a_record_already_landed(tmp_path, monkeypatch, capsys):
 
 def test_land_keeps_the_verdict_counts_and_comparison_but_not_the_per_test_log(tmp_path, monkeypatch):
     """The gate log holds what a record's verdict rests on (why, counts, the failing and not-run ids, every
-    comparison of the benchmarks, grouped by case) and not the per-test outcome log, which stays in the run's
+    comparison of the benchmarks, as a table by case) and not the per-test outcome log, which stays in the run's
     files: a landed record gives back its comparison field for field and the same verdict, "ran no test" included."""
     log, results = tmp_path / "gate.jsonl", tmp_path / "results.jsonl"
     monkeypatch.setattr(gate, "GATE_LOG", log)
@@ -166,7 +166,7 @@ def test_land_keeps_the_verdict_counts_and_comparison_but_not_the_per_test_log(t
     (line,) = log.read_text().splitlines()
     kept = json.loads(line)
     assert "outcomes" not in kept["tests"] and kept["tests"]["failed"] == ["c"] and kept["why"] == why
-    assert len(kept["benchmarks"]) == 2  # two cases: the 13b one with both executors, the 70B one
+    assert len(kept["benchmarks"]["cases"]) == 2  # two cases: the 13b one with both executors, the 70B one
     assert gate_log.entries(kept) == judged
     assert gate.verdict(kept["tests"], gate_log.entries(kept)) == (ok, why)
     nothing = {**summary, "counts": {"not run": 3}, "outcomes": {}}
@@ -174,8 +174,8 @@ def test_land_keeps_the_verdict_counts_and_comparison_but_not_the_per_test_log(t
 
 
 def test_the_committed_gate_log_keeps_no_per_test_log_and_reads_back():
-    """Every landed record in benchmarks/data/gate.jsonl is in the log's form (no per-test outcomes) and its
-    comparison reads back as flat entries with a verdict each."""
+    """Every landed record in benchmarks/data/gate.jsonl is in the log's form (no per-test outcomes), its
+    comparison reads back as flat entries with a verdict each, and its verdict and why follow from what it keeps."""
     lines = gate.GATE_LOG.read_text().splitlines()
     assert lines
     for n, text in enumerate(lines, 1):
@@ -184,6 +184,8 @@ def test_the_committed_gate_log_keeps_no_per_test_log_and_reads_back():
         assert gate_log.line(record) == text + "\n", f"line {n} is not in the log's form"
         flat = gate_log.entries(record)
         assert flat and all(e["verdict"] and e["executor"] for e in flat), f"line {n}"
+        ok, why = gate.verdict(record["tests"], flat)  # the verdict reads the same from what the log keeps
+        assert (("pass" if ok else "fail"), why) == (record["gate"], record["why"]), f"line {n}"
 
 
 def test_promote_is_the_only_step_that_moves_a_baseline(tmp_path, monkeypatch):
