@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from benchmarks import gate, gate_log
+from benchmarks.summarize import read_data
 
 MACHINE = {"gpu": "NVIDIA H200", "driver": "580", "torch": "2.11", "nvfuser_direct": "0.2", "commit": "abc1234",
            "date": "2026-11-29"}
@@ -145,8 +146,9 @@ def test_land_refuses_a_record_already_landed(tmp_path, monkeypatch, capsys):
 def test_land_keeps_the_verdict_counts_and_comparison_but_not_the_per_test_log(tmp_path, monkeypatch):
     """The gate log holds what a record's verdict rests on (why, counts, the failing and not-run ids, every
     comparison of the benchmarks, as a table by case) and not the per-test outcome log, which stays in the run's
-    files: a landed record gives back its comparison field for field and the same verdict, "ran no test" included."""
-    log, results = tmp_path / "gate.jsonl", tmp_path / "results.jsonl"
+    files: a landed record gives back its comparison field for field and the same verdict, "ran no test" included;
+    its rows go to the results data, gzipped as the committed one is."""
+    log, results = tmp_path / "gate.jsonl", tmp_path / "results.jsonl.gz"
     monkeypatch.setattr(gate, "GATE_LOG", log)
     monkeypatch.setattr(gate, "RESULTS", results)
     tests = tmp_path / "gpu_tests.json"
@@ -163,6 +165,7 @@ def test_land_keeps_the_verdict_counts_and_comparison_but_not_the_per_test_log(t
     path = tmp_path / "record.json"
     path.write_text(json.dumps(record))
     assert gate.main(["land", str(path)]) == 0
+    assert [r["run"] for r in read_data(results)] == ["gate-abc1234"] and results.read_bytes()[:2] == b"\x1f\x8b"
     (line,) = log.read_text().splitlines()
     kept = json.loads(line)
     assert "outcomes" not in kept["tests"] and kept["tests"]["failed"] == ["c"] and kept["why"] == why

@@ -116,6 +116,22 @@ def test_append_adds_a_run_once(tmp_path):
     assert "1.25x" in report.results_md(rows)
 
 
+def test_the_gzipped_data_takes_appends_and_the_same_data_is_the_same_bytes(tmp_path):
+    """The results data is kept gzipped (benchmarks/data/results.jsonl.gz): an append there keeps every earlier
+    line and adds the run's, the file stays gzip, and two files holding the same lines are the same bytes (no time
+    stamp in the gzip header: a commit that adds nothing changes nothing)."""
+    first, second = _bench_json(tmp_path, "h200-2026-12-01"), _bench_json(tmp_path, "h200-2026-12-03")
+    data, twin = tmp_path / "a" / "results.jsonl.gz", tmp_path / "b" / "results.jsonl.gz"
+    for path in (data, twin):
+        summarize.append([first], path, "h200-2026-12-01")
+    assert data.read_bytes() == twin.read_bytes() and data.read_bytes()[:2] == b"\x1f\x8b"
+    assert summarize.append([second], data, "h200-2026-12-03") == (2, 0)
+    rows = summarize.read_data(data)
+    assert [r["run"] for r in rows] == ["h200-2026-12-01"] * 2 + ["h200-2026-12-03"] * 2
+    assert read_text(data).startswith(read_text(twin))  # the earlier lines as they were
+    assert summarize.append([second], data, "h200-2026-12-03") == (0, 2)
+
+
 def test_the_commit_given_wins_over_the_files_own(tmp_path):
     """A GPU host's copy of the tree can carry a stale git directory: ``--commit`` names what was measured."""
     run, data = _bench_json(tmp_path, "h200-2026-12-02"), tmp_path / "results.jsonl"
