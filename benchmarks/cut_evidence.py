@@ -16,6 +16,12 @@ memory-bound kernel counts, whoever runs it: a cut can hand work to another exec
     python -m benchmarks.cut_evidence STEP_JSON --spec rope_bwd --fused segkit-rope-bwd-fused \\
         --opaque segkit-auto --host-only [--write | --out FILE]
 
+The variants compared are the step table's controls, one spec's mode (or one shape's) changed against segkit_ex's
+modes; they are a table, not product variants: the lab's is lab/campaigns/step_controls.json, run as
+``python benchmarks/model_step.py --variants-from lab/campaigns/step_controls.json --variants segkit-auto,...
+--rounds 2 --profile DIR`` (or ``MODELS_VARIANTS_FROM`` with scripts/gpu/models.sh and ``MODELS_PROFILE=1``). The
+A/A control ``thunder-again`` is the step table's own.
+
 The first form writes CutEvidence (fused against opaque: fusions/cut_evidence.json), the second ClaimEvidence
 (the calls claimed, as "auto" ran them, against left to Thunder: fusions/claim_evidence.json). RUN_DIR holds the
 run's ``model_step.json`` (or ``.json.gz``) and ``profiles/`` (scripts/gpu/models.sh with MODELS_PROFILE=1).

@@ -6,7 +6,7 @@
     python -m benchmarks.gate record --tests GPU_TESTS.json --bench RUN.json [--step STEP.json]
                                      [--rerun RERUN.json] [--rerun-step STEP_RERUN.json] [--log RUN.jsonl]
                                      --commit C -o RECORD.json
-    python -m benchmarks.gate land RECORD.json [--no-rows]   # append it to benchmarks/data/gate.jsonl
+    python -m benchmarks.gate land RECORD.json [--no-rows]   # append it to benchmarks/data/gate.jsonl, trimmed
     python -m benchmarks.gate promote --gpu "NVIDIA H200" [--run NAME] [--executor E] [--accept-slower WHY]
 
 A headline case of segkit's (executor ``segkit``, ``segkit:*``, ``thunder+segkit_ex``, a step's ``segkit-*``) is
@@ -18,7 +18,8 @@ own baselines are shown, not judged: they say whether the machine drifted. A bas
 (a benchmark that failed its validation or errored reports nothing) is "missing": one of ours fails the gate, a
 rival's is shown with its reason. A faster result never moves the baseline by itself; ``promote`` does, from rows
 already in the results data, and it refuses to move a case of ours to a slower time unless told why: a baseline
-that takes a regression no longer catches it.
+that takes a regression no longer catches it. ``land`` keeps a record without its per-test outcome log (the run's
+own files keep that), its comparison as a table by case (benchmarks/gate_log.py); the verdict reads the same from it.
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.summarize import check_row, data_rows, read_data
+from benchmarks import gate_log
+from benchmarks.summarize import add_lines, check_row, data_rows, read_data
 from segkit.files import read_text
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
 BASELINE = DATA / "baseline.jsonl"
-RESULTS = DATA / "results.jsonl"
+RESULTS = DATA / "results.jsonl.gz"
 GATE_LOG = DATA / "gate.jsonl"
 TOLERANCE = 0.03
 
@@ -217,9 +219,24 @@ def tests_summary(path: Path) -> dict:
     sweep = load_json(path, "the GPU suite's merged results (python -m sweep -o)").get("sweep") or {}
     outcomes = {k: (v.get("outcome") if isinstance(v, dict) else v) for k, v in (sweep.get("outcomes") or {}).items()}
     walls = [s.get("wall_s") or 0 for s in (sweep.get("timing") or {}).values()]
-    return {"counts": sweep.get("counts") or {}, "complete": bool(sweep.get("complete")),
+    counts = sweep.get("counts") or _counts(outcomes)
+    return {"counts": counts, "complete": bool(sweep.get("complete")),
             "not_run": sorted(sweep.get("not_run") or {}), "wall_s": max(walls, default=None),
             "failed": sorted(k for k, v in outcomes.items() if v in ("failed", "error")), "outcomes": outcomes}
+
+
+def _counts(outcomes: dict) -> dict[str, int]:
+    """How many tests had each outcome (what the sweep's ``counts`` says, for a file that lacks them)."""
+    out: dict[str, int] = {}
+    for v in outcomes.values():
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def ran(tests: dict) -> int:
+    """How many GPU tests ran (every outcome of the suite's counts but "not run"): a landed record keeps the counts,
+    not the per-test outcomes, and the verdict reads the same from either."""
+    return sum(n for k, n in (tests.get("counts") or {}).items() if k != "not run")
 
 
 def verdict(tests: dict, judged: list[dict]) -> tuple[bool, list[str]]:
@@ -227,7 +244,7 @@ def verdict(tests: dict, judged: list[dict]) -> tuple[bool, list[str]]:
     no test, a run with no benchmark rows (every case errored, or the wrong file was given), or a run none of whose
     cases of ours met a baseline of its GPU (a GPU with no baseline yet: ``promote`` one first)."""
     why = []
-    if not tests["outcomes"]:
+    if not ran(tests):
         why.append("the GPU suite ran no test")
     if not judged:
         why.append("the benchmark run has no rows: nothing was measured")
@@ -251,7 +268,7 @@ def _machine(rows: list[dict]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.gate", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("headline-k")
+    sub.add_parser("headline-k").set_defaults(func=_headline_k)
     c = sub.add_parser("compare")
     c.add_argument("bench", type=Path)
     c.add_argument("step", type=Path, nargs="?")
@@ -259,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--rerun-step", type=Path, help="write 'step' here when the step of ours is past the tolerance "
                    "(an empty file when it is not)")
     c.add_argument("--log", type=Path, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
+    c.set_defaults(func=_compare)
     r = sub.add_parser("record")
     r.add_argument("--tests", type=Path, required=True)
     r.add_argument("--bench", type=Path, required=True)
@@ -269,11 +287,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--commit", required=True)
     r.add_argument("--tests-commit", help="the commit the suite phase ran on, when not --commit")
     r.add_argument("-o", "--out", type=Path, required=True)
+    r.set_defaults(func=_record)
     land = sub.add_parser("land")
     land.add_argument("record", type=Path)
     land.add_argument("--no-rows", action="store_true",
                       help="the record only: its measurements stay out of the results data (a run of code with a "
                            "bug fixed since)")
+    land.set_defaults(func=_land)
     pr = sub.add_parser("promote")
     pr.add_argument("--gpu", required=True)
     pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
@@ -283,97 +303,111 @@ def main(argv: list[str] | None = None) -> int:
                     f"than their baseline (what a change sped up; the rest stay)")
     pr.add_argument("--accept-slower", metavar="WHY", help=f"let a case of ours move to a time more than "
                     f"{TOLERANCE:.0%}% slower than its baseline (say why in the commit)")
+    pr.set_defaults(func=_promote)
     args = p.parse_args(argv)
     try:
-        return _command(args)
+        return args.func(args)
     except ValueError as e:  # a file that is not what the command reads: one line naming it
         print(f"python -m benchmarks.gate {args.cmd}: {e}", file=sys.stderr)
         return 2
 
 
-def _command(args: argparse.Namespace) -> int:
-    if args.cmd == "headline-k":
-        print(HEADLINE_K)
-        return 0
-    if args.cmd == "compare":
-        rows, ids = run_rows(args.bench, args.step, "gate", None)
-        judged = judge(rows, load_baseline(), errors=bench_errors(args.log))
-        print(table(judged))
-        again = [ids[key(row)] for row, j in zip(rows, judged) if j["ours"] and j["verdict"] == "slower"
-                 and key(row) in ids]
-        args.rerun_ids.write_text("".join(f"{i}\n" for i in again))
-        step_again = any(j["ours"] and j["verdict"] == "slower" and j["suite"] == "model_step" for j in judged)
-        if args.rerun_step is not None:
-            args.rerun_step.write_text("step\n" if step_again else "")
-        print(f"\n{len(again)} of ours past {TOLERANCE:.0%} slower: re-run", file=sys.stderr)
-        return 0
-    if args.cmd == "record":
-        run = f"gate-{args.commit}"
-        rows, _ = run_rows(args.bench, args.step, run, args.commit)
-        again = run_rows(args.rerun, args.rerun_step, run, args.commit)[0] if args.rerun or args.rerun_step else []
-        rerun = {key(x): x for x in again} if again else None
-        judged = judge(rows, load_baseline(), rerun, bench_errors(args.log))
-        tests = tests_summary(args.tests)
-        ok, why = verdict(tests, judged)
-        machine = _machine(rows)
-        record = {"gate": "pass" if ok else "fail", "why": why, "commit": args.commit,
-                  "tests_commit": args.tests_commit or args.commit,
-                  "date": next((r["date"] for r in rows if r.get("date")), None), "run_at": _run_at(args.bench),
-                  # the gate's own re-run (seconds after the run, in its lease) or a fresh lease's
-                  "rerun_at": _run_at(args.rerun) if args.rerun else None, "gpu": machine.get("gpu"),
-                  "machine": machine, "tolerance": TOLERANCE, "tests": tests, "benchmarks": judged, "rows": rows}
-        args.out.write_text(json.dumps(record) + "\n")
-        counts = ", ".join(f"{v} {k}" for k, v in tests["counts"].items())
-        print(table(judged))
-        print(f"\nGPU tests: {counts}; not run {len(tests['not_run'])}; longest shard {tests['wall_s']} s")
-        print(f"gate: {record['gate'].upper()}" + "".join(f"\n  {w}" for w in why))
-        return 0 if ok else 1
-    if args.cmd == "land":
-        record = load_json(args.record, "a gate record (python -m benchmarks.gate record -o)")
-        if "rows" not in record or "machine" not in record:
-            raise ValueError(f"{args.record}: a JSON object without a gate record's rows and machine")
-        rows = [check_row(r) for r in record.pop("rows")]
-        there = landed(record)
-        if there is not None:
-            raise ValueError(f"{args.record}: already landed as line {there} of {GATE_LOG.name} (gate "
-                             f"{record['gate']} of {record['commit']} on {record.get('gpu')}, run at "
-                             f"{record.get('run_at')}): nothing written")
-        with GATE_LOG.open("a") as f:
-            f.write(json.dumps({k: v for k, v in record.items() if k != "machine"} | {"machine": record["machine"]})
-                    + "\n")
-        if not args.no_rows:
-            _append_rows(rows, RESULTS)
-        print(f"landed gate {record['gate']} of {record['commit']} in {GATE_LOG.name}"
-              + ("" if args.no_rows else f" and its {len(rows)} rows in {RESULTS.name}"))
-        return 0
-    if args.cmd == "promote":
-        rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)
-                and (args.executor is None or r["executor"] == args.executor)
-                and (args.suite is None or r["suite"] == args.suite) and headline(r)]
-        old = load_baseline()
-        if args.faster:  # what a change sped up, its run's other cases (within their noise) left where they are
-            rows = [r for r in rows if ours(r) and _faster(r, old)]
-        if not rows:
-            print(f"no rows for {args.gpu!r}" + (f" in run {args.run!r}" if args.run else "")
-                  + (f" of {args.executor!r}" if args.executor else "") + (f" of {args.suite}" if args.suite else "")
-                  + (" faster than their baseline" if args.faster else ""), file=sys.stderr)
-            return 2
-        # the latest row of every case: the GPU's baseline anew
-        whole = args.run is None and args.executor is None and args.suite is None and not args.faster
-        base = {k: v for k, v in old.items() if k[0] != args.gpu or not whole}
-        for r in rows:  # later rows win: the latest measurement of each case
-            if value(r) is not None:
-                base[key(r)] = r
-        slower = sorted(_slower(old, base, args.gpu))
-        if slower and not args.accept_slower:
-            print("promote moves no case of ours to a slower time (a baseline that takes a regression can no longer "
-                  "catch it); fix the code, or pass --accept-slower WHY:" + "".join(f"\n  {s}" for s in slower),
-                  file=sys.stderr)
-            return 2
-        _write_rows(sorted(base.values(), key=lambda r: key(r)), BASELINE)
-        print(f"baseline for {args.gpu}: {sum(k[0] == args.gpu for k in base)} cases", file=sys.stderr)
-        return 0
-    return 2
+def _headline_k(args: argparse.Namespace) -> int:
+    """``headline-k``: the pytest -k expression of the headline kernel cases."""
+    print(HEADLINE_K)
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``compare``: the run against the baseline, and what of ours to re-run (node ids, the step's flag)."""
+    rows, ids = run_rows(args.bench, args.step, "gate", None)
+    judged = judge(rows, load_baseline(), errors=bench_errors(args.log))
+    print(table(judged))
+    again = [ids[key(row)] for row, j in zip(rows, judged) if j["ours"] and j["verdict"] == "slower"
+             and key(row) in ids]
+    args.rerun_ids.write_text("".join(f"{i}\n" for i in again))
+    step_again = any(j["ours"] and j["verdict"] == "slower" and j["suite"] == "model_step" for j in judged)
+    if args.rerun_step is not None:
+        args.rerun_step.write_text("step\n" if step_again else "")
+    print(f"\n{len(again)} of ours past {TOLERANCE:.0%} slower: re-run", file=sys.stderr)
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    """``record``: the gate's record (verdict and why, the suite's summary, every comparison, the run's rows);
+    1 when the gate fails."""
+    run = f"gate-{args.commit}"
+    rows, _ = run_rows(args.bench, args.step, run, args.commit)
+    again = run_rows(args.rerun, args.rerun_step, run, args.commit)[0] if args.rerun or args.rerun_step else []
+    rerun = {key(x): x for x in again} if again else None
+    judged = judge(rows, load_baseline(), rerun, bench_errors(args.log))
+    tests = tests_summary(args.tests)
+    ok, why = verdict(tests, judged)
+    machine = _machine(rows)
+    record = {"gate": "pass" if ok else "fail", "why": why, "commit": args.commit,
+              "tests_commit": args.tests_commit or args.commit,
+              "date": next((r["date"] for r in rows if r.get("date")), None), "run_at": _run_at(args.bench),
+              # the gate's own re-run (seconds after the run, in its lease) or a fresh lease's
+              "rerun_at": _run_at(args.rerun) if args.rerun else None, "gpu": machine.get("gpu"),
+              "machine": machine, "tolerance": TOLERANCE, "tests": tests, "benchmarks": judged, "rows": rows}
+    args.out.write_text(json.dumps(record) + "\n")
+    counts = ", ".join(f"{v} {k}" for k, v in tests["counts"].items())
+    print(table(judged))
+    print(f"\nGPU tests: {counts}; not run {len(tests['not_run'])}; longest shard {tests['wall_s']} s")
+    print(f"gate: {record['gate'].upper()}" + "".join(f"\n  {w}" for w in why))
+    return 0 if ok else 1
+
+
+def _land(args: argparse.Namespace) -> int:
+    """``land``: the record appended to the gate log in its trimmed form (``gate_log.trimmed``), its rows to the
+    results data; a record already landed is refused, naming its line."""
+    record = load_json(args.record, "a gate record (python -m benchmarks.gate record -o)")
+    if "rows" not in record or "machine" not in record:
+        raise ValueError(f"{args.record}: a JSON object without a gate record's rows and machine")
+    rows = [check_row(r) for r in record.pop("rows")]
+    there = landed(record)
+    if there is not None:
+        raise ValueError(f"{args.record}: already landed as line {there} of {GATE_LOG.name} (gate "
+                         f"{record['gate']} of {record['commit']} on {record.get('gpu')}, run at "
+                         f"{record.get('run_at')}): nothing written")
+    with GATE_LOG.open("a") as f:
+        f.write(gate_log.line(record))
+    if not args.no_rows:
+        _append_rows(rows, RESULTS)
+    print(f"landed gate {record['gate']} of {record['commit']} in {GATE_LOG.name}"
+          + ("" if args.no_rows else f" and its {len(rows)} rows in {RESULTS.name}"))
+    return 0
+
+
+def _promote(args: argparse.Namespace) -> int:
+    """``promote``: the GPU's baseline moved to rows already in the results data (refusing a case of ours moved
+    slower unless told why)."""
+    rows = [r for r in read_data(RESULTS) if r["gpu"] == args.gpu and (args.run is None or r["run"] == args.run)
+            and (args.executor is None or r["executor"] == args.executor)
+            and (args.suite is None or r["suite"] == args.suite) and headline(r)]
+    old = load_baseline()
+    if args.faster:  # what a change sped up, its run's other cases (within their noise) left where they are
+        rows = [r for r in rows if ours(r) and _faster(r, old)]
+    if not rows:
+        print(f"no rows for {args.gpu!r}" + (f" in run {args.run!r}" if args.run else "")
+              + (f" of {args.executor!r}" if args.executor else "") + (f" of {args.suite}" if args.suite else "")
+              + (" faster than their baseline" if args.faster else ""), file=sys.stderr)
+        return 2
+    # the latest row of every case: the GPU's baseline anew
+    whole = args.run is None and args.executor is None and args.suite is None and not args.faster
+    base = {k: v for k, v in old.items() if k[0] != args.gpu or not whole}
+    for r in rows:  # later rows win: the latest measurement of each case
+        if value(r) is not None:
+            base[key(r)] = r
+    slower = sorted(_slower(old, base, args.gpu))
+    if slower and not args.accept_slower:
+        print("promote moves no case of ours to a slower time (a baseline that takes a regression can no longer "
+              "catch it); fix the code, or pass --accept-slower WHY:" + "".join(f"\n  {s}" for s in slower),
+              file=sys.stderr)
+        return 2
+    _write_rows(sorted(base.values(), key=lambda r: key(r)), BASELINE)
+    print(f"baseline for {args.gpu}: {sum(k[0] == args.gpu for k in base)} cases", file=sys.stderr)
+    return 0
 
 
 def identity(record: dict) -> tuple:
@@ -427,14 +461,13 @@ def _append_rows(rows: list[dict], path: Path) -> None:
     there = read_data(path)
     have, written = {row_key(r) for r in there}, {(r["run"], r["source"]) for r in there}
     new = [r for r in rows if row_key(r) not in have]
-    with path.open("a") as f:
-        f.writelines(_lines(new, written))
+    add_lines(path, _lines(new, written))
 
 
 def _write_rows(rows: list[dict], path: Path) -> None:
     from benchmarks.summarize import _lines
 
-    path.write_text("".join(_lines(rows, set())))
+    add_lines(path, _lines(rows, set()), replace=True)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,11 @@ The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measu
     python benchmarks/model_step.py [--case llama3-8b-x1,pythia-1b-x2] [--variants eager,thunder] [--iters 10]
         [--rounds 3] [--shard 0/4] [--case-limit-s 400] [--out table.md] [--json table.json] [--traces DIR]
         [--profile DIR] [--host-profile DIR] [--back-to-back K]
+        [--variants-from CONTROLS.json]
     python benchmarks/model_step.py --merge a.json b.json --out table.md --json table.json
-    python benchmarks/model_step.py --bars a.json [b.json ...]
+
+``VARIANTS`` are the rivals and segkit_ex's user-facing modes; ``--variants-from`` adds a table of more (a
+campaign's controls: the lab's are lab/campaigns/step_controls.json, their runs read by benchmarks/cut_evidence.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import contextlib
 import dataclasses
 import gc
+import json
 import statistics
 import time
 import warnings
@@ -37,12 +41,13 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 
 from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
 from benchmarks import model_table  # noqa: E402
+from segkit.files import read_text  # noqa: E402
 from benchmarks.model_measure import (  # noqa: E402
     NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, step_breakdown,
     time_step, time_steps, trace_counts)
 
 __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Unavailable", "Variant",
-           "case_variants", "import_litgpt", "run_case"]
+           "case_variants", "import_litgpt", "load_variants", "run_case"]
 
 
 @dataclass(frozen=True)
@@ -85,42 +90,6 @@ VARIANTS = [
     Variant("segkit-opaque", "Thunder + segkit_ex (opaque)", thunder=True, segkit=True, fuse="opaque"),
     Variant("segkit-auto", "Thunder + segkit_ex (auto, the default: step evidence, else the cut cost model)",
             thunder=True, segkit=True, fuse="auto"),
-    Variant("segkit-fwd-fused", "Thunder + segkit_ex (fused, norm backward opaque)", default=False, thunder=True,
-            segkit=True, fuse=(("*", "fused"), ("norm_bwd", "opaque"))),
-    Variant("segkit-rope-fused", "Thunder + segkit_ex (RoPE fused, norms opaque)", default=False, thunder=True,
-            segkit=True, fuse=(("*", "opaque"), ("rope_fwd", "fused"), ("rope_bwd", "fused"))),
-    Variant("segkit-norms-fused", "Thunder + segkit_ex (norms fused, RoPE opaque)", default=False, thunder=True,
-            segkit=True, fuse=(("*", "opaque"), ("norm_fwd", "fused"), ("norm_bwd", "fused"))),
-    Variant("segkit-rope-bwd-fused", "Thunder + segkit_ex (auto, RoPE backward fused)", default=False, thunder=True,
-            segkit=True, fuse=(("*", "auto"), ("rope_bwd", "fused"))),
-    Variant("segkit-rope-bwd-opaque", "Thunder + segkit_ex (auto, RoPE backward opaque)", default=False,
-            thunder=True, segkit=True, fuse=(("*", "auto"), ("rope_bwd", "opaque"))),
-    Variant("segkit-rope-fwd-fused", "Thunder + segkit_ex (auto, RoPE forward fused)", default=False, thunder=True,
-            segkit=True, fuse=(("*", "auto"), ("rope_fwd", "fused"))),
-    Variant("segkit-rope-fwd-opaque", "Thunder + segkit_ex (auto, RoPE forward opaque)", default=False,
-            thunder=True, segkit=True, fuse=(("*", "auto"), ("rope_fwd", "opaque"))),
-    Variant("segkit-norm-fwd-opaque", "Thunder + segkit_ex (auto, norm forward opaque)", default=False,
-            thunder=True, segkit=True, fuse=(("*", "auto"), ("norm_fwd", "opaque"))),
-    Variant("segkit-norm-bwd-opaque", "Thunder + segkit_ex (auto, norm backward opaque)", default=False,
-            thunder=True, segkit=True, fuse=(("*", "auto"), ("norm_bwd", "opaque"))),
-    Variant("segkit-norms-thunder", "Thunder + segkit_ex (auto, the norms left to Thunder)", default=False,
-            thunder=True, segkit=True, fuse=(("*", "auto"), ("norm_fwd", "thunder"), ("norm_bwd", "thunder"))),
-    Variant("segkit-rope-thunder", "Thunder + segkit_ex (auto, RoPE left to Thunder)", default=False, thunder=True,
-            segkit=True, fuse=(("*", "auto"), ("rope_fwd", "thunder"), ("rope_bwd", "thunder"))),
-    # claim evidence per shape (benchmarks/cut_evidence.py): every norm claimed, against the same with only
-    # Qwen3-0.6B's per-head q / k norms (batch 4, T=2048: 16 and 8 heads of 128) left to Thunder
-    Variant("segkit-norms-claimed", "Thunder + segkit_ex (auto, every norm claimed fused)", default=False,
-            thunder=True, segkit=True, fuse=(("*", "auto"), ("norm_fwd", "fused"), ("norm_bwd", "fused"))),
-    Variant("segkit-qk-norms-thunder", "Thunder + segkit_ex (auto, every norm claimed fused but Qwen3-0.6B's q / k "
-            "norms, left to Thunder)", default=False, thunder=True, segkit=True,
-            fuse=(("*", "auto"), ("norm_fwd", "fused"), ("norm_bwd", "fused"),
-                  *((f"{op}@{rows}x128", "thunder") for op in ("norm_fwd", "norm_bwd") for rows in (131072, 65536)))),
-    # the control for "auto"'s own q / k choice (with the tuning table's rows entries: the backward opaque, read in
-    # place): the same run with only those calls left to Thunder
-    Variant("segkit-auto-qk-thunder", "Thunder + segkit_ex (auto, Qwen3-0.6B's q / k norms left to Thunder)",
-            default=False, thunder=True, segkit=True,
-            fuse=(("*", "auto"), *((f"{op}@{rows}x128", "thunder") for op in ("norm_fwd", "norm_bwd")
-                                   for rows in (131072, 65536)))),
     Variant("segkit-auto-as-is", "Thunder + segkit_ex (auto, cuDNN reads q in Thunder's layout)", default=False,
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("segkit-auto-repeated-kv", "Thunder + segkit_ex (auto, cuDNN on k / v repeated to q's heads, as the model "
@@ -132,12 +101,45 @@ VARIANTS = [
     Variant("thunder-graphs", "Thunder + CUDA graphs", thunder=True, graphs=True),
     Variant("segkit-graphs", "Thunder + segkit_ex (auto, the default) + CUDA graphs", thunder=True, segkit=True,
             fuse="auto", graphs=True),
-    Variant("segkit-graphs-repeated-kv", "Thunder + segkit_ex (auto, cuDNN on k / v repeated to q's heads) + CUDA "
-            "graphs", default=False, thunder=True, segkit=True, fuse="auto", graphs=True, gqa=False),
     Variant("thunder-liger", "Thunder + Liger-Kernel's operators", default=False, thunder=True, liger=True),
     Variant("thunder-cudnn", "Thunder + its cuDNN executor (nvidia-cudnn-frontend)", default=False, thunder=True,
             cudnn=True),
 ]
+
+
+#: The user-facing variants above; a campaign's controls (one spec's mode, or one shape's, changed against these)
+#: are a table given on the command line (``--variants-from``, ``load_variants``): the lab keeps its own in
+#: lab/campaigns/step_controls.json, and benchmarks/cut_evidence.py turns their runs into evidence tables.
+VARIANT_FIELDS = {f.name for f in dataclasses.fields(Variant)}
+
+
+def load_variants(path: Path) -> list[Variant]:
+    """The variants of a table file: JSON ``{"variants": [{Variant field: value, ..., "why": text}, ...]}``, ``fuse``
+    a mode or a mapping of OP[@SHAPE] to mode (the ``segkit_fuse`` option); a field Variant lacks, a variant
+    without a name or label, or a name twice is a SystemExit naming the file and the entry."""
+    try:
+        doc = json.loads(read_text(path))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"model_step: --variants-from {path}: cannot read it as JSON ({e})") from None
+    entries = doc.get("variants") if isinstance(doc, dict) else None
+    if not isinstance(entries, list):
+        raise SystemExit(f"model_step: --variants-from {path}: want an object with a 'variants' list")
+    out = []
+    for i, entry in enumerate(entries):
+        fields = {k: v for k, v in entry.items() if k != "why"} if isinstance(entry, dict) else {}
+        unknown = sorted(set(fields) - VARIANT_FIELDS)
+        if unknown or not fields.get("name") or not fields.get("label"):
+            raise SystemExit(f"model_step: --variants-from {path}: variant {i} ({fields.get('name')!r}): "
+                             + (f"unknown field {', '.join(unknown)}" if unknown else "needs a name and a label")
+                             + f"; fields: {', '.join(sorted(VARIANT_FIELDS))}, why")
+        if isinstance(fields.get("fuse"), dict):
+            fields["fuse"] = tuple(fields["fuse"].items())
+        out.append(Variant(**fields))
+    names = [v.name for v in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SystemExit(f"model_step: --variants-from {path}: variant {', '.join(twice)} given twice")
+    return out
 
 
 class Unavailable(RuntimeError):
@@ -472,10 +474,10 @@ def rounds_apart(variants: list[Variant], rounds: int) -> dict[str, str]:
     return skip
 
 
-def case_variants(case: Case, named: list[Variant]) -> list[Variant]:
-    """The variants ``--variants`` names, else the default ones and those the case adds (``Case.variants``), in
-    table order."""
-    return named or [v for v in VARIANTS if v.default or v.name in case.variants]
+def case_variants(case: Case, named: list[Variant], table: list[Variant] | None = None) -> list[Variant]:
+    """The variants ``--variants`` names, else the default ones of ``table`` (``VARIANTS`` and any given with
+    ``--variants-from``) and those the case adds (``Case.variants``), in table order."""
+    return named or [v for v in (VARIANTS if table is None else table) if v.default or v.name in case.variants]
 
 
 def _names(values: list[str] | None) -> list[str]:
@@ -508,24 +510,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host-profile", type=Path,
                         help="where each variant's host time per step goes (cProfile, text) here")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
-    parser.add_argument("--bars", nargs="+", metavar="JSON",
-                        help="issue 37's and 54's timing bars (segkit_ex's default against stock Thunder and "
-                             "torch.compile) on each of these runs' JSON files")
+    parser.add_argument("--variants-from", type=Path, metavar="JSON", action="append",
+                        help="more variants from this table file (a campaign's controls, nameable in --variants; "
+                             "load_variants says its form)")
     parser.add_argument("--list", action="store_true", help="print the cases and variants")
     args = parser.parse_args(argv)
+    table = list(VARIANTS)
+    for path in args.variants_from or ():
+        more = load_variants(path)
+        clash = sorted({v.name for v in table} & {v.name for v in more})
+        if clash:
+            raise SystemExit(f"model_step: --variants-from {path}: variant {', '.join(clash)} is already defined")
+        table += more
     if args.list:
         for c in CASES:
             extra = f" +{','.join(c.variants)}" if c.variants else ""
             named = "" if c.default else " (only where --case names it)"
             print(f"case {c.name}{named}: {c.kind} {c.config} T={c.T} batch {c.batch} {c.overrides}{extra} {c.note}")
-        for v in VARIANTS:
+        for v in table:
             print(f"variant {v.name}: {v.label}")
-        return
-    if args.bars:
-        from tabulate import tabulate
-
-        rows = [row for p in args.bars for row in model_table.bars(model_table.merge([Path(p)]))]
-        print(tabulate(rows, headers=["bar", "result", "detail"], tablefmt="github"))
         return
     if args.merge:
         doc = model_table.merge([Path(p) for p in args.merge])
@@ -534,12 +537,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.shard:
             index, count = model_table.parse_shard(args.shard)
             cases = shard(cases, index, count)
-        known = {v.name: v for v in VARIANTS}
+        known = {v.name: v for v in table}
         unknown = [n for n in _names(args.variants) if n not in known]
         if unknown:
             raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
         named = [known[n] for n in _names(args.variants)]
-        variants = [v for v in VARIANTS if any(v in case_variants(c, named) for c in cases)]
+        variants = [v for v in table if any(v in case_variants(c, named, table) for c in cases)]
         if args.rounds < 1 or args.back_to_back < 1:
             raise SystemExit(f"model_step: --rounds {args.rounds}, --back-to-back {args.back_to_back}: at least 1")
         opts = Options(args.iters, args.warmup, args.rounds, args.case_limit_s, args.traces, args.profile,
@@ -558,7 +561,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.budget_s is not None:
                 left = (args.budget_s - (time.perf_counter() - start)) / (len(cases) - i)
                 opts = dataclasses.replace(opts, case_limit_s=min(args.case_limit_s, max(left, 0.0)))
-            run_case(case, case_variants(case, named), args.device, opts, on_row=keep)
+            run_case(case, case_variants(case, named, table), args.device, opts, on_row=keep)
         doc = model_table.document(rows, cases, variants, opts, args.device)
     model_table.write(doc, args.out, args.json)
     print(model_table.markdown(doc))

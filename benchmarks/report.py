@@ -1,4 +1,4 @@
-"""The results page and the README's table, generated from the results data (benchmarks/data/results.jsonl):
+"""The results page and the README's table, generated from the results data (benchmarks/data/results.jsonl.gz):
 
     python -m benchmarks.report            # rewrite benchmarks/RESULTS.md and README.md's table
     python -m benchmarks.report --check    # exit 1, naming the file, where either differs from what the data gives
@@ -23,7 +23,7 @@ from tabulate import tabulate
 from sweep.machine import FIELDS, ROOT
 from benchmarks.summarize import geomean, read_data
 
-DATA = Path("benchmarks/data/results.jsonl")
+DATA = Path("benchmarks/data/results.jsonl.gz")
 RESULTS = Path("benchmarks/RESULTS.md")
 README = Path("README.md")
 BEGIN, END = "<!-- results-table:begin -->", "<!-- results-table:end -->"

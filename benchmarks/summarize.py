@@ -2,7 +2,7 @@
 measured copy bandwidth and its speedup over each competitor (geometric means), plus one PNG per suite.
 
     python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR
-    python -m benchmarks.summarize RUN.json [RUN.json ...] --append benchmarks/data/results.jsonl --run NAME
+    python -m benchmarks.summarize RUN.json [RUN.json ...] --append benchmarks/data/results.jsonl.gz --run NAME
 
 Several runs (a suite split across GPU calls) are summarized together; every ratio still compares
 executors measured in the same run, because each case's executors run back to back in one session.
@@ -11,7 +11,7 @@ A run is a pytest-benchmark JSON (a merged sweep's too), a perf campaign's ``res
 the tables. Runs on different GPU models are refused (their ratios do not belong in one column); a file
 written before machine blocks existed reads as an unknown machine, named by its folder.
 
-``--append DATA --run NAME`` adds the runs' measurements to the results data (benchmarks/data/results.jsonl, which
+``--append DATA --run NAME`` adds the runs' measurements to the results data (benchmarks/data/results.jsonl.gz, which
 ``python -m benchmarks.report`` turns into benchmarks/RESULTS.md and the README's table): one row per measured
 (suite, case, executor), with its provenance (``PROVENANCE``: the machine block, commit, date, the run's name, as the
 lab's index lists it, and the file in that run). A step table's JSON (benchmarks/model_step.py) is read too.
@@ -20,8 +20,10 @@ Appending the same run again adds nothing; a row without its provenance is refus
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
+import os
 import re
 import sys
 from collections import defaultdict
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from segkit.files import read_text
+from segkit.files import read_text, write_text_atomic
 from sweep.machine import FIELDS, block_of, legacy_block
 
 
@@ -245,7 +247,7 @@ def read_data(path: Path) -> list[dict]:
     if not Path(path).exists():
         return []
     machines, rows = {}, []
-    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for i, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         obj = json.loads(line)
@@ -255,6 +257,24 @@ def read_data(path: Path) -> list[dict]:
         machine = machines.get((obj.get("run"), obj.get("source")))
         rows.append(check_row({**obj, **({"machine": machine} if machine else {})}, f"{path}:{i}"))
     return rows
+
+
+def add_lines(path: Path, lines: list[str], replace: bool = False) -> None:
+    """Append ``lines`` to the data file ``path`` (or with ``replace``, make them its whole text). A ``.gz`` file
+    (the results data: ``benchmarks/data/results.jsonl.gz``) is written whole, gzip of its text at the highest level
+    with no time stamp, so the same data is the same bytes; either kind is replaced atomically."""
+    path = Path(path)
+    if not path.name.endswith(".gz"):
+        if replace:
+            write_text_atomic(path, "".join(lines))
+        else:
+            with path.open("a") as f:
+                f.writelines(lines)
+        return
+    text = "".join(lines) if replace or not path.exists() else read_text(path) + "".join(lines)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
+    os.replace(tmp, path)
 
 
 def _lines(rows: list[dict], written: set) -> list[str]:
@@ -338,8 +358,7 @@ def append(paths: list[Path], data: Path, run: str, commit: str | None = None) -
             fresh.append(r)
     if fresh:
         Path(data).parent.mkdir(parents=True, exist_ok=True)
-        with Path(data).open("a") as f:
-            f.writelines(_lines(fresh, written))
+        add_lines(Path(data), _lines(fresh, written))
     return len(fresh), len(new) - len(fresh)
 
 

@@ -12,7 +12,8 @@ import sys
 import pytest
 import torch
 
-from benchmarks import gate
+from benchmarks import gate, gate_log
+from benchmarks.summarize import read_data
 
 MACHINE = {"gpu": "NVIDIA H200", "driver": "580", "torch": "2.11", "nvfuser_direct": "0.2", "commit": "abc1234",
            "date": "2026-11-29"}
@@ -140,6 +141,54 @@ def test_land_refuses_a_record_already_landed(tmp_path, monkeypatch, capsys):
     other = json.loads(record.read_text()) | {"run_at": "2026-12-07T11:00:00+00:00"}
     record.write_text(json.dumps(other))
     assert gate.main(["land", str(record)]) == 0 and len(log.read_text().splitlines()) == 2
+
+
+def test_land_keeps_the_verdict_counts_and_comparison_but_not_the_per_test_log(tmp_path, monkeypatch):
+    """The gate log holds what a record's verdict rests on (why, counts, the failing and not-run ids, every
+    comparison of the benchmarks, as a table by case) and not the per-test outcome log, which stays in the run's
+    files: a landed record gives back its comparison field for field and the same verdict, "ran no test" included;
+    its rows go to the results data, gzipped as the committed one is."""
+    log, results = tmp_path / "gate.jsonl", tmp_path / "results.jsonl.gz"
+    monkeypatch.setattr(gate, "GATE_LOG", log)
+    monkeypatch.setattr(gate, "RESULTS", results)
+    tests = tmp_path / "gpu_tests.json"
+    tests.write_text(json.dumps({"sweep": {"counts": {"passed": 2, "failed": 1}, "complete": True,
+                                           "outcomes": {"a": "passed", "b": "passed", "c": "failed"}}}))
+    judged = gate.judge([_row("segkit", 100.0, run="g"), _row("eager", 300.0, run="g"),
+                         _row("segkit", 50.0, shape="Llama-3-70B_bs2", run="g")],
+                        _baseline(_row("segkit", 100.0), _row("eager", 290.0)))
+    summary = gate.tests_summary(tests)
+    ok, why = gate.verdict(summary, judged)
+    record = {"gate": "pass" if ok else "fail", "why": why, "commit": "abc1234", "tests_commit": "abc1234",
+              "gpu": MACHINE["gpu"], "run_at": "2026-12-07T10:00:00+00:00", "rerun_at": None, "machine": MACHINE,
+              "tests": summary, "benchmarks": judged, "rows": [_row("segkit", 100.0, run="gate-abc1234")]}
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    assert gate.main(["land", str(path)]) == 0
+    assert [r["run"] for r in read_data(results)] == ["gate-abc1234"] and results.read_bytes()[:2] == b"\x1f\x8b"
+    (line,) = log.read_text().splitlines()
+    kept = json.loads(line)
+    assert "outcomes" not in kept["tests"] and kept["tests"]["failed"] == ["c"] and kept["why"] == why
+    assert len(kept["benchmarks"]["cases"]) == 2  # two cases: the 13b one with both executors, the 70B one
+    assert gate_log.entries(kept) == judged
+    assert gate.verdict(kept["tests"], gate_log.entries(kept)) == (ok, why)
+    nothing = {**summary, "counts": {"not run": 3}, "outcomes": {}}
+    assert "the GPU suite ran no test" in gate.verdict(gate_log.trimmed({"tests": nothing})["tests"], judged)[1]
+
+
+def test_the_committed_gate_log_keeps_no_per_test_log_and_reads_back():
+    """Every landed record in benchmarks/data/gate.jsonl is in the log's form (no per-test outcomes), its
+    comparison reads back as flat entries with a verdict each, and its verdict and why follow from what it keeps."""
+    lines = gate.GATE_LOG.read_text().splitlines()
+    assert lines
+    for n, text in enumerate(lines, 1):
+        record = json.loads(text)
+        assert "outcomes" not in record["tests"] and "counts" in record["tests"], f"line {n}"
+        assert gate_log.line(record) == text + "\n", f"line {n} is not in the log's form"
+        flat = gate_log.entries(record)
+        assert flat and all(e["verdict"] and e["executor"] for e in flat), f"line {n}"
+        ok, why = gate.verdict(record["tests"], flat)  # the verdict reads the same from what the log keeps
+        assert (("pass" if ok else "fail"), why) == (record["gate"], record["why"]), f"line {n}"
 
 
 def test_promote_is_the_only_step_that_moves_a_baseline(tmp_path, monkeypatch):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import statistics
 
 import pytest
 import torch
@@ -92,7 +91,7 @@ def test_merge_refuses_a_file_that_is_not_a_run(tmp_path):
 
 
 def test_merge_reads_a_gzipped_run_and_refuses_bytes_that_are_not_one(tmp_path):
-    """The lab keeps its step-table runs gzipped: ``--merge`` / ``--bars`` read them as they are, whatever the
+    """The lab keeps its step-table runs gzipped: ``--merge`` (and the lab's bars) reads them as they are, whatever the
     name says; a file of other bytes (a truncated .gz, binary data) is a one-line error naming it, not a
     UnicodeDecodeError."""
     import gzip
@@ -242,65 +241,6 @@ def test_host_profile_names_where_the_steps_host_time_goes(tmp_path):
     assert "forward" in text and "backward" in text
 
 
-def test_step_bars_pair_the_passes_and_never_pass_a_case_not_measured():
-    """``--bars``: segkit_ex's default against stock Thunder on every case (not slower: ratio >= 1) and against
-    torch.compile on the Llama-3-8B cases (faster), paired over the interleaved passes where both rows have them,
-    else from the step medians; a missing rival is "not measured"."""
-    from sweep.machine import KEY
-
-    def row(case, variant, ms, steps=None):
-        return {"case": case, "variant": variant, "ms": ms, "ms_steps": steps or []}
-
-    doc = {KEY: {"gpu": "Test GPU"}, "run": {"back_to_back": 5}, "rows": [
-        row("llama3-8b-x1", "thunder", 11.0, [11.0, 11.0, 11.0]),
-        row("llama3-8b-x1", "compile", 9.0, [9.0, 10.0, 10.0]),  # faster by median, slower in 2 of 3 passes
-        row("llama3-8b-x1", "segkit-auto", 9.5, [9.5, 9.5, 9.5]),
-        row("pythia-1b-x2", "thunder", 5.0),
-        row("pythia-1b-x2", "segkit-auto", 5.5),  # no passes: the step medians decide
-        row("qwen3-8b-x1", "segkit-auto", 9.0)]}
-    got = {bar: (result, detail) for bar, result, detail in model_table.bars(doc)}
-    assert got["llama3-8b-x1: not slower than stock Thunder"][0] == "met"
-    result, detail = got["llama3-8b-x1: faster than torch.compile"]
-    assert result == "met" and detail.startswith("1.053x (paired, faster in 2/3); Test GPU, 5 steps back to back")
-    assert got["pythia-1b-x2: not slower than stock Thunder"][0] == "missed"
-    assert "step medians" in got["pythia-1b-x2: not slower than stock Thunder"][1]
-    assert "pythia-1b-x2: faster than torch.compile" not in got  # only the Llama-3-8B cases carry that bar
-    assert got["qwen3-8b-x1: not slower than stock Thunder"][0] == "not measured"
-
-
-def test_small_model_bar_takes_each_sides_best_and_never_passes_a_case_not_measured():
-    """``--bars`` on the small models: segkit_ex's default or its CUDA-graph variant, whichever does better, at
-    least 1.05x over the faster of torch.compile's modes (default, reduce-overhead); without both of
-    torch.compile's rows a case is "not measured", however fast segkit_ex was."""
-    from sweep.machine import KEY
-
-    def row(case, variant, ms):
-        return {"case": case, "variant": variant, "ms": ms, "ms_steps": [ms] * 3}
-
-    rows = [row("llama3.2-1b-x2", "compile", 10.0), row("llama3.2-1b-x2", "compile-graphs", 9.0),
-            row("llama3.2-1b-x2", "segkit-auto", 8.8),  # 1.023x over compile-graphs alone: short of the bar
-            row("llama3.2-1b-x2", "segkit-graphs", 8.4),  # 1.071x over compile-graphs
-            row("qwen3-0.6b-x2", "compile", 10.0), row("qwen3-0.6b-x2", "segkit-auto", 5.0),
-            row("llama3-8b-x1", "compile", 10.0), row("llama3-8b-x1", "compile-graphs", 9.0),
-            row("llama3-8b-x1", "segkit-auto", 5.0)]
-    bar = "llama3.2-1b-x2: 1.05x over torch.compile's best mode"
-
-    def got(rows):
-        doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": rows}
-        return {b: (result, detail) for b, result, detail in model_table.bars(doc)}
-
-    result, detail = got(rows)[bar]
-    assert result == "met" and detail.startswith("1.071x (segkit-graphs against compile-graphs; paired, faster in 3/3)")
-    result, detail = got([r for r in rows if r["variant"] != "segkit-graphs"])[bar]
-    assert result == "missed" and detail.startswith("1.023x (segkit-auto against compile-graphs")
-    without = got([r for r in rows if r["variant"] != "compile-graphs" or r["case"] != "llama3.2-1b-x2"])
-    assert without[bar][0] == "not measured"
-    bars = got(rows)
-    assert bars["qwen3-0.6b-x2: 1.05x over torch.compile's best mode"][0] == "not measured"  # no compile-graphs
-    assert not any(b.startswith("llama3-8b-x1: 1.05x") for b in bars)  # the Llama-3-8B cases have their own bar
-    assert "llama3.2-1b-x2: faster than torch.compile" not in bars
-
-
 def test_gpu_tests_of_the_step_table_have_cupti_to_themselves():
     """A GPU test that runs ``run_case`` counts kernels with torch.profiler, which cannot start in a process where
     nvFuser's profiler took CUPTI (an earlier test of its shard): the failure becomes the row's note, not the error
@@ -356,64 +296,6 @@ def test_thunders_cudnn_executor_is_one_rivals_row_and_no_other_variants():
     assert names["segkit-auto"][0] == "segkit"
 
 
-def test_host_and_memory_bound_bars_compare_the_columns_and_never_pass_a_column_not_measured():
-    """Issue 54's column bars: segkit_ex's host ms at or below stock Thunder's on every case; its memory-bound
-    kernel time (the breakdown column) at most 0.9x torch.compile's on Llama-3-8B x1 and the HF Llama; a row
-    without the column (no host time on CPU, no profile) is "not measured"."""
-    from sweep.machine import KEY
-
-    def row(case, variant, host=None, memory=None):
-        return {"case": case, "variant": variant, "ms": 1.0, "ms_steps": [], "host_ms": host,
-                "breakdown": {} if memory is None else {"memory_bound": memory}}
-
-    doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": [
-        row("llama3-8b-x1", "thunder", 3.32, 883.0), row("llama3-8b-x1", "compile", 2.51, 670.2),
-        row("llama3-8b-x1", "segkit-auto", 3.06, 705.8),
-        row("hf-llama-x2", "thunder", 9.0), row("hf-llama-x2", "compile", 5.0, 600.0),
-        row("hf-llama-x2", "segkit-auto", 9.5, 500.0),
-        row("pythia-1b-x2", "thunder"), row("pythia-1b-x2", "segkit-auto", 4.0, 100.0)]}
-    got = {bar: (result, detail) for bar, result, detail in model_table.bars(doc)}
-    assert got["llama3-8b-x1: host ms at or below stock Thunder's"] == ("met", "0.922x (3.06 against 3.32); Test GPU, "
-                                                                        "each step alone")
-    result, detail = got["llama3-8b-x1: memory-bound kernels at most 0.9x torch.compile's"]
-    assert result == "missed" and detail.startswith("1.053x (705.80 against 670.20)")
-    assert got["hf-llama-x2: host ms at or below stock Thunder's"][0] == "missed"
-    assert got["hf-llama-x2: memory-bound kernels at most 0.9x torch.compile's"][0] == "met"  # 0.833x
-    assert got["pythia-1b-x2: host ms at or below stock Thunder's"][0] == "not measured"  # Thunder's host: none
-    assert not any(b.startswith("pythia-1b-x2: memory-bound") for b in got)
-
-
-def test_own_regions_bar_wants_8_of_10_paired_passes_over_stock_thunder():
-    """Issue 54: segkit_ex with attention left to Thunder (``segkit-own``: its norms and RoPE alone) faster than
-    stock Thunder in at least 8 of 10 paired passes; 7 of 10 misses however good the median, step medians alone
-    (one round) are "not measured", and a run without the row carries no such bar."""
-    from sweep.machine import KEY
-
-    thunder = [10.0] * 10
-
-    def bars(own_steps, ms=None, control=None):
-        rows = [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0, "ms_steps": thunder},
-                {"case": "llama3-8b-x1", "variant": "segkit-own", "ms": ms or statistics.median(own_steps or [9.0]),
-                 "ms_steps": own_steps}]
-        if control:
-            rows.append({"case": "llama3-8b-x1", "variant": "thunder-again", "ms": statistics.median(control),
-                         "ms_steps": control})
-        doc = {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": rows}
-        return {b: (result, detail) for b, result, detail in model_table.bars(doc)}
-
-    bar = "llama3-8b-x1: attention left to Thunder, faster than stock Thunder in 8/10 paired passes"
-    result, detail = bars([9.9] * 8 + [10.1] * 2)[bar]
-    assert result == "met" and detail.startswith("1.010x (paired, faster in 8/10)")
-    result, detail = bars([9.0] * 7 + [10.5] * 3)[bar]
-    assert result == "missed" and "faster in 7/10" in detail
-    assert bars([], ms=9.0)[bar][0] == "not measured"
-    with_control = bars([9.9] * 8 + [10.1] * 2, control=[9.95] * 7 + [10.05] * 3)[bar]
-    assert with_control[0] == "met" and "A/A control thunder-again 1.005x (faster in 7/10)" in with_control[1]
-    assert "A/A" not in result and "A/A" not in bars([9.9] * 10)[bar][1]  # no control row, no control quoted
-    assert not any("attention left to Thunder" in b for b in model_table.bars(
-        {KEY: {"gpu": "Test GPU"}, "run": {}, "rows": [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0}]}))
-
-
 def test_later_rounds_keep_each_steps_host_ms_and_the_row_takes_the_median_of_its_rounds(monkeypatch):
     """On a GPU the interleaved rounds keep each step's host ms beside its step ms (``host_steps``, pass by pass),
     and the row's host ms becomes the median of its rounds' medians (round 1's from ``measure``), as its step ms."""
@@ -430,24 +312,6 @@ def test_later_rounds_keep_each_steps_host_ms_and_the_row_takes_the_median_of_it
     assert a.host_steps == [3.0, 5.0, 6.0, 8.0] and b.host_steps == [2.0, 4.0, 1.0, 1.5]
     assert a.host_ms == 7.0  # median of 7.5 (round 1), 4.0 and 7.0
     assert b.host_ms == 1.25  # median of 0.5, 3.0 and 1.25
-
-
-def test_host_bar_pairs_the_passes_where_both_rows_have_them():
-    """With host times per interleaved pass the host bar is the median over passes of segkit_ex's over Thunder's
-    (a slow spell lands on both); without them, the two medians."""
-    from sweep.machine import KEY
-
-    def doc(ours_steps, thunder_steps):
-        rows = [{"case": "llama3-8b-x1", "variant": "thunder", "ms": 10.0, "host_ms": 4.0, "host_steps": thunder_steps},
-                {"case": "llama3-8b-x1", "variant": "segkit-auto", "ms": 9.0, "host_ms": 4.2, "host_steps": ours_steps}]
-        got = model_table.bars({KEY: {"gpu": "Test GPU"}, "run": {}, "rows": rows})
-        return next((r, d) for b, r, d in got if b == "llama3-8b-x1: host ms at or below stock Thunder's")
-
-    # Thunder's host drifts up over the passes; ours under it in 3 of 4: ratios 0.968, 0.975, 0.983, 1.016
-    result, detail = doc([3.0, 3.9, 5.9, 6.5], [3.1, 4.0, 6.0, 6.4])
-    assert result == "met" and detail.startswith("0.979x (paired, at or below in 3/4; medians 4.20 against 4.00)")
-    result, detail = doc([], [])
-    assert result == "missed" and detail.startswith("1.050x (4.20 against 4.00)")  # the medians alone
 
 
 def test_rounds_keep_apart_the_variants_that_crash_one_process_together(monkeypatch):
@@ -500,16 +364,43 @@ def test_a_process_that_dies_in_the_rounds_keeps_round_1_in_its_json(monkeypatch
 
 def test_every_variants_fuse_option_is_a_policy_segkit_ex_takes():
     """Each variant's segkit_fuse parses (a typo in an op or a shape would otherwise surface on the GPU host, in
-    the middle of a run); the per-shape pair differs from its claimed twin only at Qwen3-0.6B's q / k norm shapes
-    (the step table's batch 4, T=2048: 16 and 8 heads of 128)."""
+    the middle of a run)."""
     from thunder_exec.base import FusePolicy
 
     policies = {v.name: FusePolicy.parse(v.fuse_option) for v in VARIANTS if v.segkit}
-    claimed, qk = policies["segkit-norms-claimed"], policies["segkit-qk-norms-thunder"]
-    for spec in ("rmsnorm_fwd", "rmsnorm_bwd"):
-        assert claimed.mode(spec, "8192x1024") == qk.mode(spec, "8192x1024") == "fused"
-        for rows in (4 * 2048 * 16, 4 * 2048 * 8):
-            assert (claimed.mode(spec, f"{rows}x128"), qk.mode(spec, f"{rows}x128")) == ("fused", "thunder")
+    assert {name: p.mode("rmsnorm_fwd", "8192x1024") for name, p in policies.items()
+            if name in ("segkit-auto", "segkit-fused", "segkit-opaque")} == {
+        "segkit-auto": "auto", "segkit-fused": "fused", "segkit-opaque": "opaque"}
+
+
+def test_variants_from_a_table_file_are_nameable_and_a_bad_table_is_one_line(tmp_path, capsys):
+    """A campaign's controls come from a table file (``--variants-from``): a per-shape ``segkit_fuse`` mapping
+    loads as the option it names, the table's variants are listed and nameable in ``--variants``, never in the
+    default table; a field Variant lacks, a variant without a label, one given twice or one that redefines a
+    product variant is a one-line error naming the file."""
+    from benchmarks.model_step import case_variants, load_variants
+    from thunder_exec.base import FusePolicy
+
+    table = tmp_path / "controls.json"
+    shape = "norm_fwd@131072x128"
+    table.write_text(json.dumps({"variants": [
+        {"name": "x-qk-thunder", "label": "auto, one shape left to Thunder", "default": False, "thunder": True,
+         "segkit": True, "fuse": {"*": "auto", shape: "thunder"}, "why": "a control"}]}))
+    (v,) = load_variants(table)
+    assert v.fuse_option == {"*": "auto", shape: "thunder"} and not v.default
+    policy = FusePolicy.parse(v.fuse_option)
+    assert (policy.mode("rmsnorm_fwd", "131072x128"), policy.mode("rmsnorm_fwd", "8192x1024")) == ("thunder", "auto")
+    main(["--list", "--variants-from", str(table)])
+    assert "variant x-qk-thunder: auto, one shape left to Thunder" in capsys.readouterr().out
+    assert "x-qk-thunder" not in [c.name for c in case_variants(TINY, [])]
+    for entries, why in ([{"name": "a", "label": "A", "fuze": "auto"}], "unknown field fuze"),  \
+                        ([{"name": "a"}], "needs a name and a label"), \
+                        ([{"name": "a", "label": "A"}, {"name": "a", "label": "B"}], "variant a given twice"), \
+                        ([{"name": "eager", "label": "E"}], "variant eager is already defined"):
+        table.write_text(json.dumps({"variants": entries}))
+        with pytest.raises(SystemExit) as e:
+            main(["--list", "--variants-from", str(table)])
+        assert why in str(e.value) and str(table) in str(e.value) and "\n" not in str(e.value)
 
 
 def test_claims_column_counts_decisions_per_shape_not_per_call():

@@ -1,5 +1,5 @@
 """The results page: benchmarks/RESULTS.md and README.md's table are what ``python -m benchmarks.report`` makes of
-benchmarks/data/results.jsonl (CI fails on drift), and the data's rows keep their provenance."""
+benchmarks/data/results.jsonl.gz (CI fails on drift), and the data's rows keep their provenance."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from benchmarks import report, summarize
+from segkit.files import read_text
 from tests.conftest import ROOT
 
 
@@ -56,14 +57,14 @@ def test_every_row_has_provenance_and_each_suite_and_gpu_its_rows():
 def test_a_changed_row_makes_the_check_fail_naming_the_page(tmp_path):
     root = _copy(tmp_path)
     data = root / report.DATA
-    lines = data.read_text().splitlines()
+    lines = read_text(data).splitlines()
     i = next(i for i, line in enumerate(lines) if '"suite":"norm_bwd"' in line and '"executor":"segkit"' in line)
     row = json.loads(lines[i])
     row["metrics"]["us"] = row["metrics"]["us"] * 2 + 1
     lines[i] = json.dumps(row, separators=(",", ":"))
-    data.write_text("\n".join(lines) + "\n")
+    summarize.add_lines(data, [line + "\n" for line in lines], replace=True)
     proc = _report("--check", "--root", str(root))
-    assert proc.returncode == 1 and "benchmarks/RESULTS.md differs from what benchmarks/data/results.jsonl gives" \
+    assert proc.returncode == 1 and "benchmarks/RESULTS.md differs from what benchmarks/data/results.jsonl.gz gives" \
         in proc.stderr
     assert _report("--root", str(root)).returncode == 0  # regenerating fixes it
     assert _report("--check", "--root", str(root)).returncode == 0
@@ -113,6 +114,22 @@ def test_append_adds_a_run_once(tmp_path):
         "us": 10, "pct_copy_bw": 80, "bytes": 1000, "kernels": 1, "us_min": 9, "us_max": 11}
     assert report.readme_table(rows).count("| H200 ") == 0  # no headline case in this run: no row
     assert "1.25x" in report.results_md(rows)
+
+
+def test_the_gzipped_data_takes_appends_and_the_same_data_is_the_same_bytes(tmp_path):
+    """The results data is kept gzipped (benchmarks/data/results.jsonl.gz): an append there keeps every earlier
+    line and adds the run's, the file stays gzip, and two files holding the same lines are the same bytes (no time
+    stamp in the gzip header: a commit that adds nothing changes nothing)."""
+    first, second = _bench_json(tmp_path, "h200-2026-12-01"), _bench_json(tmp_path, "h200-2026-12-03")
+    data, twin = tmp_path / "a" / "results.jsonl.gz", tmp_path / "b" / "results.jsonl.gz"
+    for path in (data, twin):
+        summarize.append([first], path, "h200-2026-12-01")
+    assert data.read_bytes() == twin.read_bytes() and data.read_bytes()[:2] == b"\x1f\x8b"
+    assert summarize.append([second], data, "h200-2026-12-03") == (2, 0)
+    rows = summarize.read_data(data)
+    assert [r["run"] for r in rows] == ["h200-2026-12-01"] * 2 + ["h200-2026-12-03"] * 2
+    assert read_text(data).startswith(read_text(twin))  # the earlier lines as they were
+    assert summarize.append([second], data, "h200-2026-12-03") == (0, 2)
 
 
 def test_the_commit_given_wins_over_the_files_own(tmp_path):

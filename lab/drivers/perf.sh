@@ -68,7 +68,7 @@ fi
 
 if [ -z "${PERF_SKIP_GRAPH:-}" ]; then
   part "CUDA-graph bookend table"
-  timeout $(cap 75) python -m benchmarks.graph_bookend --json "$TMP/graph.json" --reps 30 2>&1 | tail -70
+  timeout $(cap 75) python -m lab.explore.graph_bookend --json "$TMP/graph.json" --reps 30 2>&1 | tail -70
 fi
 
 if [ -z "${PERF_SKIP_MANUAL:-}" ]; then

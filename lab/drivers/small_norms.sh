@@ -58,14 +58,14 @@ export SEGKIT_TUNING_TABLE="${SMALL_TUNINGS:-$DIR/tunings.json}"
 IFS=, read -ra CASES <<< "${SMALL_CASES:-qwen3-0.6b-x2,llama3.2-1b-x2}"
 for i in "${!CASES[@]}"; do
   CUDA_VISIBLE_DEVICES=$((i % GPUS)) timeout -s INT $((BUDGET + 120)) python benchmarks/model_step.py \
-    --case "${CASES[$i]}" --variants "${SMALL_VARIANTS:-thunder,segkit-auto,segkit-norms-claimed,segkit-qk-norms-thunder,segkit-norms-thunder}" --rounds 2 \
+    --case "${CASES[$i]}" --variants-from lab/campaigns/step_controls.json --variants "${SMALL_VARIANTS:-thunder,segkit-auto,segkit-norms-claimed,segkit-qk-norms-thunder,segkit-norms-thunder}" --rounds 2 \
     --iters 10 --budget-s "$BUDGET" --profile "$DIR/profiles" --json "$DIR/step-$i.json" > "$DIR/step-$i.log" 2>&1 &
   (( (i + 1) % GPUS == 0 )) && wait
 done
 wait
 python benchmarks/model_step.py --merge "$DIR"/step-*.json --out "$DIR/model_step.md" --json "$DIR/model_step.json" \
   > "$DIR/step-merge.log" 2>&1
-python benchmarks/model_step.py --bars "$DIR/model_step.json" > "$DIR/bars.md" 2>&1
+python -m lab.campaigns.step_bars "$DIR/model_step.json" > "$DIR/bars.md" 2>&1
 gzip -f "$DIR/model_step.json"
 tar czf "$DIR/../small-norms.tgz" -C "$DIR" .
 cat "$DIR/model_step.md" "$DIR/bars.md"

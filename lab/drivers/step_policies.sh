@@ -6,7 +6,8 @@
 # Llama-3-8B step (lab/drivers/regions.sh: each cut's bytes and cost, its estimated fused step against the measured).
 #
 #   POLICY_CASES     default llama3-8b-x1,qwen3-8b-x1,pythia-1b-x2 (one GPU each; the regions run takes one more)
-#   POLICY_VARIANTS  default compile, thunder and every segkit fuse variant (python benchmarks/model_step.py --list)
+#   POLICY_VARIANTS  default compile, thunder and every segkit fuse variant (python benchmarks/model_step.py --list
+#                    --variants-from lab/campaigns/step_controls.json: the controls come from that table)
 #   POLICY_BUDGET_S  seconds per model process (default 330)
 # Writes $OUT/policies.tgz (models/: the table, logs, profiles, comparisons; regions/) and prints the table.
 set -uo pipefail
@@ -19,7 +20,7 @@ GPUS=$(nvidia-smi -L | wc -l)
 if (( GPUS > N_CASES )); then
   CUDA_VISIBLE_DEVICES=$N_CASES bash lab/drivers/regions.sh > "$OUT/regions.out" 2>&1 &
 fi
-MODELS_CASES="$CASES" MODELS_VARIANTS="$VARIANTS" MODELS_GPUS=$(( N_CASES < GPUS ? N_CASES : GPUS )) \
+MODELS_CASES="$CASES" MODELS_VARIANTS="$VARIANTS" MODELS_VARIANTS_FROM=lab/campaigns/step_controls.json MODELS_GPUS=$(( N_CASES < GPUS ? N_CASES : GPUS )) \
   MODELS_BUDGET_S="${POLICY_BUDGET_S:-330}" MODELS_PROFILE=1 bash scripts/gpu/models.sh > "$OUT/models.out" 2>&1
 wait
 P="$OUT/models/profiles"

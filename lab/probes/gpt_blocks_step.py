@@ -21,7 +21,8 @@ def main() -> None:
     n_layer, names, prefix = int(sys.argv[1]), sys.argv[2].split(","), sys.argv[3]
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 2
     case = gpt_case(n_layer)
-    known = {v.name: v for v in model_step.VARIANTS}
+    known = {v.name: v for v in model_step.VARIANTS + model_step.load_variants(  # the campaign controls too
+        Path(__file__).resolve().parents[1] / "campaigns" / "step_controls.json")}
     variants = [known[n] for n in names]
     opts = model_step.Options(iters=10, rounds=rounds, case_limit_s=560.0)
     rows = []

@@ -56,7 +56,8 @@ def main() -> None:
 
     n_layer, out = int(sys.argv[1]), Path(sys.argv[2])
     names = (sys.argv[3] if len(sys.argv) > 3 else "thunder,segkit-auto").split(",")
-    variants = {v.name: v for v in model_step.VARIANTS}
+    variants = {v.name: v for v in model_step.VARIANTS + model_step.load_variants(  # the campaign controls too
+        Path(__file__).resolve().parents[1] / "campaigns" / "step_controls.json")}
     case = gpt_case(n_layer)
     built, want = built_with_grads(case)
     opts = model_step.Options(iters=10, profile=out / "profiles", traces=out / "traces")

@@ -41,7 +41,8 @@ def main() -> None:
     from gpt_host import built_with_grads, gpt_case  # this script's folder is first on sys.path
 
     n_layer, passes, names, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), Path(sys.argv[4])
-    variants = {v.name: v for v in model_step.VARIANTS}
+    variants = {v.name: v for v in model_step.VARIANTS + model_step.load_variants(  # the campaign controls too
+        Path(__file__).resolve().parents[1] / "campaigns" / "step_controls.json")}
     case = gpt_case(n_layer)
     built, want = built_with_grads(case)
     opts = model_step.Options(iters=10)

@@ -3,7 +3,7 @@ on nanoGPT's layer norm and litgpt's qkv split + RoPE, with host time measured t
 per call, CPU time per call launched asynchronously (the CPU ahead of the GPU, as in training), and wall per
 CUDA-graph replay. Each variant (and each replay) is checked against the reference before it is timed.
 
-    python -m benchmarks.graph_bookend [--json results.json]
+    python -m lab.explore.graph_bookend [--json results.json]
 """
 
 from __future__ import annotations
