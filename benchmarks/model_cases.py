@@ -137,10 +137,7 @@ class Blocks(torch.nn.Module):
 
 
 def build_litgpt(case: Case, device: str, dtype: torch.dtype) -> Built:
-    import thunder_exec
-
     model_mod, config_mod = import_litgpt()
-    thunder_exec.executors()  # recognizes litgpt, imported after thunder_exec
     cfg = config_mod.Config.from_name(case.config, block_size=case.T, **case.overrides)
     torch.manual_seed(0)
     with torch.device(device):
@@ -190,10 +187,7 @@ class GPTLoss(torch.nn.Module):
 def build_litgpt_gpt(case: Case, device: str, dtype: torch.dtype) -> Built:
     """litgpt's ``GPT`` in ``dtype``, its rope cache rebuilt in fp32 after the cast (litgpt builds it in fp32, and
     the blocks cases take it so), on token ids and next-token targets drawn from seed 0; no input takes a grad."""
-    import thunder_exec
-
     model_mod, config_mod = import_litgpt()
-    thunder_exec.executors()  # recognizes litgpt, imported after thunder_exec
     cfg = config_mod.Config.from_name(case.config, block_size=case.T, **case.overrides)
     torch.manual_seed(0)
     with torch.device(device):
@@ -239,10 +233,8 @@ class HFCausalLMLoss(torch.nn.Module):
 
 
 def build_hf_llama(case: Case, device: str, dtype: torch.dtype) -> Built:
-    import thunder_exec
     import transformers
 
-    thunder_exec.executors()  # recognizes transformers' norm and RoPE functions
     transformers.AttentionInterface.register("sdpa_repeat_kv", _sdpa_repeat_kv)
     cfg = transformers.LlamaConfig(max_position_embeddings=case.T, use_cache=False, **case.overrides)
     cfg._attn_implementation = "sdpa_repeat_kv"

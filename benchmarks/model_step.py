@@ -181,7 +181,6 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
     if not variant.thunder:
         return model
     import thunder
-    import thunder_exec
 
     if variant.liger:
         from benchmarks import liger_thunder
@@ -198,8 +197,9 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
         from thunder.transforms.cudagraph import CUDAGraphTransform
 
         options["transforms"] = [CUDAGraphTransform()]
-    thunder_exec.install()  # stock Thunder too: its nvFuser fusions need the nvfuser_direct compatibility fix
-    executors = thunder_executors(variant)
+    if not variant.segkit:  # a rival's row is the rival as its users run it: Thunder's three fixes, none of segkit's
+        stock_thunder_fixes()
+    executors = thunder_executors(variant)  # segkit's: thunder_exec.executors() installs its patches
     if variant.liger:  # first in the list, as Thunder's tutorial puts it; its pattern transform finds the ops
         from benchmarks import liger_patterns, liger_thunder
 
@@ -210,6 +210,19 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
 
 #: nvidia-cudnn-frontend that Thunder 0.2.6 runs with (1.32.0, the newest, fails in its SDPA: ../shared/gpu facts)
 CUDNN_FRONTEND = "1.15.0"
+
+
+def stock_thunder_fixes() -> None:
+    """What stock Thunder 0.2.6 needs to run here, and nothing of segkit_ex's: the narrow fixes of thunder_exec.compat
+    (its nvFuser executor against an nvfuser_direct-only install, the rematerialization of a split, the CUDA graph
+    runner's copy of a saved view onto itself), not its lookasides, import hook or fusion pass. Those install once
+    in a process; a stock variant measured after a segkit one in the same process runs them as no-ops (without
+    segkit_ex among the executors they hand every call to Thunder)."""
+    from thunder_exec import compat
+
+    compat.install_nvfuser_direct_compat()
+    compat.install_rematerialization_fix()
+    compat.install_cudagraph_alias_fix()
 
 
 def thunder_executors(variant: Variant) -> list:

@@ -411,3 +411,29 @@ def test_claims_column_counts_decisions_per_shape_not_per_call():
             {"spec": "rmsnorm_fwd", "chosen": "thunder"}, {"spec": "rope_fwd", "chosen": "fused"}]
     assert model_table._claims(counts, cuts) == ("norms 5/5, RoPE 4/4; opaque: rope_bwd (2 shapes); "
                                                  "left to Thunder: rmsnorm_fwd (1 shape)")
+
+
+def test_a_stock_thunder_row_runs_none_of_segkits_patches(tmp_path):
+    """A rival's row is the rival as its users run it: in a fresh process, building a case and running stock
+    Thunder's variant installs Thunder's three narrow fixes and none of segkit_ex's lookasides, import hook or
+    fusion pass (building a case once installed them all, for every variant); the row still runs, grads at fp32
+    distance from eager. A segkit variant in the same process installs them after."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = (
+        "import torch, thunder_exec.patches as patches\n"
+        "from tests.test_model_step import TINY\n"
+        "from benchmarks.model_step import VARIANTS, Options, run_case\n"
+        "(row,) = run_case(TINY, [v for v in VARIANTS if v.name == 'thunder'], 'cpu', Options(iters=1, warmup=0),"
+        " dtype=torch.float32)\n"
+        "print(row.ms > 0, row.grad_err < 1e-4, repr(row.note), patches.installed())\n"
+        "(row,) = run_case(TINY, [v for v in VARIANTS if v.name == 'segkit-opaque'], 'cpu',"
+        " Options(iters=1, warmup=0), dtype=torch.float32)\n"
+        "print(row.claims['norm_fw'], patches.installed())\n")
+    got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert got.returncode == 0, got.stderr[-2000:]
+    said = [line for line in got.stdout.splitlines() if "|" not in line]  # the rows' own lines left out
+    assert said == ["True True '' False", "5 True"], got.stdout

@@ -6,7 +6,7 @@ events) and correctness against the default schedule's outputs.
     python lab/explore/norm_bwd_schedules.py grid|regs|safe          the sweeps of the committed logs
 
 Logs of the runs on an H200: lab/runs/h200-2026-11-21-tuning/norm_bwd_*.log (made by this
-script before it was restructured to share one Case and segkit.tuning.run.override; on 132 SMs and the logged
+script before it was restructured to share one Case and segkit.nvfuser.tuned.override; on 132 SMs and the logged
 shapes the parameters it sets are the same).
 """
 import sys
@@ -50,7 +50,7 @@ class Case:
                     close(out, self.ref))
 
     def run_manual(self, tag, vectorize=None, maxrregcount=None, gdimy=None, bdimy=None, reps=9, repeat=1):
-        """nvFuser's inner-outer heuristics with segkit.tuning.run.override's replacements (+ bdimy); ok only if
+        """nvFuser's inner-outer heuristics with segkit.nvfuser.tuned.override's replacements (+ bdimy); ok only if
         ``repeat`` runs all match the default schedule. Returns (us, ok), or None when nvFuser refuses."""
         def tweak(p):
             override(p, NvTuning("explore", scheduler="inner_outer_persistent", vectorize=vectorize,

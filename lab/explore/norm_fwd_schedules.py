@@ -61,7 +61,7 @@ def explore(kind: str, shape: str) -> None:
 def manual_variant(spec, cfg, inputs, ref, report, vectorize=None, rows_per_block=None, extra=None,
                    keep=None) -> None:
     """nvFuser's inner persistent heuristics for the fusion with vectorize / rows per block replaced as a
-    builder's ``NvTuning`` replaces them (``segkit.tuning.run.override``) and any ``extra`` heuristic parameters
+    builder's ``NvTuning`` replaces them (``segkit.nvfuser.tuned.override``) and any ``extra`` heuristic parameters
     set, scheduled and run manually; ``report(us, ok, launch)``, or a ``fail`` line."""
     tuning = NvTuning("exploration", scheduler="inner_persistent", vectorize=vectorize, rows_per_block=rows_per_block)
 
