@@ -35,7 +35,7 @@ from pathlib import Path
 
 from benchmarks.model_table import CONTROL_VARIANT, speedup
 from sweep.machine import KEY
-from fusions.cut_evidence import CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence, EvidenceTable
+from thunder_exec.decide.evidence import CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence, EvidenceTable
 from segkit.files import read_text
 from segkit.trace import load
 from segkit.trace.breakdown import per_step

@@ -293,7 +293,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
     if variant.segkit:
-        from thunder_exec import fusible
+        from thunder_exec import decide as fusible
 
         fusible.clear_notes()  # this variant's choices alone
     with warnings.catch_warnings(record=True) as caught:

@@ -502,7 +502,7 @@ def test_every_variants_fuse_option_is_a_policy_segkit_ex_takes():
     """Each variant's segkit_fuse parses (a typo in an op or a shape would otherwise surface on the GPU host, in
     the middle of a run); the per-shape pair differs from its claimed twin only at Qwen3-0.6B's q / k norm shapes
     (the step table's batch 4, T=2048: 16 and 8 heads of 128)."""
-    from thunder_exec.base import FusePolicy
+    from thunder_exec.decide import FusePolicy
 
     policies = {v.name: FusePolicy.parse(v.fuse_option) for v in VARIANTS if v.segkit}
     claimed, qk = policies["segkit-norms-claimed"], policies["segkit-qk-norms-thunder"]
