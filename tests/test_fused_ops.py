@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -288,6 +289,34 @@ def test_choices_record_what_each_call_became():
     assert rope.signature.startswith("shape=(2, 4, 8, 16)"), rope
     decide.clear_notes()
     assert decide.CHOICES.values() == []
+
+
+def test_a_claimed_norm_builds_each_config_once(monkeypatch):
+    """Along one jitted step the RMSNorm's checker, its grad transform and its opaque symbols' runners read the
+    calls of thunder_exec.calls: each config (one for the forward and the backward) is made once, then found."""
+    from thunder_exec import calls
+
+    built = []
+
+    def counted(*args):
+        built.append(args)
+        return NormConfig(*args)
+
+    monkeypatch.setattr(calls, "NormConfig", counted)
+    calls.clear()
+    step, leaves = _litgpt_block_piece()
+    _grads(step, leaves, segkit_fuse="opaque")
+    assert any(args[1] == (2, 8, 64) for args in built), built  # the step's x (the claim check may add its own)
+    assert len(built) == len(set(built)), built
+
+
+def test_one_module_of_thunder_exec_builds_the_configs_and_keys_the_runners():
+    """thunder_exec.calls alone constructs the norm / RoPE configs and keys fusions.runner.RUNNERS: the family
+    files ask it for their calls and runners."""
+    root = Path(thunder_exec.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        found = [name for name in ("NormConfig(", "RopeConfig(", "RUNNERS") if name in path.read_text()]
+        assert path.name == "calls.py" or not found, (path.relative_to(root), found)
 
 
 def _eager_grads(step, leaves):

@@ -3,9 +3,9 @@ table and the step evidence key it by) and its shape key (``segkit_fuse``'s ``OP
 execute it.
 
 A family file (norms, rope, qkv_rope) asks here for its call's ``Call`` objects (one per spec: forward, backward)
-from the call's plain values; they are made once per distinct call and kept, so the checker, the transforms, the
-translators and the alone pass (thunder_exec.decide) all read the same object instead of building the config
-again. At run time the opaque symbols ask for their runner by the same plain values (no config is built on the
+from the call's plain values; they are made once per distinct call and kept (a forward and a backward of one
+config share it), so the checker, the transforms, the translators and the alone pass (thunder_exec.decide) all
+read the same object instead of building the config again. At run time the opaque symbols ask for their runner by the same plain values (no config is built on the
 per-call path); the runner cache (fusions.runner.RUNNERS) is keyed here and nowhere else in thunder_exec.
 
 One shape convention per family: a norm's config has x's own shape where it is 2-D or 3-D with no size-1 row dim,
@@ -64,11 +64,16 @@ def runner_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=512)
+def _norm_config(shape: tuple[int, ...], dtype: torch.dtype, param_dtype: torch.dtype, eps: float, bias: bool,
+                 round_normed: bool) -> NormConfig:
+    return NormConfig("thunder", runner_shape(shape), dtype, eps, bias, None if param_dtype == dtype else param_dtype,
+                      round_normed)
+
+
+@functools.lru_cache(maxsize=512)
 def _norm_call(spec: str, shape: tuple[int, ...], dtype: torch.dtype, param_dtype: torch.dtype, eps: float,
                bias: bool, round_normed: bool) -> Call:
-    cfg = NormConfig("thunder", runner_shape(shape), dtype, eps, bias, None if param_dtype == dtype else param_dtype,
-                     round_normed)
-    return Call.of(spec, cfg)
+    return Call.of(spec, _norm_config(shape, dtype, param_dtype, eps, bias, round_normed))
 
 
 def norm_calls(kind: str, a, weight, eps: float, bias: bool = False, round_normed: bool = False) -> tuple[Call, Call]:
@@ -98,12 +103,17 @@ def rope_shape(x) -> tuple[int, int, int, int]:
 
 
 @functools.lru_cache(maxsize=512)
+def _rope_config(shape: tuple[int, int, int, int], cos_numel: int, io: torch.dtype, table: torch.dtype,
+                 out: torch.dtype, x_stride_order) -> ApplyRopeConfig:
+    T, n = shape[2], shape[3]
+    return ApplyRopeConfig("thunder", shape, cos_numel // (T * n), io, None if table == io else table,
+                           None if out == io else out, x_stride_order)
+
+
+@functools.lru_cache(maxsize=512)
 def _rope_call(spec: str, shape: tuple[int, int, int, int], cos_numel: int, io: torch.dtype, table: torch.dtype,
                out: torch.dtype, x_stride_order) -> Call:
-    T, n = shape[2], shape[3]
-    cfg = ApplyRopeConfig("thunder", shape, cos_numel // (T * n), io, None if table == io else table,
-                          None if out == io else out, x_stride_order)
-    return Call.of(spec, cfg)
+    return Call.of(spec, _rope_config(shape, cos_numel, io, table, out, x_stride_order))
 
 
 def rope_call(spec: str, x, cos, x_dtype, out_dtype, x_stride_order=None) -> Call:
@@ -142,5 +152,5 @@ def qkv_runner(spec, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy
 
 def clear() -> None:
     """Forget the calls made (their configs; the runners are fusions.runner's, ``runner.clear_caches()``)."""
-    _norm_call.cache_clear()
-    _rope_call.cache_clear()
+    for made in (_norm_config, _norm_call, _rope_config, _rope_call):
+        made.cache_clear()
