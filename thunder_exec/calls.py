@@ -5,8 +5,9 @@ execute it.
 A family file (norms, rope, qkv_rope) asks here for its call's ``Call`` objects (one per spec: forward, backward)
 from the call's plain values; they are made once per distinct call and kept (a forward and a backward of one
 config share it), so the checker, the transforms, the translators and the alone pass (thunder_exec.decide) all
-read the same object instead of building the config again. At run time the opaque symbols ask for their runner by the same plain values (no config is built on the
-per-call path); the runner cache (fusions.runner.RUNNERS) is keyed here and nowhere else in thunder_exec.
+read the same object instead of building the config again. At run time the opaque symbols ask for their runner by
+the same plain values (no config is built on the per-call path); the runner cache (fusions.runner.RUNNERS) is
+keyed here and nowhere else in thunder_exec.
 
 One shape convention per family: a norm's config has x's own shape where it is 2-D or 3-D with no size-1 row dim,
 else (rows, hidden) (``runner_shape``); a RoPE's x is (B, H, T, n) with H the product of the middle dims
