@@ -1,5 +1,5 @@
-"""Step evidence for segkit_fuse="auto" (fusions/cut_evidence.py) from a step table run that profiled two variants
-differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
+"""Step evidence for segkit_fuse="auto" (thunder_exec/decide/evidence.py) from a step table run that profiled two
+variants differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
 attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
 else its profile), one record per signature of the spec's calls that the first variant claimed (or fused) and
 the second left to Thunder (or ran opaque): all of them, or those of one shape (a ``segkit_fuse`` key OP@SHAPE);
@@ -22,9 +22,9 @@ modes; they are a table, not product variants: the lab's is lab/campaigns/step_c
 --rounds 2 --profile DIR`` (or ``MODELS_VARIANTS_FROM`` with scripts/gpu/models.sh and ``MODELS_PROFILE=1``). The
 A/A control ``thunder-again`` is the step table's own.
 
-The first form writes CutEvidence (fused against opaque: fusions/cut_evidence.json), the second ClaimEvidence
-(the calls claimed, as "auto" ran them, against left to Thunder: fusions/claim_evidence.json). RUN_DIR holds the
-run's ``model_step.json`` (or ``.json.gz``) and ``profiles/`` (scripts/gpu/models.sh with MODELS_PROFILE=1).
+The first form writes CutEvidence (fused against opaque: thunder_exec/decide/cut_evidence.json), the second
+ClaimEvidence (the calls claimed, as "auto" ran them, against left to Thunder: thunder_exec/decide/claim_evidence.json).
+RUN_DIR holds the run's ``model_step.json`` (or ``.json.gz``) and ``profiles/`` (scripts/gpu/models.sh with MODELS_PROFILE=1).
 A CutEvidence record carries the host time per step the cut added where the run timed both variants' host per
 interleaved pass (``host_steps``: the median of the paired differences); the third form adds that host time from
 another run (no profiles needed) to the records already there, since "auto" weighs the kernel time a cut saves
@@ -41,7 +41,8 @@ from pathlib import Path
 
 from benchmarks.model_table import CONTROL_VARIANT, speedup
 from sweep.machine import KEY
-from fusions.cut_evidence import CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence, EvidenceTable
+from thunder_exec.decide.evidence import (CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence,
+                                          EvidenceTable)
 from segkit.files import read_text
 from segkit.trace import load
 from segkit.trace.breakdown import per_step

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-# segkit_ex's opaque symbols, and (segkit_nv_*) the operators thunder_exec.fusible puts into nvFuser's regions
+# segkit_ex's opaque symbols, and (segkit_nv_*) the operators thunder_exec.nv_ops puts into nvFuser's regions
 NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm",
            "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"}
 NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd", "segkit_nv_rms_norm_bwd"}

@@ -165,7 +165,7 @@ class Row:
     kernels: int | None = None                # CUDA kernels of one profiled step
     regions: tuple[int, int] | None = None    # nvFusion regions in the last forward / backward execution trace
     claims: dict[str, int] = field(default_factory=dict)  # segkit norm / RoPE symbols, forward and backward
-    cuts: list[dict] = field(default_factory=list)  # each fusible call's choice (thunder_exec.fusible.Choice)
+    cuts: list[dict] = field(default_factory=list)  # each fusible call's choice (thunder_exec.decide.Choice)
     grad_err: float | None = None             # max |g - g_eager| / max |g_eager| over grads, first step and rerun
     first_step_s: float | None = None         # the first step (tracing, compiling and running it)
     breakdown: dict[str, float] = field(default_factory=dict)  # with --profile: us per step by kind of work
@@ -308,7 +308,7 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
     if variant.segkit:
-        from thunder_exec import fusible
+        from thunder_exec import decide as fusible
 
         fusible.clear_notes()  # this variant's choices alone
     with warnings.catch_warnings(record=True) as caught:

@@ -33,7 +33,7 @@ def define(fd, cfg: NormConfig) -> None:
 
 def body(fd, x, dy, mean, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
     """(dx, dw, db) from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's
-    nvFuser executor fuses segkit's layer norm backward; thunder_exec.fusible): x and dy of rank ``ndim`` (default
+    nvFuser executor fuses segkit's layer norm backward; thunder_exec.norms): x and dy of rank ``ndim`` (default
     the config's), mean and rstd one fp32 value per row; ``w`` None for a norm without weight (dw is then
     sum_rows(dy * xhat) all the same, and unused)."""
     n, f32 = len(cfg.shape) if ndim is None else ndim, dt(fd, "Float")

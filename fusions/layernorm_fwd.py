@@ -26,7 +26,7 @@ def define(fd, cfg: NormConfig) -> None:
 
 def body(fd, x, w, b, cfg: NormConfig, ndim: int | None = None) -> tuple:
     """(y, mean, rstd) from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's
-    nvFuser executor fuses segkit's layer norm; thunder_exec.fusible): x of rank ``ndim`` (default the config's);
+    nvFuser executor fuses segkit's layer norm; thunder_exec.norms): x of rank ``ndim`` (default the config's);
     ``w`` / ``b`` None for a norm without weight / bias."""
     n = len(cfg.shape) if ndim is None else ndim
     f32, inv_h = dt(fd, "Float"), 1.0 / cfg.hidden

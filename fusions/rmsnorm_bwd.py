@@ -31,7 +31,7 @@ def define(fd, cfg: NormConfig) -> None:
 
 def body(fd, x, dy, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
     """(dx, dw) from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's nvFuser
-    executor fuses segkit's RMSNorm backward; thunder_exec.fusible): x and dy of rank ``ndim`` (default the
+    executor fuses segkit's RMSNorm backward; thunder_exec.norms): x and dy of rank ``ndim`` (default the
     config's), rstd one fp32 value per row."""
     n, f32 = len(cfg.shape) if ndim is None else ndim, dt(fd, "Float")
     xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)

@@ -23,7 +23,7 @@ def define(fd, cfg: NormConfig) -> None:
 
 def body(fd, x, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
     """(y, rstd) from tensors ``x`` and ``w`` already in ``fd`` (the builder's inputs, or a region's tensors when
-    Thunder's nvFuser executor fuses segkit's RMSNorm; thunder_exec.fusible): x of rank ``ndim`` (default the
+    Thunder's nvFuser executor fuses segkit's RMSNorm; thunder_exec.norms): x of rank ``ndim`` (default the
     config's), normalised over its last dim of cfg.hidden."""
     n = len(cfg.shape) if ndim is None else ndim
     xf = fd.ops.cast(x, dtype=dt(fd, "Float"))

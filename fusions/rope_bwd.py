@@ -19,7 +19,7 @@ def define(fd, cfg: ApplyRopeConfig) -> None:
 
 def body(fd, g, cos, sin, cfg: ApplyRopeConfig, shape: tuple[int, ...] | None = None):
     """dx from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's nvFuser
-    executor fuses segkit's RoPE backward; thunder_exec.fusible): the gradient ``g`` of static ``shape`` (default
+    executor fuses segkit's RoPE backward; thunder_exec.rope): the gradient ``g`` of static ``shape`` (default
     cfg.shape; any rank >= 3), cos and sin as rope_fwd.define_tables defines them."""
     shape = list(cfg.shape if shape is None else shape)
     gf = fd.ops.cast(g, dtype=dt(fd, "Float"))

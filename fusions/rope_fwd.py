@@ -55,7 +55,7 @@ def define(fd, cfg: ApplyRopeConfig) -> None:
 
 def body(fd, x, cos, sin, cfg: ApplyRopeConfig, shape: tuple[int, ...] | None = None):
     """y from tensors already in ``fd`` (the builder's inputs, or a region's tensors when Thunder's nvFuser executor
-    fuses segkit's RoPE; thunder_exec.fusible): x of static ``shape`` (default cfg.shape; any rank >= 3, T and n
+    fuses segkit's RoPE; thunder_exec.rope): x of static ``shape`` (default cfg.shape; any rank >= 3, T and n
     last), cos and sin as ``define_tables`` defines them."""
     shape = list(cfg.shape if shape is None else shape)
     xf = fd.ops.cast(x, dtype=dt(fd, "Float"))

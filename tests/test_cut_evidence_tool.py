@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks import cut_evidence
 from sweep.machine import KEY
-from fusions.cut_evidence import ClaimTable, EvidenceTable
+from thunder_exec.decide.evidence import ClaimTable, EvidenceTable
 from tests.conftest import DATA
 
 RUN = DATA / "step_h200_fuse_policies"

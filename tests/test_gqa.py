@@ -16,7 +16,7 @@ import thunder
 import thunder_exec
 from segkit.errors import TuningTableError
 from tests import model_zoo
-from thunder_exec import gqa
+from thunder_exec.decide import evidence
 from tests.test_thunder_exec import _symbols
 
 B, HQ, HKV, T, D = 2, 4, 2, 8, 16
@@ -78,7 +78,7 @@ def test_a_bad_segkit_gqa_is_named(bad):
 def test_auto_follows_the_committed_evidence():
     """The H200 steps measured group size 2 faster grouped (Qwen3-0.6B) and 4 faster repeated (Llama-3-8B,
     Llama-3.2-1B); a GPU or a group size no step measured keeps the repeats."""
-    table = gqa.committed_evidence()
+    table = evidence.committed_grouped()
     assert table.grouped("NVIDIA H200", 2) is True
     assert table.grouped("NVIDIA H200", 4) is False
     assert table.grouped("NVIDIA H100 80GB HBM3", 2) is False
@@ -87,16 +87,16 @@ def test_auto_follows_the_committed_evidence():
 
 
 def test_evidence_file_errors_name_the_file_and_record(tmp_path):
-    record = json.loads(gqa.EVIDENCE_PATH.read_text())["records"][0]
+    record = json.loads(evidence.GQA_PATH.read_text())["records"][0]
     bad = tmp_path / "missing_field.json"
     bad.write_text(json.dumps({"records": [{k: v for k, v in record.items() if k != "paired"}]}))
     with pytest.raises(TuningTableError, match=r"missing_field.json: record 0 must have exactly the fields"):
-        gqa.GroupedTable.load(bad)
+        evidence.GroupedTable.load(bad)
     split = tmp_path / "split.json"
     split.write_text(json.dumps({"records": [record, {**record, "grouped": not record["grouped"], "case": "x"}]}))
     with pytest.raises(TuningTableError, match=r"split.json: record 1: x says grouped=.*qwen3-0.6b-x2 the opposite"):
-        gqa.GroupedTable.load(split)
-    assert not gqa.GroupedTable.load(tmp_path / "absent.json").grouped("NVIDIA H200", 2)
+        evidence.GroupedTable.load(split)
+    assert not evidence.GroupedTable.load(tmp_path / "absent.json").grouped("NVIDIA H200", 2)
 
 
 def _repeat_dim_minus_3(q, k, v):

@@ -365,7 +365,7 @@ def test_a_process_that_dies_in_the_rounds_keeps_round_1_in_its_json(monkeypatch
 def test_every_variants_fuse_option_is_a_policy_segkit_ex_takes():
     """Each variant's segkit_fuse parses (a typo in an op or a shape would otherwise surface on the GPU host, in
     the middle of a run)."""
-    from thunder_exec.base import FusePolicy
+    from thunder_exec.decide import FusePolicy
 
     policies = {v.name: FusePolicy.parse(v.fuse_option) for v in VARIANTS if v.segkit}
     assert {name: p.mode("rmsnorm_fwd", "8192x1024") for name, p in policies.items()
@@ -379,7 +379,7 @@ def test_variants_from_a_table_file_are_nameable_and_a_bad_table_is_one_line(tmp
     default table; a field Variant lacks, a variant without a label, one given twice or one that redefines a
     product variant is a one-line error naming the file."""
     from benchmarks.model_step import case_variants, load_variants
-    from thunder_exec.base import FusePolicy
+    from thunder_exec.decide import FusePolicy
 
     table = tmp_path / "controls.json"
     shape = "norm_fwd@131072x128"

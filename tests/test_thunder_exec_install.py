@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 # Thunder as thunder_exec finds it (Thunder's own modules imported first: they register their own lookasides), with
 # stand-ins that make the nvfuser_direct compatibility fix and the alone pass apply on a CPU machine: nvfuser_direct
 # importable and Thunder's nvFuser executor loaded, its nvfuserex_impl a module whose compute_contiguity the fix
-# replaces and whose executor's fusion pass and rematerialize the alone pass wraps (thunder_exec.alone).
+# replaces and whose executor's fusion pass and rematerialize the alone pass wraps (thunder_exec.decide.alone).
 PRELUDE = textwrap.dedent("""
     import importlib.machinery, sys, types
     import torch, torch.fx

@@ -5,14 +5,14 @@ Thunder asks the executors in order and the first one that can execute *or fuse*
 can fuse the decomposition of layer_norm / rms_norm, so with segkit_ex after nvFuser segkit's fused backward is
 never consulted (and segkit_ex cannot notice from inside Thunder, hence ``executors()``).
 
-What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base, which also reads the
-compile options ``segkit_bookend`` / ``segkit_check``): the norms (thunder_exec.norms), RoPE on q or k
-(thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal attention on cuDNN
-(thunder_exec.attention, compile option ``segkit_attention``; grouped k / v unrepeated where a step measured it
-faster: thunder_exec.gqa, ``segkit_gqa``). By default (compile option ``segkit_fuse="auto"``;
-fusions.cut_cost decides per call, ``"fused"`` / ``"opaque"`` / ``"thunder"`` force it) the norms and RoPE go into
-Thunder's own nvFusion regions as operators of its nvFuser executor (thunder_exec.fusible) instead of cutting
-them, and a call that a step measured faster as Thunder's own decomposition is not claimed at all. The
+What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base): the norms
+(thunder_exec.norms), RoPE on q or k (thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal
+attention on cuDNN (thunder_exec.attention, compile option ``segkit_attention``; grouped k / v unrepeated where a
+step measured it faster: thunder_exec.gqa, ``segkit_gqa``). A norm / RoPE family file holds both forms of each
+operator: segkit_ex's opaque symbol and the fused operator for Thunder's own nvFusion regions (registered on its
+nvFuser executor: thunder_exec.nv_ops), and one call's configs are built once (thunder_exec.calls). Which form a
+call takes, or whether it is claimed at all, is decided in one place, thunder_exec.decide (compile options
+``segkit_fuse``, default "auto", ``segkit_bookend``, ``segkit_check``; the cut cost model, the step evidence). The
 libraries' own norm / RoPE functions reach those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through
 ``route()`` (thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
 ``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
@@ -31,8 +31,8 @@ from thunder_exec import attention  # noqa: F401  (SDPA on cuDNN's fused attenti
 from segkit.verdicts import UncheckedFusionWarning, WrongResultWarning
 from thunder_exec.check_hook import CheckNvFusions
 from thunder_exec.norms import rms_norm
-from thunder_exec import fusible
-from thunder_exec.fusible import FuseFallbackWarning
+from thunder_exec import decide
+from thunder_exec.decide import FuseFallbackWarning
 from thunder_exec import fx_claims  # (ThunderFX: claims in the graphs thunderfx hands Thunder, once installed)
 from thunder_exec.patches import install
 from thunder_exec.qkv_rope import qkv_split_rope
@@ -40,7 +40,7 @@ from thunder_exec.recognize import install_known
 from thunder_exec.reuse import ReuseNvFusions, ReuseSkippedWarning
 from thunder_exec.route_verify import RouteMismatchError
 from thunder_exec.routes import route
-from thunder_exec import claim_check
+from thunder_exec import calls, claim_check
 from fusions import runner
 from segkit.args import checked
 
@@ -73,13 +73,15 @@ def __dir__() -> list[str]:
 
 @checked
 def clear_caches(keep_compiled: bool = False) -> None:
-    """Forget segkit_ex's state: the runners and their fusions, the first-use verdicts of claims and of the
-    fusions, the rewritten ThunderFX graphs and the fused mode's notes and cut costs (e.g. between models, or to
-    free memory). ``keep_compiled`` keeps the runners (compiled fusions keyed by spec, config and policy: no
-    decision rides on them) and forgets every decision, as the GPU tests do before each test."""
+    """Forget segkit_ex's state: the runners and their fusions, the calls' configs, the first-use verdicts of
+    claims and of the fusions, the rewritten ThunderFX graphs and the fused mode's notes and cut costs (e.g.
+    between models, or to free memory). ``keep_compiled`` keeps the runners and calls (compiled fusions keyed by
+    spec, config and policy: no decision rides on them) and forgets every decision, as the GPU tests do before
+    each test."""
     if not keep_compiled:
         runner.clear_caches()
-    fusible.clear_notes()
+        calls.clear()
+    decide.clear_notes()
     claim_check.clear()
     fx_claims.clear_cache()
 

@@ -37,19 +37,18 @@ from __future__ import annotations
 
 import torch
 from thunder.core import devices, dtypes, prims
-from thunder.core.compile_data import get_compile_option
 from thunder.core.proxies import TensorProxy
 from thunder.core.transforms import get_grad, put_grads
 import thunder.torch as ltorch
 
 from thunder_exec.base import segkit_ex
+from thunder_exec.decide.options import attention_option
 
 #: the widest head dim segkit routes to cuDNN (cuDNN's fused attention covers up to 128 on every supported GPU)
 MAX_HEAD_DIM = 128
 
 #: ``prims.stride_order`` of a (B, H, T, D) tensor laid out as (B, T, H, D): each dim's rank, innermost first
 BTHD_ORDER = (3, 1, 2, 0)
-CHOICES = ("cudnn", "cudnn-as-is", "thunder")
 
 
 def attention_refusal(query, key, value, attn_mask, dropout_p, grouped: bool = False) -> str | None:
@@ -104,16 +103,9 @@ cudnn_sdpa_fwd = segkit_ex.register_operator("segkit_cudnn_sdpa_fwd", meta=_fwd_
 cudnn_sdpa_bwd = segkit_ex.register_operator("segkit_cudnn_sdpa_bwd", meta=_bwd_meta, fn=_bwd_impl)
 
 
-def _choice() -> str:
-    choice = get_compile_option("segkit_attention", "SDPA under segkit_ex: " + " | ".join(CHOICES))
-    if choice is not None and choice not in CHOICES:
-        raise ValueError(f"segkit_attention must be one of {CHOICES}, got {choice!r}")
-    return choice or CHOICES[0]
-
-
 def _takes(query, key, value, attn_mask, dropout_p, grouped: bool = False) -> bool:
     """segkit_ex claims the call: the option does not turn it off, torch's cuDNN attention is on, and it fits."""
-    return (_choice() != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
+    return (attention_option() != "thunder" and torch.backends.cuda.cudnn_sdp_enabled()
             and attention_refusal(query, key, value, attn_mask, dropout_p, grouped) is None)
 
 
@@ -123,7 +115,7 @@ def _checker(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, 
 
 def _query(query):
     """q as cuDNN should read it: in (B, T, H, D) memory order unless the option says as is (module docstring)."""
-    return query if _choice() == "cudnn-as-is" else prims.stride_order(query, BTHD_ORDER)
+    return query if attention_option() == "cudnn-as-is" else prims.stride_order(query, BTHD_ORDER)
 
 
 def _attend(query, key, value, is_causal, scale):

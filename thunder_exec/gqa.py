@@ -11,79 +11,25 @@ repeats explicitly. Anything else is Thunder's SDPA, as without the lookaside.
 
 Whether a grouped call pays depends on the group: cuDNN's grouped backward adds two kernels that reduce dk / dv
 over each group (``fmha_reduce_head``) where the repeated path sums them in Thunder's regions, against the forward's
-saved repeats. The compile option ``segkit_gqa`` chooses: "auto" (the default) takes the grouped call where a step
-measured it faster on this GPU at this group size (``gqa_evidence.json``, each record naming its run) and keeps
-the repeats elsewhere; True and False force it.
+saved repeats. The compile option ``segkit_gqa`` chooses (thunder_exec.decide.choice.grouping): "auto" (the
+default) takes the grouped call where a step measured it faster on this GPU at this group size (the GQA evidence,
+thunder_exec.decide.evidence, each record naming its run) and keeps the repeats elsewhere; True and False force it.
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
-from pathlib import Path
-
 import torch
 import thunder.torch as ltorch
-from thunder.core import devices
-from thunder.core.compile_data import get_compile_option
 from thunder.core.interpreter import interpreter_needs_wrap
 from thunder.core.jit_ext import register_general_jit_lookaside
 from thunder.core.proxies import TensorProxy
 from thunder.core.trace import get_tracectx
 
-from fusions.cut_evidence import EvidenceTable
-from segkit.errors import TuningTableError
-from segkit.tuning.table import gpu_model
 from thunder_exec.attention import grouped_sdpa
+from thunder_exec.decide.choice import grouping
 from thunder_exec.recognize import active
 
 REPEAT = "torch.repeat_interleave"
-EVIDENCE_PATH = Path(__file__).with_name("gqa_evidence.json")
-CHOICES = ("auto", True, False)
-
-
-@dataclass(frozen=True)
-class GroupedEvidence:
-    """One step measured with grouped-query attention grouped and repeated, side by side in one process."""
-
-    gpu: str
-    group: int  # q heads per k / v head
-    grouped: bool  # the verdict: the grouped call was faster
-    case: str  # the step table's case (benchmarks/model_cases.py)
-    variants: str
-    grouped_ms: float
-    repeated_ms: float
-    paired: str
-    source: str
-    measured: str
-
-
-class GroupedTable(EvidenceTable):
-    """GroupedEvidence per (GPU, group size); two records of one key with different verdicts are refused."""
-
-    record_type = GroupedEvidence
-
-    @staticmethod
-    def key(record) -> tuple:
-        return (record.gpu, record.group)
-
-    def put(self, record: GroupedEvidence) -> None:
-        earlier = self._items.get(self.key(record))
-        if earlier is not None and earlier.grouped != record.grouped:
-            raise TuningTableError(f"{record.case} says grouped={record.grouped} on {record.gpu} at group "
-                                   f"{record.group}, {earlier.case} the opposite")
-        self._items[self.key(record)] = record
-
-    def grouped(self, gpu: str | None, group: int) -> bool:
-        """The grouped call, where a step on ``gpu`` measured it faster at this group size; the repeats elsewhere."""
-        record = None if gpu is None else self._items.get((gpu, group))
-        return record is not None and record.grouped
-
-
-@functools.lru_cache(maxsize=1)
-def committed_evidence() -> GroupedTable:
-    """thunder_exec/gqa_evidence.json, read once."""
-    return GroupedTable.load(EVIDENCE_PATH)
 
 
 def repeated_from(t) -> tuple[TensorProxy, int] | None:
@@ -114,21 +60,6 @@ def grouped_sources(query, key, value) -> tuple[TensorProxy, TensorProxy] | None
     if k0.shape[1] * repeats != query.shape[1] or tuple(k0.shape) != tuple(v0.shape):
         return None
     return k0, v0
-
-
-def grouping(query, key) -> bool:
-    """Whether this call (q and its unrepeated k) runs grouped: the compile option ``segkit_gqa``, by evidence
-    under "auto" (the default) on the GPU the call runs on."""
-    value = get_compile_option("segkit_gqa", "grouped-query attention on cuDNN with k / v unrepeated: "
-                                             "auto | True | False")
-    if value is None:
-        value = "auto"
-    if not any(value is c or value == c and type(value) is type(c) for c in CHOICES):
-        raise ValueError(f"segkit_gqa must be one of {CHOICES}, got {value!r}")
-    if value != "auto":
-        return value
-    cuda = query.device.devicetype is devices.DeviceType.CUDA
-    return committed_evidence().grouped(gpu_model() if cuda else None, query.shape[-3] // key.shape[-3])
 
 
 def _enable_gqa_pair(query, key, value) -> tuple[TensorProxy, TensorProxy] | None:

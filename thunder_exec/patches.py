@@ -9,7 +9,7 @@ by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the f
   view, detached anew at every step) is not copied onto itself at every replay (thunder_exec.compat);
 * Thunder's nvFuser fusion pass: afterwards, a fused norm / RoPE call alone in its region runs as segkit_ex's
   opaque symbol where segkit's tuned kernel is faster, checked before the pass's rematerialization and after the
-  pass (thunder_exec.alone; segkit_fuse="auto" only);
+  pass (thunder_exec.decide.alone; segkit_fuse="auto" only);
 * Thunder general-jit lookasides: on thunder_exec's ``output_dtypes`` helper (run, not traced), on the known
   library functions imported so far (litgpt's, Hugging Face's, thunder_exec's own: thunder_exec.recognize), and
   ThunderFX's (every GraphModule's entry, the pattern functions, ``torch.rms_norm``: thunder_exec.fx_claims);
@@ -26,7 +26,7 @@ the symbol files) exist from the import on.
 
 from __future__ import annotations
 
-import thunder_exec.alone as alone
+import thunder_exec.decide.alone as alone
 import thunder_exec.compat as compat
 import thunder_exec.fx_claims as fx_claims
 import thunder_exec.gqa as gqa

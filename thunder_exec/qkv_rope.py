@@ -11,22 +11,10 @@ from thunder.core.proxies import TensorProxy
 from thunder.core.transforms import get_grad, put_grad
 
 from fusions import torch_models
-from fusions.configs import RopeConfig
-from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
+from thunder_exec.base import CLAIM_MODE, dtype_name, segkit_ex, supported
+from thunder_exec.calls import qkv_config, qkv_runner
+from thunder_exec.decide.options import compile_options
 from thunder_exec.route_verify import verify_route
-from fusions.runner import RUNNERS, SpecRunner, runner
-
-
-def _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem) -> RopeConfig:
-    B, T, _ = qkv.shape
-    return RopeConfig("thunder", B, n_head * head_size, n_head, n_query_groups, head_size, rope_n_elem, T,
-                      torch_dtype(qkv.dtype))
-
-
-def _rope_runner(spec_name, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check) -> SpecRunner:
-    return RUNNERS.get(
-        (spec_name, qkv.shape, qkv.dtype, n_head, n_query_groups, head_size, rope_n_elem, policy, check),
-        lambda: runner(spec_name, _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem), policy, check))
 
 
 def _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
@@ -36,7 +24,7 @@ def _qkv_fwd_meta(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem,
 
 
 def _qkv_fwd_impl(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
-    return tuple(_rope_runner("qkv_split_rope_fwd", qkv, n_head, n_query_groups, head_size, rope_n_elem, policy,
+    return tuple(qkv_runner("qkv_split_rope_fwd", qkv, n_head, n_query_groups, head_size, rope_n_elem, policy,
                               check)([qkv, cos, sin]))
 
 
@@ -45,7 +33,7 @@ def _qkv_bwd_meta(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, 
 
 
 def _qkv_bwd_impl(dq, dk, dv, cos, sin, qkv, n_head, n_query_groups, head_size, rope_n_elem, policy, check):
-    return _rope_runner("qkv_split_rope_bwd", qkv, n_head, n_query_groups, head_size, rope_n_elem, policy,
+    return qkv_runner("qkv_split_rope_bwd", qkv, n_head, n_query_groups, head_size, rope_n_elem, policy,
                         check)([dq, dk, dv, cos, sin])[0]
 
 
@@ -63,7 +51,7 @@ def qkv_split_rope(qkv, cos, sin, n_head: int, n_query_groups: int, head_size: i
 def qkv_refusal(qkv, cos, sin, n_head, n_query_groups, head_size, rope_n_elem) -> str | None:
     """Why the qkv split + RoPE fusion cannot take these arguments (None when it can)."""
     try:
-        _rope_cfg(qkv, n_head, n_query_groups, head_size, rope_n_elem)
+        qkv_config(qkv, n_head, n_query_groups, head_size, rope_n_elem)
     except ValueError as e:
         return str(e)
     if qkv.ndim != 3 or not supported(qkv.dtype):

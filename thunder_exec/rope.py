@@ -3,8 +3,12 @@
 
 x is (B, ..., T, n) with the whole last dim rotated (a partial rotary passes its slice), cos / sin broadcast
 against it with (T, n) last and a batch of 1 or B first; the result has x's dtype (litgpt's ``.to(x.dtype)``),
-computed in fp32 whatever the tables' dtype. With ``segkit_fuse`` the same calls emit the fusible symbols on
-Thunder's nvFuser executor instead (thunder_exec.fusible).
+computed in fp32 whatever the tables' dtype.
+
+Each operator is one block, as in thunder_exec.norms: its meta, the opaque symbol on segkit_ex (the meta plus the
+compile options), the fused operator for Thunder's nvFuser regions (thunder_exec.nv_ops), then the checker and
+the transforms that choose between them per call (thunder_exec.decide), from Calls built once
+(thunder_exec.calls.rope_calls).
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ from thunder.core import dtypes
 from thunder.core.transforms import get_grad, put_grad, sum_to
 import thunder.torch as ltorch
 
-from thunder_exec.base import CLAIM_MODE, compile_options, dtype_name, segkit_ex, supported, torch_dtype
-from thunder_exec.fusible import chosen, declined, rope_config, rope_shape
-from thunder_exec.route_verify import verify_route
-from fusions.runner import RUNNERS, SpecRunner, runner
+import thunder_exec.nv_ops as nv_ops
+from fusions import rope_bwd as rope_bwd_fusion, rope_fwd as rope_fwd_fusion
 from segkit.layout import dense_stride_order
+from thunder_exec.base import CLAIM_MODE, dtype_name, segkit_ex, supported, torch_dtype, with_options
+from thunder_exec.calls import rope_call, rope_calls, rope_runner, rope_shape
+from thunder_exec.decide.choice import chosen, declined
+from thunder_exec.decide.options import compile_options
+from thunder_exec.nv_ops import FusedOp
+from thunder_exec.route_verify import verify_route
 
 
 def rope_refusal(x, cos, sin) -> str | None:
@@ -38,35 +46,69 @@ def rope_refusal(x, cos, sin) -> str | None:
     return None
 
 
-def _runner(spec_name: str, x, cos, x_dtype, out_dtype, policy: str, check: bool, order) -> SpecRunner:
-    def make() -> SpecRunner:
-        return runner(spec_name, rope_config(x, cos, x_dtype, out_dtype, order), policy, check)
-
-    return RUNNERS.get((spec_name, x.shape, x_dtype, out_dtype, cos.shape, cos.dtype, policy, check, order), make)
-
-
 def _run(spec_name: str, x, cos, sin, x_dtype, out_dtype, policy, check):
     """segkit's fusion on x (B, H, T, n); an x laid out in another order of its dims (dq from cuDNN's attention,
     which keeps (B, T, H, n) order) is read in place by a fusion defined with its layout, not copied first."""
     shape = rope_shape(x)
     xs = x.reshape(shape)
     order = None if xs.is_contiguous() else dense_stride_order(xs.shape, xs.stride())
-    run = _runner(spec_name, x, cos, x_dtype, out_dtype, policy, check, order)
+    run = rope_runner(spec_name, x, cos, x_dtype, out_dtype, policy, check, order)
     cos_batch = run.cfg.cos_batch
     table = shape[2:] if cos_batch == 1 else (cos_batch, *shape[2:])
     (y,) = run([xs, cos.reshape(table), sin.reshape(table)])
     return y.reshape(x.shape)
 
 
+# --------------------------------------------------------------------------- the two operators
+def _canonical_table(fd, t, table, x_ndim: int):
+    """The region's cos / sin as rope_fwd.define_tables defines them ((T, n) or (B, T, n)): the size-1 dims before
+    T squeezed off (the table broadcasts as (1 or B, 1.., T, n) against x, ``rope_refusal``)."""
+    lead = x_ndim - table.ndim  # dims the table lacks on the left
+    dims = [d for d in range(table.ndim - 2) if not (d + lead == 0 and table.shape[d] != 1)]
+    return fd.ops.squeeze(t, dims=dims) if dims else t
+
+
+def _rope_tables(fd, x, cos, sin, lc_to_nv_map) -> tuple:
+    return tuple(_canonical_table(fd, lc_to_nv_map[t], t, x.ndim) for t in (cos, sin))
+
+
 # x_dtype / out_dtype: x's and y's dtypes (torch dtypes, constants of the trace); dy has y's, dx x's.
+def _rope_fwd_meta(x, cos, sin, out_dtype):
+    return TensorProxy(like=x, dtype=dtypes.to_dtype(out_dtype))
+
+
+def rope_fwd_translator(x, cos, sin, out_dtype, *, fd, lc_to_nv_map):
+    cfg = rope_call("rope_fwd", x, cos, x.dtype, out_dtype).cfg
+    return rope_fwd_fusion.body(fd, lc_to_nv_map[x], *_rope_tables(fd, x, cos, sin, lc_to_nv_map), cfg,
+                                tuple(x.shape))
+
+
 rope_fwd = segkit_ex.register_operator(
-    "segkit_rope_fwd", meta=lambda x, cos, sin, out_dtype, policy, check: TensorProxy(like=x, dtype=dtypes.to_dtype(out_dtype)),
+    "segkit_rope_fwd", meta=with_options(_rope_fwd_meta),
     fn=lambda x, cos, sin, out_dtype, policy, check: _run("rope_fwd", x, cos, sin, x.dtype, out_dtype, policy, check))
+nv_ops.add(FusedOp("rope_fwd", "segkit_nv_rope_fwd", "rope_fwd", _rope_fwd_meta, rope_fwd_translator,
+                   lambda x, cos, sin, out_dtype: rope_call("rope_fwd", x, cos, x.dtype, out_dtype),
+                   "segkit_rope_fwd"))
+
+
+def _rope_bwd_meta(g, cos, sin, x_dtype):
+    return TensorProxy(like=g, dtype=dtypes.to_dtype(x_dtype))
+
+
+def rope_bwd_translator(g, cos, sin, x_dtype, *, fd, lc_to_nv_map):
+    cfg = rope_call("rope_bwd", g, cos, x_dtype, g.dtype).cfg
+    return rope_bwd_fusion.body(fd, lc_to_nv_map[g], *_rope_tables(fd, g, cos, sin, lc_to_nv_map), cfg,
+                                tuple(g.shape))
+
+
 rope_bwd = segkit_ex.register_operator(
-    "segkit_rope_bwd", meta=lambda g, cos, sin, x_dtype, policy, check: TensorProxy(like=g, dtype=dtypes.to_dtype(x_dtype)),
+    "segkit_rope_bwd", meta=with_options(_rope_bwd_meta),
     fn=lambda g, cos, sin, x_dtype, policy, check: _run("rope_bwd", g, cos, sin, x_dtype, g.dtype, policy, check))
+nv_ops.add(FusedOp("rope_bwd", "segkit_nv_rope_bwd", "rope_bwd", _rope_bwd_meta, rope_bwd_translator,
+                   lambda g, cos, sin, x_dtype: rope_call("rope_bwd", g, cos, x_dtype, g.dtype), "segkit_rope_bwd"))
 
 
+# --------------------------------------------------------------------------- claim and transforms
 def promoted(a, b):
     """torch's type promotion of two floating dtypes (16-bit with fp32 is fp32; bf16 with fp16 is fp32)."""
     a, b = torch_dtype(a), torch_dtype(b)
@@ -92,7 +134,7 @@ def _rope_decomposition(x, cos, sin, route=None, out_dtype=None):
 def _forward(options, x, cos, sin, out_dtype):
     """y: the fusible forward, or the opaque one."""
     out = _out(x, out_dtype)
-    fused = chosen(options, "rope_fwd", rope_config(x, cos, x.dtype, out), x)
+    fused = chosen(options, rope_call("rope_fwd", x, cos, x.dtype, out), x)
     return fused.rope_fwd(x, cos, sin, out) if fused is not None else rope_fwd(x, cos, sin, out, *options.symbol_args)
 
 
@@ -115,7 +157,7 @@ def _grad(x, cos, sin, route=None, out_dtype=None):
         (y,) = verify_route(route, (y,), (x, cos, sin))
     g = get_grad(y)
     x_dtype = torch_dtype(x.dtype)
-    bwd = chosen(options, "rope_bwd", rope_config(g, cos, x_dtype, g.dtype), g)
+    bwd = chosen(options, rope_call("rope_bwd", g, cos, x_dtype, g.dtype), g)
     put_grad(x, bwd.rope_bwd(g, cos, sin, x_dtype) if bwd is not None
              else rope_bwd(g, cos, sin, x_dtype, *options.symbol_args))
     h = x.shape[-1] // 2
@@ -129,8 +171,7 @@ _rope_entry_symbol = segkit_ex.register_operator("segkit_apply_rope", like=_rope
 def _checker(x, cos, sin, route=None, out_dtype=None) -> bool:
     if rope_refusal(x, cos, sin) is not None:
         return False
-    cfg = rope_config(x, cos, x.dtype, _out(x, out_dtype))  # the backward's config is the forward's
-    return not declined(compile_options(), (("rope_fwd", cfg), ("rope_bwd", cfg)), x)
+    return not declined(compile_options(), rope_calls(x, cos, _out(x, out_dtype)), x)  # one config: the forward's
 
 
 segkit_ex.register_implementation(_rope_entry_symbol, checker=_checker, execution_transform=_execution,

@@ -15,7 +15,7 @@ CONTROLS = Path(__file__).with_name("step_controls.json")
 
 
 def test_every_control_loads_parses_and_redefines_no_product_variant():
-    from thunder_exec.base import FusePolicy
+    from thunder_exec.decide import FusePolicy
 
     controls = load_variants(CONTROLS)
     assert controls and not {v.name for v in controls} & {v.name for v in VARIANTS}

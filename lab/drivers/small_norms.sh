@@ -4,7 +4,7 @@
 # Thunder (lab/runs/h200x2-2026-11-29-small-graphs: two inner-outer kernels per layer against torch.compile's
 # per-row kernels and split weight sums), and no tuning entry existed at those signatures, so "auto" never weighed
 # segkit's rows schedules there; the committed claim evidence measured the claims fused, and applies only while
-# the claim would still run fused (fusions.cut_cost.declines).
+# the claim would still run fused (thunder_exec.decide.cut_cost.declines).
 #
 #   1. `segkit tune` each RMSNorm direction at the small models' named configs (fusions/configs.py), SMALL_TUNE_S
 #      seconds each, the two directions on two GPUs where there are two, into copies of the committed table, then

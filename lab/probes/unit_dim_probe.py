@@ -1,5 +1,5 @@
 """Issue 37 probe: segkit's norm fusions defined at x's 3-D shape with batch 1, (1, T, C), against the same rows as
-(T, C) (thunder_exec.norms.runner_shape): kernels per call and their summed time, per spec, on this GPU.
+(T, C) (thunder_exec.calls.runner_shape): kernels per call and their summed time, per spec, on this GPU.
 A size-1 dim is a broadcast dim to nvFuser; the backward's dw sums over it.
 
     python lab/probes/unit_dim_probe.py [--rows 4096] [--hidden 4096]

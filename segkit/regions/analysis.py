@@ -43,7 +43,7 @@ VIEW_OPS = frozenset({"reshape", "view", "view_as", "permute", "transpose", "t",
                       "torch_prims_reshape_impl"})
 
 #: Per-GPU copy bandwidth (bytes/s, read + write counted) the estimates divide bytes by: this one and the cut cost
-#: model's (fusions.cut_cost).
+#: model's (thunder_exec.decide.cut_cost).
 GPU_BANDWIDTH = {"h100": 3.0e12, "h200": 4.25e12}
 #: A cut's kernels and host time (us) per call where neither the command line nor a profile gives them.
 DEFAULT_KERNELS, DEFAULT_HOST_US = 1, 20.0

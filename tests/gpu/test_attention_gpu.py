@@ -12,7 +12,7 @@ import thunder
 import thunder_exec
 from segkit.nvfuser.timing import cuda_profiler
 from segkit.tuning.table import gpu_model
-from thunder_exec import gqa
+from thunder_exec.decide import evidence
 from tests.test_thunder_exec import _symbols
 
 pytestmark = pytest.mark.gpu
@@ -144,7 +144,7 @@ def test_grouped_attention_runs_on_cudnn_unrepeated():
 
 @pytest.mark.parametrize("kv_heads", [4, 2])  # groups of 2 and of 4 q heads
 def test_auto_groups_where_a_step_measured_it_faster(kv_heads):
-    """segkit_gqa's default: cuDNN gets k / v unrepeated where thunder_exec/gqa_evidence.json has this GPU and
+    """segkit_gqa's default: cuDNN gets k / v unrepeated where thunder_exec/decide/gqa_evidence.json has this GPU and
     group size measured faster grouped, repeated to q's 8 heads elsewhere; the numbers are eager's either way."""
     torch.manual_seed(0)
     B, T, D = 1, 256, 64
@@ -155,7 +155,7 @@ def test_auto_groups_where_a_step_measured_it_faster(kv_heads):
     y, g = _grads(jf, [q, k, v], dy)
     ye, ge = _grads(_grouped_attend, [q, k, v], dy)
     fwd = [b for b in thunder.last_traces(jf)[-1].bound_symbols if b.sym.name == "segkit_cudnn_sdpa_fwd"]
-    grouped = gqa.committed_evidence().grouped(gpu_model(), 8 // kv_heads)
+    grouped = evidence.committed_grouped().grouped(gpu_model(), 8 // kv_heads)
     assert [b.args[1].shape[1] for b in fwd] == [kv_heads if grouped else 8]
     for got, eager in zip([y, *g], [ye, *ge]):
         torch.testing.assert_close(got, eager, rtol=2 ** -7, atol=eager.abs().max().item() * 2 ** -7)

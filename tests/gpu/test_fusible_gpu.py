@@ -1,5 +1,5 @@
 """Issue 37 items 1-2 on the GPU host: with ``segkit_fuse="fused"`` Thunder's nvFuser executor fuses segkit's norms
-and RoPE into its own regions (thunder_exec.fusible): no opaque segkit norm / RoPE symbol is left in the traces,
+and RoPE into its own regions (thunder_exec.nv_ops): no opaque segkit norm / RoPE symbol is left in the traces,
 the regions hold the segkit_nv symbols, and loss and grads agree with the opaque mode and with eager."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import torch
 import thunder
 import thunder_exec
 from tests.test_thunder_exec import _close, _run
-from thunder_exec.fusible import FuseFallbackWarning
+from thunder_exec.decide import FuseFallbackWarning
 
 pytestmark = pytest.mark.gpu
 
@@ -148,8 +148,8 @@ def test_inference_fused_forward_gives_y():
 
 def _alone_table(kind: str, rows: int, hidden: int, eps: float, faster: bool):
     """A tuning table with segkit's kernel 5 us faster (``faster``) or 5 us slower than nvFuser's default for the
-    norm's forward and backward configs on this GPU: too little gain to pay for a cut (fusions.cut_cost.decide
-    fuses), enough for a call alone in its region."""
+    norm's forward and backward configs on this GPU: too little gain to pay for a cut
+    (thunder_exec.decide.cut_cost.decide fuses), enough for a call alone in its region."""
     from fusions.configs import NormConfig
     from fusions.spec import signature
     from segkit.tuning import TableEntry, TuningTable, gpu_model
@@ -168,11 +168,11 @@ def test_a_norm_alone_in_its_region_runs_the_faster_kernel(monkeypatch, kind, fa
     """An isolated norm under segkit_fuse="auto", the cut cost model choosing fused: nvFuser's pass leaves each
     call alone in a region. Where segkit's kernel is faster (the tuning table) forward and backward run as
     segkit_ex's opaque symbols; where nvFuser's default is, they stay in regions. Grads as eager's either way."""
-    from fusions import cut_cost
+    from thunder_exec.decide import cut_cost, evidence
 
     rows, hidden, eps = 2048, 384, 1e-5
     monkeypatch.setattr(cut_cost, "tuning_table", lambda: _alone_table(kind, rows, hidden, eps, faster))
-    monkeypatch.setattr(cut_cost.cut_evidence, "committed", lambda: cut_cost.EvidenceTable())
+    monkeypatch.setattr(evidence, "committed", lambda: cut_cost.EvidenceTable())
     thunder_exec.clear_caches(keep_compiled=True)
     x = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     w = (torch.rand(hidden, device="cuda", dtype=torch.bfloat16) + 0.5).requires_grad_()
@@ -203,24 +203,24 @@ def test_auto_leaves_a_call_to_thunder_where_a_step_measured_thunders_own_faster
     decomposition ran faster, the whole call (forward and backward) is left to Thunder: no segkit symbol, opaque
     or fused, in either trace, the choice recorded; where the claim ran faster, segkit's symbols are there. Grads
     as eager's either way."""
-    from fusions import cut_cost
     from fusions.configs import NormConfig
-    from fusions.cut_evidence import ClaimEvidence, ClaimTable
     from fusions.spec import signature
     from segkit.tuning import gpu_model
-    from thunder_exec import fusible
+    from thunder_exec import decide
+    from thunder_exec.decide import cut_cost, evidence
+    from thunder_exec.decide.evidence import ClaimEvidence, ClaimTable
 
     rows, hidden, eps = 2048, 384, 1e-5
     sig = signature(NormConfig("thunder", (rows, hidden), torch.bfloat16, eps, False))
     claimed, declined = (200.0, 150.0) if thunder_faster else (150.0, 200.0)
     table = ClaimTable([ClaimEvidence(gpu_model(), "rmsnorm_bwd", sig, claimed, declined, "fused", "case",
                                       "test: profiles a vs b", "today")])
-    monkeypatch.setattr(cut_cost.cut_evidence, "committed_claims", lambda: table)
+    monkeypatch.setattr(evidence, "committed_claims", lambda: table)
     # the claim runs fused, as the evidence measured it (no tuning entry or cut evidence would make it opaque)
     monkeypatch.setattr(cut_cost, "tuning_table", lambda: cut_cost.TuningTable())
-    monkeypatch.setattr(cut_cost.cut_evidence, "committed", lambda: cut_cost.EvidenceTable())
+    monkeypatch.setattr(evidence, "committed", lambda: cut_cost.EvidenceTable())
     thunder_exec.clear_caches(keep_compiled=True)
-    fusible.clear_notes()
+    decide.clear_notes()
     x = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     w = (torch.rand(hidden, device="cuda", dtype=torch.bfloat16) + 0.5).requires_grad_()
     jf, (outs, grads), (want, want_grads) = _run(lambda x: torch.nn.functional.rms_norm(x, (hidden,), w, eps), [x],
@@ -228,7 +228,7 @@ def test_auto_leaves_a_call_to_thunder_where_a_step_measured_thunders_own_faster
     fw, bw = thunder.last_traces(jf)[-1], thunder.last_backward_traces(jf)[-1]
     segkit_names = {n for n in _top(fw) | _top(bw) | set(_in_regions(fw)) | set(_in_regions(bw))
                     if n.startswith("segkit")}
-    chosen = {c.spec: c.chosen for c in fusible.CHOICES.values()}
+    chosen = {c.spec: c.chosen for c in decide.CHOICES.values()}
     if thunder_faster:
         assert not segkit_names, segkit_names
         assert chosen == {"rmsnorm_fwd": "thunder", "rmsnorm_bwd": "thunder"}, chosen

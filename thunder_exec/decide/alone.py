@@ -1,8 +1,8 @@
 """A fused norm / RoPE call that nvFuser's fusion pass left alone in its region cuts nothing by running opaque:
 under ``segkit_fuse="auto"`` it runs as segkit_ex's opaque symbol where segkit's tuned kernel beats nvFuser's
-default for that call (fusions.cut_cost.decide_alone), else stays fused.
+default for that call (cut_cost.decide_alone), else stays fused.
 
-segkit's transforms choose fused or opaque per call (thunder_exec.fusible.chosen) before the regions exist, so the
+segkit's transforms choose fused or opaque per call (thunder_exec.decide.choice.chosen) before the regions exist, so the
 cut cost model assumes neighbours to fuse with. Where the fusion pass finds none (an isolated norm, a norm between
 two matmuls), fusing saves no bytes and only trades segkit's schedule for nvFuser's default; and a fused forward's
 region can be copied into the backward's (Thunder's rematerialization, inside the same fusion pass, on the joint
@@ -17,10 +17,12 @@ from thunder.core.compile_data import get_compile_data
 from thunder.core.symbol import BoundSymbol
 from thunder.core.trace import TraceCtx, TraceProvenance, from_trace
 
-from fusions.cut_cost import OPAQUE, decide_alone
 from segkit.tuning import gpu_model
-from thunder_exec.base import call_shape, compile_options, segkit_ex
-from thunder_exec.fusible import BY_NAME, Choice, record
+from thunder_exec.base import segkit_ex
+from thunder_exec.decide.choice import Choice, record
+from thunder_exec.decide.cut_cost import OPAQUE, decide_alone
+from thunder_exec.decide.options import compile_options
+from thunder_exec.nv_ops import BY_NAME
 
 _installed = False
 
@@ -36,10 +38,10 @@ def _opaque_call(region: BoundSymbol, call: BoundSymbol, options) -> BoundSymbol
     """The opaque symbol's call that replaces ``region``, which holds ``call`` alone (auto mode, the tuned kernel
     faster), else None."""
     op = BY_NAME[call.sym.name]
-    cfg = op.config(*call.args)
-    if options.fuse.mode(op.spec, call_shape(cfg)) != "auto":
+    fused = op.call(*call.args)
+    if options.fuse.mode(op.spec, fused.shape) != "auto":
         return None
-    d = decide_alone(op.spec, cfg, gpu_model())
+    d = decide_alone(op.spec, fused.cfg, gpu_model())
     record(Choice(op.spec, d.signature, "auto", d.decision, d.describe(), alone=True))
     if d.decision != OPAQUE:
         return None

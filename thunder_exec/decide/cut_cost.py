@@ -6,17 +6,17 @@ costs:
   cut  = 2 * crossing bytes / copy bandwidth   (each tensor crossing the cut written, then read back)
          + extra kernels * kernel_us + host_us
 
-Where the step itself was measured both ways (fusions/cut_evidence.py: the spec fused, then opaque), that
+Where the step itself was measured both ways (thunder_exec.decide.evidence: the spec fused, then opaque), that
 measurement decides instead, per step: opaque where the cut saved more kernel time than the host time it added to
 the step (timed in the step table's paired passes; a record without that timing weighs one call's estimate,
 ``CutPolicy.host_us``).
 
-Before either, whether to claim the call at all: ``call_declines`` finds step evidence (fusions/claim_evidence.json)
+Before either, whether to claim the call at all: ``call_declines`` finds step evidence (claim_evidence.json)
 that Thunder's own decomposition of the call ran faster than segkit's claim; "auto" then leaves it to Thunder.
 
 ``decide`` is a pure function of the spec, config, GPU name, tuning table, step evidence and ``CutPolicy`` (the
-constants, a parameter): no evidence and no tuning entry (or no gain) means fused. thunder_exec's
-``segkit_fuse="auto"`` and ``segkit regions`` quote its ``CutDecision.describe()``.
+constants, a parameter): no evidence and no tuning entry (or no gain) means fused. Each Choice of
+``segkit_fuse="auto"`` quotes its ``CutDecision.describe()``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import math
 from dataclasses import dataclass, replace
 
 import fusions
-from fusions import cut_evidence
-from fusions.cut_evidence import ClaimEvidence, CutEvidence, EvidenceTable
 from fusions.spec import signature, tuning_table
 from segkit.frontend import FusionDefinition
 from segkit.regions import GPU_BANDWIDTH
 from segkit.tuning import TuningTable
+import thunder_exec.decide.evidence as _evidence  # the module; ``evidence`` is decide()'s table
+from thunder_exec.decide.evidence import ClaimEvidence, CutEvidence, EvidenceTable
 
 OPAQUE, FUSED, THUNDER = "opaque", "fused", "thunder"
 
@@ -124,7 +124,7 @@ def decide(spec_name: str, cfg, gpu: str | None, table: TuningTable | None = Non
     ``cfg`` on the GPU named ``gpu``, from ``evidence`` (default: the committed step measurements) where it has
     the call, else from ``table`` (default: the committed tuning table) and ``policy``."""
     sig = signature(cfg)
-    evidence = evidence if evidence is not None else cut_evidence.committed()
+    evidence = evidence if evidence is not None else _evidence.committed()
     measured = evidence.lookup(gpu, spec_name, sig)
     nbytes = crossing_bytes(spec_name, cfg)
     counted_as, bw = policy.bandwidth(gpu)
@@ -175,7 +175,7 @@ def call_declines(calls, gpu: str | None, claims: EvidenceTable | None = None, t
     that has a record would now run otherwise than its step measured it (``claimed_as`` against ``decide``'s
     decision from ``table`` and ``evidence``, e.g. opaque on a tuning entry found since): that step measured
     another claim of the call."""
-    claims = claims if claims is not None else cut_evidence.committed_claims()
+    claims = claims if claims is not None else _evidence.committed_claims()
     found = None
     for spec_name, cfg in calls:
         record = claims.lookup(gpu, spec_name, signature(cfg))
