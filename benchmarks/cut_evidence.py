@@ -1,6 +1,6 @@
 """Step evidence for segkit_fuse="auto" (thunder_exec/decide/evidence.py) from a step table run that profiled two
-variants differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs and
-attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
+variants differing in one spec's mode: the memory-bound kernel time of each profiled step (every kernel but the GEMMs
+and attention, which both variants run alike and whose time follows the SM clock of the moment: the row's breakdown,
 else its profile), one record per signature of the spec's calls that the first variant claimed (or fused) and
 the second left to Thunder (or ran opaque): all of them, or those of one shape (a ``segkit_fuse`` key OP@SHAPE);
 every other call must run alike in both. Cases where the two ran every call alike are skipped, and so are those
@@ -24,7 +24,8 @@ A/A control ``thunder-again`` is the step table's own.
 
 The first form writes CutEvidence (fused against opaque: thunder_exec/decide/cut_evidence.json), the second
 ClaimEvidence (the calls claimed, as "auto" ran them, against left to Thunder: thunder_exec/decide/claim_evidence.json).
-RUN_DIR holds the run's ``model_step.json`` (or ``.json.gz``) and ``profiles/`` (scripts/gpu/models.sh with MODELS_PROFILE=1).
+RUN_DIR holds the run's ``model_step.json`` (or ``.json.gz``) and ``profiles/`` (scripts/gpu/models.sh with
+MODELS_PROFILE=1).
 A CutEvidence record carries the host time per step the cut added where the run timed both variants' host per
 interleaved pass (``host_steps``: the median of the paired differences); the third form adds that host time from
 another run (no profiles needed) to the records already there, since "auto" weighs the kernel time a cut saves
