@@ -51,8 +51,9 @@ from segkit.trace.breakdown import per_step
 
 def memory_bound_us(profile: Path) -> float:
     """The memory-bound kernel time of a profiled step (``segkit trace breakdown``: every kernel but matmuls and
-    attention)."""
-    return per_step(load(profile))["memory-bound us"]
+    attention). A step table profile holds its profiled steps alone (torch.profiler's active window), each in a step
+    range since the step table marks them; one recorded before it did is read whole, which is those steps."""
+    return per_step(load(profile), whole=True)["memory-bound us"]
 
 
 def _step_memory_bound_us(run: Path, case: str, row: dict) -> float:
