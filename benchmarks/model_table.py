@@ -10,7 +10,7 @@ import math
 import statistics
 from pathlib import Path
 
-from segkit.files import read_text
+from segkit.files import read_text, write_atomic
 from sweep.machine import KEY, block_of, machine_block
 from benchmarks.model_cases import CASES
 
@@ -65,10 +65,12 @@ def merge(paths: list[Path]) -> dict:
 
 
 def write(doc: dict, md_path: str | None, json_path: str | None) -> None:
+    """The table as markdown at ``md_path`` and as JSON at ``json_path`` (each where given), each whole or not at
+    all (``write_atomic``: never onto an input of the command)."""
     if md_path:
-        Path(md_path).write_text(markdown(doc) + "\n")
+        write_atomic(md_path, markdown(doc) + "\n")
     if json_path:
-        Path(json_path).write_text(json.dumps(doc, indent=1) + "\n")
+        write_atomic(json_path, json.dumps(doc, indent=1) + "\n")
 
 
 def _num(value, fmt: str) -> str:

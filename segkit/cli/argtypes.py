@@ -53,6 +53,10 @@ class Contract:
     last_unless: str = ""
     #: the types each value is checked with once its place is known (the inputs', the last one's)
     checks: tuple = ()
+    #: values that are words, not paths (a cache option's 'none')
+    words: tuple[str, ...] = ()
+    #: an output directory any run may share and write into (a compile cache): not refused for holding others' files
+    shared: bool = False
 
     def written(self, value: Path) -> list[Path]:
         """The files an output file or stem writes."""
@@ -309,6 +313,18 @@ def output_dir_writing(*patterns: str, owned_if: tuple[str, ...] = ()) -> Callab
         return _output_dir(value)
 
     return output_dir
+
+
+def cache_dir_or(*words: str) -> Callable[[str], Path | str]:
+    """The type of a cache directory (shared by runs: its files are no user's), or one of ``words`` (e.g. 'none',
+    'workdir') which are kept as given."""
+    @declare(Contract("output", "dir", writes=("*",), words=words, shared=True))
+    @_fs_checked
+    def cache_dir(value: str) -> Path | str:
+        """A cache directory segkit may create or write into, or one of the words the option takes."""
+        return value if value in words else _output_dir(value)
+
+    return cache_dir
 
 
 #: An output directory anything may be written into.

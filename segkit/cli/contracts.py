@@ -84,7 +84,7 @@ def path_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list
             *values, last = values
             found.append(PathArg(flag(action), contract.last, _checked(contract.checks[1], last, action)))
         for v in values:
-            if contract.maybe_path and not Path(v).exists():
+            if (contract.maybe_path and not Path(v).exists()) or (isinstance(v, str) and v in contract.words):
                 continue
             found.append(PathArg(flag(action), contract,
                                  _checked(contract.checks[0], v, action) if contract.checks else Path(v)))
@@ -154,7 +154,8 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Pat
             if (i.contract.kind == "file" and _inside(i.path, d.path, d.contract.writes)) or (
                     i.contract.kind == "dir" and (_same(i.path, d.path) or _inside(i.path, d.path, ("*",)))):
                 raise UsageError(f"{d} would rewrite the input {i} in it: give a directory that holds no input")
-        refuse_foreign(d.path, d.flag, d.contract.owned_if)
+        if not d.contract.shared:
+            refuse_foreign(d.path, d.flag, d.contract.owned_if)
     force = getattr(args, "force", False) is True
     for o in outputs:
         if o.contract.kind == "file" and o.contract.owns is not None and o.path.is_file() and not force \
@@ -168,7 +169,7 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Pat
                                              else getattr(args, _action(parser, other).dest) not in values):
             raise UsageError(f"{option} goes with {other}{' ' + ' or '.join(values) if values else ''}: give both "
                              f"or leave {option} out")
-    return dirs
+    return [d for d in dirs if not d.contract.shared]
 
 
 def _new_parts(directory: Path) -> list[Path]:
