@@ -132,7 +132,7 @@ def build_parser() -> Parser:
                         "one it died in recorded as 'crashed'), at most N times (default 2)")
     p.add_argument("--each", type=argtypes.text, metavar="CMD",
                    help="instead of pytest: run CMD once per device, {shard}/{device}/{n} filled in (independent "
-                        "seeds for fuzz / tune); it writes no merged JSON (no -o)")
+                        "seeds for fuzz / tune); no merged JSON (no -o): each command keeps its own results")
     p.add_argument("--backend", choices=("local", "submitit"), default="local")
     p.add_argument("--submitit-cluster", type=argtypes.name,
                    help="submitit cluster: slurm, local or debug (default: auto-detect)")
