@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from benchmarks import gate_log
-from benchmarks.summarize import add_lines, check_row, data_rows, read_data
+from benchmarks.summarize import add_lines, check_row, data_line, data_rows, read_data
 from segkit.cli import argtypes, entry
 from segkit.cli.parser import Parser
 from segkit.files import read_text, write_atomic
@@ -192,8 +192,11 @@ def bench_errors(log: Path | None) -> dict[tuple, str]:
     from benchmarks.summarize import _plain
 
     out = {}
-    for line in Path(log).read_text().splitlines() if log is not None and Path(log).exists() else ():
-        rec = json.loads(line)
+    lines = read_text(log).splitlines() if log is not None and Path(log).exists() else ()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        rec = data_line(line, log, n)
         if "error" not in rec:
             continue
         params = rec["params"]
@@ -431,7 +434,7 @@ def landed(record: dict, log: Path | None = None) -> int | None:
     log = GATE_LOG if log is None else log
     want = identity(record)
     for n, line in enumerate(read_text(log).splitlines() if log.exists() else (), 1):
-        if line.strip() and identity(json.loads(line)) == want:
+        if line.strip() and identity(data_line(line, log, n)) == want:
             return n
     return None
 

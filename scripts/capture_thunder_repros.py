@@ -20,6 +20,7 @@ import thunder
 from fusions import torch_models as tm
 from segkit.cli import argtypes, entry
 from segkit.cli.parser import Parser
+from segkit.files import write_atomic
 from thunder_exec.compat import install_nvfuser_direct_compat
 
 
@@ -74,7 +75,7 @@ def main(out_dir: str) -> None:
         for kind, trace in traces.items():
             for region, wrapper in _regions(trace):
                 path = out / f"{name}_{kind}_{region}.py"
-                path.write_text(wrapper.last_used.last_repro_script())
+                write_atomic(path, wrapper.last_used.last_repro_script())
                 print("wrote", path)
 
 

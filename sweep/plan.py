@@ -92,6 +92,12 @@ def collect(pytest_args: list[str]) -> list[str]:
     return ids
 
 
+def _duration(seconds) -> bool:
+    """Whether ``seconds`` can be a case's duration: a finite number >= 0."""
+    return isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(seconds) \
+        and seconds >= 0
+
+
 def load_durations(paths: list[Path]) -> dict[str, float]:
     """Per-case seconds from earlier merged sweeps (their ``sweep.durations``) or committed durations files
     (``durations``); later files win."""
@@ -101,9 +107,14 @@ def load_durations(paths: list[Path]) -> dict[str, float]:
             data = json.loads(read_text(path))  # the lab keeps its runs gzipped
         except (OSError, ValueError) as e:
             raise SweepError(f"--durations {path}: cannot read it as a sweep JSON ({e})") from None
-        found = (data.get("sweep") or {}).get("durations") or data.get("durations")
+        found = ((data.get("sweep") or {}).get("durations") or data.get("durations")) if isinstance(data, dict) \
+            else None
         if not isinstance(found, dict):
             raise SweepError(f"--durations {path}: holds no per-case durations (no sweep.durations or durations)")
+        for case, seconds in found.items():
+            if not _duration(seconds):
+                raise SweepError(f"--durations {path}: case {case}: {seconds!r} is not a duration (seconds, finite, "
+                                 ">= 0); fix the file or leave it out")
         out.update(found)
     return out
 
@@ -159,8 +170,7 @@ def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> tu
             raise SweepError(f"{path}: not a durations file ({type(e).__name__}: {e}); fix it or remove it, then "
                              "run --write-durations again") from None
     for case, seconds in durations.items():
-        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not (math.isfinite(seconds)
-                                                                                     and seconds >= 0):
+        if not _duration(seconds):
             raise SweepError(f"--write-durations {merged}: case {case}: {seconds!r} is not a duration (seconds, "
                              "finite, >= 0)")
     replaced = sum(c in kept for c in durations)
