@@ -149,11 +149,11 @@ def existing_dir(value: str) -> Path:
 def existing_path(value: str) -> Path:
     """A file or a directory that exists (a run folder, or the one file of it that a command reads)."""
     path = Path(value)
-    if not value.strip():
-        raise argparse.ArgumentTypeError("an empty path")
-    if not path.exists():
+    if path.is_dir():
+        return existing_dir(value)
+    if value.strip() and not path.exists():
         raise argparse.ArgumentTypeError(f"no such file or directory: {value}{_did_you_mean(path)}")
-    return path
+    return existing_file(value)
 
 
 @declare(INPUT_FILE)

@@ -39,7 +39,7 @@ def run(build: Callable[[], Parser], argv: Sequence[str] | None, *,
         with contracts.taken(dirs, " ".join((prog, *words)), inputs):
             status = args.func(args)
         sys.stdout.flush()
-        return 0 if status is None else status
+        return status if isinstance(status, int) else 0  # a command that returns nothing (or a value): done
     except BrokenPipeError:
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
