@@ -91,3 +91,28 @@ def test_the_gates_record_and_land_run_end_to_end(tmp_path, monkeypatch, capsys)
     assert [(r["executor"], r["metrics"]["us"], r["run"]) for r in rows] == [("segkit", 101.0, "gate-abc1234")]
     assert gate.main(["land", str(d / "record.json")]) == 2  # landed already: refused, nothing written
     assert len(log.read_text().splitlines()) == 1 and len(read_data(results)) == 1
+
+
+def test_the_gates_step_and_compare_command_lines_parse_and_pass_the_contracts(tmp_path):
+    """The step table's command line (``$STEP_ARGS`` from ``benchmarks.gate.STEP``) and compare's, as gate.sh
+    writes them, parse and pass the contracts: run again over the last run's files (its own), nothing refused."""
+    from benchmarks.model_step import build_parser as step_parser
+    from segkit.cli import contracts
+
+    d = tmp_path / "gate"
+    d.mkdir()
+    bench_run(d / "headline.json")
+    (d / "step.json").write_text(json.dumps({"machine": MACHINE, "run": {}, "rows": []}))
+    (d / "step.md").write_text("GPU: NVIDIA H200 (driver 580)\n")
+    (d / "rerun.txt").write_text("")
+    step_args = " ".join(f"--{k} {v}" for k, v in gate.STEP.items())
+    words = _fill(_command("benchmarks/model_step.py"), {"$STEP_ARGS": step_args, "$DIR": str(d)})
+    words = [x for w in words for x in (w.split() if w == step_args else [w])]
+    parser = step_parser()
+    args = parser.parse_args(words[2:])
+    assert args.json == d / "step.json" and contracts.check(parser, args) == []
+    words = _fill(_command("-m benchmarks.gate compare"), {"$DIR": str(d)})
+    parser = gate.build_parser()
+    args = parser.parse_args(words[3:])
+    _, leaf = contracts.chosen(parser, args)
+    assert args.rerun_ids == d / "rerun.txt" and contracts.check(leaf, args) == []
