@@ -34,9 +34,9 @@ against the host time it adds.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,6 +44,9 @@ from benchmarks.model_table import CONTROL_VARIANT, speedup
 from sweep.machine import KEY
 from thunder_exec.decide.evidence import (CLAIMS_PATH, EVIDENCE_PATH, ClaimEvidence, ClaimTable, CutEvidence,
                                           EvidenceTable)
+from segkit.cli import argtypes, entry
+from segkit.cli.parser import Parser
+from segkit.errors import UsageError
 from segkit.files import read_text
 from segkit.trace import load
 from segkit.trace.breakdown import per_step
@@ -107,10 +110,18 @@ def _contested(a: dict, b: dict, a_us: float, b_us: float) -> str | None:
 def _step_doc(run: Path) -> dict:
     """The step table's document of ``run``: a run folder's ``model_step.json`` (or ``.json.gz``), or a step JSON
     file itself."""
-    if run.is_file():
-        return json.loads(read_text(run))
-    path = run / "model_step.json"
-    return json.loads(read_text(path if path.exists() else run / "model_step.json.gz"))
+    path = run if run.is_file() else run / "model_step.json"
+    path = path if path.exists() else run / "model_step.json.gz"
+    if not path.exists():
+        raise ValueError(f"{run}: no model_step.json or model_step.json.gz in it: give a run folder of the step "
+                         "table or a step JSON file")
+    try:
+        doc = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON ({e.msg} at line {e.lineno}): want a step table's JSON") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+        raise ValueError(f"{path}: not a step table's JSON (no 'rows' list): give benchmarks/model_step.py's --json")
+    return doc
 
 
 def _differing(doc: dict, run: Path, spec: str, first: str, second: str, first_ways: tuple[str, ...],
@@ -236,26 +247,39 @@ def claim_evidence(run: Path, spec: str, claimed: str, declined: str) -> list[Cl
             for sig in sorted(ways)]
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path)
-    parser.add_argument("--spec", required=True)
-    parser.add_argument("--fused", help="the variant with the spec fused")
-    parser.add_argument("--opaque", help="the variant with the spec opaque, all else the same")
-    parser.add_argument("--claimed", help="the variant with the spec claimed (as auto runs it)")
-    parser.add_argument("--declined", help="the variant with the spec left to Thunder, all else the same")
+def build_parser() -> Parser:
+    """``python -m benchmarks.cut_evidence``'s command line."""
+    parser = Parser(prog="python -m benchmarks.cut_evidence", description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=argtypes.existing_path, metavar="RUN",
+                        help="a step table's run folder (model_step.json and its profiles) or a step JSON file")
+    parser.add_argument("--spec", type=argtypes.name, required=True)
+    parser.add_argument("--fused", type=argtypes.name, help="the variant with the spec fused")
+    parser.add_argument("--opaque", type=argtypes.name, help="the variant with the spec opaque, all else the same")
+    parser.add_argument("--claimed", type=argtypes.name, help="the variant with the spec claimed (as auto runs it)")
+    parser.add_argument("--declined", type=argtypes.name,
+                        help="the variant with the spec left to Thunder, all else the same")
     parser.add_argument("--host-only", action="store_true", help="with --fused / --opaque: add the host time the "
                         "cut added, timed in RUN's paired passes, to the records already there (RUN may be a step "
                         "JSON without profiles)")
     parser.add_argument("--write", action="store_true", help=f"merge into {EVIDENCE_PATH.name} (or "
                         f"{CLAIMS_PATH.name} with --claimed / --declined)")
-    parser.add_argument("--out", type=Path, help="merge into this file instead")
-    args = parser.parse_args(argv)
+    parser.add_argument("--out", type=argtypes.output_file_of("an evidence table", argtypes.json_holding("records")),
+                        help="merge into this file instead")
+    parser.add_force()
+    parser.goes_with("--host-only", "--fused")
+    parser.set_defaults(func=_cut_evidence)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.cut_evidence``: every failure one line."""
+    return entry.run(build_parser, argv)
+
+
+def _cut_evidence(args) -> int:
     if (args.fused is None) != (args.opaque is None) or (args.claimed is None) != (args.declined is None) or \
             (args.fused is None) == (args.claimed is None):
-        parser.error("give either --fused and --opaque, or --claimed and --declined")
-    if args.host_only and args.fused is None:
-        parser.error("--host-only goes with --fused and --opaque")
+        raise UsageError("give either --fused and --opaque, or --claimed and --declined")
     if args.host_only:  # the records to add to: the file it writes to
         records = with_host(args.run, args.spec, args.fused, args.opaque, EvidenceTable.load(args.out or EVIDENCE_PATH))
         table, path = EvidenceTable, EVIDENCE_PATH
@@ -273,7 +297,8 @@ def main(argv: list[str] | None = None) -> None:
             merged.put(r)
         merged.save(target)
         print(f"written to {target}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -30,8 +30,10 @@ import sys
 from pathlib import Path
 
 from benchmarks import gate_log
-from benchmarks.summarize import add_lines, check_row, data_rows, read_data
-from segkit.files import read_text
+from benchmarks.summarize import add_lines, check_row, data_line, data_rows, read_data
+from segkit.cli import argtypes, entry
+from segkit.cli.parser import Parser
+from segkit.files import read_text, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
@@ -190,8 +192,11 @@ def bench_errors(log: Path | None) -> dict[tuple, str]:
     from benchmarks.summarize import _plain
 
     out = {}
-    for line in Path(log).read_text().splitlines() if log is not None and Path(log).exists() else ():
-        rec = json.loads(line)
+    lines = read_text(log).splitlines() if log is not None and Path(log).exists() else ()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        rec = data_line(line, log, n)
         if "error" not in rec:
             continue
         params = rec["params"]
@@ -265,51 +270,60 @@ def _machine(rows: list[dict]) -> dict:
     return rows[0]["machine"] if rows else {}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.gate", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
+#: An existing gate record (JSON with ``gate``) or sweep / step / re-run JSON: what the gate's outputs may replace.
+RECORD_OUT = argtypes.output_file_of("a gate record", argtypes.json_holding("gate"))
+IDS_OUT = argtypes.output_file_of("pytest node ids", argtypes.text_starting("benchmarks/", "step"))
+
+
+def build_parser() -> Parser:
+    """The gate's command line (``python -m benchmarks.gate``): one subcommand per step of gate.sh."""
+    p = Parser(prog="python -m benchmarks.gate", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     sub.add_parser("headline-k").set_defaults(func=_headline_k)
     c = sub.add_parser("compare")
-    c.add_argument("bench", type=Path)
-    c.add_argument("step", type=Path, nargs="?")
-    c.add_argument("--rerun-ids", type=Path, required=True, help="write the node ids of ours to re-run here")
-    c.add_argument("--rerun-step", type=Path, help="write 'step' here when the step of ours is past the tolerance "
+    c.add_argument("bench", type=argtypes.existing_file, metavar="RUN.json", help="the headline run (pytest-benchmark JSON)")
+    c.add_argument("step", type=argtypes.existing_file, nargs="?", metavar="STEP.json", help="the step table's JSON")
+    c.add_argument("--rerun-ids", type=IDS_OUT, required=True, help="write the node ids of ours to re-run here")
+    c.add_argument("--rerun-step", type=IDS_OUT, help="write 'step' here when the step of ours is past the tolerance "
                    "(an empty file when it is not)")
-    c.add_argument("--log", type=Path, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
+    c.add_argument("--log", type=argtypes.optional_file, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
+    c.add_force()
     c.set_defaults(func=_compare)
     r = sub.add_parser("record")
-    r.add_argument("--tests", type=Path, required=True)
-    r.add_argument("--bench", type=Path, required=True)
-    r.add_argument("--step", type=Path)
-    r.add_argument("--rerun", type=Path, help="the kernel cases' re-run (pytest-benchmark JSON)")
-    r.add_argument("--rerun-step", type=Path, help="the step's re-run (its step table JSON)")
-    r.add_argument("--log", type=Path, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
-    r.add_argument("--commit", required=True)
-    r.add_argument("--tests-commit", help="the commit the suite phase ran on, when not --commit")
-    r.add_argument("-o", "--out", type=Path, required=True)
+    r.add_argument("--tests", type=argtypes.existing_file, required=True, help="the GPU suite's merged JSON file")
+    r.add_argument("--bench", type=argtypes.existing_file, required=True, help="the headline run's JSON file")
+    r.add_argument("--step", type=argtypes.existing_file, help="the step table's JSON file")
+    r.add_argument("--rerun", type=argtypes.existing_file, help="the kernel cases' re-run (pytest-benchmark JSON)")
+    r.add_argument("--rerun-step", type=argtypes.existing_file, help="the step's re-run (its step table JSON)")
+    r.add_argument("--log", type=argtypes.optional_file, help="the run's $SEGKIT_BENCH_LOG: why a case is missing")
+    r.add_argument("--commit", type=argtypes.name, required=True)
+    r.add_argument("--tests-commit", type=argtypes.name, help="the commit the suite phase ran on, when not --commit")
+    r.add_argument("-o", "--out", type=RECORD_OUT, required=True, help="the record's JSON file")
+    r.add_force()
     r.set_defaults(func=_record)
     land = sub.add_parser("land")
-    land.add_argument("record", type=Path)
+    land.add_argument("record", type=argtypes.existing_file, metavar="RECORD.json", help="a gate record file")
     land.add_argument("--no-rows", action="store_true",
                       help="the record only: its measurements stay out of the results data (a run of code with a "
                            "bug fixed since)")
     land.set_defaults(func=_land)
     pr = sub.add_parser("promote")
-    pr.add_argument("--gpu", required=True)
-    pr.add_argument("--run", help="only this run's rows (default: the latest row of each case in the results data)")
-    pr.add_argument("--executor", help="only this executor's rows")
-    pr.add_argument("--suite", help="only this suite's rows (fp8_amax, qkv_split_rope, ...)")
+    pr.add_argument("--gpu", type=argtypes.name, required=True)
+    pr.add_argument("--run", type=argtypes.name,
+                    help="only this run's rows (default: the latest row of each case in the results data)")
+    pr.add_argument("--executor", type=argtypes.name, help="only this executor's rows")
+    pr.add_argument("--suite", type=argtypes.name, help="only this suite's rows (fp8_amax, qkv_split_rope, ...)")
     pr.add_argument("--faster", action="store_true", help=f"only the cases of ours more than {TOLERANCE:.0%}% faster "
                     f"than their baseline (what a change sped up; the rest stay)")
-    pr.add_argument("--accept-slower", metavar="WHY", help=f"let a case of ours move to a time more than "
-                    f"{TOLERANCE:.0%}% slower than its baseline (say why in the commit)")
+    pr.add_argument("--accept-slower", type=argtypes.text, metavar="WHY", help=f"let a case of ours move to a time "
+                    f"more than {TOLERANCE:.0%}% slower than its baseline (say why in the commit)")
     pr.set_defaults(func=_promote)
-    args = p.parse_args(argv)
-    try:
-        return args.func(args)
-    except ValueError as e:  # a file that is not what the command reads: one line naming it
-        print(f"python -m benchmarks.gate {args.cmd}: {e}", file=sys.stderr)
-        return 2
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.gate``; a file that is not what the command reads is one line naming it (exit 2)."""
+    return entry.run(build_parser, argv, expected_status=2)
 
 
 def _headline_k(args: argparse.Namespace) -> int:
@@ -325,10 +339,10 @@ def _compare(args: argparse.Namespace) -> int:
     print(table(judged))
     again = [ids[key(row)] for row, j in zip(rows, judged) if j["ours"] and j["verdict"] == "slower"
              and key(row) in ids]
-    args.rerun_ids.write_text("".join(f"{i}\n" for i in again))
+    write_atomic(args.rerun_ids, "".join(f"{i}\n" for i in again))
     step_again = any(j["ours"] and j["verdict"] == "slower" and j["suite"] == "model_step" for j in judged)
     if args.rerun_step is not None:
-        args.rerun_step.write_text("step\n" if step_again else "")
+        write_atomic(args.rerun_step, "step\n" if step_again else "")
     print(f"\n{len(again)} of ours past {TOLERANCE:.0%} slower: re-run", file=sys.stderr)
     return 0
 
@@ -350,7 +364,7 @@ def _record(args: argparse.Namespace) -> int:
               # the gate's own re-run (seconds after the run, in its lease) or a fresh lease's
               "rerun_at": _run_at(args.rerun) if args.rerun else None, "gpu": machine.get("gpu"),
               "machine": machine, "tolerance": TOLERANCE, "tests": tests, "benchmarks": judged, "rows": rows}
-    args.out.write_text(json.dumps(record) + "\n")
+    write_atomic(args.out, json.dumps(record) + "\n")
     counts = ", ".join(f"{v} {k}" for k, v in tests["counts"].items())
     print(table(judged))
     print(f"\nGPU tests: {counts}; not run {len(tests['not_run'])}; longest shard {tests['wall_s']} s")
@@ -370,8 +384,7 @@ def _land(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.record}: already landed as line {there} of {GATE_LOG.name} (gate "
                          f"{record['gate']} of {record['commit']} on {record.get('gpu')}, run at "
                          f"{record.get('run_at')}): nothing written")
-    with GATE_LOG.open("a") as f:
-        f.write(gate_log.line(record))
+    add_lines(GATE_LOG, [gate_log.line(record)])
     if not args.no_rows:
         _append_rows(rows, RESULTS)
     print(f"landed gate {record['gate']} of {record['commit']} in {GATE_LOG.name}"
@@ -421,7 +434,7 @@ def landed(record: dict, log: Path | None = None) -> int | None:
     log = GATE_LOG if log is None else log
     want = identity(record)
     for n, line in enumerate(read_text(log).splitlines() if log.exists() else (), 1):
-        if line.strip() and identity(json.loads(line)) == want:
+        if line.strip() and identity(data_line(line, log, n)) == want:
             return n
     return None
 

@@ -20,7 +20,6 @@ campaign's controls: the lab's are lab/campaigns/step_controls.json, their runs 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import gc
@@ -41,6 +40,8 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 
 from benchmarks.model_cases import CASES, Built, Case, build, import_litgpt, select, shard  # noqa: E402
 from benchmarks import model_table  # noqa: E402
+from segkit.cli import argtypes, entry  # noqa: E402
+from segkit.cli.parser import Parser  # noqa: E402
 from segkit.files import read_text  # noqa: E402
 from benchmarks.model_measure import (  # noqa: E402
     NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, step_breakdown,
@@ -497,37 +498,58 @@ def _names(values: list[str] | None) -> list[str]:
     return [n for v in values or () for n in v.split(",") if n]
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", action="append",
+#: The step table's outputs: its markdown (it opens "GPU: ...") and its JSON (rows and the machine block).
+TABLE_OUT = argtypes.output_file_of("a step table", argtypes.text_starting("GPU: "))
+JSON_OUT = argtypes.output_file_of("a step table's JSON", argtypes.json_holding("rows"))
+
+
+def build_parser() -> Parser:
+    """``python benchmarks/model_step.py``'s command line."""
+    parser = Parser(prog="benchmarks/model_step.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--case", action="append", type=argtypes.text,
                         help="case names, comma separated (default: every case but those marked in --list)")
-    parser.add_argument("--variants", action="append", help="variant names, comma separated (default: all)")
-    parser.add_argument("--iters", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=1,
+    parser.add_argument("--variants", action="append", type=argtypes.text,
+                        help="variant names, comma separated (default: all)")
+    parser.add_argument("--iters", type=argtypes.positive_int, default=10)
+    parser.add_argument("--warmup", type=argtypes.count, default=3)
+    parser.add_argument("--rounds", type=argtypes.positive_int, default=1,
                         help="time every variant this many times, round after round over the case's variants "
                              "(their compiled functions kept alive); the step is the median of the rounds")
-    parser.add_argument("--back-to-back", type=int, default=1, metavar="K",
+    parser.add_argument("--back-to-back", type=argtypes.positive_int, default=1, metavar="K",
                         help="time K steps issued back to back, per step (a training loop's steady state: a step's "
                              "host lead-in hides behind the previous step's kernels); default 1, each step alone")
-    parser.add_argument("--case-limit-s", type=float, default=400.0,
+    parser.add_argument("--case-limit-s", type=argtypes.nonnegative_float, default=400.0,
                         help="start no further variant of a case once it has run this long")
-    parser.add_argument("--budget-s", type=float,
+    parser.add_argument("--budget-s", type=argtypes.nonnegative_float,
                         help="this process's wall clock: a case's limit is at most the time left over the cases left")
-    parser.add_argument("--shard", help="I/N: run this shard of the selected cases (one process per GPU)")
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--out", help="markdown table")
-    parser.add_argument("--json", help="the rows and the machine block")
-    parser.add_argument("--traces", type=Path, help="save each Thunder variant's forward/backward traces here")
-    parser.add_argument("--profile", type=Path, help="one torch.profiler chrome trace per variant here (.json.gz)")
-    parser.add_argument("--host-profile", type=Path,
+    parser.add_argument("--shard", type=argtypes.shard,
+                        help="I/N: run this shard of the selected cases (one process per GPU)")
+    parser.add_argument("--device", type=argtypes.name, default="cuda")
+    parser.add_argument("--out", type=TABLE_OUT, help="markdown table")
+    parser.add_argument("--json", type=JSON_OUT, help="the rows and the machine block")
+    parser.add_argument("--traces", type=argtypes.output_dir,
+                        help="save each Thunder variant's forward/backward traces here")
+    parser.add_argument("--profile", type=argtypes.output_dir_writing("*.json.gz"),
+                        help="one torch.profiler chrome trace per variant here (.json.gz)")
+    parser.add_argument("--host-profile", type=argtypes.output_dir_writing("*.txt"),
                         help="where each variant's host time per step goes (cProfile, text) here")
-    parser.add_argument("--merge", nargs="+", metavar="JSON", help="join these runs' JSON files into one table")
-    parser.add_argument("--variants-from", type=Path, metavar="JSON", action="append",
+    parser.add_argument("--merge", nargs="+", metavar="JSON", type=argtypes.existing_file,
+                        help="join these runs' JSON files into one table")
+    parser.add_argument("--variants-from", type=argtypes.existing_file, metavar="JSON", action="append",
                         help="more variants from this table file (a campaign's controls, nameable in --variants; "
                              "load_variants says its form)")
     parser.add_argument("--list", action="store_true", help="print the cases and variants")
-    args = parser.parse_args(argv)
+    parser.add_force()
+    parser.set_defaults(func=_model_step)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The step table's command line: every failure one line (``benchmarks/model_step.py: error: ...``)."""
+    return entry.run(build_parser, argv)
+
+
+def _model_step(args) -> int | None:
     table = list(VARIANTS)
     for path in args.variants_from or ():
         more = load_variants(path)
@@ -548,16 +570,13 @@ def main(argv: list[str] | None = None) -> None:
     else:
         cases = select(_names(args.case))
         if args.shard:
-            index, count = model_table.parse_shard(args.shard)
-            cases = shard(cases, index, count)
+            cases = shard(cases, *args.shard)
         known = {v.name: v for v in table}
         unknown = [n for n in _names(args.variants) if n not in known]
         if unknown:
             raise SystemExit(f"model_step: unknown variant {', '.join(unknown)}; known: {', '.join(known)}")
         named = [known[n] for n in _names(args.variants)]
         variants = [v for v in table if any(v in case_variants(c, named, table) for c in cases)]
-        if args.rounds < 1 or args.back_to_back < 1:
-            raise SystemExit(f"model_step: --rounds {args.rounds}, --back-to-back {args.back_to_back}: at least 1")
         opts = Options(args.iters, args.warmup, args.rounds, args.case_limit_s, args.traces, args.profile,
                        args.back_to_back, args.host_profile)
         rows, start = [], time.perf_counter()
@@ -581,4 +600,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    sys.exit(main())

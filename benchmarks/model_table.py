@@ -10,7 +10,7 @@ import math
 import statistics
 from pathlib import Path
 
-from segkit.files import read_text
+from segkit.files import read_text, write_atomic
 from sweep.machine import KEY, block_of, machine_block
 from benchmarks.model_cases import CASES
 
@@ -49,8 +49,13 @@ def merge(paths: list[Path]) -> dict:
             docs.append(json.loads(read_text(p)))  # the lab keeps its runs gzipped
         except (OSError, EOFError, ValueError) as e:  # unreadable, truncated gzip, not UTF-8 / JSON
             raise SystemExit(f"model_step --merge: cannot read {p}: {e}") from None
-        if block_of(docs[-1]) is None or "rows" not in docs[-1]:
+        if not isinstance(docs[-1], dict) or block_of(docs[-1]) is None or "rows" not in docs[-1]:
             raise SystemExit(f"model_step --merge: {p} is not a model_step JSON file (no machine block / rows)")
+        if not all(isinstance(r, dict) and isinstance(r.get("case"), str) and isinstance(r.get("variant"), str)
+                   for r in docs[-1]["rows"]):
+            what = "a gate record (python -m benchmarks.gate record)" if "gate" in docs[-1] else "rows of another kind"
+            raise SystemExit(f"model_step --merge: {p} is not a model_step JSON file: it holds {what}, not step rows "
+                             "(each with a case and a variant name); give benchmarks/model_step.py's --json")
     order = {c.name: i for i, c in enumerate(CASES)}
     rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: order.get(r["case"], len(order)))
     doc = {KEY: block_of(docs[0]), "run": docs[0].get("run", {}),
@@ -65,10 +70,12 @@ def merge(paths: list[Path]) -> dict:
 
 
 def write(doc: dict, md_path: str | None, json_path: str | None) -> None:
+    """The table as markdown at ``md_path`` and as JSON at ``json_path`` (each where given), each whole or not at
+    all (``write_atomic``: never onto an input of the command)."""
     if md_path:
-        Path(md_path).write_text(markdown(doc) + "\n")
+        write_atomic(md_path, markdown(doc) + "\n")
     if json_path:
-        Path(json_path).write_text(json.dumps(doc, indent=1) + "\n")
+        write_atomic(json_path, json.dumps(doc, indent=1) + "\n")
 
 
 def _num(value, fmt: str) -> str:

@@ -12,7 +12,6 @@ README's table lies between the markers ``BEGIN`` and ``END``; a README without 
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import defaultdict
@@ -20,6 +19,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from segkit.cli import argtypes, entry
+from segkit.cli.parser import Parser
+from segkit.files import write_atomic
 from sweep.machine import FIELDS, ROOT
 from benchmarks.summarize import geomean, read_data
 
@@ -289,6 +291,10 @@ def splice(readme: str, table: str) -> str | None:
     """``readme`` with ``table`` between the markers; None when it has no markers."""
     if BEGIN not in readme or END not in readme:
         return None
+    if readme.count(BEGIN) > 1 or readme.count(END) > 1 or readme.index(END) < readme.index(BEGIN):
+        line = lambda marker: readme[:readme.index(marker)].count("\n") + 1  # noqa: E731
+        raise ValueError(f"{README}: the table markers are out of order or repeated ({END} at line {line(END)}, "
+                         f"{BEGIN} at line {line(BEGIN)}): keep one {BEGIN} line before one {END} line")
     head, rest = readme.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{BEGIN}\n{table}{END}{tail}"
@@ -298,22 +304,34 @@ def generate(root: Path) -> dict[Path, str | None]:
     """path -> the text the data gives (None: README.md without markers)."""
     rows = read_data(root / DATA)
     if not rows:
-        raise SystemExit(f"report: {root / DATA} holds no rows")
+        raise ValueError(f"{root / DATA} holds no rows: append a run first (python -m benchmarks.summarize --append)")
+    for r in rows:
+        us = r["metrics"].get("us")
+        if r["suite"] != "model_step" and not isinstance(us, (int, float)):
+            raise ValueError(f"{root / DATA}: the row {r['suite']} {r['case']} {r['executor']} (run {r['run']}, "
+                             f"source {r['source']}) has no metrics.us: every kernel row carries its time; fix or "
+                             "drop the row")
     readme = root / README
     return {RESULTS: results_md(rows),
             README: splice(readme.read_text(), readme_table(rows)) if readme.exists() else None}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
+def build_parser() -> Parser:
+    """``python -m benchmarks.report``'s command line."""
+    ap = Parser(prog=COMMAND, description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 where a generated file differs from the data")
-    ap.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
-    args = ap.parse_args(argv)
-    try:
-        texts = generate(args.root)
-    except ValueError as e:  # a row without provenance, a line that is not JSON
-        print(f"report: {e}", file=sys.stderr)
-        return 1
+    ap.add_argument("--root", type=argtypes.existing_dir, default=ROOT, help="the repository (default: this one)")
+    ap.set_defaults(func=_report)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.report``: a row without provenance, a line that is not JSON: one line, exit 1."""
+    return entry.run(build_parser, argv)
+
+
+def _report(args) -> int:
+    texts = generate(args.root)
     drifted = []
     for rel, text in texts.items():
         if text is None:
@@ -326,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             drifted.append(rel)
         else:
-            path.write_text(text)
+            write_atomic(path, text)
             print(f"report: wrote {rel}")
     if drifted:
         print(f"report: {', '.join(map(str, drifted))} differ{'s' if len(drifted) == 1 else ''} from what {DATA} "

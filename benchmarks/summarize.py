@@ -31,11 +31,14 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from segkit.files import read_text, write_text_atomic
+from segkit.cli import argtypes, entry
+from segkit.cli.parser import Parser
+from segkit.errors import UsageError
+from segkit.files import read_text, write_atomic
 from sweep.machine import FIELDS, block_of, legacy_block
 
 
-class MixedMachines(Exception):
+class MixedMachines(ValueError):
     """Runs measured on different GPU models were given together."""
 
 
@@ -48,13 +51,20 @@ def _read(path: Path) -> tuple[dict | None, list[dict]]:
     """(machine block or None, benchmark records) of any results format; a record has name, params, extra_info."""
     text = read_text(path)
     if is_lines(path):
-        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        lines = [data_line(line, path, i) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
         blocks = [block_of(r) for r in lines if block_of(r)]
         gpus = sorted({b.get("gpu") or "?" for b in blocks})
         if len(gpus) > 1:
             raise MixedMachines(f"{path}: its lines were measured on different GPUs ({', '.join(gpus)})")
         return (blocks[0] if blocks else None), lines
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON ({e.msg} at line {e.lineno}): give a pytest-benchmark JSON run, a "
+                         "results.json or a JSON-lines log") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a JSON {type(data).__name__}, not an object: give a pytest-benchmark JSON run "
+                         "(an object with 'benchmarks')")
     if "benchmarks" in data:
         return block_of(data) or legacy_block(data), data["benchmarks"]
     return block_of(data) or ({"gpu": data["gpu"], "torch": data.get("torch")} if data.get("gpu") else None), \
@@ -68,6 +78,9 @@ def load(path: Path) -> tuple[dict, list[dict]]:
         p, info = b.get("params") or {}, b.get("extra_info") or {}
         if "kernel_us_median" not in info:
             continue
+        us = info["kernel_us_median"]
+        if not isinstance(us, (int, float)) or isinstance(us, bool) or not (math.isfinite(us) and us >= 0):
+            raise ValueError(f"{path}: {b.get('name')}: kernel_us_median is {us!r}, not a finite time >= 0")
         params = {k: _plain(v) for k, v in p.items()}
         case = tuple(params[k] for k in sorted(params) if k != "executor")
         rows.append({"suite": b["name"].split("[")[0], "case": case, "params": params, "executor": p["executor"],
@@ -183,7 +196,7 @@ def write(machine: dict, summary: dict[str, dict], out_dir: Path) -> Path:
             plt.close(fig)
             lines.append(f"![{suite}]({suite}.png)\n")
     md = out_dir / "summary.md"
-    md.write_text("\n".join(lines))
+    write_atomic(md, "\n".join(lines))
     return md
 
 
@@ -232,6 +245,10 @@ def check_row(row: dict, where: str = "row") -> dict:
     for field in PROVENANCE + ("metrics",):
         if row.get(field) in (None, "", {}):
             raise MissingProvenance(f"{what} has no {field!r}: every row names {', '.join(PROVENANCE)}")
+    for m, v in row["metrics"].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{what}: metrics.{m} is {v!r}: a time, size or count is a finite number >= 0; fix "
+                             "or drop the row")
     for field in MACHINE_FIELDS:
         if not row["machine"].get(field):
             raise MissingProvenance(f"{what} has no 'machine.{field}' (its machine block names no {field})")
@@ -239,6 +256,24 @@ def check_row(row: dict, where: str = "row") -> dict:
         raise MissingProvenance(f"{what}: 'run' {row['run']!r} is not a run name "
                                 "(letters, digits, '.', '_', '+', '-')")
     return row
+
+
+CONFLICT = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
+
+
+def data_line(line: str, path: Path, number: int) -> dict:
+    """One line of a data file as its JSON object; a merge-conflict marker or a line that is not a JSON object is
+    a ValueError naming the file and the line."""
+    if line.startswith(CONFLICT):
+        raise ValueError(f"{path}:{number}: a merge conflict marker ({line[:7]}): resolve the conflict (keep both "
+                         "sides' lines) and run again")
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{number}: not JSON ({e.msg} at column {e.colno}): fix or drop the line") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path}:{number}: a JSON {type(obj).__name__}, not an object (one row a line)")
+    return obj
 
 
 def read_data(path: Path) -> list[dict]:
@@ -250,7 +285,7 @@ def read_data(path: Path) -> list[dict]:
     for i, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
-        obj = json.loads(line)
+        obj = data_line(line, path, i)
         if "suite" not in obj and "machine" in obj:
             machines[obj.get("run"), obj.get("source")] = obj["machine"]
             continue
@@ -264,17 +299,11 @@ def add_lines(path: Path, lines: list[str], replace: bool = False) -> None:
     (the results data: ``benchmarks/data/results.jsonl.gz``) is written whole, gzip of its text at the highest level
     with no time stamp, so the same data is the same bytes; either kind is replaced atomically."""
     path = Path(path)
-    if not path.name.endswith(".gz"):
-        if replace:
-            write_text_atomic(path, "".join(lines))
-        else:
-            with path.open("a") as f:
-                f.writelines(lines)
-        return
     text = "".join(lines) if replace or not path.exists() else read_text(path) + "".join(lines)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
-    os.replace(tmp, path)
+    if path.name.endswith(".gz"):
+        write_atomic(path, gzip.compress(text.encode(), compresslevel=9, mtime=0))
+    else:
+        write_atomic(path, text)
 
 
 def _lines(rows: list[dict], written: set) -> list[str]:
@@ -362,33 +391,47 @@ def append(paths: list[Path], data: Path, run: str, commit: str | None = None) -
     return len(fresh), len(new) - len(fresh)
 
 
-def main(argv: list[str] | None = None) -> None:
-    import argparse
+#: The summary folder: summary.md and one PNG per suite.
+SUMMARY_DIR = argtypes.output_dir_writing("summary.md", "*.png")
 
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.summarize", description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="+", help="RUN.json ... [OUT_DIR]: the last is the summary folder unless --append")
-    ap.add_argument("--append", metavar="DATA.jsonl", help="append the runs' rows to this results data file")
-    ap.add_argument("--run", help="with --append: the run's name (its folder's name in the lab)")
-    ap.add_argument("--commit",
+
+def build_parser() -> Parser:
+    """``python -m benchmarks.summarize``'s command line."""
+    ap = Parser(prog="python -m benchmarks.summarize", description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="+", metavar="RUN.json", type=argtypes.inputs_then(SUMMARY_DIR, "append"),
+                    help="RUN.json ... [OUT_DIR]: the last is the summary folder unless --append")
+    ap.add_argument("--append", metavar="DATA.jsonl", type=argtypes.output_file_of("results data", new_parent=True),
+                    help="append the runs' rows to this results data file")
+    ap.add_argument("--run", type=argtypes.name, help="with --append: the run's name (its folder's name in the lab)")
+    ap.add_argument("--commit", type=argtypes.name,
                     help="with --append: the commit measured (wins over the file's own: a copied tree's git "
                          "can be stale)")
-    ap.add_argument("--out", metavar="OUT_DIR", help="with --append: also write the summary there")
-    args = ap.parse_args(argv)
+    ap.add_argument("--out", metavar="OUT_DIR", type=SUMMARY_DIR, help="with --append: also write the summary there")
+    for option in ("--run", "--commit", "--out"):
+        ap.goes_with(option, "--append")
+    ap.set_defaults(func=_summarize)
+    return ap
+
+
+def _summarize(args) -> int:
     if args.append and not args.run:
-        sys.exit("summarize: --append needs --run NAME (the run's name, its folder's name in the lab)")
+        raise UsageError("--append needs --run NAME (the run's name, its folder's name in the lab)")
     runs, out = (args.paths, args.out) if args.append else (args.paths[:-1], args.paths[-1])
     if not runs:
-        sys.exit("usage: python -m benchmarks.summarize RUN.json [RUN.json ...] OUT_DIR")
-    try:
-        machine, rows = load_runs([Path(a) for a in runs])
-        if args.append:
-            added, there = append([Path(a) for a in runs], Path(args.append), args.run, args.commit)
-            print(f"{args.append}: {added} rows appended, {there} already there (run {args.run})")
-    except (MixedMachines, OSError, ValueError) as e:
-        sys.exit(f"summarize: {e}")
+        raise UsageError("give RUN.json [RUN.json ...] OUT_DIR: no run before the summary folder")
+    machine, rows = load_runs([Path(a) for a in runs])
+    if args.append:
+        added, there = append([Path(a) for a in runs], Path(args.append), args.run, args.commit)
+        print(f"{args.append}: {added} rows appended, {there} already there (run {args.run})")
     if out:
         print(write(machine, summarize(rows), Path(out)).read_text())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.summarize``: every failure one line (``summarize: error: ...``)."""
+    return entry.run(build_parser, argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -18,6 +18,9 @@ import torch.nn.functional as F
 
 import thunder
 from fusions import torch_models as tm
+from segkit.cli import argtypes, entry
+from segkit.cli.parser import Parser
+from segkit.files import write_atomic
 from thunder_exec.compat import install_nvfuser_direct_compat
 
 
@@ -72,9 +75,18 @@ def main(out_dir: str) -> None:
         for kind, trace in traces.items():
             for region, wrapper in _regions(trace):
                 path = out / f"{name}_{kind}_{region}.py"
-                path.write_text(wrapper.last_used.last_repro_script())
+                write_atomic(path, wrapper.last_used.last_repro_script())
                 print("wrote", path)
 
 
+def build_parser() -> Parser:
+    """The script's command line: OUT_DIR, new or empty (or this script's own)."""
+    parser = Parser(prog="scripts/capture_thunder_repros.py", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=argtypes.output_dir_writing("*_fwd_*.py", "*_bwd_*.py"), metavar="OUT_DIR",
+                        help="where the repro scripts go (OUT_DIR/<case>_<fwd|bwd>_<region>.py)")
+    parser.set_defaults(func=lambda args: main(str(args.out)))
+    return parser
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(entry.run(build_parser, None))

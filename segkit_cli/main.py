@@ -5,7 +5,7 @@ to do; exit status 2 for a usage error (a bad argument, refused before any long 
 script that does not load, a mismatch, a trace that cannot be read), 0 otherwise. ``--debug`` prints the
 traceback too. Output piped into a reader that stops early (``| head``) ends quietly (status 141).
 
-Before a command runs, its paths are checked once (``segkit_cli.contracts``): no output may be an input, and
+Before a command runs, its paths are checked once (``segkit.cli.contracts``, the layer every tool of the repository shares): no output may be an input, and
 an output directory must be new, empty, or segkit's own (docs/cli.md, "Contracts").
 
 Adding a subcommand: write a module in ``segkit_cli.commands`` with ``register(subparsers)`` (see that
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 from segkit.errors import SegkitError, UsageError
 from segkit.interrupts import interrupt_handled, interrupt_in
-from segkit_cli import contracts
+from segkit.cli import contracts
 from segkit_cli.commands import (bookend, check, demo, fuzz, minimize, profile, regions, report, repro, reuse,
                                  segments, trace, tune)
-from segkit_cli.parser import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_USAGE, Parser
+from segkit.cli.parser import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_USAGE, Parser
 
 #: The subcommands, in the order ``segkit --help`` lists them.
 COMMANDS = (repro, bookend, check, minimize, profile, trace, demo, segments, report, regions, reuse, tune, fuzz)
@@ -82,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         words, command = contracts.chosen(parser, args)
         if words[0] not in LIGHT:
             _import_held("torch")
-        with contracts.taken(contracts.check(command, args), " ".join(("segkit", *words))):
+        dirs = contracts.check(command, args)
+        inputs = [p for p in contracts.path_args(command, args) if p.contract.role == "input" and p.contract.kind == "file"]
+        with contracts.taken(dirs, " ".join(("segkit", *words)), inputs):
             status = args.func(args)
         sys.stdout.flush()
         return status

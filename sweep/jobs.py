@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from segkit.files import write_atomic
 from sweep import respawn as sweep_respawn
 from sweep.plan import ROOT, Shard, SweepError
 
@@ -97,7 +98,7 @@ def pytest_job(shard: Shard, pytest_args: list[str], work: Path, pin: bool, dead
                limit_s: float | None, grace_s: float, compile_vars: dict[str, str], name: str = "") -> ShardJob:
     name = name or f"shard{shard.index}"
     cases = work / f"{name}.cases"
-    cases.write_text("\n".join(shard.cases) + "\n")
+    write_atomic(cases, "\n".join(shard.cases) + "\n")
     env = {"SEGKIT_SWEEP_SHARD": str(cases), "SEGKIT_SWEEP_DEVICE": shard.label,
            "SEGKIT_SWEEP_REPORT": str(work / f"{name}.report.json"), **compile_vars,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}

@@ -60,6 +60,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from segkit.cli import argtypes, entry
+from segkit.cli.parser import Parser
 from segkit.files import write_text_atomic
 from sweep import jobs, plan
 from sweep import resume as sweep_resume
@@ -71,59 +73,77 @@ from sweep.plan import ROOT, Shard, SweepError
 INCOMPLETE = 3  # exit code: the sweep ended, but some cases did not run (sweep.not_run says which and why)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m sweep", description=__doc__.split("\n\n")[0])
+#: What a sweep writes into its workdir (shard case lists, reports, JSON and logs, the shared compile cache,
+#: submitit's folder, the merged state and a resumed run's folder): an -o beside them is no clash.
+WORKDIR = argtypes.output_dir_writing("shard*", "warmup*", "compile-cache*", "submitit*", "sweep.json*", "run[0-9]*",
+                                      owned_if=("sweep.json",))
+#: A merged sweep (or a pytest-benchmark JSON): what -o may write over.
+MERGED_OUT = argtypes.output_file_of("a merged sweep", argtypes.json_holding("sweep", "benchmarks"), new_parent=True)
+
+
+def build_parser() -> Parser:
+    """``python -m sweep``'s command line."""
+    p = Parser(prog="python -m sweep", description=__doc__.split("\n\n")[0])
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--gpus", help="'all' (default) or N: how many of the visible GPUs to use")
-    where.add_argument("--devices", help="explicit device ids, e.g. 0,1,3 (labels only without a GPU: a dry run)")
-    p.add_argument("--per-gpu", type=int, default=1, metavar="N",
+    where.add_argument("--gpus", type=argtypes.name, help="'all' (default) or N: how many of the visible GPUs to use")
+    where.add_argument("--devices", type=argtypes.name,
+                       help="explicit device ids, e.g. 0,1,3 (labels only without a GPU: a dry run)")
+    p.add_argument("--per-gpu", type=argtypes.positive_int, default=1, metavar="N",
                    help="N shards on each GPU (default 1). For a test suite whose cases mostly wait on the CPU "
                         "(compiling, tracing); never for a benchmark suite, whose timings need the GPU alone")
-    p.add_argument("-o", "--output", type=Path, help="merged pytest-benchmark JSON (pytest mode)")
-    p.add_argument("--durations", type=Path, action="append", default=[],
+    p.add_argument("-o", "--output", type=MERGED_OUT, help="merged pytest-benchmark JSON (pytest mode)")
+    p.add_argument("--durations", type=argtypes.existing_file, action="append", default=[],
                    help="earlier merged JSON (or a durations file) to balance by; default: the committed "
                         "benchmarks/durations/<suite>-<gpu>.json where there is one")
-    p.add_argument("--workdir", type=Path, help="where shard case lists, reports, JSON and logs go (default: "
-                                                "OUTPUT.shards/ beside --output); put it in a folder that comes back")
-    p.add_argument("--resume", type=Path, metavar="WORKDIR",
+    p.add_argument("--workdir", type=WORKDIR, help="where shard case lists, reports, JSON and logs go (default: "
+                                                   "OUTPUT.shards/ beside --output); put it in a folder that comes back")
+    p.add_argument("--resume", type=argtypes.existing_dir, metavar="WORKDIR",
                    help="continue the sweep in WORKDIR with the cases it did not run (same pytest arguments, or "
                         "none), merging them into its outcomes; -o is where the merged JSON of all runs goes")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+    p.add_argument("--time-limit", type=argtypes.positive_float, metavar="SECONDS",
                    help="from launch: no case starts after it (skipped, named in sweep.not_run); a shard still "
                         "running at the limit + --grace gets SIGINT, and SIGKILL --grace later; exit 3 if incomplete")
-    p.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--grace", type=argtypes.nonnegative_float, default=30.0, metavar="SECONDS",
                    help="with --time-limit: how long a running case may overrun before SIGINT, and SIGINT before "
                         "SIGKILL (default 30)")
-    p.add_argument("--compile-threads", type=int, metavar="N",
+    p.add_argument("--compile-threads", type=argtypes.positive_int, metavar="N",
                    help="compile threads per shard (TORCHINDUCTOR_COMPILE_THREADS, OMP_NUM_THREADS); "
                         "default: this host's cores / shards")
     p.add_argument("--compile-cache", default="workdir", metavar="DIR|workdir|none",
+                   type=argtypes.cache_dir_or("workdir", "none"),
                    help="one Inductor / Triton cache for all shards: 'workdir' (default: WORKDIR/compile-cache, "
                         "so a --resume run starts warm), a folder, or 'none' (the environment's own)")
-    p.add_argument("--warmup", type=int, default=0, metavar="N",
+    p.add_argument("--warmup", type=argtypes.count, default=0, metavar="N",
                    help="before the shards start, run the N shortest cases once in one process on the first "
                         "device (fills the shared compile cache; not counted as results)")
-    p.add_argument("--estimate-one-gpu", type=Path, metavar="MERGED",
+    p.add_argument("--estimate-one-gpu", type=argtypes.existing_file, metavar="MERGED",
                    help="print the one-GPU time of a merged sweep's cases, computed from its per-case durations "
                         "and measured start-up, and its wall against it; runs nothing")
-    p.add_argument("--write-durations", type=Path, metavar="MERGED",
-                   help="keep a merged sweep's per-case seconds as benchmarks/durations/<suite>-<gpu>.json (what "
-                        "balances the next first sweep of that suite on that GPU); runs nothing")
-    p.add_argument("--gpu-name", help="with --write-durations: the GPU, for a record that does not name it")
-    p.add_argument("--alone", type=Path, metavar="ONE_GPU.json",
+    p.add_argument("--write-durations", type=argtypes.existing_file, metavar="MERGED",
+                   help="merge a merged sweep's per-case seconds into benchmarks/durations/<suite>-<gpu>.json (what "
+                        "balances the next first sweep of that suite on that GPU; cases it did not run are kept); "
+                        "runs nothing")
+    p.add_argument("--gpu-name", type=argtypes.name,
+                   help="with --write-durations: the GPU, for a record that does not name it")
+    p.add_argument("--alone", type=argtypes.existing_file, metavar="ONE_GPU.json",
                    help="with --estimate-one-gpu: a one-GPU sweep of some of the same cases, for the contention factor")
-    p.add_argument("--respawns", type=int, default=2, metavar="N",
+    p.add_argument("--respawns", type=argtypes.count, default=2, metavar="N",
                    help="a shard whose pytest process dies mid-case starts again with the cases it had left (the "
                         "one it died in recorded as 'crashed'), at most N times (default 2)")
-    p.add_argument("--each", metavar="CMD", help="instead of pytest: run CMD once per device, {shard}/{device}/{n} "
-                                                 "filled in (independent seeds for fuzz / tune)")
+    p.add_argument("--each", type=argtypes.text, metavar="CMD",
+                   help="instead of pytest: run CMD once per device, {shard}/{device}/{n} filled in (independent "
+                        "seeds for fuzz / tune); no merged JSON (no -o): each command keeps its own results")
     p.add_argument("--backend", choices=("local", "submitit"), default="local")
-    p.add_argument("--submitit-cluster", help="submitit cluster: slurm, local or debug (default: auto-detect)")
-    p.add_argument("--slurm-partition")
-    p.add_argument("--timeout-min", type=int, default=60, help="per-job limit for submitit")
+    p.add_argument("--submitit-cluster", type=argtypes.name,
+                   help="submitit cluster: slurm, local or debug (default: auto-detect)")
+    p.add_argument("--slurm-partition", type=argtypes.name)
+    p.add_argument("--timeout-min", type=argtypes.positive_int, default=60, help="per-job limit for submitit")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: what pytest runs")
+    p.goes_with("--gpu-name", "--write-durations")
+    p.goes_with("--alone", "--estimate-one-gpu")
+    p.goes_with("--grace", "--time-limit")
+    p.set_defaults(func=_sweep)
     return p
-
 
 
 def _stop_on_signals():
@@ -153,6 +173,9 @@ def _refuse_bad_options(args: argparse.Namespace, pytest_args: list[str]) -> Non
     """The option combinations ``main`` refuses before it does anything."""
     if args.each and pytest_args:
         raise SweepError("--each runs a command per device; give no pytest arguments with it")
+    if args.each and args.output:
+        raise SweepError("--each runs a command per device and writes no merged JSON: leave out -o/--output (each "
+                         "command writes its own files)")
     if not args.each and not args.output:
         raise SweepError("-o/--output is required: where the merged JSON goes")
     if args.time_limit is not None and args.time_limit <= 0 or args.grace < 0:
@@ -278,8 +301,13 @@ def _record(args: argparse.Namespace, pytest_args: list[str], resume, s: _Settin
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m sweep``: its exit status (2 for a usage error, before anything runs)."""
+    return entry.run(build_parser, argv, expected=(SweepError, sweep_resume.ResumeRefused, EstimateError),
+                     expected_status=2)
+
+
+def _sweep(args: argparse.Namespace) -> int:
     launched = time.time()
-    args = _parser().parse_args(argv)
     pytest_args = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
     restore = lambda: None  # noqa: E731
     try:
@@ -287,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             print(estimate_report(args.estimate_one_gpu, args.alone))
             return 0
         if args.write_durations:
-            print(f"wrote {plan.write_durations(args.write_durations, pytest_args, args.gpu_name)}")
+            print(plan.write_durations(args.write_durations, pytest_args, args.gpu_name)[1])
             return 0
         _refuse_bad_options(args, pytest_args)
         resume = None

@@ -8,6 +8,7 @@ Nothing here starts a shard (sweep.jobs does) or reads what one did (sweep.merge
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -91,6 +92,12 @@ def collect(pytest_args: list[str]) -> list[str]:
     return ids
 
 
+def _duration(seconds) -> bool:
+    """Whether ``seconds`` can be a case's duration: a finite number >= 0."""
+    return isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(seconds) \
+        and seconds >= 0
+
+
 def load_durations(paths: list[Path]) -> dict[str, float]:
     """Per-case seconds from earlier merged sweeps (their ``sweep.durations``) or committed durations files
     (``durations``); later files win."""
@@ -100,9 +107,14 @@ def load_durations(paths: list[Path]) -> dict[str, float]:
             data = json.loads(read_text(path))  # the lab keeps its runs gzipped
         except (OSError, ValueError) as e:
             raise SweepError(f"--durations {path}: cannot read it as a sweep JSON ({e})") from None
-        found = (data.get("sweep") or {}).get("durations") or data.get("durations")
+        found = ((data.get("sweep") or {}).get("durations") or data.get("durations")) if isinstance(data, dict) \
+            else None
         if not isinstance(found, dict):
             raise SweepError(f"--durations {path}: holds no per-case durations (no sweep.durations or durations)")
+        for case, seconds in found.items():
+            if not _duration(seconds):
+                raise SweepError(f"--durations {path}: case {case}: {seconds!r} is not a duration (seconds, finite, "
+                                 ">= 0); fix the file or leave it out")
         out.update(found)
     return out
 
@@ -126,8 +138,10 @@ def gpu_key(gpu: str | None) -> str | None:
     return words[0] if words else None
 
 
-def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> Path:
-    """Keep a merged sweep's per-case seconds as the committed durations file of its suite and GPU. The suite is
+def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> tuple[Path, str]:
+    """Merge a merged sweep's per-case seconds into the committed durations file of its suite and GPU (a case it
+    ran replaces its old seconds, one it did not run keeps them): the file, and the line saying what it kept and
+    replaced. The suite is
     the one the sweep ran (``sweep.pytest_args``; ``pytest_args`` for a record older than that field), the GPU its
     machine block's, a record's ``sweep_gpu``, or ``gpu``."""
     from sweep.machine import block_of, legacy_block
@@ -148,11 +162,25 @@ def write_durations(merged: Path, pytest_args: list[str], gpu: str | None) -> Pa
         raise SweepError(f"--write-durations {merged}: the record does not name its "
                          f"{'pytest arguments (give them after --)' if not args else 'GPU (give --gpu-name)'}")
     path = DURATIONS_DIR / f"{suite_key(args)}-{gpu_key(gpu)}.json"
-    write_text_atomic(path, json.dumps({"suite": args, "gpu": gpu, "from": str(Path(merged).resolve().relative_to(ROOT))
-                                   if Path(merged).resolve().is_relative_to(ROOT) else str(merged),
-                                   "cases": len(durations), "durations": dict(sorted(durations.items()))}, indent=1)
-                 + "\n")
-    return path
+    kept = {}
+    if path.exists():  # the committed file: merged, never replaced by a smaller run
+        try:
+            kept = dict(json.loads(read_text(path))["durations"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SweepError(f"{path}: not a durations file ({type(e).__name__}: {e}); fix it or remove it, then "
+                             "run --write-durations again") from None
+    for case, seconds in durations.items():
+        if not _duration(seconds):
+            raise SweepError(f"--write-durations {merged}: case {case}: {seconds!r} is not a duration (seconds, "
+                             "finite, >= 0)")
+    replaced = sum(c in kept for c in durations)
+    total = {**kept, **durations}
+    source = (str(Path(merged).resolve().relative_to(ROOT)) if Path(merged).resolve().is_relative_to(ROOT)
+              else str(merged))
+    write_text_atomic(path, json.dumps({"suite": args, "gpu": gpu, "from": source, "cases": len(total),
+                                        "durations": dict(sorted(total.items()))}, indent=1) + "\n")
+    return path, (f"wrote {path}: {len(total)} case(s): {len(durations) - replaced} added and {replaced} replaced from "
+            f"{merged}, {len(kept) - replaced} kept that it did not run")
 
 
 def default_durations(pytest_args: list[str], gpu: str | None) -> Path | None:

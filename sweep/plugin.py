@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from segkit.files import write_atomic
+
 SHARD_ENV = "SEGKIT_SWEEP_SHARD"  # file: one node id a line, the cases this shard runs
 DEVICE_ENV = "SEGKIT_SWEEP_DEVICE"  # the device label of this shard (what CUDA_VISIBLE_DEVICES holds)
 REPORT_ENV = "SEGKIT_SWEEP_REPORT"  # file this shard keeps its report in (see _write_report)
@@ -53,9 +55,7 @@ def _write_report() -> None:
     doc = {"durations": {k: round(_durations[k], 6) for k in ran}, "outcomes": {k: _outcomes[k] for k in ran},
            "prepare_s": {k: round(_prepare[k], 6) for k in ran if k in _prepare}, "not_run": _not_run,
            "stamps": _stamps, "running": _running["nodeid"], "pid": os.getpid()}
-    tmp = Path(f"{out}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1))
-    os.replace(tmp, out)
+    write_atomic(out, json.dumps(doc, indent=1))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from segkit.files import write_atomic
+
 # sweep.jobs's ShardJob and ShardResult (that module imports this one, so they are not imported here)
 ShardJob = ShardResult = Any
 
@@ -55,7 +57,7 @@ def respawned(job: ShardJob, cases: list[str], attempt: int) -> ShardJob:
         return str(p.with_name(f"{stem}.r{attempt}.{ext}"))
 
     cases_file = renamed(job.env["SEGKIT_SWEEP_SHARD"])
-    Path(cases_file).write_text("\n".join(cases) + "\n")
+    write_atomic(cases_file, "\n".join(cases) + "\n")
     env = {**job.env, "SEGKIT_SWEEP_SHARD": cases_file, "SEGKIT_SWEEP_REPORT": renamed(job.env["SEGKIT_SWEEP_REPORT"])}
     command = [f"--benchmark-json={renamed(str(_benchmark_json(job)))}" if a.startswith("--benchmark-json=") else a
                for a in job.command]
@@ -104,10 +106,10 @@ def fold(attempts: list[tuple[ShardJob, ShardResult]]) -> ShardResult:
         if text:
             docs.append(json.loads(text))
     merged["stamps"] = _report(first_job).get("stamps") or {}
-    Path(first_job.env["SEGKIT_SWEEP_REPORT"]).write_text(json.dumps(merged, indent=1))
+    write_atomic(first_job.env["SEGKIT_SWEEP_REPORT"], json.dumps(merged, indent=1))
     if docs:
         doc = {**docs[-1], "benchmarks": [b for d in docs for b in d.get("benchmarks", [])]}
-        _benchmark_json(first_job).write_text(json.dumps(doc))
+        write_atomic(_benchmark_json(first_job), json.dumps(doc))
     last = attempts[-1][1]
     code = last.code if last.code not in (0, 5) or not merged["crashes"] else 1
     return dataclasses.replace(last, code=code, started=first.started)

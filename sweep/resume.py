@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from segkit.files import write_atomic
 from sweep.machine import KEY, block_of
 
 STATE = "sweep.json"  # the merged document so far, in the workdir
@@ -125,7 +126,5 @@ def combine(earlier: dict | None, new: dict, folder: str) -> dict:
 
 
 def save(work: Path, merged: dict) -> None:
-    """Keep the merged document in the workdir for the next ``--resume`` (written aside, then renamed)."""
-    tmp = work / f"{STATE}.tmp"
-    tmp.write_text(json.dumps(merged, indent=1))
-    tmp.replace(work / STATE)
+    """Keep the merged document in the workdir for the next ``--resume`` (whole or not at all)."""
+    write_atomic(work / STATE, json.dumps(merged, indent=1))

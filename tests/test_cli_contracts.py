@@ -364,8 +364,9 @@ ADVICE = {
     "segkit/trace/breakdown.py": [("trace", "breakdown"), ("trace", "compare")],
     "segkit/trace/report.py": [("trace", "show"), ("trace", "compare"), ("trace", "idle"), ("trace", "breakdown")],
     "segkit/trace/record.py": [("profile",)], "segkit/segments.py": [("segments",)],
-    "segkit_cli/argtypes.py": [("bookend",)], "segkit_cli/main.py": [()], "segkit_cli/parser.py": [()],
-    "segkit_cli/contracts.py": [()],
+    "segkit/cli/argtypes.py": [("bookend",)], "segkit_cli/main.py": [()],
+    # the layer suggests --force only on a command that has it (Parser.add_force), --help on any
+    "segkit/cli/parser.py": [], "segkit/cli/contracts.py": [],
 }
 
 

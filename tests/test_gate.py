@@ -375,7 +375,7 @@ def test_a_file_that_is_not_what_a_command_reads_is_one_line_naming_it(tmp_path,
               f"{empty}: not JSON (want the GPU suite's merged results"),
              (["record", "--tests", str(listed), "--bench", str(bench), "--commit", "c", "-o", str(tmp_path / "r")],
               f"{listed}: a JSON list, not an object"),
-             (["land", str(tmp_path / "missing.json")], "missing.json: no such file (want a gate record"),
+             (["land", str(tmp_path / "missing.json")], "argument RECORD.json: no such file: "),
              (["land", str(tests)], f"{tests}: a JSON object without a gate record's rows and machine")]
     for argv, said in cases:
         assert gate.main(argv) == 2, argv
@@ -420,6 +420,4 @@ def test_the_step_past_the_tolerance_is_flagged_for_a_re_run_that_can_clear_it(t
 @pytest.mark.parametrize("cmd", ["headline-k", "compare", "record", "land", "promote"])
 def test_every_command_prints_its_help(cmd, capsys):
     """argparse %-formats help strings: a bare "3% faster" once made ``promote --help`` a TypeError."""
-    with pytest.raises(SystemExit) as done:
-        gate.main([cmd, "--help"])
-    assert done.value.code == 0 and "usage:" in capsys.readouterr().out
+    assert gate.main([cmd, "--help"]) == 0 and "usage:" in capsys.readouterr().out

@@ -145,7 +145,7 @@ def test_runs_on_different_gpus_are_refused(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "benchmarks.summarize", str(h200), str(h100), str(tmp_path / "o")],
                           cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "summarize: runs on different GPUs" in proc.stderr
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "summarize: error: runs on different GPUs" in proc.stderr
 
 
 def test_the_commit_is_marked_where_the_tree_differs_from_it(tmp_path, monkeypatch):

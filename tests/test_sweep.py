@@ -418,7 +418,8 @@ def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
     # written back from a merged sweep (here: into a temporary folder)
     monkeypatch.setattr(sweep, "DURATIONS_DIR", tmp_path)
     merged = ROOT / "tests" / "data" / "sweep_h200x4_norm_bwd" / "norm_bwd_bf16.json"
-    path = sweep.write_durations(merged, [], None)
+    path, said = sweep.write_durations(merged, [], None)
+    assert "270 added and 0 replaced" in said and "0 kept" in said, said
     written = json.loads(path.read_text())
     assert path == tmp_path / "test_norm_bwd-h200.json" and written["from"] == str(merged.relative_to(ROOT))
     assert {**written, "from": None} == {**committed, "from": None}  # the committed file came from this sweep
@@ -431,7 +432,7 @@ def test_committed_durations_are_picked_by_suite_and_gpu(tmp_path, monkeypatch):
     packed = tmp_path / "norm_bwd_bf16.json.gz"
     packed.write_bytes(gzip.compress(merged.read_bytes()))
     assert sweep.load_durations([packed]) == committed["durations"]
-    assert json.loads(sweep.write_durations(packed, [], None).read_text())["durations"] == committed["durations"]
+    assert json.loads(sweep.write_durations(packed, [], None)[0].read_text())["durations"] == committed["durations"]
     (tmp_path / "cut.json.gz").write_bytes(packed.read_bytes()[:40])
     with pytest.raises(SweepError, match=r"cut.json.gz: truncated or corrupt gzip data") as got:
         sweep.write_durations(tmp_path / "cut.json.gz", [], None)

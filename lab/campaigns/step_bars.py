@@ -8,8 +8,10 @@ table's ``--bars``.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+import sys
+
+from segkit.cli import argtypes, entry
+from segkit.cli.parser import Parser
 
 from benchmarks.model_table import CONTROL_VARIANT, merge, paired_ratio, speedup
 from sweep.machine import KEY
@@ -129,15 +131,27 @@ def _column_bar(what: str, ours: dict | None, rival: dict | None, value, at_most
     return [what, "met" if ratio <= at_most else "missed", f"{ratio:.3f}x ({mine:.2f} against {theirs:.2f}); {timing}"]
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m lab.campaigns.step_bars", description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="step-table JSON files (gzipped or not)")
-    args = parser.parse_args(argv)
+def build_parser() -> Parser:
+    """``python -m lab.campaigns.step_bars``'s command line (built through segkit.cli, as every entry point is)."""
+    parser = Parser(prog="python -m lab.campaigns.step_bars", description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=argtypes.existing_file, metavar="STEP.json",
+                        help="step-table JSON files (gzipped or not)")
+    parser.set_defaults(func=_step_bars)
+    return parser
+
+
+def _step_bars(args) -> int:
     from tabulate import tabulate
 
     rows = [row for p in args.runs for row in bars(merge([p]))]
     print(tabulate(rows, headers=["bar", "result", "detail"], tablefmt="github"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """A file that is not a step table's JSON (a gate record) is one line naming it."""
+    return entry.run(build_parser, argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
