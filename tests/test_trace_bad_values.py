@@ -128,3 +128,23 @@ def test_a_file_without_a_trace_suffix_is_read_by_its_bytes(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(TraceError, match="unknown trace type: its bytes are none of"):
         trace.load(tmp_path / "notes.txt")
+
+
+@pytest.mark.parametrize("argv, tables", [
+    (["show", "{t}"], "kernels, ranges, notes"),
+    (["compare", "{t}", "{t}"], "ranges"),
+    (["compare", "{t}", "{t}", "--by", "launch"], "launches, by kind"),
+    (["idle", "{t}"], "summary"),
+    (["breakdown", "{t}"], "breakdown"),
+])
+@pytest.mark.parametrize("to_dir", [True, False], ids=["csv-dir", "stdout"])
+def test_a_table_not_there_is_named_with_the_tables_there(tmp_path, capsys, argv, tables, to_dir):
+    """Before: ``--csv-dir DIR --table nosuch`` wrote nothing and said nothing, exit 0."""
+    t = _write(tmp_path / "t.json", _chrome())
+    out = tmp_path / "csv"
+    argv = ["trace", *(a.format(t=t) for a in argv), "--format", "csv", "--table", "nosuch"]
+    assert cli_main(argv + (["--csv-dir", str(out)] if to_dir else [])) != 0
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "--table 'nosuch': no such table; tables: " in lines[0], captured.err
+    assert tables in lines[0] and not captured.out and not out.exists()
