@@ -10,7 +10,8 @@ from pathlib import Path
 
 from segkit.trace.model import TraceError
 
-GZIP, SQLITE, JSON, JSONL, OTHER, EMPTY = "gzip", "SQLite", "JSON", "JSON lines", "none of gzip, SQLite or JSON", "empty"
+GZIP, SQLITE, JSON, EMPTY = "gzip", "SQLite", "JSON", "empty"
+OTHER = "none of gzip, SQLite or JSON"
 
 #: What each suffix segkit.trace.load reads promises the bytes are (.nsys-rep: nsys's own format, none of these).
 PROMISED = {".sqlite": SQLITE, ".db": SQLITE, ".json": JSON, ".json.gz": GZIP, ".nsys-rep": OTHER}

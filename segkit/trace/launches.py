@@ -5,12 +5,12 @@ Kernels are matched by their short name (``Kernel.key``: nvFuser's fusion ids st
 regions of the same ops pair up). ``align`` cuts the steps at anchors and aligns the stretches between them: the
 common start and end, then the names launched as many times in both stretches, and the fewest times of those (unique
 names where there are; a model's layers: each GEMM, attention kernel, ...), pair their k-th launch in A with their
-k-th in B, the longest run of those pairs in order in both is kept (patience alignment), and each stretch between two anchors is cut again: near linear in the steps' length.
-A small stretch (``DIFFLIB_CELLS``; a whole step of a few hundred launches) is aligned by difflib's longest matching
-blocks, as the whole step was before (quadratic in its length); a large one without anchors pairs in order. Where
-the names differ over a stretch (another scheduler, a region cut in two) the launches of the stretch pair in order
-and the rest are added or gone. The step is the first range named ``step`` (the step table's profiles), else the
-whole trace with ``whole``.
+k-th in B; the longest run of those pairs in order in both is kept (patience alignment), and each stretch between two
+anchors is cut again: near linear in the steps' length. A small stretch (``DIFFLIB_CELLS``; a whole step of a few
+hundred launches) is aligned by difflib's longest matching blocks, as the whole step was before (quadratic in its
+length); a large one without anchors pairs in order. Where the names differ over a stretch (another scheduler, a
+region cut in two) the launches of the stretch pair in order and the rest are added or gone. The step is the first
+range named ``step`` (the step table's profiles), else the whole trace with ``whole``.
 """
 
 from __future__ import annotations
