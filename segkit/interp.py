@@ -88,6 +88,17 @@ def as_fusion(obj: Any) -> Fusion:
     raise TypeError(f"expected a segkit FusionDefinition or Fusion, got {type(obj).__name__}")
 
 
+def _not_a_tensor(x: Any) -> str:
+    """What an input that is no torch tensor is, in words: a numpy array by its shape and dtype (with the way to
+    pass it), a Python scalar by its value, anything else by its type."""
+    if type(x).__module__ == "numpy" and hasattr(x, "shape") and hasattr(x, "dtype"):
+        kind = "numpy array" if getattr(x, "ndim", 0) else "numpy scalar"
+        return f"a {kind} (shape {list(x.shape)}, dtype {x.dtype}): pass torch.from_numpy(x) (or torch.tensor(x))"
+    if isinstance(x, (bool, int, float, complex)):
+        return f"scalar {x!r}"
+    return f"{type(x).__name__} {x!r:.60}"
+
+
 def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
     """Raise InputMismatchError naming the first input that does not fit its spec."""
     if len(inputs) != len(fusion.inputs):
@@ -102,13 +113,13 @@ def check_inputs(fusion: Fusion, inputs: Sequence[Any]) -> None:
                 raise InputMismatchError(f"{where}: expected a scalar but got {str(x.dtype).removeprefix('torch.')} "
                                          f"tensor of rank {x.ndim}")
             if not isinstance(x, (bool, int, float, complex)):
-                raise InputMismatchError(f"{where}: expected a scalar, got {type(x).__name__}")
+                raise InputMismatchError(f"{where}: expected a scalar, got {_not_a_tensor(x)}")
             if not _scalar_fits(x, spec.dtype):
                 raise InputMismatchError(f"{where}: Scalar value {x!r} is not compatible with the expected data type "
                                          f"{spec.dtype.name}")
             continue
         if not isinstance(x, torch.Tensor):
-            raise InputMismatchError(f"{where}: expected a tensor but got scalar {x!r}")
+            raise InputMismatchError(f"{where}: expected a tensor but got {_not_a_tensor(x)}")
         if x.ndim != spec.ndim:
             raise InputMismatchError(f"{where}: expected rank {spec.ndim}, got shape {list(x.shape)}")
         if x.dtype != spec.dtype.torch:

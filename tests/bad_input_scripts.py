@@ -45,3 +45,26 @@ inputs = [
     torch.zeros((4, 8), dtype=torch.float32, device='cuda:0'),
 ]
 """
+
+# issue 76's classes left from the earlier held-out sets: a fusion function that never returns, a CUDA stream on a
+# machine without a GPU, an op given an operand it does not take, a misspelled keyword (each line 7 of its script)
+_HEAD = """\
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
+    T0 = fd.define_tensor(shape=[4, 8], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
+    T1 = fd.define_scalar(2.0, dtype=DataType.Double)
+"""
+_TAIL = """
+with FusionDefinition() as fd:
+    nvfuser_fusion_id0(fd)
+
+inputs = [torch.randn((4, 8), dtype=torch.float32, device='cuda:0')]
+fd.execute(inputs)
+"""
+LOOPING_FUSION = _HEAD + "    while True:\n        T1 = fd.ops.neg(T0)\n    fd.add_output(T1)\n" + _TAIL
+CUDA_STREAM = _HEAD + "    fd.add_output(fd.ops.neg(T0))\n" + _TAIL.replace(
+    "inputs = [", "stream = torch.cuda.Stream()\nwith torch.cuda.stream(stream):\n    inputs = [")
+MATMUL_OF_A_SCALAR = _HEAD + "    fd.add_output(fd.ops.matmul(T0, T1))\n" + _TAIL
+MISSPELLED_KEYWORD = _HEAD + "    fd.add_output(fd.ops.sum(T0, dims=[1], keepdimm=False, dtype=DataType.Float))\n" + _TAIL

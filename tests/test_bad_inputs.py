@@ -200,7 +200,7 @@ CLI_ERRORS = [
     (["trace", "show", "{report.txt}"], 2, "unknown trace type"),
     (["trace", "show", "{garbage.sqlite}"], 1, "garbage.sqlite"),
     (["trace", "show", "{truncated.sqlite}"], 1, "truncated.sqlite"),
-    (["trace", "show", "{truncated.json.gz}"], 1, "not readable JSON"),
+    (["trace", "show", "{truncated.json.gz}"], 1, "damaged or truncated gzip"),
     (["trace", "show", "{not_json.json}"], 1, "not readable JSON"),
     (["trace", "show", "{wrong_types.json}"], 1, "traceEvents[0] ts"),
     (["trace", "show", "{args_list.json}"], 1, "'args' must be an object"),

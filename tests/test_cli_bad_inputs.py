@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -15,7 +18,8 @@ import torch
 import segkit
 from segkit.tuning import TableEntry, TuningTable
 from segkit_cli.main import main
-from tests.bad_input_scripts import SOFTMAX
+from tests.bad_input_scripts import CUDA_STREAM, LOOPING_FUSION, MATMUL_OF_A_SCALAR, MISSPELLED_KEYWORD, SOFTMAX
+from tests.conftest import ROOT
 
 UNWRITABLE = "/proc/segkit_no_such_dir/out"  # nobody, root included, can create it
 
@@ -31,6 +35,8 @@ def files(tmp_path_factory):
         f[name] = str(d / name)
 
     put("softmax.py", SOFTMAX)
+    put("matmul_scalar.py", MATMUL_OF_A_SCALAR)
+    put("misspelled.py", MISSPELLED_KEYWORD)
     put("empty.py", "")
     put("empty.json", "")
     put("a_file", "x")
@@ -140,13 +146,19 @@ CASES = [
     (["fuzz", "-o", "{camp}", *REF_FUZZ, "--resume"], 2, "cannot be read (KeyError"),
     (["fuzz", "-o", "{tmp}/typo", *REF_FUZZ, "--resume"], 2, "holds no campaign to resume"),
     # trace, profile, paths the file system refuses
-    (["trace", "show", "{empty.json}"], 1, "not readable JSON"),
+    (["trace", "show", "{empty.json}"], 1, "empty file: not a trace"),
     (["trace", "compare", "{empty.json}"], 2, "required: b"),
     (["profile", "-o", UNWRITABLE, "--", "python", "-c", "1"], 1, "/proc/segkit_no_such_dir"),
     (["repro", "{loop.py}"], 2, "no such file"),
     (["repro", "{bin.py}"], 2, "not UTF-8"),
     (["repro", "x" * 5000 + ".py"], 2, "File name too long"),
     (["repro", "--"], 2, "required: script"),
+    (["repro", "{matmul_scalar.py}"], 1, "fd.ops.matmul at "),  # the op, the script's line, the argument:
+    (["repro", "{matmul_scalar.py}"], 1, "matmul_scalar.py:7: fd.add_output(fd.ops.matmul(T0, T1)): matmul's arg2 "
+                                         "must be a tensor, got <c0: Double = 2.0>"),
+    (["repro", "{misspelled.py}"], 1, "fd.ops.sum: got an unexpected keyword argument 'keepdimm': did you mean "
+                                      "keepdim=?"),
+    (["repro", "{misspelled.py}"], 1, "misspelled.py:7:"),
     (["bookend", "{softmax.py}", "--plot", "y" * 5000], 2, "File name too long"),
 ]
 
@@ -214,11 +226,36 @@ API = [
     (lambda fd, x: __import__("segkit.fuzz").fuzz.fuzz("reference", "", max_cases=1), segkit.UsageError,
      "an empty findings directory name"),
     (lambda fd, x: segkit.run_reference(fd, None), segkit.InputMismatchError, "inputs must be a list"),
+    (lambda fd, x: segkit.run_reference(fd, [x.numpy()]), segkit.InputMismatchError,
+     r"input 0 \(tv0: Float\[2, 3\]\): expected a tensor but got a numpy array \(shape \[2, 3\], dtype float32\): "
+     r"pass torch.from_numpy"),
     (lambda fd, x: segkit.run_reference(fd, [x], max_tensor_bytes=-1), segkit.ResourceLimitError,
      "max_tensor_bytes=-1: give a positive"),
     (lambda fd, x: __import__("segkit.interp").interp.random_inputs(fd, device="bogus"), segkit.InputMismatchError,
      "device='bogus' is not a torch device"),
 ]
+
+
+@pytest.mark.parametrize("script, words, within_s", [
+    (LOOPING_FUSION, "ran longer than 10 s", 25.0),  # before: stopped after a minute
+    (CUDA_STREAM, "torch.cuda.Stream: the script needs a GPU stream, and this machine has no GPU", None),
+])
+def test_a_script_is_stopped_or_refused_saying_why_without_a_gpu(tmp_path, script, words, within_s):
+    """In a process that sees no GPU (CUDA_VISIBLE_DEVICES=""), as a user's laptop: a fusion function that never
+    returns is stopped at the default time limit, a CUDA stream is refused as one (not blamed on the CUDA driver's
+    version); one line naming the script."""
+    path = tmp_path / "script.py"
+    path.write_text(script)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+    env.pop("SEGKIT_SCRIPT_TIMEOUT", None)
+    start = time.monotonic()
+    got = subprocess.run([sys.executable, "-m", "segkit_cli", "repro", str(path)], env=env, capture_output=True,
+                         text=True, timeout=120)
+    lines = got.stderr.strip().splitlines()
+    assert got.returncode == 1 and len(lines) == 1 and words in lines[0] and f"{path}:" in lines[0], got.stderr
+    assert "driver" not in lines[0]
+    if within_s is not None:
+        assert time.monotonic() - start < within_s
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "nan", "lots"])

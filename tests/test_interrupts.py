@@ -28,11 +28,49 @@ FRESH = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
         "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
 
 
-def _interrupt(argv: list[str], when: Callable[[float], bool], cwd: Path) -> tuple[int, str, str]:
-    """Run ``argv``, send SIGINT to its process group once ``when(seconds since start)`` holds; (status, stdout,
-    stderr)."""
-    proc = subprocess.Popen([sys.executable, "-c", FRESH, *argv], cwd=cwd, env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+#: ``python -c AT_STATE MARK STATE MODULE ARGS...``: run ``python -m MODULE ARGS`` as a terminal starts it (SIGINT
+#: raising KeyboardInterrupt, as FRESH) and create the file MARK once the child reached STATE, so that a test
+#: interrupts it in that state however loaded the machine is, not after a time: ``import:NAME`` when module NAME
+#: begins to be imported (``segkit_cli.main``: the command's own code is starting, inside its Ctrl-C guard, past
+#: the interpreter's start-up where no command can answer a Ctrl-C), ``call:MODULE.FUNCTION`` when that function is
+#: first called (the search validating its first candidate).
+AT_STATE = """\
+import importlib, runpy, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+mark, state, module = sys.argv[1:4]
+del sys.argv[1:4]
+kind, name = state.split(":", 1)
+if kind == "import":
+    class Mark:
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname == name:
+                open(mark, "a").close()
+    sys.meta_path.insert(0, Mark())
+else:
+    owner, attr = name.rsplit(".", 1)
+    owner = importlib.import_module(owner)
+    real = getattr(owner, attr)
+    def first_call(*args, **kw):
+        open(mark, "a").close()
+        return real(*args, **kw)
+    setattr(owner, attr, first_call)
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+def _interrupt_at(module: str, args: list[str], state: str, marks: Path, cwd: Path | None = None):
+    """``python -m module args`` (in ``cwd``, default ``marks``) interrupted once it reached ``state`` (AT_STATE;
+    its mark file in ``marks``); (status, stdout, stderr)."""
+    mark = marks / f"reached-{state.replace(':', '-')}"
+    return _interrupt(["-c", AT_STATE, str(mark), state, module, *args], lambda s: mark.exists(), cwd or marks,
+                      fresh=False)
+
+
+def _interrupt(argv: list[str], when: Callable[[float], bool], cwd: Path, fresh: bool = True) -> tuple[int, str, str]:
+    """Run ``argv`` (through FRESH unless not ``fresh``), send SIGINT to its process group once ``when(seconds since
+    start)`` holds; (status, stdout, stderr)."""
+    proc = subprocess.Popen([sys.executable, *(["-c", FRESH] if fresh else []), *argv], cwd=cwd, env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     start = time.monotonic()
     try:
         while proc.poll() is None and not when(time.monotonic() - start):
@@ -56,7 +94,7 @@ def _one_line(code: int, err: str, prefix: str) -> str:
 
 
 FUZZ_MOMENTS = {
-    "starting": lambda out: lambda s: s > 1.0,  # segkit still importing, or the workers still starting
+    "starting": "import:segkit_cli.main",  # segkit still importing (AT_STATE), or the workers still starting
     "workers_up": lambda out: lambda s: out.exists(),  # the directory claimed, the worker importing torch
     "running": lambda out: lambda s: (out / "index.json").exists() and _later(out, 1.5),
 }
@@ -71,8 +109,11 @@ def test_an_interrupted_fuzz_campaign_is_resumable_or_gone(moment, tmp_path):
     from segkit.fuzz.campaign import fuzz
 
     out = tmp_path / "findings"
-    code, _, err = _interrupt(["-m", "segkit_cli", "fuzz", "--target", "reference", "--workers", "1", "--quiet",
-                               "--max-cases", "100000", "-o", str(out)], FUZZ_MOMENTS[moment](out), tmp_path)
+    args = ["fuzz", "--target", "reference", "--workers", "1", "--quiet", "--max-cases", "100000", "-o", str(out)]
+    if isinstance(FUZZ_MOMENTS[moment], str):
+        code, _, err = _interrupt_at("segkit_cli", args, FUZZ_MOMENTS[moment], tmp_path)
+    else:
+        code, _, err = _interrupt(["-m", "segkit_cli", *args], FUZZ_MOMENTS[moment](out), tmp_path)
     line = _one_line(code, err, "segkit: interrupted")
     if not out.exists():
         return  # stopped before the campaign began: no folder left behind
@@ -97,12 +138,14 @@ fd.execute(inputs)
 """
 
 
-@pytest.mark.parametrize("after", [1.0, 5.0])  # starting; searching
-def test_an_interrupted_tune_says_one_line(after, tmp_path):
+@pytest.mark.parametrize("state", ["import:segkit_cli.main", "call:segkit.tuning.search.validate"],
+                         ids=["starting", "searching"])
+def test_an_interrupted_tune_says_one_line(state, tmp_path):
+    """Interrupted once segkit's code is starting, or once the search validates its first candidate: states, not
+    times (at 1.0 s after the start, a busy machine was sometimes still starting the interpreter)."""
     script = tmp_path / "big.py"
     script.write_text(BIG_SCRIPT)
-    code, out, err = _interrupt(["-m", "segkit_cli", "tune", str(script), "--reference"], lambda s: s > after,
-                                tmp_path)
+    code, out, err = _interrupt_at("segkit_cli", ["tune", str(script), "--reference"], state, tmp_path)
     _one_line(code, err, "segkit: interrupted")
     assert "candidates match the reference" not in out
 
@@ -136,10 +179,11 @@ def test_an_interrupted_sweep_merges_what_ran_and_resumes(moment, tmp_path):
     suite.parent.mkdir()
     suite.write_text(SLOW_SUITE)
     work, out = tmp_path / "w", tmp_path / "merged.json"
-    when = (lambda s: s > 0.5) if moment == "collecting" else (lambda s: any(work.glob("shard*.log")) and s > 0)
-    argv = ["-m", "sweep", "--devices", "a,b", "--grace", "5", "--workdir", str(work), "-o", str(out), "--",
-            str(suite)]
-    code, _, err = _interrupt(argv, when, ROOT)
+    args = ["--devices", "a,b", "--grace", "5", "--workdir", str(work), "-o", str(out), "--", str(suite)]
+    if moment == "collecting":  # once the launcher begins collecting the cases (AT_STATE): a state, not a time
+        code, _, err = _interrupt_at("sweep", args, "call:sweep.plan.collect", tmp_path, ROOT)
+    else:
+        code, _, err = _interrupt(["-m", "sweep", *args], lambda s: any(work.glob("shard*.log")), ROOT)
     line = _one_line(code, err, "sweep: interrupted")
     if moment == "collecting" and "before any shard started" in line:
         assert not out.exists() and not work.exists()  # untouched
@@ -164,13 +208,13 @@ def test_a_ctrl_c_while_torch_imports_is_delivered_after_the_import(tmp_path):
     assert got.stdout.strip() == "interrupted after True", (got.stdout, got.stderr)
 
 
-@pytest.mark.parametrize("after", [0.3, 0.6, 0.9, 1.2])
-def test_fuzz_interrupted_while_starting_always_ends_in_one_line(after, tmp_path):
-    """Ctrl-C at moments that fall in the command's imports (torch's among them): 130 and one line, never an
-    abort."""
+@pytest.mark.parametrize("module", ["segkit_cli.main", "torch", "segkit.fuzz", "hypothesis"])
+def test_fuzz_interrupted_while_starting_always_ends_in_one_line(module, tmp_path):
+    """Ctrl-C as each of the command's imports begins (torch's, hypothesis's among them; AT_STATE: a state, not a
+    time): 130 and one line, never an abort."""
     out = tmp_path / "findings"
-    code, _, err = _interrupt(["-m", "segkit_cli", "fuzz", "--target", "reference", "--workers", "1", "--quiet",
-                               "--max-cases", "100000", "-o", str(out)], lambda s: s > after, tmp_path)
+    code, _, err = _interrupt_at("segkit_cli", ["fuzz", "--target", "reference", "--workers", "1", "--quiet",
+                                                "--max-cases", "100000", "-o", str(out)], f"import:{module}", tmp_path)
     _one_line(code, err, "segkit: interrupted")
 
 

@@ -4,16 +4,20 @@ the chrome JSON read directly; the alignment itself on small hand-made steps."""
 
 from __future__ import annotations
 
+import difflib
 import gzip
+import itertools
 import json
+import time
 
 import pytest
 
 from segkit.trace import load
-from segkit.trace.launches import align, launch_tables
+from segkit.trace.launches import align, launch_tables, step_kernels
 from segkit.trace.model import Kernel, Range, Trace
 from segkit_cli.main import main as cli_main
 from tests.conftest import H200_STEP
+from tests.synthetic_launches import model_steps
 
 A, B = (H200_STEP / "profiles" / f"qwen3-0.6b-x2-{v}.json.gz" for v in ("thunder", "segkit-own"))
 
@@ -77,3 +81,32 @@ def test_cli_refuses_a_range_neither_has_and_plots_the_launches(tmp_path, capsys
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     printed = capsys.readouterr().out
     assert "nvfuser memory-bound" in printed and f"plot: {out}" in printed
+
+
+def _difflib_pairs(a: list[Kernel], b: list[Kernel]) -> list[tuple]:
+    """The alignment as it was, difflib over the whole steps: the reference for steps of real size."""
+    matcher = difflib.SequenceMatcher(None, [k.key for k in a], [k.key for k in b], autojunk=False)
+    return [p for _, i1, i2, j1, j2 in matcher.get_opcodes() for p in itertools.zip_longest(a[i1:i2], b[j1:j2])]
+
+
+@pytest.mark.parametrize("x, y", [(A, B), (B, A)])
+def test_the_real_steps_align_as_difflib_aligned_them(x, y):
+    a, b = step_kernels(load(x)), step_kernels(load(y))
+    assert [(p.a, p.b) for p in align(a, b)] == _difflib_pairs(a, b)
+
+
+def test_two_20000_launch_steps_align_in_a_few_seconds_each_launch_with_its_own():
+    """2000 generated layers (tests/synthetic_launches.py: B cuts one region in two and renames another per layer):
+    difflib took minutes of CPU on these; every launch pairs with its own layer's and slot's, B's extra alone."""
+    a, b = model_steps(2000)
+    assert len(a) > 20000 and len(b) > 22000
+    start = time.process_time()
+    launches = align(a, b)
+    assert time.process_time() - start < 5.0
+    assert [x.a for x in launches if x.a] == a and [x.b for x in launches if x.b] == b
+    alone = [x for x in launches if x.a is None or x.b is None]
+    assert len(alone) == 2000 and all(x.a is None and x.b.correlation_id % 100 >= 50 for x in alone)
+    assert all(x.a.correlation_id == x.b.correlation_id for x in launches if x.a and x.b)
+    renamed = [x for x in launches if x.row()["changed"] == "renamed"]
+    assert len(renamed) == 2000 and {(x.a.key, x.b.key) for x in renamed} == {("nvfuser_pointwise",
+                                                                               "triton_poi_fused_add_0")}

@@ -10,6 +10,8 @@ kind, ...). The families (segkit.ops.pointwise, reduce, shape, creation, indexin
 
 from __future__ import annotations
 
+import difflib
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,7 +140,10 @@ class OpDef:
         bound = dict(zip(params, args))
         for k, v in kwargs.items():
             if k not in params:
-                raise TypeError(f"got an unexpected keyword argument {k!r} (expected one of {', '.join(params)})")
+                near = difflib.get_close_matches(k, params, n=1)
+                raise TypeError(f"got an unexpected keyword argument {k!r}"
+                                + (f": did you mean {near[0]}=?" if near else "")
+                                + f" (expected one of {', '.join(params)})")
             if k in bound:
                 raise TypeError(f"got multiple values for argument {k!r}")
             bound[k] = v

@@ -103,13 +103,33 @@ _CUDA_ANSWERS: dict[str, Callable[..., Any]] = {
 }
 
 
+class GpuStreamNeeded(RuntimeError):
+    """A script asked for a CUDA stream where there is no GPU: a stream orders work on a GPU, which the CPU has
+    none of (torch's own error blames the CUDA driver's version)."""
+
+
+def _no_stream(name: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise GpuStreamNeeded(f"torch.cuda.{name}: the script needs a GPU stream, and this machine has no GPU "
+                              "(segkit loads scripts on the CPU): drop the stream from the script, or run it on a "
+                              "GPU host")
+    return refuse
+
+
+#: Without a GPU: what asks for a stream, refused saying so.
+_STREAMS = ("Stream", "ExternalStream", "stream", "current_stream", "default_stream", "set_stream")
+
+
 @contextlib.contextmanager
 def no_cuda(devices: CpuForCuda) -> Iterator[None]:
-    """The block's CUDA requests served on the CPU by ``devices``; torch.cuda and the torch random state
-    restored after."""
-    saved = {n: getattr(torch.cuda, n) for n in _CUDA_ANSWERS}
+    """The block's CUDA requests served on the CPU by ``devices`` (a stream, without a GPU, refused as
+    GpuStreamNeeded); torch.cuda and the torch random state restored after."""
+    answers = dict(_CUDA_ANSWERS)
+    if not torch.cuda.is_available():
+        answers.update({n: _no_stream(n) for n in _STREAMS if hasattr(torch.cuda, n)})
+    saved = {n: getattr(torch.cuda, n) for n in answers}
     try:
-        for n, answer in _CUDA_ANSWERS.items():
+        for n, answer in answers.items():
             setattr(torch.cuda, n, answer)
         with torch.random.fork_rng(devices=[]), devices:
             torch.manual_seed(0)

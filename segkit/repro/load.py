@@ -187,7 +187,8 @@ def _time_limit(seconds: float, path: str):
 
 #: Seconds a script may run while it is loaded (environment variable, or ``load_repro(timeout=)``).
 SCRIPT_TIMEOUT_ENV = limits.SCRIPT_TIMEOUT_ENV
-DEFAULT_SCRIPT_TIMEOUT = 60.0
+DEFAULT_SCRIPT_TIMEOUT = 10.0  # a script records ops (well under a second for the pasted repros): an endless
+# loop in its fusion function is stopped in seconds, not after a minute
 
 #: ``with _Stubbed(): runpy.run_path(script)``: a standalone script's nvFuser imports run segkit's frontend.
 _Stubbed = stubbed
@@ -450,7 +451,7 @@ def load_repro(path_or_source: str | Path, timeout: float | None = None, fusion:
 
     ``path_or_source``: a path (a Path, or a one-line string; any file name), or the script's text.
     The script runs as Python code (load only scripts you trust) in a child process, for at most ``timeout``
-    seconds (default: $SEGKIT_SCRIPT_TIMEOUT, else 60; the process is killed a little later if the script does
+    seconds (default: $SEGKIT_SCRIPT_TIMEOUT, else 10; the process is killed a little later if the script does
     not stop). ``fusion``: which one, by name, when it builds several (the error for several and no name lists
     them).
     """

@@ -12,23 +12,29 @@ from segkit.trace.model import ApiCall, Kernel, Range, Trace, TraceError
 
 @checked
 def load(path: str | Path) -> Trace:
-    """A Trace from an nsys report (.nsys-rep, exported with nsys; or .sqlite) or a torch.profiler chrome trace."""
+    """A Trace from an nsys report (.nsys-rep, exported with nsys; or .sqlite) or a torch.profiler chrome trace
+    (.json, .json.gz). The format is read from the file's bytes (segkit.trace.formats): a suffix that promises
+    another, or a file of none, is a TraceError naming it."""
+    from segkit.trace.formats import GZIP, JSON, SQLITE, check_suffix, sniff
+
     p = Path(path)
     if not p.exists():
         raise TraceError(f"{p}: no such file")
-    if p.suffix == ".nsys-rep":
-        from segkit.trace.nsys import export_sqlite, load_sqlite
-
-        return load_sqlite(export_sqlite(p))
-    if p.suffix in (".sqlite", ".db"):
+    if p.is_dir():
+        raise TraceError(f"{p}: a directory, not a trace file")
+    fmt = sniff(p)
+    check_suffix(p, fmt)
+    if fmt == SQLITE:
         from segkit.trace.nsys import load_sqlite
 
         return load_sqlite(p)
-    if p.name.endswith((".json", ".json.gz")):
+    if fmt in (JSON, GZIP):
         from segkit.trace.chrome import load_chrome
 
         return load_chrome(p)
-    raise TraceError(f"{p}: unknown trace type (expected .nsys-rep, .sqlite, .json or .json.gz)")
+    from segkit.trace.nsys import export_sqlite, load_sqlite  # .nsys-rep: nsys's own format
+
+    return load_sqlite(export_sqlite(p))
 
 
 __all__ = ["ApiCall", "Kernel", "Range", "Trace", "TraceError", "capture", "load", "range"]

@@ -6,24 +6,24 @@ are what users mark (segkit.trace.range writes one), so they count as user range
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
-import zlib
 from pathlib import Path
 
-from segkit.trace.model import (USER_DOMAIN, ApiCall, Kernel, Range, Trace, TraceError, attach_kernels, set_depths,
-                                to_int, to_xyz)
+from segkit.trace.formats import GZIP, JSON, json_or_lines, read_text, sniff
+from segkit.trace.model import (MAX_FIELD, USER_DOMAIN, ApiCall, Kernel, Range, Trace, TraceError, attach_kernels,
+                                in_range, set_depths, to_int, to_xyz)
 
 _LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
 
 
-def _ns(us, what: str) -> int:
+def _ns(us, what: str, signed: bool = False) -> int:
+    """Microseconds (torch's unit) as ns: a finite number, not negative unless ``signed``, within 64 bits."""
     if isinstance(us, bool) or not isinstance(us, (int, float)):
         raise TraceError(f"{what}: expected a number of microseconds, got {us!r:.40}")
-    if not math.isfinite(us):
-        raise TraceError(f"{what}: expected a finite number of microseconds, got {us!r}")
-    return int(round(float(us) * 1000))
+    if not math.isfinite(us) or abs(us) > MAX_FIELD / 1000:
+        raise TraceError(f"{what}: expected a finite number of microseconds within 64 bits of ns, got {us!r}: the "
+                         "file is damaged")
+    return in_range(int(round(float(us) * 1000)), what, signed)
 
 
 def _text(value, what: str) -> str:
@@ -41,12 +41,10 @@ def _tid(value, where: str):
 
 def load_chrome(path: Path) -> Trace:
     """A Trace from a chrome trace; unreadable JSON or an event field of the wrong type is a TraceError."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt") as f:
-            data = json.load(f)
-    except (OSError, EOFError, ValueError, UnicodeDecodeError, RecursionError, zlib.error) as e:
-        raise TraceError(f"{path}: not readable JSON ({type(e).__name__}: {e})") from None
+    fmt = sniff(path)
+    if fmt not in (GZIP, JSON):
+        raise TraceError(f"{path}: not a chrome trace: its bytes are {fmt}, not JSON or gzip-compressed JSON")
+    data = json_or_lines(read_text(path, fmt), path)
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
         raise TraceError(f"{path}: not a chrome trace (no 'traceEvents' list of event objects)")
@@ -60,7 +58,7 @@ def load_chrome(path: Path) -> Trace:
         if not isinstance(args, dict):
             raise TraceError(f"{where}: 'args' must be an object, got {args!r:.40}")
         start = _ns(e["ts"], f"{where} ts")
-        end = start + _ns(e["dur"], f"{where} dur")
+        end = in_range(start + _ns(e["dur"], f"{where} dur"), f"{where} ts + dur")
         name = _text(e.get("name", ""), f"{where} name")
         if cat in _LAUNCH_CATS:
             api.append(ApiCall(name, start, end, to_int(args.get("correlation"), f"{where} correlation"),

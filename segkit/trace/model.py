@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import math
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -127,17 +128,35 @@ class Trace:
         return [n for n in self.range_names() if n in chosen]
 
 
-def to_int(value, what: str, optional: bool = True) -> int | None:
-    """A trace field as an int (floats and numeric text accepted); a field of another type is a TraceError
-    naming it, so a malformed file fails where it is read, not later in a table."""
+#: The largest time, duration, size or count a trace field may hold: nsys stores them as signed 64-bit integers.
+MAX_FIELD = 2**63 - 1
+
+
+def to_int(value, what: str, optional: bool = True, signed: bool = False) -> int | None:
+    """A trace field as an int (floats and numeric text accepted); a field of another type, not finite, negative
+    (unless ``signed``: times, durations, sizes, counts and ids are not) or beyond 64 bits is a TraceError naming it,
+    so a malformed file fails where it is read, not later in a table (a kernel of -3 ns summed as time) or as an
+    overflow."""
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TraceError(f"{what}: expected a number, got {type(value).__name__} {value!r:.40}")
     try:
-        return int(float(value)) if not isinstance(value, int) else value
-    except (ValueError, OverflowError):
+        number = float(value) if not isinstance(value, int) else value
+    except ValueError:
         raise TraceError(f"{what}: expected a number, got {value!r:.40}") from None
+    if not math.isfinite(number):
+        raise TraceError(f"{what}: expected a finite number, got {value!r:.40}: the file is damaged")
+    return in_range(int(number), what, signed)
+
+
+def in_range(n: int, what: str, signed: bool = False) -> int:
+    """``n`` if it is a time, size or count a trace can hold (``to_int``), else a TraceError naming ``what``."""
+    if not signed and n < 0:
+        raise TraceError(f"{what}: {n} is negative (a time, duration, size or count is not): the file is damaged")
+    if abs(n) > MAX_FIELD:
+        raise TraceError(f"{what}: {n:.3g} does not fit in 64 bits (no real trace holds it): the file is damaged")
+    return n
 
 
 def to_xyz(value, what: str) -> tuple[int, int, int] | None:

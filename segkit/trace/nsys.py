@@ -130,9 +130,11 @@ def _load_sqlite(path: Path) -> Trace:
     api = []
     if RUNTIME in db.tables:
         for n, r in enumerate(db.rows(RUNTIME, ["start", "end", "correlationId", "nameId", "globalTid"], missing)):
-            api.append(ApiCall(text(r["nameId"], RUNTIME, n, "nameId"), num(r, "start", RUNTIME, n, False),
-                               num(r, "end", RUNTIME, n, False), num(r, "correlationId", RUNTIME, n),
-                               num(r, "globalTid", RUNTIME, n)))
+            start, end = num(r, "start", RUNTIME, n, False), num(r, "end", RUNTIME, n, False)
+            if end < start:
+                raise TraceError(f"{path}: {RUNTIME} row {n}: ends ({end}) before it starts ({start})")
+            api.append(ApiCall(text(r["nameId"], RUNTIME, n, "nameId"), start, end,
+                               num(r, "correlationId", RUNTIME, n), num(r, "globalTid", RUNTIME, n)))
     else:
         missing.append(f"{RUNTIME} table absent: no launch calls (host latency and range attribution by GPU time)")
     launches = {a.correlation_id: a for a in api if a.correlation_id is not None}
@@ -173,9 +175,10 @@ def _load_sqlite(path: Path) -> Trace:
         domains = {r["domainId"]: r["text"] or text(r["textId"], NVTX, n, "textId")
                    for n, r in enumerate(rows) if r["eventType"] == NVTX_DOMAIN_CREATE}
         for n, r in enumerate(rows):
-            if (r["eventType"] not in (NVTX_PUSH_POP, NVTX_START_END) or r["start"] is None or r["end"] is None
-                    or r["end"] < r["start"]):
-                continue
+            if r["eventType"] not in (NVTX_PUSH_POP, NVTX_START_END) or r["start"] is None or r["end"] is None:
+                continue  # a marker, a domain, or a range never closed
+            if r["end"] < r["start"]:
+                raise TraceError(f"{path}: {NVTX} row {n}: ends ({r['end']}) before it starts ({r['start']})")
             ranges.append(Range(r["text"] or text(r["textId"], NVTX, n, "textId"), r["start"], r["end"],
                                 thread=r["globalTid"], domain=domains.get(r["domainId"])))
     else:

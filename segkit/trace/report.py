@@ -90,8 +90,7 @@ def format_tables(tables: dict[str, list[dict]], fmt: str = "table", table: str 
                   title: str = "") -> str:
     """``json``: one JSON object of tables; ``csv``: one table (``table``, default the first);
     ``table`` / ``markdown``: the title, notes, then each table, an empty one said in words."""
-    if table is not None and table not in tables:
-        raise UsageError(f"--table {table!r}: no such table; tables: {', '.join(tables)}")
+    _check_table(tables, table)
     validate(tables, "tables")
     if fmt == "json":
         return json.dumps(tables, indent=1)
@@ -108,6 +107,12 @@ def format_tables(tables: dict[str, list[dict]], fmt: str = "table", table: str 
     return "\n\n".join(parts)
 
 
+def _check_table(tables: dict[str, list[dict]], table: str | None) -> None:
+    """A table asked for (``--table``) must be one of ``tables``: a usage error listing them."""
+    if table is not None and table not in tables:
+        raise UsageError(f"--table {table!r}: no such table; tables: {', '.join(tables)}")
+
+
 def write_tables(tables: dict[str, list[dict]], fmt: str, table: str | None = None, csv_dir: Path | None = None,
                  title: str = "") -> None:
     """Print the tables (see format_tables), or with ``csv_dir`` write each as DIR/NAME.csv and list them."""
@@ -117,6 +122,7 @@ def write_tables(tables: dict[str, list[dict]], fmt: str, table: str | None = No
         text = format_tables(tables, fmt, table, title)
         print(text, end="" if text.endswith("\n") else "\n")  # a CSV ends in its own newline: no empty row
         return
+    _check_table(tables, table)  # before the folder is made: a table not there writes nothing and says so
     validate(tables, "tables")
     csv_dir.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
