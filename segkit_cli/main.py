@@ -33,7 +33,7 @@ def build_parser() -> Parser:
     parser = Parser(prog="segkit", description=__doc__.split("\n\n")[0],
                     epilog="Exit status: 0 ok, 1 failure or mismatch, 2 usage error. Limits: "
                            "SEGKIT_MAX_TENSOR_BYTES (reference interpreter, per tensor, default 16G), "
-                           "SEGKIT_SCRIPT_TIMEOUT (a repro script's run while loading, seconds, default 60).")
+                           "SEGKIT_SCRIPT_TIMEOUT (a repro script's run while loading, seconds, default 10).")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
