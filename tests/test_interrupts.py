@@ -179,7 +179,8 @@ def test_an_interrupted_sweep_merges_what_ran_and_resumes(moment, tmp_path):
     suite.parent.mkdir()
     suite.write_text(SLOW_SUITE)
     work, out = tmp_path / "w", tmp_path / "merged.json"
-    args = ["--devices", "a,b", "--grace", "5", "--workdir", str(work), "-o", str(out), "--", str(suite)]
+    args = ["--devices", "a,b", "--time-limit", "600", "--grace", "5", "--workdir", str(work), "-o", str(out), "--",
+            str(suite)]
     if moment == "collecting":  # once the launcher begins collecting the cases (AT_STATE): a state, not a time
         code, _, err = _interrupt_at("sweep", args, "call:sweep.plan.collect", tmp_path, ROOT)
     else:

@@ -113,7 +113,8 @@ def test_a_kernel_of_negative_duration_is_refused_in_the_table(tmp_path, capsys)
         {"ph": "X", "cat": "kernel", "name": "k", "ts": 10, "dur": -5, "args": {}},
         {"ph": "X", "cat": "user_annotation", "name": "step", "ts": 0, "dur": 50}]}))
     assert cli_main(["trace", "show", str(p)]) != 0
-    assert "['duration_us'] is -5.0: a size" in capsys.readouterr().err
+    # refused where it is read, naming the file and the event (before, in the table built from it)
+    assert f"{p}: traceEvents[0] dur: -5000 is negative" in capsys.readouterr().err
 
 
 def test_validate_walks_dataclasses_dicts_and_lists():
