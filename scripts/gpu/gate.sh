@@ -23,6 +23,11 @@ part() { echo; echo "=== gate: $1 ($(date -u +%H:%M:%S))"; }
 
 if [[ "$PHASE" == suite || "$PHASE" == all ]]; then
   part "the whole GPU suite"
+  # the suite's litgpt tests need litgpt staged (without it ~40 of them fail as "case failed", a false red)
+  if ! python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('litgpt') is None)"; then
+    echo "gate: litgpt is not importable here: stage it (EXTRA_WHEELS=\"litgpt==0.5.13 pyyaml==6.0.3\" bash ../shared/gpu/stage.sh)" >&2
+    exit 2
+  fi
   # each test's peak GPU memory, and how long a declared one waited for room (tests/gpu/memory_budget.py)
   SEGKIT_GPU_MEMORY_LOG="$DIR/gpu_memory.jsonl" \
   python -m sweep --gpus all --per-gpu "${GATE_PER_GPU:-8}" --time-limit "${GATE_SUITE_S:-560}" --grace 20 \
