@@ -50,8 +50,8 @@ def _gpu_memory(request):
           else contextlib.nullcontext(0.0)) as waited:
         yield
         peak = torch.cuda.max_memory_reserved() / 2**30
-        # pytest keeps a failed test's exception for post-mortem (sys.last_traceback): its frames, and the GPU
-        # tensors in them, would stay alive for the rest of the shard (on the H100 a shard held 40 GiB so)
+        # pytest keeps a failed test's exception for post-mortem (sys.last_traceback) until the next test's call:
+        # its frames, and the GPU tensors in them, would still be held while the next test sets up
         for name in ("last_type", "last_value", "last_traceback", "last_exc"):
             if hasattr(sys, name):
                 delattr(sys, name)
