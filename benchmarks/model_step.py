@@ -221,9 +221,7 @@ def stock_thunder_fixes() -> None:
     segkit_ex among the executors they hand every call to Thunder)."""
     from thunder_exec import compat
 
-    compat.install_nvfuser_direct_compat()
-    compat.install_rematerialization_fix()
-    compat.install_cudagraph_alias_fix()
+    compat.install_thunder_fixes()
 
 
 def thunder_executors(variant: Variant) -> list:

@@ -134,3 +134,11 @@ def install_cudagraph_alias_fix() -> bool:
     cudagraph.CUDAGraphRunner.call_cuda_graph = call_cuda_graph
     _cudagraph_installed = True
     return True
+
+
+def install_thunder_fixes() -> None:
+    """The three fixes above, each once: what stock Thunder 0.2.6 needs here, none of segkit_ex's own patches
+    (``thunder_exec.install()`` applies them first; the step table's stock Thunder rows apply them alone)."""
+    install_nvfuser_direct_compat()
+    install_rematerialization_fix()
+    install_cudagraph_alias_fix()

@@ -43,9 +43,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    compat.install_nvfuser_direct_compat()
-    compat.install_rematerialization_fix()
-    compat.install_cudagraph_alias_fix()
+    compat.install_thunder_fixes()
     alone.install()
     recognize.install_helpers()
     gqa.install()
