@@ -75,10 +75,6 @@ class StepRangeError(TraceError):
     """A profile whose step ranges are missing or hold no kernels: there are no steps to read."""
 
 
-def _launch_ns(k: Kernel) -> int:
-    return k.start_ns if k.launch_ns is None else k.launch_ns
-
-
 @checked
 def steps(trace: Trace, step: str = STEP_RANGE, whole: bool = False) -> list[Step]:
     """The trace's steps: each range named ``step`` with the kernels launched (by the launch call's time; a kernel
@@ -97,8 +93,8 @@ def steps(trace: Trace, step: str = STEP_RANGE, whole: bool = False) -> list[Ste
         raise StepRangeError(f"{trace.source}: no range named {step!r}, so no step to read (its ranges: {names}); "
                              f"mark each step with segkit.trace.range({step!r}) (benchmarks/model_step.py does), "
                              "name the range the steps are in, or read the whole profile as one step (--whole)")
-    by_launch = sorted(trace.kernels, key=_launch_ns)
-    times = [_launch_ns(k) for k in by_launch]
+    by_launch = sorted(trace.kernels, key=lambda k: k.launched_ns)
+    times = [k.launched_ns for k in by_launch]
     got = [Step(tuple(by_launch[bisect.bisect_left(times, r.start_ns):bisect.bisect_right(times, r.end_ns)]),
                 r.start_ns) for r in ranges]
     empty = [i for i, s in enumerate(got) if not s.kernels]

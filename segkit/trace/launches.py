@@ -52,7 +52,7 @@ def step_kernels(trace: Trace, step: str = STEP_RANGE, whole: bool = False) -> l
     got = steps(trace, step, whole)
     if not got:
         return []
-    return sorted(got[0].kernels, key=lambda k: (k.start_ns if k.launch_ns is None else k.launch_ns, k.start_ns))
+    return sorted(got[0].kernels, key=lambda k: (k.launched_ns, k.start_ns))
 
 
 #: A stretch of at most this many (A launches x B launches) goes to difflib, quadratic in it (a real model step

@@ -36,6 +36,11 @@ class Kernel:
         return self.start_ns + self.duration_ns
 
     @property
+    def launched_ns(self) -> int:
+        """When it was launched: its launch call's start, or its own start where the trace has no launch call."""
+        return self.start_ns if self.launch_ns is None else self.launch_ns
+
+    @property
     def key(self) -> str:
         """A name both recorders agree on: no namespace, template arguments, parameters, nor nvFuser's
         per-fusion suffix (f<fusion>_c<cache>_r<runtime>_g<group>)."""
