@@ -1,5 +1,6 @@
 """What the step table (benchmarks/model_step.py) reads off a variant: step and host time, kernels of one
-profiled step, a chrome trace, and from Thunder's last execution traces the nvFusion regions and segkit's claims."""
+profiled step, a chrome trace, the bytes one forward saves for its backward, and from Thunder's last execution
+traces the nvFusion regions and segkit's claims."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import io
 import pstats
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import torch
@@ -55,6 +56,24 @@ def save_traces(fn, folder: Path) -> None:
         (folder / "backward.py").write_text(str(thunder.last_backward_traces(fn)[-1]))
         return
     saver(fn, folder)
+
+
+def saved_for_backward(forward: Callable[[], torch.Tensor], live: Iterable[torch.Tensor]) -> int:
+    """Bytes one forward keeps for its backward: every storage autograd saves (``saved_tensors_hooks`` see eager's
+    ops and the autograd functions of torch.compile and Thunder alike), each once, less those that live anyway
+    (``live``: the model's parameters and buffers, the step's inputs). The backward then runs, freeing them."""
+    kept = {t.untyped_storage().data_ptr() for t in live if isinstance(t, torch.Tensor)}
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        saved.setdefault(storage.data_ptr(), storage.nbytes())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = forward()
+    loss.backward()
+    return sum(n for ptr, n in saved.items() if ptr not in kept)
 
 
 def time_step(step: Callable[[], None], cuda: bool, steps: int = 1) -> tuple[float, float]:

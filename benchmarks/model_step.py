@@ -2,8 +2,8 @@
 Thunder, Thunder + segkit_ex (fused into Thunder's nvFuser regions, or opaque), Thunder with CUDA graphs and, when
 named, Thunder with Liger-Kernel's operators bound as an executor (benchmarks/liger_thunder.py) or with its own cuDNN
 executor (nvidia-cudnn-frontend: benchmarks/stage_cudnn_frontend.sh): step time, host
-time, peak memory, kernels and nvFusion regions per step, segkit's claims, grads against eager and the first
-(compiling) step. A variant that fails is a row with the failure in its note, one this host cannot run a row
+time, peak memory, bytes saved for the backward, kernels and nvFusion regions per step, segkit's claims, grads
+against eager and the first (compiling) step. A variant that fails is a row with the failure in its note, one this host cannot run a row
 skipped with the reason. Writes a markdown table and a JSON file with the machine block (benchmarks/model_table.py);
 ``--merge`` joins the JSON files of several runs.
 The cases are benchmarks/model_cases.py, the measurements benchmarks/model_measure.py.
@@ -44,8 +44,8 @@ from segkit.cli import argtypes, entry  # noqa: E402
 from segkit.cli.parser import Parser  # noqa: E402
 from segkit.files import read_text  # noqa: E402
 from benchmarks.model_measure import (  # noqa: E402
-    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, step_breakdown,
-    time_step, time_steps, trace_counts)
+    NORM_BW, NORM_FW, ROPE_BW, ROPE_FW, host_profile, kernels_per_step, profile, save_traces, saved_for_backward,
+    step_breakdown, time_step, time_steps, trace_counts)
 
 __all__ = ["CASES", "NORM_BW", "NORM_FW", "ROPE_BW", "ROPE_FW", "VARIANTS", "Row", "Unavailable", "Variant",
            "case_variants", "import_litgpt", "load_variants", "run_case"]
@@ -163,6 +163,8 @@ class Row:
                                               # (with --rounds: the median of the rounds' medians, as ms)
     host_steps: list[float] = field(default_factory=list)  # rounds 2..: each interleaved step's host ms, as ms_steps
     peak_gib: float | None = None             # torch.cuda.max_memory_allocated over the variant (model included)
+    saved_gib: float | None = None            # what one forward saves for its backward, the model's parameters,
+                                              # buffers and the inputs left out (model_measure.saved_for_backward)
     kernels: int | None = None                # CUDA kernels of one profiled step
     regions: tuple[int, int] | None = None    # nvFusion regions in the last forward / backward execution trace
     claims: dict[str, int] = field(default_factory=dict)  # segkit norm / RoPE symbols, forward and backward
@@ -248,6 +250,11 @@ def _step(fn: Callable, built: Built) -> None:
     for t in built.grad_inputs:
         t.grad = None
     fn(*built.inputs).backward()
+
+
+def _live(built: Built) -> list[torch.Tensor]:
+    """The tensors a step's saved bytes leave out: they live whether or not a backward follows."""
+    return [*built.model.parameters(), *built.model.buffers(), *built.inputs]
 
 
 def _grads(fn: Callable, built: Built) -> list[torch.Tensor | None]:
@@ -339,6 +346,10 @@ def measure(built: Built, variant: Variant, want: tuple[list, list], row: Row, d
     row.ms_rounds = [row.ms]
     with changed_inputs(built):
         row.grad_err = max(row.grad_err, grad_error(_grads(fn, built), want[1]))
+    try:  # after the timing (a torch.compile variant may compile again under the hooks)
+        row.saved_gib = saved_for_backward(lambda: fn(*built.inputs), _live(built)) / 2**30
+    except Exception as e:  # a variant that cannot run under saved-tensor hooks still has its other columns
+        notes.append(f"saved bytes not measured: {_first_line(e)}")
     if cuda:
         row.kernels = kernels_per_step(step)
         if opts.profile:

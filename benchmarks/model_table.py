@@ -168,15 +168,17 @@ def markdown(doc: dict) -> str:
             f"Step = {doc['run'].get('step', '')}; step ms by CUDA events{_back_to_back(doc['run'])}, "
             f"{doc['run'].get('warmup')} warm-up steps, "
             f"median of {doc['run'].get('iters')}{_rounds(doc['run'])}; host ms = time to issue one step; kernels of "
-            "one profiled step; nvFusion regions and segkit claims in the last forward / backward execution traces; "
+            "one profiled step; saved for bw = what one forward saves for its backward (autograd's saved tensors, "
+            "each storage once, the model's parameters, buffers and the inputs left out); "
+            "nvFusion regions and segkit claims in the last forward / backward execution traces; "
             "grad error against eager, max over grads of max |g - g_eager| / max |g_eager|, on the first step and "
             "again after the timed steps on changed inputs (floats negated, token ids rolled).\n\n")
     if "machines" in doc:
         head += "Runs on differing machines: " + "; ".join(f"{x.get('gpu')} {x.get('date')}" for x in doc["machines"])
         head += "\n\n"
-    lines = ["| case | variant | step ms | vs Thunder | vs torch.compile | host ms | peak GiB | kernels/step | "
-             "nvFusion fw/bw | segkit claims fw/bw | max rel grad err | first step s | note |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| case | variant | step ms | vs Thunder | vs torch.compile | host ms | peak GiB | saved for bw GiB | "
+             "kernels/step | nvFusion fw/bw | segkit claims fw/bw | max rel grad err | first step s | note |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     ref = {(r["case"], r["variant"]): r for r in doc["rows"]}
     for r in doc["rows"]:
         regions = f"{r['regions'][0]}/{r['regions'][1]}" if r["regions"] else ""
@@ -184,7 +186,7 @@ def markdown(doc: dict) -> str:
         lines.append(
             f"| {r['label']} | {r['variant']} | {_step(r)} | {vs_thunder} | {vs_compile} | "
             f"{_num(r['host_ms'], '.2f')} | "
-            f"{_num(r['peak_gib'], '.2f')} | {_num(r['kernels'], 'd')} | {regions} | "
+            f"{_num(r['peak_gib'], '.2f')} | {_num(r.get('saved_gib'), '.3g')} | {_num(r['kernels'], 'd')} | {regions} | "
             f"{_claims(r['claims'], r.get('cuts') or [])} | "
             f"{_num(r['grad_err'], '.1e')} | {_num(r['first_step_s'], '.1f')} | {r['note']} |")
     legend = ["Variants: " + "; ".join(f"{k} = {v}" for k, v in doc.get("variants", {}).items())]

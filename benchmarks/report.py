@@ -183,6 +183,7 @@ def _step_table(cases: dict[str, dict[str, dict]]) -> str:
                           _ratio(_speedup(ex.get("compile"), r)) if variant != "compile" else "",
                           "" if m.get("host_ms") is None else f"{m['host_ms']:.2f}",
                           "" if m.get("peak_gib") is None else f"{m['peak_gib']:.2f}",
+                          "" if m.get("saved_gib") is None else f"{m['saved_gib']:.3g}",
                           m.get("kernels", ""),
                           f"norms {claims['norm_fw']}/{claims['norm_bw']}, RoPE {claims['rope_fw']}/{claims['rope_bw']}"
                           if claims else "",
@@ -190,7 +191,7 @@ def _step_table(cases: dict[str, dict[str, dict]]) -> str:
                           r["run"] + "/" + r["source"].rsplit("/", 1)[0]
                           if "/" in r["source"] else r["run"]])
     return tabulate(table, headers=["model", "variant", "step ms", "vs thunder", "vs compile", "host ms", "peak GiB",
-                                    "kernels", "segkit claims fw/bw", "grad err", "note", "run"],
+                                    "saved for bw GiB", "kernels", "segkit claims fw/bw", "grad err", "note", "run"],
                     tablefmt="github", disable_numparse=True)
 
 

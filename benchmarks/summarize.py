@@ -215,8 +215,8 @@ MACHINE_FIELDS = ("gpu", "driver")  # the machine block names at least these
 METRICS = {"kernel_us_median": "us", "gbs": "gbs", "pct_of_copy_bw": "pct_copy_bw", "bytes": "bytes",
            "kernels": "kernels", "formulation": "formulation", "two_stage_chunk": "two_stage_chunk",
            "fx_reuse_rewrites": "fx_reuse_rewrites"}
-STEP_METRICS = ("ms", "ms_rounds", "ms_steps", "host_ms", "host_steps", "peak_gib", "kernels", "regions", "claims",
-                "grad_err", "first_step_s", "breakdown", "note")
+STEP_METRICS = ("ms", "ms_rounds", "ms_steps", "host_ms", "host_steps", "peak_gib", "saved_gib", "kernels", "regions",
+                "claims", "grad_err", "first_step_s", "breakdown", "note")
 
 
 class MissingProvenance(ValueError):

@@ -43,6 +43,36 @@ def test_rows_measure_each_variant(rows):
     assert by["segkit-opaque"].claims == {"norm_fw": 5, "norm_bw": 5, "rope_fw": 4, "rope_bw": 4}
     assert by["segkit-opaque"].regions == (0, 0)  # no nvFuser on CPU
     assert by["segkit-opaque"].note == ""  # no segkit warning (fallback, unchecked or wrong result)
+    for name in ("eager", "segkit-opaque"):  # a 2-block model at T=32 saves activations, well under a GiB
+        assert 0 < by[name].saved_gib < 0.01, by[name]
+
+
+class _MatmulRelu(torch.nn.Module):
+    def __init__(self, checkpointed: bool = False) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 24))
+        self.checkpointed = checkpointed
+
+    def body(self, x):
+        return (x @ self.w).relu()
+
+    def forward(self, x):
+        y = torch.utils.checkpoint.checkpoint(self.body, x, use_reentrant=False) if self.checkpointed else self.body(x)
+        return y.sum()
+
+
+def test_saved_for_backward_counts_what_autograd_keeps_less_what_lives_anyway():
+    """x @ w saves x for w's grad (an input: it lives anyway; w would be saved only for a grad of x), relu saves
+    its 5 x 24 fp32 output: 480 bytes; recomputed in the backward (torch.utils.checkpoint), nothing is saved past
+    the inputs."""
+    from benchmarks.model_measure import saved_for_backward
+
+    x = torch.randn(5, 8)
+    plain, ckpt = _MatmulRelu(), _MatmulRelu(checkpointed=True)
+    assert saved_for_backward(lambda: plain(x), [*plain.parameters(), x]) == 5 * 24 * 4
+    assert plain.w.grad is not None  # the backward ran (and freed what was saved)
+    assert saved_for_backward(lambda: plain(x), []) == 5 * 24 * 4 + 5 * 8 * 4  # x counted when not left out
+    assert saved_for_backward(lambda: ckpt(x), [*ckpt.parameters(), x]) == 0
 
 
 @pytest.mark.models  # another Thunder compile of the tiny model: ~10 s on the 2-core machine
