@@ -190,3 +190,22 @@ def test_a_large_test_that_asked_first_is_not_starved_by_small_ones(tmp_path):
         with memory_budget.reserved(1.0, 0.0, 47.0, path, "small", wait_s=0.2):
             pass
     assert json.loads(path.read_text())[str(os.getpid())]["state"] == "idle"  # gave up its place
+
+
+def test_a_fresh_process_rerun_is_not_held_back_by_a_test_waiting_to_run_alone(tmp_path):
+    """The waiting test waits for the parent's running test, which waits for this re-run: held back, it would
+    wait for ever."""
+    path, ctx = tmp_path / "gpu.json", mp.get_context("spawn")
+    waiting = ctx.Process(target=time.sleep, args=(30,))
+    waiting.start()
+    try:
+        path.write_text(json.dumps({
+            str(os.getppid()): _entry(held=1.0, need=4.0, state="running", test="the parent's test"),
+            str(waiting.pid): _entry(held=1.0, state="waiting_alone", test="out of memory, again alone")}))
+        with memory_budget.reserved(4.0, 0.0, 47.0, path, "child", wait_s=1.0, parent=os.getppid()) as res:
+            assert res.waited_s < 1.0
+        with pytest.raises(TimeoutError):  # a test of no parent's is held back
+            with memory_budget.reserved(4.0, 0.0, 47.0, path, "other", wait_s=0.2):
+                pass
+    finally:
+        waiting.kill()

@@ -157,7 +157,10 @@ def reserved(need: float, held: float, budget_gib: float, path: Path, what: str,
                 earlier = [e for e in others.values() if e.state == "waiting" and e.since < since]
                 load = sum(e.total() for e in others.values()) + sum(e.need for e in earlier) + held + need
                 running = any(e.state in ("running", "alone") for e in others.values())
-                if not _waiting_alone(others) and (load <= budget_gib or not (running or earlier)):
+                # a fresh-process re-run continues its parent's running test: no test that waits to run alone
+                # may hold it back (that one waits for the parent, which waits for this)
+                held_back = _waiting_alone(others) and parent is None
+                if not held_back and (load <= budget_gib or not (running or earlier)):
                     entries[me] = Entry(held=held, need=need, test=what, state="running")
                     break
             if time.monotonic() - start > wait_s:
