@@ -131,7 +131,8 @@ def build(name: str, n_layer: int = 1) -> nn.Module:
     if name in LITGPT:
         from litgpt import GPT, Config
 
-        cfg = Config.from_name(name, n_layer=n_layer, block_size=T, padded_vocab_size=VOCAB, vocab_size=VOCAB, **LITGPT[name])
+        cfg = Config.from_name(name, n_layer=n_layer, block_size=T, padded_vocab_size=VOCAB, vocab_size=VOCAB,
+                               **LITGPT[name])
         model = GPT(cfg)
     elif name in HF:
         import transformers

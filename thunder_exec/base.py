@@ -70,8 +70,9 @@ _WARNED: set[tuple[str, ...]] = set()
 
 
 def warn_if_shadowed(executors) -> None:
-    """Warn (once per executor list, whether its executors were named or passed) when a fusion executor comes before segkit_ex: the first executor that can
-    run or fuse a symbol owns its grad rule, so segkit's fused backward would never run."""
+    """Warn (once per executor list, whether its executors were named or passed) when a fusion executor comes
+    before segkit_ex: the first executor that can run or fuse a symbol owns its grad rule, so segkit's fused
+    backward would never run."""
     executors = list(executors or ())
     if segkit_ex not in executors:
         return

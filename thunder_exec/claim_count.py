@@ -18,7 +18,8 @@ NORM_FW = frozenset({"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_lay
                      "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"})
 NORM_BW = frozenset({"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd",
                      "segkit_nv_rms_norm_bwd"})
-ROPE_FW, ROPE_BW = frozenset({"segkit_rope_fwd", "segkit_nv_rope_fwd"}), frozenset({"segkit_rope_bwd", "segkit_nv_rope_bwd"})
+ROPE_FW = frozenset({"segkit_rope_fwd", "segkit_nv_rope_fwd"})
+ROPE_BW = frozenset({"segkit_rope_bwd", "segkit_nv_rope_bwd"})
 
 
 def bound_symbols(bsyms) -> Iterable:

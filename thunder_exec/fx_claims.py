@@ -3,8 +3,8 @@
 ``thunder.dynamo.thunderfx(model, executors=thunder_exec.executors())`` hands Thunder the FX GraphModules that
 TorchDynamo recorded and thunder.dynamo's splitter cut; by then Hugging Face's RMSNorm and apply_rotary_pos_emb
 and litgpt's RMSNorm and apply_rope are inlined into single ops, so the function lookasides of
-thunder_exec.recognize never fire, and ``F.rms_norm`` / ``nn.RMSNorm`` arrive as ``torch.rms_norm``, which Thunder 0.2.6 does not map (the splitter sends
-it to Inductor). Two fixes:
+thunder_exec.recognize never fire, and ``F.rms_norm`` / ``nn.RMSNorm`` arrive as ``torch.rms_norm``, which
+Thunder 0.2.6 does not map (the splitter sends it to Inductor). Two fixes:
 
 * While segkit_ex is among the executors: entering a GraphModule, Thunder's interpreter calls ``torch.fx.graph_module._WrappedCall.__call__`` (every
   GraphModule's ``__call__`` goes through it). A lookaside on it interprets, instead of the module's forward, the
@@ -22,8 +22,8 @@ it to Inductor). Two fixes:
   registers its own torch functions), so segkit_ex's rms_norm implementation claims it as under thunder.jit.
   This one holds for every executor list once thunder_exec.install() ran (executors() runs it; the splitter
   decides before it knows the executors, so a list of names, which installs on the first subgraph's thunder.jit,
-  leaves the first graph's ``torch.rms_norm`` to Inductor): without segkit_ex, Thunder runs its own rms_norm decomposition where
-  Inductor ran the op.
+  leaves the first graph's ``torch.rms_norm`` to Inductor): without segkit_ex, Thunder runs its own rms_norm
+  decomposition where Inductor ran the op.
 
 Not taken: a ``Transform`` on Thunder's trace matching the decomposed ltorch ops (it needs an argument beyond
 ``executors=``); executor lookasides (``register_operator(..., replaces=)``), which divert a call to a symbol

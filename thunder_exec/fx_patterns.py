@@ -1,5 +1,6 @@
-"""The norm and RoPE regions of Hugging Face and litgpt models as TorchDynamo records them: each one a plain function spelled
-op for op as the library writes it, every literal of the source (dtypes, exponents, dims, slices, eps) a parameter.
+"""The norm and RoPE regions of Hugging Face and litgpt models as TorchDynamo records them: each one a plain function
+spelled op for op as the library writes it, every literal of the source (dtypes, exponents, dims, slices, eps) a
+parameter.
 
 A function is three things at once (thunder_exec.fx_claims): traced by ``torch.fx.symbolic_trace`` it is the
 pattern matched in the FX graphs ThunderFX hands to Thunder (a parameter matches a graph node or a literal and
@@ -101,7 +102,7 @@ def partial_rope(q, k, cos, sin, unsqueeze_dim, rot, keep, lo, hi, cat_dim, out_
     return q_embed, k_embed
 
 
-# --------------------------------------------------------------------------- RoPE on one tensor: (x, cos, sin, *literals)
+# --------------------------------------------------------------------------- litgpt's RoPE: (x, cos, sin, *literals)
 def litgpt_rope(x, cos, sin, lo, hi, cat_dim, b, h, t, n, out_dtype):
     rotated = torch.cat((-x[..., hi], x[..., lo]), dim=cat_dim)
     roped = (x * cos.view(b, h, t, n)) + (rotated * sin.view(b, h, t, n))
