@@ -1,6 +1,6 @@
 """What the step table (benchmarks/model_step.py) reads off a variant: step and host time, kernels of one
 profiled step, a chrome trace, the bytes one forward saves for its backward, and from Thunder's last execution
-traces the nvFusion regions and segkit's claims."""
+traces the nvFusion regions and segkit's claims (per executed call: thunder_exec.claim_count)."""
 
 from __future__ import annotations
 
@@ -14,33 +14,17 @@ from pathlib import Path
 
 import torch
 
-# segkit_ex's opaque symbols, and (segkit_nv_*) the operators thunder_exec.nv_ops puts into nvFuser's regions
-NORM_FW = {"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm",
-           "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"}
-NORM_BW = {"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd", "segkit_nv_rms_norm_bwd"}
-ROPE_FW, ROPE_BW = {"segkit_rope_fwd", "segkit_nv_rope_fwd"}, {"segkit_rope_bwd", "segkit_nv_rope_bwd"}
-
-
-def _bsyms(bsyms):
-    """Every bound symbol, descending into fusions (CUDA-graph regions hold nvFusions; nvFusions hold the symbols
-    they fused) but not into a symbol's own decomposition."""
-    for b in bsyms:
-        yield b
-        if getattr(b.sym, "is_fusion", False):
-            yield from _bsyms(b.subsymbols)
+from thunder_exec.claim_count import NORM_BW, NORM_FW, ROPE_BW, ROPE_FW  # noqa: F401  (the step table's names)
 
 
 def trace_counts(fn) -> tuple[tuple[int, int], dict[str, int]]:
-    """(nvFusion regions fw / bw, segkit claims) in the last forward and backward execution traces."""
-    import thunder
+    """(nvFusion regions fw / bw, segkit claims) per executed call of the last forward and backward execution
+    traces (thunder_exec.claim_count: a ThunderFX graph Dynamo reuses counts once per call) since ``fn`` was
+    compiled: the step table asks after one step."""
+    from thunder_exec import claim_count
 
-    fw = list(_bsyms(thunder.last_traces(fn)[-1].bound_symbols))
-    bw = list(_bsyms(thunder.last_backward_traces(fn)[-1].bound_symbols))
-    regions = tuple(sum(b.sym.name.startswith("nvFusion") for b in t) for t in (fw, bw))
-    claims = {key: sum(b.sym.name in names for b in t)
-              for key, names, t in (("norm_fw", NORM_FW, fw), ("norm_bw", NORM_BW, bw), ("rope_fw", ROPE_FW, fw),
-                                    ("rope_bw", ROPE_BW, bw))}
-    return regions, claims
+    regions = claim_count.per_call(fn, lambda bsyms: sum(b.sym.name.startswith("nvFusion") for b in bsyms))
+    return regions, claim_count.claims(fn)
 
 
 def save_traces(fn, folder: Path) -> None:

@@ -124,13 +124,15 @@ def _perturb(model: nn.Module) -> nn.Module:
     return model
 
 
-def build(name: str) -> nn.Module:
-    """The model ``name`` (a litgpt config name, an ``HF`` name or "nanogpt") at tiny size, fp32, CPU."""
+def build(name: str, n_layer: int = 1) -> nn.Module:
+    """The model ``name`` (a litgpt config name, an ``HF`` name or "nanogpt") at tiny size, fp32, CPU; litgpt's
+    with ``n_layer`` layers."""
     torch.manual_seed(0)
     if name in LITGPT:
         from litgpt import GPT, Config
 
-        cfg = Config.from_name(name, n_layer=1, block_size=T, padded_vocab_size=VOCAB, vocab_size=VOCAB, **LITGPT[name])
+        cfg = Config.from_name(name, n_layer=n_layer, block_size=T, padded_vocab_size=VOCAB, vocab_size=VOCAB,
+                               **LITGPT[name])
         model = GPT(cfg)
     elif name in HF:
         import transformers
@@ -242,9 +244,10 @@ def count_symbols(trace, names: set[str]) -> int:
 
 
 def claim_report(name: str, setup: str, executors: list, norm_fw: set[str], norm_bw: set[str], rope_fw: set[str],
-                 rope_bw: set[str], **jit_options) -> ClaimReport:
-    """One training step of ``name`` under ``setup`` ("fp32", "bf16", "autocast") jitted with ``executors``."""
-    model = build(name)
+                 rope_bw: set[str], n_layer: int = 1, **jit_options) -> ClaimReport:
+    """One training step of ``name`` under ``setup`` ("fp32", "bf16", "autocast") jitted with ``executors``
+    (executor objects or their names)."""
+    model = build(name, n_layer)
     if setup == "bf16":
         model = model.to(torch.bfloat16)
     context = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if setup == "autocast" else contextlib.nullcontext

@@ -1,6 +1,7 @@
 """Importing thunder_exec changes nothing outside segkit's own objects; ``thunder_exec.install()`` applies the
-global patches (thunder_exec.patches) once, and ``executors()``, ``route()`` and the first use of
-``thunder_exec.segkit_ex`` call it. Each case runs in a fresh process: the patches are process-wide."""
+global patches (thunder_exec.patches) once, and ``executors()``, ``route()``, the first read of
+``thunder_exec.segkit_ex`` and the first thunder.jit listing segkit_ex (by name or object) call it. Each case
+runs in a fresh process: the patches are process-wide."""
 
 from __future__ import annotations
 
@@ -103,6 +104,25 @@ def test_the_first_use_of_segkit_ex_installs():
     """)
 
 
+def test_the_first_jit_listing_segkit_installs_once_by_name_or_object():
+    _run("""
+        import thunder_exec
+        from thunder_exec import patches, recognize
+
+        def fn(x):
+            return x * 2
+
+        thunder.jit(fn, executors=["sdpa"])
+        assert state() == before and not patches.installed(), "a jit without segkit_ex installed"
+        thunder.jit(fn, executors=["segkit", "sdpa"])
+        after = state()
+        assert patches.installed() and after[3] is not original_contiguity and torch.rms_norm in after[1]
+        assert isinstance(after[2][0], recognize.RecognizeOnImport)
+        thunder.jit(fn, executors=[thunder.extend.get_executor("segkit")])
+        assert state() == after, "a second jit installed something more"
+    """)
+
+
 def test_route_installs():
     _run("""
         import thunder_exec
@@ -126,3 +146,44 @@ def test_the_nvfusion_transforms_apply_only_the_compatibility_fix():
         assert (lookasides, torch_map, meta_path) == before[:3] and consumer_remat is before[4]
         assert (fusion_pass, rematerialize) == before[5:]
     """)
+
+
+# One training step of a 2-layer litgpt Llama-3.2-1B (64 wide, fp32, CPU) jitted with EXECUTORS, in a fresh
+# process: its claims (tests/model_zoo.claim_report) as one JSON line.
+LITGPT_CLAIMS = textwrap.dedent("""
+    import dataclasses, json, warnings
+    import thunder, thunder_exec
+    from tests import model_zoo
+    from tests.test_thunder_exec_models import NORM_BW, NORM_FW, ROPE_BW, ROPE_FW
+
+    EXECUTORS = {executors}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = model_zoo.claim_report("Llama-3.2-1B", "fp32", EXECUTORS, NORM_FW, NORM_BW, ROPE_FW, ROPE_BW, n_layer=2)
+    shadowed = [str(w.message) for w in caught if "segkit_ex comes after" in str(w.message)]
+    print(json.dumps({**dataclasses.asdict(r), "shadowed": shadowed}))
+""")
+
+
+def _litgpt_claims(executors: str) -> dict:
+    import json
+
+    code = LITGPT_CLAIMS.replace("{executors}", executors)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_segkit_by_name_claims_what_executors_claims():
+    """Names only, as launchers pass them ("segkit" and Thunder's defaults), or the executor Thunder looks up by
+    name, in a fresh process: every norm and RoPE of the litgpt model claimed, forward and backward, exactly as
+    ``executors()`` claims them in another fresh process."""
+    by_object = _litgpt_claims("thunder_exec.executors()")
+    counts = ("norms", "attentions", "norms_fw", "norms_bw", "ropes_fw", "ropes_bw")
+    assert by_object["norms_fw"] == by_object["norms_bw"] == by_object["norms"] == 5, by_object
+    assert by_object["ropes_fw"] == by_object["ropes_bw"] == 2 * by_object["attentions"] == 4, by_object
+    for names in ('["segkit", "sdpa", "torchcompile_xentropy"]',
+                  '[thunder.extend.get_executor("segkit"), "sdpa", "torchcompile_xentropy"]'):
+        by_name = _litgpt_claims(names)
+        assert [by_name[k] for k in counts] == [by_object[k] for k in counts], (names, by_name, by_object)
+        assert by_name["grad_err"] <= 1e-5 and by_name["loss_err"] <= 1e-5 and not by_name["shadowed"], by_name

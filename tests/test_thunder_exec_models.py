@@ -335,6 +335,21 @@ def test_a_shadowed_segkit_ex_warns():
         warn_if_shadowed(thunder_exec.executors())
 
 
+def test_segkit_named_after_a_fusion_executor_warns_once():
+    """Executors by name, "segkit" after a fusion executor (as "nvfuser" would be on a GPU): the first norm traced
+    warns, naming the order to use; the next call of the same list does not warn again."""
+    from litgpt.model import RMSNorm
+
+    norm = RMSNorm(16)
+    jf = thunder.jit(norm, executors=["torchcompile_cat", "segkit"])
+    with pytest.warns(UserWarning, match='segkit_ex comes after torchcompile_cat.*"segkit" first in a list of names'):
+        jf(torch.randn(2, 16))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        thunder.jit(norm, executors=["torchcompile_cat", "segkit"])(torch.randn(3, 16))
+    assert not [w for w in caught if "segkit_ex comes after" in str(w.message)]
+
+
 def test_nanogpt_layer_norms_with_and_without_bias():
     block = model_zoo.NanoBlock(32, 2, bias=False)
     x = torch.randn(2, 6, 32, requires_grad=True)

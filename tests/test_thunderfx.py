@@ -9,6 +9,7 @@ Pieces compile in a few seconds each; whole Hugging Face models (as shipped, the
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import pytest
 import torch
@@ -17,9 +18,8 @@ import torch.nn.functional as F
 import thunder
 import thunder_exec
 from tests import model_zoo
-from tests.test_thunder_exec_models import NORM_BW, NORM_FW, ROPE_BW, ROPE_FW
 from thunder.dynamo import thunderfx
-from thunder_exec import fx_claims
+from thunder_exec import claim_count, fx_claims
 
 
 @pytest.fixture(autouse=True)
@@ -30,21 +30,11 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
-def _traces(cm) -> tuple[list, list]:
-    """Forward and backward execution traces of every Thunder-compiled subgraph of a thunderfx callable."""
-    fns = [f for info in cm._backend.subgraph_infos for f in info.thunder_compiled_fns]
-    return ([thunder.last_traces(f)[-1] for f in fns],
-            [t[-1] for f in fns if (t := thunder.last_backward_traces(f))])
-
-
 def claims(cm) -> tuple[int, int, int, int]:
-    """(norms fw, norms bw, RoPEs fw, RoPEs bw) claimed by segkit_ex over all Thunder subgraphs (q and k count one
-    RoPE each)."""
-    fw, bw = _traces(cm)
-
-    def n(traces, names):
-        return sum(model_zoo.count_symbols(t, names) for t in traces)
-    return n(fw, NORM_FW), n(bw, NORM_BW), n(fw, ROPE_FW), n(bw, ROPE_BW)
+    """(norms fw, norms bw, RoPEs fw, RoPEs bw) claimed by segkit_ex per executed call of every Thunder subgraph
+    since compiled (thunder_exec.claim_count; q and k count one RoPE each)."""
+    c = claim_count.claims(cm)
+    return c["norm_fw"], c["norm_bw"], c["rope_fw"], c["rope_bw"]
 
 
 def notes(cm) -> str:
@@ -161,6 +151,108 @@ def test_hugging_face_rope_regions_are_claimed():
     cm = fx_step(fn, [q, k, qb, kb], [q, k, qb, kb], 2e-2)
     assert claims(cm) == (0, 0, 6, 6)
     assert [t.dtype for t in cm(q, k, qb, kb)] == [torch.float32] * 2 + [torch.bfloat16] * 2 + [torch.float32] * 2
+
+
+def _litgpt_literals(pattern, *tensors) -> list:
+    return [{"eps": 1e-6, "dim": -1, **pattern.wants(*tensors)}[n] for n in pattern.literal_names]
+
+
+def test_litgpt_pattern_functions_are_litgpt_functions():
+    """litgpt's RMSNorm (with and without ``add_unit_offset``) and apply_rope (4-D x, 3-D tables), as their
+    pattern functions called with the literals ``wants`` names: litgpt's own results, bit for bit in bf16."""
+    from litgpt.model import RMSNorm, apply_rope
+    from thunder_exec import fx_patterns
+
+    by_name = {p.fn.__name__: p for p in fx_patterns.PATTERNS}
+    x, w = _x(2, 5, 32, dtype=torch.bfloat16), _param(32, dtype=torch.bfloat16)
+    for name, unit_offset in (("litgpt_rms_norm", False), ("litgpt_unit_offset_rms_norm", True)):
+        module = RMSNorm(32, add_unit_offset=unit_offset).bfloat16()
+        module.weight = w
+        pattern = by_name[name]
+        assert torch.equal(pattern.fn(x, w, *_litgpt_literals(pattern, x, w)), module(x)), name
+    angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 16, generator=torch.Generator().manual_seed(3))
+    cos, sin = angle.cos().bfloat16(), angle.sin().bfloat16()
+    q = _x(2, 4, 5, 16, dtype=torch.bfloat16, seed=1)
+    pattern = by_name["litgpt_rope"]
+    got, want = pattern.fn(q, cos, sin, *_litgpt_literals(pattern, q, cos, sin)), apply_rope(q, cos, sin)
+    assert torch.equal(got, want) and got.dtype == want.dtype
+
+
+def test_litgpt_norm_and_rope_regions_are_claimed():
+    """litgpt's RMSNorm (plain and Gemma's unit offset) and apply_rope on q and k as litgpt's attention calls it
+    (4-D, the rotary slice, 3-D tables), inlined by dynamo: each matched and claimed, forward and backward; a norm
+    over another dim is left to Thunder with litgpt's note."""
+    from litgpt.model import RMSNorm, apply_rope
+
+    norms = [RMSNorm(32, eps=1e-5), RMSNorm(32, add_unit_offset=True)]
+    for i, norm in enumerate(norms):
+        norm.weight = _param(32, shift=1.0 - i, seed=i)
+    x = _x(2, 5, 32)
+    cm = fx_step(lambda x: norms[1](norms[0](x) * 2), [x], [x, *(n.weight for n in norms)], 1e-5)
+    assert claims(cm) == (2, 2, 0, 0)
+
+    angle = torch.arange(5.0)[None, :, None] * torch.rand(1, 1, 8, generator=torch.Generator().manual_seed(3))
+    cos, sin = angle.cos(), angle.sin()
+    q, k = _x(2, 4, 5, 16, seed=1), _x(2, 2, 5, 16, seed=2)
+
+    def fn(q, k):
+        return (torch.cat((apply_rope(q[..., :8], cos, sin), q[..., 8:]), dim=-1),
+                torch.cat((apply_rope(k[..., :8], cos, sin), k[..., 8:]), dim=-1))
+
+    cm = fx_step(fn, [q, k], [q, k], 1e-5)
+    assert claims(cm) == (0, 0, 2, 2)
+
+    torch._dynamo.reset()
+    other = RMSNorm(5, dim=1)
+    other.weight = _param(5)
+    cm = fx_step(lambda x: other(x.transpose(1, 2)), [x], [x, other.weight], 1e-5)
+    assert claims(cm) == (0, 0, 0, 0)
+    assert "segkit_ex left litgpt RMSNorm to Thunder: normalizes dim 1" in notes(cm)
+
+
+def _litgpt_loss_with_breaks(model):
+    """litgpt's ``GPT.forward`` driven block by block with a graph break before each (what a print, a hook or a
+    data-dependent branch in the loop does): dynamo records one block graph, which every block calls."""
+    def loss(idx):
+        cos, sin = model.cos[:idx.shape[1]].unsqueeze(0), model.sin[:idx.shape[1]].unsqueeze(0)
+        x = model.transformer.wte(idx)
+        for block in model.transformer.h:
+            torch._dynamo.graph_break()
+            x = block(x, cos, sin)
+        logits = model.lm_head(model.transformer.ln_f(x))
+        return (logits * logits.detach().sin()).mean()
+    return loss
+
+
+@functools.cache
+def _litgpt_jit_claims() -> tuple[int, int, int, int]:
+    r = model_zoo.claim_report("Llama-3.2-1B", "fp32", thunder_exec.executors(), claim_count.NORM_FW,
+                               claim_count.NORM_BW, claim_count.ROPE_FW, claim_count.ROPE_BW, n_layer=2)
+    assert not r.error, r
+    return r.norms_fw, r.norms_bw, r.ropes_fw, r.ropes_bw
+
+
+@pytest.mark.parametrize("breaks", [False, True], ids=["one graph", "a block graph per block"])
+def test_litgpt_model_claims_what_thunder_jit_claims(breaks):
+    """A 2-layer litgpt Llama-3.2-1B (64 wide, fp32) under thunderfx: every norm and RoPE call thunder.jit claims
+    (5 norms, q and k of 2 attentions) claimed forward and backward, counted per executed call, where the whole
+    step is one graph and where one block graph runs for both blocks (its trace shows 3 norms and 2 RoPEs); loss
+    and grads within 1e-5 of eager."""
+    model = model_zoo.build("Llama-3.2-1B", n_layer=2)
+    idx = torch.randint(0, model_zoo.VOCAB, (model_zoo.BATCH, model_zoo.T), generator=torch.Generator().manual_seed(1))
+    step = _litgpt_loss_with_breaks(model) if breaks else model_zoo._Loss(model)
+    cm = thunderfx(step, executors=thunder_exec.executors())
+    results = []
+    for f in (cm, step):
+        model.zero_grad(set_to_none=True)
+        loss = f(idx)
+        loss.backward()
+        results.append([loss.detach(), *(p.grad.clone() for p in model.parameters())])
+    err = max(((g - w).abs().max() / max(1.0, w.abs().max())).item() for g, w in zip(*results))
+    assert err <= 1e-5, err
+    assert claims(cm) == _litgpt_jit_claims() == (5, 5, 4, 4), notes(cm)
+    once = claim_count.claims(cm, since={f: n - 1 for f, n in claim_count.calls(cm).items()})
+    assert list(once.values()) == ([3, 3, 2, 2] if breaks else [5, 5, 4, 4])
 
 
 class _NotLlamasNorm(torch.nn.Module):

@@ -1,9 +1,11 @@
 """segkit_ex: a Thunder executor that runs layer norm, RMSNorm, RoPE and qkv split + RoPE on segkit's fusions.
 
-Use it first in the executor list, ``thunder.jit(model, executors=thunder_exec.executors())``: for each symbol
-Thunder asks the executors in order and the first one that can execute *or fuse* it owns its grad rule. nvFuser
-can fuse the decomposition of layer_norm / rms_norm, so with segkit_ex after nvFuser segkit's fused backward is
-never consulted (and segkit_ex cannot notice from inside Thunder, hence ``executors()``).
+Use it first in the executor list, ``thunder.jit(model, executors=thunder_exec.executors())``, or by name, as
+launchers pass executors (``executors=["segkit", "sdpa", "torchcompile_xentropy"]``, after ``import
+thunder_exec``): for each symbol Thunder asks the executors in order and the first one that can execute *or fuse*
+it owns its grad rule. nvFuser can fuse the decomposition of layer_norm / rms_norm, so with segkit_ex after nvFuser
+segkit's fused backward is never consulted: a list that puts a fusion executor first ("nvfuser", "segkit") claims
+so with a warning, once per list, when the first norm or RoPE is traced (thunder_exec.base.warn_if_shadowed).
 
 What it claims, each family in its own file registered on ``segkit_ex`` (thunder_exec.base): the norms
 (thunder_exec.norms), RoPE on q or k (thunder_exec.rope), qkv split + RoPE (thunder_exec.qkv_rope) and causal
@@ -20,8 +22,10 @@ libraries' own norm / RoPE functions reach those symbols through Thunder lookasi
 
 Importing this package changes nothing outside segkit's own objects: the Thunder lookasides, the import hook
 and the nvfuser_direct compatibility fix wait for ``thunder_exec.install()`` (thunder_exec.patches), which
-``executors()`` and ``route()`` call, and so does the first use of ``thunder_exec.segkit_ex`` (for an executor
-list written by hand). CheckNvFusions / ReuseNvFusions apply the compatibility fix alone.
+``executors()`` and ``route()`` call, and so do the first read of ``thunder_exec.segkit_ex`` and the first
+thunder.jit whose executors hold segkit_ex, by object or by name (``thunder.extend.get_executor("segkit")``:
+thunder_exec.base.FirstUse), once, with what ``executors()`` recognizes. CheckNvFusions / ReuseNvFusions apply the
+compatibility fix alone.
 """
 
 from __future__ import annotations
@@ -56,6 +60,15 @@ def executors() -> list:
     install_known()
     segkit_ex = _base.segkit_ex
     return [segkit_ex, *[ex for ex in thunder.get_default_executors() if ex is not segkit_ex]]
+
+
+def _first_use() -> None:
+    """What ``executors()`` installs, on segkit_ex's first use in thunder.jit (thunder_exec.base.FirstUse)."""
+    install()
+    install_known()
+
+
+_base.segkit_ex._lookasides.on_first_use = _first_use
 
 
 def __getattr__(name: str):

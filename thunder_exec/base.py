@@ -10,13 +10,50 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from thunder.core import dtypes
-from thunder.extend import FusionExecutor, OperatorExecutor, register_executor
+from thunder.extend import FusionExecutor, OperatorExecutor, TemporaryExecutor, register_executor
+
+
+
+class FirstUse(dict):
+    """segkit_ex's executor lookasides (it has none), which run ``on_first_use`` (thunder_exec's patches) once, the
+    first time they are read whole. thunder.jit reads every listed executor's before it traces
+    (``executor_lookasides.update(ex._lookasides)``), whether the list names it ("segkit", as launchers pass
+    executors; ``thunder.extend.get_executor("segkit")``) or holds the object, so that read is segkit_ex's first
+    use. Registering an operator (``update``) is not a read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_first_use: Callable[[], None] | None = None
+
+    def _first_use(self) -> None:
+        hook, self.on_first_use = self.on_first_use, None
+        if hook is not None:
+            try:
+                hook()
+            except BaseException:
+                self.on_first_use = hook  # not installed: the next use tries again
+                raise
+
+    def keys(self):
+        self._first_use()
+        return super().keys()
+
+    def __iter__(self):
+        self._first_use()
+        return super().__iter__()
+
+    def items(self):
+        self._first_use()
+        return super().items()
+
 
 segkit_ex = OperatorExecutor("segkit", version="0.2")
+segkit_ex._lookasides = FirstUse()
 register_executor(segkit_ex)
 
 @dataclass
@@ -33,18 +70,21 @@ _WARNED: set[tuple[str, ...]] = set()
 
 
 def warn_if_shadowed(executors) -> None:
-    """Warn (once per executor list) when a fusion executor comes before segkit_ex: the first executor that can
-    run or fuse a symbol owns its grad rule, so segkit's fused backward would never run."""
+    """Warn (once per executor list, whether its executors were named or passed) when a fusion executor comes
+    before segkit_ex: the first executor that can run or fuse a symbol owns its grad rule, so segkit's fused
+    backward would never run."""
     executors = list(executors or ())
     if segkit_ex not in executors:
         return
     before = [e for e in executors[:executors.index(segkit_ex)] if isinstance(e, FusionExecutor)]
-    names = tuple(str(e.name) for e in executors)
+    # thunder.jit's own ad hoc executor, first in every list, is named for itself: not part of the user's order
+    names = tuple(str(e.name) for e in executors if not isinstance(e, TemporaryExecutor))
     if before and names not in _WARNED:
         _WARNED.add(names)
         warnings.warn(f"segkit_ex comes after {', '.join(str(e.name) for e in before)} in the executors list "
                       f"{list(names)}: they take the norms first and segkit's fused backward is never used; "
-                      "put segkit_ex first (thunder_exec.executors())", stacklevel=3)
+                      "put segkit_ex first (thunder_exec.executors(), or \"segkit\" first in a list of names)",
+                      stacklevel=3)
 
 
 def supported(d) -> bool:

@@ -2,9 +2,9 @@
 
 ``thunder.dynamo.thunderfx(model, executors=thunder_exec.executors())`` hands Thunder the FX GraphModules that
 TorchDynamo recorded and thunder.dynamo's splitter cut; by then Hugging Face's RMSNorm and apply_rotary_pos_emb
-are inlined into single ops, so the function lookasides of thunder_exec.recognize never fire, and
-``F.rms_norm`` / ``nn.RMSNorm`` arrive as ``torch.rms_norm``, which Thunder 0.2.6 does not map (the splitter sends
-it to Inductor). Two fixes:
+and litgpt's RMSNorm and apply_rope are inlined into single ops, so the function lookasides of
+thunder_exec.recognize never fire, and ``F.rms_norm`` / ``nn.RMSNorm`` arrive as ``torch.rms_norm``, which
+Thunder 0.2.6 does not map (the splitter sends it to Inductor). Two fixes:
 
 * While segkit_ex is among the executors: entering a GraphModule, Thunder's interpreter calls ``torch.fx.graph_module._WrappedCall.__call__`` (every
   GraphModule's ``__call__`` goes through it). A lookaside on it interprets, instead of the module's forward, the
@@ -21,8 +21,9 @@ it to Inductor). Two fixes:
   splitter (``thunder.torch.register_function``) and for the interpreter (a general-jit lookaside, as Thunder
   registers its own torch functions), so segkit_ex's rms_norm implementation claims it as under thunder.jit.
   This one holds for every executor list once thunder_exec.install() ran (executors() runs it; the splitter
-  decides before it knows the executors): without segkit_ex, Thunder runs its own rms_norm decomposition where
-  Inductor ran the op.
+  decides before it knows the executors, so a list of names, which installs on the first subgraph's thunder.jit,
+  leaves the first graph's ``torch.rms_norm`` to Inductor): without segkit_ex, Thunder runs its own rms_norm
+  decomposition where Inductor ran the op.
 
 Not taken: a ``Transform`` on Thunder's trace matching the decomposed ltorch ops (it needs an argument beyond
 ``executors=``); executor lookasides (``register_operator(..., replaces=)``), which divert a call to a symbol
@@ -51,17 +52,20 @@ from thunder.core.jit_ext import register_general_jit_lookaside
 
 from thunder_exec.base import segkit_ex
 from thunder_exec.fx_patterns import PATTERNS, Pattern
-from thunder_exec.recognize import (_HF_NORMS, _HF_ROPES, _copy, left_to_thunder, recognize, run_as_symbols,
-                                    run_natively)
+from thunder_exec.recognize import (_HF_NORMS, _HF_ROPES, _copy, _litgpt_apply_rope, _litgpt_rms_norm,
+                                    left_to_thunder, recognize, run_as_symbols, run_natively)
 
 
 @dataclass
 class NormWeights:
-    """What a Hugging Face RMSNorm's forward reads from ``self`` (``variance_epsilon``, Gemma's ``eps``): here the
-    matched region's weight and eps, so the family's thunder.jit replacement runs on a region as on its module."""
+    """What a Hugging Face or litgpt RMSNorm's forward reads from ``self`` (``variance_epsilon``, Gemma's and
+    litgpt's ``eps``, litgpt's ``dim`` and ``add_unit_offset``): here the matched region's, so the family's
+    thunder.jit replacement runs on a region as on its module."""
 
     weight: Any
     eps: float
+    dim: int = -1
+    add_unit_offset: bool = False
 
     @property
     def variance_epsilon(self) -> float:
@@ -71,7 +75,8 @@ class NormWeights:
 def _call_norm(family_make, original, tensors, literals, values):
     x, weight = tensors
     forward = family_make(lambda module, h: original(h, module.weight, *literals))
-    return forward(NormWeights(weight, values["eps"]), x)
+    # litgpt's (1 + weight) is the pattern's ``one`` (Gemma's Hugging Face forward reads no add_unit_offset)
+    return forward(NormWeights(weight, values["eps"], values.get("dim", -1), "one" in values), x)
 
 
 def _call_rope(family_make, original, tensors, literals, values):
@@ -79,9 +84,14 @@ def _call_rope(family_make, original, tensors, literals, values):
     return apply(*tensors, values["unsqueeze_dim"])
 
 
+def _call_rope_x(family_make, original, tensors, literals, values):
+    return family_make(lambda x, cos, sin: original(x, cos, sin, *literals))(*tensors)
+
+
 # kind -> (the reference families' thunder.jit makers, how a region's arguments reach one)
-_KINDS = {"norm": ({family: make for family, _, make in _HF_NORMS}, _call_norm),
-          "rope": (dict(_HF_ROPES), _call_rope)}
+_KINDS = {"norm": ({**{family: make for family, _, make in _HF_NORMS}, "litgpt": _litgpt_rms_norm}, _call_norm),
+          "rope": (dict(_HF_ROPES), _call_rope),
+          "rope_x": ({"litgpt": _litgpt_apply_rope}, _call_rope_x)}
 
 
 def _bind(pattern: Pattern, tensors: tuple, literals: tuple) -> tuple[str | None, dict]:

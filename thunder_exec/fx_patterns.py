@@ -1,5 +1,6 @@
-"""The norm and RoPE regions of Hugging Face models as TorchDynamo records them: each one a plain function spelled
-op for op as the library writes it, every literal of the source (dtypes, exponents, dims, slices, eps) a parameter.
+"""The norm and RoPE regions of Hugging Face and litgpt models as TorchDynamo records them: each one a plain function
+spelled op for op as the library writes it, every literal of the source (dtypes, exponents, dims, slices, eps) a
+parameter.
 
 A function is three things at once (thunder_exec.fx_claims): traced by ``torch.fx.symbolic_trace`` it is the
 pattern matched in the FX graphs ThunderFX hands to Thunder (a parameter matches a graph node or a literal and
@@ -10,7 +11,10 @@ rotate_half's two halves, ``rot`` / ``keep`` a partial rotary's rotated and pass
 
 Spellings covered (transformers 5.3): Llama's RMSNorm (Qwen2/3, Mistral, Phi-3, Granite, ... "Copied from"),
 OLMo2's (multiply by the weight, then cast), Gemma's (``1 + weight`` in fp32, ``type_as``); Llama's RoPE on q and
-k, OLMo2's (cast back), Phi-3's and GPT-NeoX's partial rotary (the same graph).
+k, OLMo2's (cast back), Phi-3's and GPT-NeoX's partial rotary (the same graph). litgpt 0.5.13: ``RMSNorm.forward``
+(with and without ``add_unit_offset``) and ``apply_rope`` on the 4-D q or k of ``CausalSelfAttention`` (its
+tables viewed as ``(B, 1, T, n)``); the qkv split and the rotary slice around it stay Thunder's ops, as under
+thunder.jit, where litgpt's qkv split + RoPE is claimed as its two apply_rope calls.
 """
 
 from __future__ import annotations
@@ -49,6 +53,25 @@ def gemma_rms_norm(x, weight, p, dim, keepdim, eps, one):
     return out.type_as(x)
 
 
+def litgpt_rms_norm(x, weight, dim, keepdim, eps, out_dtype):
+    h = x.float()
+    norm_x = torch.mean(h * h, dim=dim, keepdim=keepdim)
+    x_normed = h * torch.rsqrt(norm_x + eps)
+    return (x_normed * weight.float()).to(dtype=out_dtype)
+
+
+def litgpt_unit_offset_rms_norm(x, weight, dim, keepdim, eps, one, out_dtype):
+    h = x.float()
+    norm_x = torch.mean(h * h, dim=dim, keepdim=keepdim)
+    x_normed = h * torch.rsqrt(norm_x + eps)
+    return (x_normed * (one + weight).float()).to(dtype=out_dtype)
+
+
+def _litgpt_norm_wants(x, weight) -> dict:
+    """litgpt's: the dim is the module's own (its replacement refuses any but the last, with a note)."""
+    return {"keepdim": True, "one": 1, "out_dtype": torch_dtype(x.dtype)}
+
+
 def _norm_wants(x, weight) -> dict:
     return {"to_f32": torch.float32, "p": 2, "dim": -1, "keepdim": True, "out_dtype": torch_dtype(x.dtype),
             "one": 1.0}
@@ -77,6 +100,21 @@ def partial_rope(q, k, cos, sin, unsqueeze_dim, rot, keep, lo, hi, cat_dim, out_
     q_embed = torch.cat([_rotated(q_rot, c, s, lo, hi, cat_dim), q_pass], dim=out_cat_dim)
     k_embed = torch.cat([_rotated(k_rot, c, s, lo, hi, cat_dim), k_pass], dim=out_cat_dim)
     return q_embed, k_embed
+
+
+# --------------------------------------------------------------------------- litgpt's RoPE: (x, cos, sin, *literals)
+def litgpt_rope(x, cos, sin, lo, hi, cat_dim, b, h, t, n, out_dtype):
+    rotated = torch.cat((-x[..., hi], x[..., lo]), dim=cat_dim)
+    roped = (x * cos.view(b, h, t, n)) + (rotated * sin.view(b, h, t, n))
+    return roped.to(dtype=out_dtype)
+
+
+def _litgpt_rope_wants(x, cos, sin) -> dict | str:
+    """litgpt's apply_rope on 4-D x with 3-D tables: ``cos.view(B, 1, T, n)``, x's halves, x's dtype."""
+    if len(cos.shape) != 3 or len(x.shape) != 4:
+        return f"x is {len(x.shape)}-D and cos {len(cos.shape)}-D where litgpt's attention has 4-D and 3-D"
+    b, t, n = cos.shape
+    return {**_halves(x.shape[-1]), "b": b, "h": 1, "t": t, "n": n, "out_dtype": torch_dtype(x.dtype)}
 
 
 def _halves(n: int) -> dict:
@@ -108,8 +146,8 @@ class Pattern:
     replacement (thunder_exec.recognize) claims it, and the literal values the library's code has."""
 
     fn: Callable
-    kind: str                                  # "norm" (x, weight) or "rope" (q, k, cos, sin)
-    family: str                                # key of recognize's _HF_NORMS / _HF_ROPES
+    kind: str                                  # "norm" (x, weight), "rope" (q, k, cos, sin), "rope_x" (x, cos, sin)
+    family: str                                # key of recognize's _HF_NORMS / _HF_ROPES, or "litgpt"
     wants: Callable[..., dict | str]           # tensors -> {literal name: the library's value}, or why not
 
     @property
@@ -118,7 +156,7 @@ class Pattern:
 
     @property
     def n_tensors(self) -> int:
-        return 2 if self.kind == "norm" else 4
+        return {"norm": 2, "rope": 4, "rope_x": 3}[self.kind]
 
     @cached_property
     def literal_names(self) -> tuple[str, ...]:
@@ -153,10 +191,13 @@ class Pattern:
 
 # Most specific first: a region is replaced by the first pattern that matches it.
 PATTERNS = (
+    Pattern(litgpt_unit_offset_rms_norm, "norm", "litgpt", _litgpt_norm_wants),
+    Pattern(litgpt_rms_norm, "norm", "litgpt", _litgpt_norm_wants),
     Pattern(llama_rms_norm, "norm", "llama", _norm_wants),
     Pattern(olmo2_rms_norm, "norm", "olmo2", _norm_wants),
     Pattern(gemma_rms_norm, "norm", "gemma", _norm_wants),
     Pattern(olmo2_rope, "rope", "olmo2", _rope_wants),
     Pattern(partial_rope, "rope", "phi3", _partial_rope_wants),
     Pattern(llama_rope, "rope", "llama", _rope_wants),
+    Pattern(litgpt_rope, "rope_x", "litgpt", _litgpt_rope_wants),
 )

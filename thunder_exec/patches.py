@@ -1,5 +1,6 @@
 """The changes thunder_exec makes outside its own objects, all in one place, applied by ``install()`` and never
-by an import (``thunder_exec.install()``; ``executors()``, ``route()`` and the first use of ``segkit_ex`` call it):
+by an import (``thunder_exec.install()``; ``executors()``, ``route()``, the first read of ``thunder_exec.segkit_ex``
+and the first thunder.jit listing segkit_ex, by object or by name, call it: thunder_exec.base.FirstUse):
 
 * Thunder 0.2.6's ``compute_contiguity`` against nvfuser_direct where only nvfuser_direct is installed
   (thunder_exec.compat; also applied alone by CheckNvFusions / ReuseNvFusions, which run Thunder's own fusions);
