@@ -26,12 +26,9 @@ import torch.distributed as dist
 
 import thunder
 import thunder_exec
+from benchmarks.model_measure import trace_counts
 from tests import model_zoo
-from tests.test_thunder_exec_models import NORM_BW, NORM_FW, ROPE_BW, ROPE_FW
 
-# segkit's fused symbols in Thunder's nvFusion regions (thunder_exec.nv_ops): norms fw, norms bw, RoPE fw, RoPE bw
-FUSED = ({"segkit_nv_rms_norm_fwd", "segkit_nv_layer_norm_fwd"}, {"segkit_nv_rms_norm_bwd", "segkit_nv_layer_norm_bwd"},
-         {"segkit_nv_rope_fwd"}, {"segkit_nv_rope_bwd"})
 MODELS = {"litgpt": "Llama-3.2-1B", "hf": "hf-llama"}
 N_LAYER = 2
 # case -> (model, strategy, thunder.distributed.fsdp's sharding and bucketing by name)
@@ -83,20 +80,12 @@ def _digest(trace) -> str:
     return hashlib.sha1(" ".join(b.sym.name for b in trace.bound_symbols).encode()).hexdigest()
 
 
-def _in_regions(trace, names: set[str]) -> int:
-    """segkit's fused symbols (``segkit_fuse`` "fused" / "auto" on a GPU) inside the trace's nvFusion regions."""
-    return sum(s.sym.name in names for b in trace.bound_symbols if b.sym.name.startswith("nvFusion")
-               for s in b.subsymbols)
-
-
 def _jit_claims(jm) -> dict:
-    """segkit's claims in a thunder.jit module's last traces, opaque or fused (norms fw, norms bw, RoPEs fw, RoPEs
-    bw: q and k count one RoPE each), the fused ones alone, the all-gathers, the symbols and their digests."""
+    """segkit's claims in a thunder.jit module's last traces, opaque or inside nvFusion regions (norms fw, norms bw,
+    RoPEs fw, RoPEs bw: q and k count one RoPE each), the all-gathers, the symbols and their digests."""
     fw, bw = thunder.last_traces(jm)[-1], thunder.last_backward_traces(jm)[-1]
-    fused = [_in_regions(t, names) for t, names in zip((fw, bw, fw, bw), FUSED)]
-    opaque = [model_zoo.count_symbols(t, names) for t, names in zip((fw, bw, fw, bw), (NORM_FW, NORM_BW, ROPE_FW,
-                                                                                       ROPE_BW))]
-    return {"claims": [o + f for o, f in zip(opaque, fused)], "fused_claims": fused,
+    claims = trace_counts(jm)[1]
+    return {"claims": [claims[k] for k in ("norm_fw", "norm_bw", "rope_fw", "rope_bw")],
             "all_gathers": [sum("all_gather" in b.sym.name for b in t.bound_symbols) for t in (fw, bw)],
             "fw_symbols": sorted({b.sym.name for b in fw.bound_symbols}),
             "bw_symbols": sorted({b.sym.name for b in bw.bound_symbols}),
