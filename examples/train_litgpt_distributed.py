@@ -106,20 +106,31 @@ def _sharded(model, args, device):
     return thunderfx(model, executors=executors)
 
 
+def _symbol_names(bsyms):
+    """Every bound symbol's name, descending into fusion regions (where segkit's fused norms and RoPE sit)."""
+    for b in bsyms:
+        yield b.sym.name
+        if getattr(b.sym, "is_fusion", False):
+            yield from _symbol_names(b.subsymbols)
+
+
 def _claims(fn) -> dict[str, int]:
-    """segkit's claims (norms and RoPEs, forward and backward; q and k count one RoPE each) in the last traces of
-    ``fn``: a thunder.jit module, or every Thunder subgraph of a thunderfx callable (a graph reused by several
-    layers counts once)."""
-    from benchmarks.model_measure import trace_counts
+    """segkit's norm and RoPE symbols (opaque ``segkit_*``, or ``segkit_nv_*`` fused into nvFusion regions) in the
+    last forward and backward traces of ``fn``: a thunder.jit module, or every Thunder subgraph of a thunderfx
+    callable (a graph reused by several layers counts once). q and k count one RoPE each."""
+    import thunder
 
     backend = getattr(fn, "_backend", None)
     compiled = ([f for info in backend.subgraph_infos for f in info.thunder_compiled_fns] if backend is not None
                 else [fn])
-    total: dict[str, int] = {}
+    counts = {"norm_fw": 0, "norm_bw": 0, "rope_fw": 0, "rope_bw": 0}
     for f in compiled:
-        for key, n in trace_counts(f)[1].items():
-            total[key] = total.get(key, 0) + n
-    return total
+        for way, traces in (("fw", thunder.last_traces(f)), ("bw", thunder.last_backward_traces(f))):
+            for name in _symbol_names(traces[-1].bound_symbols if traces else ()):
+                kind = "norm" if "norm" in name else "rope" if "rope" in name else None
+                if name.startswith("segkit_") and kind:
+                    counts[f"{kind}_{way}"] += 1
+    return counts
 
 
 def train(args) -> int:
