@@ -125,8 +125,8 @@ def _perturb(model: nn.Module) -> nn.Module:
 
 
 def build(name: str, n_layer: int = 1) -> nn.Module:
-    """The model ``name`` (a litgpt config name, an ``HF`` name or "nanogpt") at tiny size, fp32, CPU; litgpt's
-    with ``n_layer`` layers."""
+    """The model ``name`` (a litgpt config name, an ``HF`` name or "nanogpt") at tiny size with ``n_layer``
+    layers (litgpt and Hugging Face), fp32, CPU."""
     torch.manual_seed(0)
     if name in LITGPT:
         from litgpt import GPT, Config
@@ -139,7 +139,7 @@ def build(name: str, n_layer: int = 1) -> nn.Module:
 
         config_class, model_class, overrides = HF[name]
         cfg = getattr(transformers, config_class)(
-            vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_layers=1, num_attention_heads=4,
+            vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_layers=n_layer, num_attention_heads=4,
             num_key_value_heads=2, max_position_embeddings=T,
             use_cache=False, **overrides)  # training; Thunder cannot trace HF's DynamicCache (its empty-cache cat)
         cfg._attn_implementation = "eager"  # Thunder 0.2.6's sdpa lacks enable_gqa, which HF's sdpa path passes

@@ -22,7 +22,7 @@ from segkit.cli import argtypes, contracts
 from segkit.cli.parser import Parser
 from tests.conftest import ROOT
 
-SCANNED = ("segkit", "segkit_cli", "fusions", "thunder_exec", "sweep", "benchmarks", "scripts")
+SCANNED = ("segkit", "segkit_cli", "fusions", "thunder_exec", "sweep", "benchmarks", "scripts", "examples")
 #: Entry points that are no command line of the user's, each with why.
 INTERNAL = {"segkit/trace/torch_run.py": "the child process `segkit profile` starts, its arguments checked there"}
 FLAGS = (argparse._HelpAction, argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._StoreConstAction,
@@ -70,7 +70,7 @@ ENTRY_POINTS = entry_points()
 
 
 def _load(module: str, path: Path):
-    if module.startswith("scripts."):  # scripts are files run by path, not a package
+    if module.startswith(("scripts.", "examples.")):  # scripts and examples are files run by path, not packages
         spec = importlib.util.spec_from_file_location(f"_entry_{path.stem}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

@@ -58,7 +58,7 @@ SEGKIT_ORDER = (
 )
 # Product drivers and test folders scanned for lab imports and reads beside the packages (tests/data: recorded inputs).
 TESTS = ("tests",)
-SCRIPTS = ("scripts",)
+SCRIPTS = ("scripts", "examples")
 NOT_SCANNED = {"data", "__pycache__"}
 
 

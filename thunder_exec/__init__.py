@@ -18,7 +18,8 @@ call takes, or whether it is claimed at all, is decided in one place, thunder_ex
 libraries' own norm / RoPE functions reach those symbols through Thunder lookasides (thunder_exec.recognize), a user's functions through
 ``route()`` (thunder_exec.routes, checked on first call by thunder_exec.route_verify). For Thunder's own nvFusion regions:
 ``transforms=[thunder_exec.CheckNvFusions()]`` (thunder_exec.check_hook) and ``ReuseNvFusions()``
-(thunder_exec.reuse).
+(thunder_exec.reuse). Under ``thunder.distributed.fsdp``, a ZERO3 or bucketing request that this Thunder version
+does not apply is said once (thunder_exec.sharding; docs/distributed.md).
 
 Importing this package changes nothing outside segkit's own objects: the Thunder lookasides, the import hook
 and the nvfuser_direct compatibility fix wait for ``thunder_exec.install()`` (thunder_exec.patches), which

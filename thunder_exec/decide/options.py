@@ -29,6 +29,7 @@ from thunder.core import compile_data
 from thunder.core.compile_data import get_compile_option
 
 from thunder_exec.base import warn_if_shadowed
+from thunder_exec.sharding import warn_if_ignored
 
 FUSE_MODES = ("opaque", "fused", "auto", "thunder")
 # The ops a segkit_fuse mapping may name: a group, or one spec of it.
@@ -131,6 +132,7 @@ def _parse_compile_options() -> CompileOptions:
     cd = compile_data.get_compile_data()
     if cd is not None:
         warn_if_shadowed(cd.executors_list)
+        warn_if_ignored(cd)
     policy = get_compile_option("segkit_bookend",
                                 "bookend policy for segkit's fusions: none | outputs | inputs+outputs")
     check = get_compile_option("segkit_check", "validate each new signature of segkit's fusions against the reference")
