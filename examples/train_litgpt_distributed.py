@@ -11,7 +11,8 @@ reference. The loss (cross entropy, next token) is computed outside the compiled
 pretraining does. Each rank trains on its own fixed batch of random tokens (seeded), so the loss falls as the model
 learns them. On CUDA (one GPU per rank, ``LOCAL_RANK``) the group is NCCL's, else gloo's; run without torchrun it is
 one rank. Rank 0 prints each step's loss (the mean over ranks) and tokens/s (every rank's tokens over the step's wall
-time; the first step includes compilation); every rank then prints segkit's claims in its traces (docs/distributed.md).
+time; the first step includes compilation); every rank then prints segkit's claims in its last step, per executed
+call (thunder_exec.claim_count; docs/distributed.md).
 """
 
 from __future__ import annotations
@@ -106,37 +107,11 @@ def _sharded(model, args, device):
     return thunderfx(model, executors=executors)
 
 
-def _symbol_names(bsyms):
-    """Every bound symbol's name, descending into fusion regions (where segkit's fused norms and RoPE sit)."""
-    for b in bsyms:
-        yield b.sym.name
-        if getattr(b.sym, "is_fusion", False):
-            yield from _symbol_names(b.subsymbols)
-
-
-def _claims(fn) -> dict[str, int]:
-    """segkit's norm and RoPE symbols (opaque ``segkit_*``, or ``segkit_nv_*`` fused into nvFusion regions) in the
-    last forward and backward traces of ``fn``: a thunder.jit module, or every Thunder subgraph of a thunderfx
-    callable (a graph reused by several layers counts once). q and k count one RoPE each."""
-    import thunder
-
-    backend = getattr(fn, "_backend", None)
-    compiled = ([f for info in backend.subgraph_infos for f in info.thunder_compiled_fns] if backend is not None
-                else [fn])
-    counts = {"norm_fw": 0, "norm_bw": 0, "rope_fw": 0, "rope_bw": 0}
-    for f in compiled:
-        for way, traces in (("fw", thunder.last_traces(f)), ("bw", thunder.last_backward_traces(f))):
-            for name in _symbol_names(traces[-1].bound_symbols if traces else ()):
-                kind = "norm" if "norm" in name else "rope" if "rope" in name else None
-                if name.startswith("segkit_") and kind:
-                    counts[f"{kind}_{way}"] += 1
-    return counts
-
-
 def train(args) -> int:
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
+    from thunder_exec import claim_count
 
     device = _init_group()
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -151,7 +126,10 @@ def train(args) -> int:
     if rank == 0:
         print(f"{args.config} ({args.size}, {cfg.n_layer} layers, {dtype}) on {world} rank(s), {device.type}, "
               f"strategy {args.strategy}, compile {args.compile}", flush=True)
+    since = None
     for step in range(1, args.steps + 1):
+        if step == args.steps and args.compile != "eager":
+            since = claim_count.calls(fn)  # claims are counted over the last step's calls
         start = time.perf_counter()
         logits = fn(tokens[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), tokens[:, 1:].reshape(-1))
@@ -166,7 +144,7 @@ def train(args) -> int:
             print(f"step {step}/{args.steps} loss {mean:.6f} tokens/s {world * args.batch * args.seq / seconds:.1f}"
                   f"{' (compiling)' if step == 1 and args.compile != 'eager' else ''}", flush=True)
     if args.compile != "eager":
-        claims = _claims(fn)
+        claims = claim_count.claims(fn, since)
         for r in range(world):  # in rank order
             if r == rank:
                 print(f"rank {rank}: segkit claims norms fw/bw {claims['norm_fw']}/{claims['norm_bw']}, "

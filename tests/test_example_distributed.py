@@ -14,7 +14,6 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_distributed import FX_LITGPT
 
 SCRIPT = ROOT / "examples" / "train_litgpt_distributed.py"
 STEP = re.compile(r"^step (\d+)/(\d+) loss (\S+) tokens/s (\S+)", re.M)
@@ -42,7 +41,7 @@ def _losses(out: str, steps: int = 3) -> list[float]:
 @pytest.mark.parametrize("strategy", [
     "fsdp",
     pytest.param("ddp", marks=pytest.mark.models),
-    pytest.param("fsdp2", marks=[pytest.mark.models, pytest.mark.xfail(strict=True, reason=FX_LITGPT)]),
+    pytest.param("fsdp2", marks=pytest.mark.models),
 ])
 def test_trains_on_two_gloo_ranks_as_eager_does(strategy):
     out = _train(strategy, "segkit")
@@ -53,8 +52,5 @@ def test_trains_on_two_gloo_ranks_as_eager_does(strategy):
     assert all(abs(g - w) <= 1e-5 * max(1.0, abs(w)) for g, w in zip(losses, want)), (losses, want)
     claims = {int(r): tuple(map(int, c)) for r, *c in CLAIMS.findall(out)}
     assert claims.keys() == {0, 1}, out
-    for norms_fw, norms_bw, ropes_fw, ropes_bw in claims.values():
-        if strategy == "fsdp2":  # one Thunder graph per distinct layer graph dynamo hands it: each kind present
-            assert min(norms_fw, norms_bw) >= 1 and min(ropes_fw, ropes_bw) >= 2, out
-        else:  # 2 layers x 2 + 1 norms; q and k of 2 attentions
-            assert (norms_fw, norms_bw, ropes_fw, ropes_bw) == (5, 5, 4, 4), out
+    for counted in claims.values():  # the last step's calls: 2 layers x 2 + 1 norms; q and k of 2 attentions
+        assert counted == (5, 5, 4, 4), out
