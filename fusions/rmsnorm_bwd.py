@@ -37,6 +37,14 @@ def body(fd, x, dy, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
     xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)
     rstd_b = N.per_row(fd, rstd, n)
     xhat = fd.ops.mul(xf, rstd_b)
+    return grads(fd, xhat, dyf, rstd_b, w, cfg, n)
+
+
+def grads(fd, xhat, dyf, rstd_b, w, cfg: NormConfig, n: int, add_to_dx=None) -> tuple:
+    """(dx, dw) in the config's dtypes from fp32 ``xhat``, ``dyf`` and the broadcast ``rstd_b``, however xhat was
+    had (from x here, from the output in rmsnorm_bwd_from_output); ``add_to_dx``: a gradient added to dx in fp32
+    before its one rounding (the residual stream's, in add_rmsnorm_bwd)."""
+    f32 = dt(fd, "Float")
     g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     dw_terms = fd.ops.mul(dyf, xhat)
     if cfg.round_normed:  # eager autograd of ``w * xhat.to(dtype)``: dy * w and dy * xhat in x's dtype
@@ -44,6 +52,8 @@ def body(fd, x, dy, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
         dw_terms = N.rounded(fd, fd.ops.mul(dyf, N.rounded(fd, xhat, cfg)), cfg)
     mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), 1.0 / cfg.hidden)
     dx = fd.ops.mul(fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, n))), rstd_b)
+    if add_to_dx is not None:
+        dx = fd.ops.add(dx, fd.ops.cast(add_to_dx, dtype=f32))
     dw = fd.ops.sum(dw_terms, dims=N.row_dims(n), dtype=f32)
     return fd.ops.cast(dx, dtype=N.io(fd, cfg)), fd.ops.cast(dw, dtype=N.param(fd, cfg))
 
