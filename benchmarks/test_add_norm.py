@@ -8,11 +8,14 @@ import pytest
 from benchmarks import add_norm, workloads
 from benchmarks.harness import run
 
+CASES = pytest.mark.parametrize("shape, dtype, executor",
+                                workloads.cases(workloads.ADD_NORM_SHAPES, executors=add_norm.ADD_NORM_EXECUTORS),
+                                ids=lambda v: str(v).removeprefix("torch."))
+KINDS = pytest.mark.parametrize("kind", add_norm.KINDS)
 
-@pytest.mark.parametrize("shape, dtype, executor",
-                         workloads.cases(workloads.ADD_NORM_SHAPES, executors=add_norm.ADD_NORM_EXECUTORS),
-                         ids=lambda v: str(v).removeprefix("torch."))
-@pytest.mark.parametrize("kind", add_norm.KINDS)
+
+@CASES
+@KINDS
 def test_add_norm_fwd(benchmark, copy_gbs, kind, shape, dtype, executor):
     cfg, inputs, refs, names = workloads.case_data(add_norm.spec_name(kind, "fwd"), shape, dtype)
     prepared = add_norm.forward(kind, cfg, executor, inputs)
@@ -21,10 +24,8 @@ def test_add_norm_fwd(benchmark, copy_gbs, kind, shape, dtype, executor):
     run(benchmark, prepared, refs[:n], names[:n], workloads.add_norm_bytes(kind, "fwd", cfg), copy_gbs)
 
 
-@pytest.mark.parametrize("shape, dtype, executor",
-                         workloads.cases(workloads.ADD_NORM_SHAPES, executors=add_norm.ADD_NORM_EXECUTORS),
-                         ids=lambda v: str(v).removeprefix("torch."))
-@pytest.mark.parametrize("kind", add_norm.KINDS)
+@CASES
+@KINDS
 def test_add_norm_bwd(benchmark, copy_gbs, kind, shape, dtype, executor):
     cfg, inputs, refs, names = workloads.case_data(add_norm.spec_name(kind, "bwd"), shape, dtype)
     prepared = add_norm.backward(kind, cfg, executor, inputs)

@@ -72,10 +72,14 @@ def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torc
 def reference(inp: dict, cfg: NormConfig) -> tuple:
     x, dy, w = N.f64(inp["x"]), N.f64(inp["dy"]), N.f64(inp["weight"])
     mean, rstd = N.f64(inp["mean"]).unsqueeze(-1), N.f64(inp["rstd"]).unsqueeze(-1)
-    xhat = (x - mean) * rstd
+    return reference_grads((x - mean) * rstd, dy, w, rstd)
+
+
+def reference_grads(xhat, dy, w, rstd) -> tuple:
+    """float64 (dx, dw, db) from xhat, dy, w and rstd (broadcast per row), however xhat was had."""
     g = dy * w
     dx = rstd * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
-    rows = tuple(range(x.ndim - 1))
+    rows = tuple(range(dy.ndim - 1))
     return dx, (dy * xhat).sum(rows), dy.sum(rows)
 
 

@@ -52,11 +52,7 @@ def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torc
 
 def reference(inp: dict, cfg: NormConfig) -> tuple:
     dy, w, rstd = N.f64(inp["dy"]), N.f64(inp["weight"]), N.f64(inp["rstd"]).unsqueeze(-1)
-    xhat = xhat64(inp["y"], w, inp.get("bias"))
-    g = dy * w
-    dx = rstd * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
-    rows = tuple(range(dy.ndim - 1))
-    return dx, (dy * xhat).sum(rows), dy.sum(rows)
+    return layernorm_bwd.reference_grads(xhat64(inp["y"], w, inp.get("bias")), dy, w, rstd)
 
 
 def bytes_floor(cfg: NormConfig) -> int:

@@ -67,10 +67,14 @@ def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torc
 def reference(inp: dict, cfg: NormConfig) -> tuple:
     x, dy, w = N.f64(inp["x"]), N.f64(inp["dy"]), N.f64(inp["weight"])
     rstd = N.f64(inp["rstd"]).unsqueeze(-1)
-    xhat = x * rstd
+    return reference_grads(x * rstd, dy, w, rstd)
+
+
+def reference_grads(xhat, dy, w, rstd) -> tuple:
+    """float64 (dx, dw) from xhat, dy, w and rstd (broadcast per row), however xhat was had."""
     g = dy * w
     dx = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
-    return dx, (dy * xhat).sum(tuple(range(x.ndim - 1)))
+    return dx, (dy * xhat).sum(tuple(range(dy.ndim - 1)))
 
 
 def bytes_floor(cfg: NormConfig) -> int:

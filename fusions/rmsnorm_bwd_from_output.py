@@ -8,12 +8,12 @@ which the next op (the attention or MLP projection) saves for its own backward a
 
 The row sum mean(g * xhat), g = w dy, is mean(y dy) (a zero weight's column adds 0 to it either way), but xhat
 itself must come from y / w: dx's second term and dw are linear in it, and no arrangement of the algebra removes
-it; a tiny weight is divided by as it is (y was rounded relative to its own
-size, so y / w keeps xhat to y's rounding: Apex's kernel instead clamps |w| up to eps before dividing, which
-scales xhat by |w| / eps below it). Where w is exactly 0, y is 0 whatever x was: that column's xhat is not in y,
-and its dw and the xhat term of its dx come out 0 (the standard backward's dw there is sum_rows(dy * xhat), so
-such a weight would not move): use rmsnorm_bwd where a weight may be exactly 0. Hugging Face's rounding
-(``round_normed``) is refused.
+it. A tiny weight is divided by as it is: y was rounded relative to its own size, so y / w keeps xhat to y's
+rounding (Apex's memory-efficient kernel instead divides by w clamped to at least eps in magnitude,
+``clamp_by_magnitude`` in its csrc/layer_norm_cuda_kernel.cu, which scales xhat by |w| / eps below it). Where w is
+exactly 0, y is 0 whatever x was: that column's xhat is not in y, and its dw and the xhat term of its dx come out
+0 (the standard backward's dw there is sum_rows(dy * xhat), so such a weight would not move): use rmsnorm_bwd
+where a weight may be exactly 0. Hugging Face's rounding (``round_normed``) is refused.
 """
 
 from __future__ import annotations
@@ -71,10 +71,7 @@ def xhat64(y: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
 
 def reference(inp: dict, cfg: NormConfig) -> tuple:
     dy, w, rstd = N.f64(inp["dy"]), N.f64(inp["weight"]), N.f64(inp["rstd"]).unsqueeze(-1)
-    xhat = xhat64(inp["y"], w)
-    g = dy * w
-    dx = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
-    return dx, (dy * xhat).sum(tuple(range(dy.ndim - 1)))
+    return rmsnorm_bwd.reference_grads(xhat64(inp["y"], w), dy, w, rstd)
 
 
 def bytes_floor(cfg: NormConfig) -> int:

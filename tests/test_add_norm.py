@@ -92,3 +92,20 @@ def test_benchmark_eager_cases_pass_their_own_check_on_cpu(kind):
 def test_benchmark_names_a_bad_case():
     with pytest.raises(ValueError, match="kind must be one of .* got 'rms', 'fwd'"):
         add_norm.spec_name("rms", "fwd")
+
+
+def test_add_rmsnorm_with_hugging_face_rounding_computes_what_the_decoder_layer_does():
+    """``round_normed`` (Hugging Face's LlamaRMSNorm: x * rstd rounded to bf16 before the weight) carries into
+    the residual add + RMSNorm forward: y and h as the decoder layer's eager bf16 code computes them."""
+    from dataclasses import replace
+
+    spec = fusions.get("add_rmsnorm_fwd")
+    cfg = replace(spec.config("llama3_8b_tiny"), round_normed=True)
+    inp = spec.make_inputs(cfg)
+    y, h, _ = _interp("add_rmsnorm_fwd", cfg, list(inp.values()))
+    residual = inp["residual"] + inp["x"]  # hidden_states = residual + hidden_states
+    hs = residual.float()
+    hs = hs * torch.rsqrt(hs.pow(2).mean(-1, keepdim=True) + cfg.eps)
+    want = inp["weight"] * hs.to(torch.bfloat16)
+    assert torch.equal(h, residual)
+    torch.testing.assert_close(y, want, rtol=0, atol=0)
