@@ -15,6 +15,7 @@ NORM_SHAPES = SWEEP + ["mixorder_576000x384", "llama2_7b", "llama2_13b", "llama2
 FP32_SHAPES = ["sweep_16384x4096", "mixorder_576000x384", "llama2_13b"]
 TWO_STAGE_SHAPES = ["mixorder_576000x384", "sweep_65536x1024", "sweep_65536x4096"]  # rows >= 64k: partials pay off
 ROPE_SHAPES = [c for c in fusions.get("qkv_split_rope_fwd").configs if not c.endswith("_tiny")]
+ADD_NORM_SHAPES = [c for c in fusions.get("add_rmsnorm_fwd").configs if not c.endswith("_tiny")]
 AMAX_SHAPES = [c for c in fusions.get("fp8_amax").configs if not c.endswith("_tiny")]
 
 
@@ -50,6 +51,12 @@ def norm_bytes(kind: str, direction: str, cfg) -> int:
     """The floor of the ``kind`` ("rmsnorm" / "layernorm") norm's ``direction`` ("fwd" / "bwd"; the forward as
     the forward suite runs it, without autograd): its spec's ``bytes_floor``."""
     return fusions.get(f"{kind}_{'bwd' if direction == 'bwd' else 'fwd'}").bytes_floor(cfg)
+
+
+def add_norm_bytes(kind: str, direction: str, cfg) -> int:
+    """The floor of the residual add + ``kind`` norm's ``direction`` ("fwd": the training forward, statistics
+    written; "bwd"): its spec's ``bytes_floor``."""
+    return fusions.get(f"add_{kind}_{direction}").bytes_floor(cfg)
 
 
 def rope_bytes(cfg, mode: str) -> int:

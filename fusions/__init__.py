@@ -3,17 +3,28 @@
     spec = fusions.get("layernorm_bwd")
     fd = spec.build("nanogpt_tiny")            # recorded segkit fusion
     inputs = spec.make_inputs("nanogpt_tiny")  # name -> tensor, in define order
+
+The specs: the norms (``rmsnorm_fwd`` / ``_bwd``, ``layernorm_fwd`` / ``_bwd``), the residual add + norm
+(``add_rmsnorm_fwd`` / ``_bwd``, ``add_layernorm_fwd`` / ``_bwd``), the norm backward from its output
+(``rmsnorm_bwd_from_output``, ``layernorm_bwd_from_output``), RoPE (``rope_fwd`` / ``_bwd``), litgpt's qkv split +
+RoPE (``qkv_split_rope_fwd`` / ``_bwd``) and the fp8 amaxes (``fp8_amax``); ``names()`` lists them.
 """
 
 from __future__ import annotations
 
 from fusions import (
+    add_layernorm_bwd,
+    add_layernorm_fwd,
+    add_rmsnorm_bwd,
+    add_rmsnorm_fwd,
     fp8_amax,
     layernorm_bwd,
+    layernorm_bwd_from_output,
     layernorm_fwd,
     qkv_split_rope_bwd,
     qkv_split_rope_fwd,
     rmsnorm_bwd,
+    rmsnorm_bwd_from_output,
     rmsnorm_fwd,
     rope_bwd,
     rope_fwd,
@@ -31,7 +42,8 @@ from segkit.errors import UnknownNameError
 _SPECS: dict[str, FusionSpec] = {
     m.SPEC.name: workloads.register(m.SPEC)
     for m in (layernorm_fwd, rmsnorm_fwd, layernorm_bwd, rmsnorm_bwd, qkv_split_rope_fwd, qkv_split_rope_bwd, fp8_amax,
-              rope_fwd, rope_bwd)
+              rope_fwd, rope_bwd, add_rmsnorm_fwd, add_rmsnorm_bwd, add_layernorm_fwd, add_layernorm_bwd,
+              rmsnorm_bwd_from_output, layernorm_bwd_from_output)
 }
 
 

@@ -8,6 +8,7 @@ import torch
 
 from fusions.configs import NormConfig
 from fusions.spec import dt, nv_dtype, randn
+from segkit.errors import ArgumentError
 from segkit.tuning import NvTuning
 
 
@@ -60,6 +61,29 @@ def per_col(fd, t, ndim: int):
 
 def row_dims(ndim: int) -> list[int]:
     return list(range(ndim - 1))
+
+
+def xhat_from_output(fd, y, w, b, cfg: NormConfig, ndim: int):
+    """fp32 xhat = (y - b) / w recovered from a norm's output ``y`` (``b`` None without bias), for the backward
+    from the output (fusions/rmsnorm_bwd_from_output.py). A zero weight is never divided by: its column's xhat is
+    0, since y there is b whatever x was, so the x it came from is not in y. A tiny nonzero weight is divided by
+    as it is (no clamp): y was rounded relative to its own size, so y / w keeps xhat to y's rounding."""
+    f32 = dt(fd, "Float")
+    yf, wf = fd.ops.cast(y, dtype=f32), fd.ops.cast(w, dtype=f32)
+    if b is not None:
+        yf = fd.ops.sub(yf, per_col(fd, fd.ops.cast(b, dtype=f32), ndim))
+    nonzero = fd.ops.ne(wf, 0.0)
+    w_safe = fd.ops.where(nonzero, wf, 1.0)  # 1 where w is 0: y / 1 stays finite, and the mask zeroes it
+    kept = fd.ops.cast(nonzero, dtype=f32)
+    return fd.ops.mul(fd.ops.div(yf, per_col(fd, w_safe, ndim)), per_col(fd, kept, ndim))
+
+
+def refuse_round_normed(spec: str, cfg: NormConfig) -> None:
+    """The backward from the output recovers xhat from y = w * xhat rounded once; Hugging Face's rounding of
+    xhat before the weight (``round_normed``) is not modelled there."""
+    if cfg.round_normed:
+        raise ArgumentError(f"{spec}: config {cfg.name!r} has round_normed=True, which this backward does not "
+                            f"model; use rmsnorm_bwd (from x) for Hugging Face's rounded RMSNorm")
 
 
 def x_weight_bias(cfg: NormConfig, gen: torch.Generator) -> dict[str, torch.Tensor]:

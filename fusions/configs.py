@@ -215,6 +215,23 @@ def norm_configs(eps: float, bias: bool) -> dict[str, NormConfig]:
     return with_tiny(cfgs, tiny)
 
 
+#: The shapes the residual add + norm and the backward from the output run at: the seed shape, Llama-3-8B's block
+#: norm in the step table (batch 1, T=4096: ``sweep_4096x4096``'s shape, by its model's name), Qwen3-0.6B's, and
+#: nanoGPT's (the pre-norm layer norm block)
+ADD_NORM_SHAPES = {"mixorder_576000x384": "mixorder_576000x384", "llama3_8b": "sweep_4096x4096",
+                   "qwen3_0.6b": "qwen3_0.6b", "nanogpt": "nanogpt"}
+
+
+def block_norm_configs(eps: float, bias: bool) -> dict[str, NormConfig]:
+    """``ADD_NORM_SHAPES`` out of ``norm_configs`` (each renamed where its model names it), with their tiny twins."""
+    base = norm_configs(eps, bias)
+    out = {}
+    for name, source in ADD_NORM_SHAPES.items():
+        out[name] = replace(base[source], name=name)
+        out[name + "_tiny"] = replace(base[source + "_tiny"], name=name + "_tiny")
+    return out
+
+
 _LITGPT = {  # n_embd, n_head, n_query_groups, head_size, rope_n_elem, block_size
     "Llama-2-7b-hf": (4096, 32, 32, 128, 128, 4096),
     "Llama-2-13b-hf": (5120, 40, 40, 128, 128, 4096),

@@ -40,12 +40,22 @@ def body(fd, x, dy, mean, rstd, w, cfg: NormConfig, ndim: int | None = None) -> 
     xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)
     rstd_b = N.per_row(fd, rstd, n)
     xhat = fd.ops.mul(fd.ops.sub(xf, N.per_row(fd, mean, n)), rstd_b)
+    return grads(fd, xhat, dyf, rstd_b, w, cfg, n)
+
+
+def grads(fd, xhat, dyf, rstd_b, w, cfg: NormConfig, n: int, add_to_dx=None) -> tuple:
+    """(dx, dw, db) in the config's dtypes from fp32 ``xhat``, ``dyf`` and the broadcast ``rstd_b``, however xhat
+    was had (from x and the mean here, from the output in layernorm_bwd_from_output); ``add_to_dx``: a gradient
+    added to dx in fp32 before its one rounding (the residual stream's, in add_layernorm_bwd)."""
+    f32 = dt(fd, "Float")
     g = dyf if w is None else fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     inv_h = 1.0 / cfg.hidden
     mean_g = fd.ops.mul(fd.ops.sum(g, dims=[n - 1], dtype=f32), inv_h)
     mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), inv_h)
     inner = fd.ops.sub(fd.ops.sub(g, N.per_row(fd, mean_g, n)), fd.ops.mul(xhat, N.per_row(fd, mean_gx, n)))
     dx = fd.ops.mul(inner, rstd_b)
+    if add_to_dx is not None:
+        dx = fd.ops.add(dx, fd.ops.cast(add_to_dx, dtype=f32))
     dw = fd.ops.sum(fd.ops.mul(dyf, xhat), dims=N.row_dims(n), dtype=f32)
     db = fd.ops.sum(dyf, dims=N.row_dims(n), dtype=f32)
     return (fd.ops.cast(dx, dtype=N.io(fd, cfg)), fd.ops.cast(dw, dtype=N.param(fd, cfg)),
@@ -62,10 +72,14 @@ def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torc
 def reference(inp: dict, cfg: NormConfig) -> tuple:
     x, dy, w = N.f64(inp["x"]), N.f64(inp["dy"]), N.f64(inp["weight"])
     mean, rstd = N.f64(inp["mean"]).unsqueeze(-1), N.f64(inp["rstd"]).unsqueeze(-1)
-    xhat = (x - mean) * rstd
+    return reference_grads((x - mean) * rstd, dy, w, rstd)
+
+
+def reference_grads(xhat, dy, w, rstd) -> tuple:
+    """float64 (dx, dw, db) from xhat, dy, w and rstd (broadcast per row), however xhat was had."""
     g = dy * w
     dx = rstd * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
-    rows = tuple(range(x.ndim - 1))
+    rows = tuple(range(dy.ndim - 1))
     return dx, (dy * xhat).sum(rows), dy.sum(rows)
 
 

@@ -37,6 +37,14 @@ def body(fd, x, dy, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
     xf, dyf = fd.ops.cast(x, dtype=f32), fd.ops.cast(dy, dtype=f32)
     rstd_b = N.per_row(fd, rstd, n)
     xhat = fd.ops.mul(xf, rstd_b)
+    return grads(fd, xhat, dyf, rstd_b, w, cfg, n)
+
+
+def grads(fd, xhat, dyf, rstd_b, w, cfg: NormConfig, n: int, add_to_dx=None) -> tuple:
+    """(dx, dw) in the config's dtypes from fp32 ``xhat``, ``dyf`` and the broadcast ``rstd_b``, however xhat was
+    had (from x here, from the output in rmsnorm_bwd_from_output); ``add_to_dx``: a gradient added to dx in fp32
+    before its one rounding (the residual stream's, in add_rmsnorm_bwd)."""
+    f32 = dt(fd, "Float")
     g = fd.ops.mul(dyf, N.per_col(fd, fd.ops.cast(w, dtype=f32), n))
     dw_terms = fd.ops.mul(dyf, xhat)
     if cfg.round_normed:  # eager autograd of ``w * xhat.to(dtype)``: dy * w and dy * xhat in x's dtype
@@ -44,6 +52,8 @@ def body(fd, x, dy, rstd, w, cfg: NormConfig, ndim: int | None = None) -> tuple:
         dw_terms = N.rounded(fd, fd.ops.mul(dyf, N.rounded(fd, xhat, cfg)), cfg)
     mean_gx = fd.ops.mul(fd.ops.sum(fd.ops.mul(g, xhat), dims=[n - 1], dtype=f32), 1.0 / cfg.hidden)
     dx = fd.ops.mul(fd.ops.sub(g, fd.ops.mul(xhat, N.per_row(fd, mean_gx, n))), rstd_b)
+    if add_to_dx is not None:
+        dx = fd.ops.add(dx, fd.ops.cast(add_to_dx, dtype=f32))
     dw = fd.ops.sum(dw_terms, dims=N.row_dims(n), dtype=f32)
     return fd.ops.cast(dx, dtype=N.io(fd, cfg)), fd.ops.cast(dw, dtype=N.param(fd, cfg))
 
@@ -57,10 +67,14 @@ def inputs(cfg: NormConfig, device: str, gen: torch.Generator) -> dict[str, torc
 def reference(inp: dict, cfg: NormConfig) -> tuple:
     x, dy, w = N.f64(inp["x"]), N.f64(inp["dy"]), N.f64(inp["weight"])
     rstd = N.f64(inp["rstd"]).unsqueeze(-1)
-    xhat = x * rstd
+    return reference_grads(x * rstd, dy, w, rstd)
+
+
+def reference_grads(xhat, dy, w, rstd) -> tuple:
+    """float64 (dx, dw) from xhat, dy, w and rstd (broadcast per row), however xhat was had."""
     g = dy * w
     dx = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
-    return dx, (dy * xhat).sum(tuple(range(x.ndim - 1)))
+    return dx, (dy * xhat).sum(tuple(range(dy.ndim - 1)))
 
 
 def bytes_floor(cfg: NormConfig) -> int:

@@ -102,3 +102,18 @@ def fp8_amaxes(amaxes: tuple[str, ...]):
         return tuple(by_name[name]() for name in amaxes)
 
     return amaxes_of
+
+
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                 eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """A pre-norm block's residual add and the next norm, as litgpt's Block (``x = attention_output + x``, then
+    ``norm_2(x)``) and Hugging Face's decoder layers write it: (the norm's output, the new residual)."""
+    h = x + residual
+    return nn.functional.rms_norm(h, (h.shape[-1],), weight, eps), h
+
+
+def add_layer_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                   eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """add_rms_norm with a layer norm (nanoGPT's and GPT-2's blocks)."""
+    h = x + residual
+    return nn.functional.layer_norm(h, (h.shape[-1],), weight, bias, eps), h

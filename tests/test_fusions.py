@@ -68,7 +68,38 @@ def _independent(name: str, inp: dict, cfg) -> tuple:
             return (apply_rope(x, cos, sin),)
         x = torch.zeros(cfg.shape, dtype=torch.float64, requires_grad=True)
         return torch.autograd.grad(apply_rope(x, cos, sin), [x], inp["dy"])
+    if name in ("add_rmsnorm_fwd", "add_layernorm_fwd"):
+        y, h = (tm.add_rms_norm(x, inp["residual"], inp["weight"], cfg.eps) if name == "add_rmsnorm_fwd" else
+                tm.add_layer_norm(x, inp["residual"], inp["weight"], inp.get("bias"), cfg.eps))
+        if name == "add_rmsnorm_fwd":
+            return y, h, (h.pow(2).mean(-1) + cfg.eps).rsqrt()
+        return y, h, h.mean(-1), (h.var(-1, unbiased=False) + cfg.eps).rsqrt()
+    if name in ("add_rmsnorm_bwd", "add_layernorm_bwd"):  # h = x + residual for any split of h: dx = dresidual
+        return _add_norm_grads(name, inp, cfg)[:-1]
+    if name in FROM_OUTPUT:  # the grads of the norm at the x the output came from (test_reference_matches_...)
+        return _independent(FROM_OUTPUT[name], inp, cfg)
     raise AssertionError(name)
+
+
+#: the backward from the output -> the standard backward whose grads it gives (and whose inputs it draws)
+FROM_OUTPUT = {"rmsnorm_bwd_from_output": "rmsnorm_bwd", "layernorm_bwd_from_output": "layernorm_bwd"}
+
+
+def _add_norm_grads(name: str, inp: dict, cfg) -> tuple:
+    """torch autograd of the eager residual add + norm (fusions.torch_models) at x = h - residual, for a residual
+    of its own: (dx, dw[, db], dresidual)."""
+    h = inp["h"].detach()
+    residual = torch.linspace(-1.0, 1.0, h.numel(), dtype=h.dtype).reshape(h.shape).requires_grad_(True)
+    x = (h - residual.detach()).requires_grad_(True)
+    w = inp["weight"]
+    if name == "add_rmsnorm_bwd":
+        leaves = [x, w, residual]
+        y, h_out = tm.add_rms_norm(x, residual, w, cfg.eps)
+    else:
+        b = torch.zeros_like(w, requires_grad=True)
+        leaves = [x, w, b, residual]
+        y, h_out = tm.add_layer_norm(x, residual, w, b, cfg.eps)
+    return torch.autograd.grad((y, h_out), leaves, (inp["dy"], inp["dh"]))
 
 
 @pytest.mark.parametrize("name, cfg", TINY)
@@ -76,13 +107,20 @@ def test_reference_matches_torch_autograd(name, cfg):
     spec = fusions.get(name)
     inputs = spec.make_inputs(cfg, dtype=torch.float32)
     c = spec.config(cfg)
-    x = inputs.get("x", torch.zeros(1)).double()
+    if name in ("add_rmsnorm_fwd", "add_layernorm_fwd"):  # h rounded to float64: the math alone
+        inputs = {k: v.double() for k, v in inputs.items()}
+    if name in FROM_OUTPUT:  # the x the output came from (the same draws), and the exact output of it
+        inputs["x"] = fusions.get(FROM_OUTPUT[name]).make_inputs(c, dtype=torch.float32)["x"]
+    x = inputs.get("x", inputs.get("h", torch.zeros(1))).double()
     # the builders take fp32 statistics; give the reference exact ones, as autograd uses
     if "mean" in inputs:
         inputs["mean"] = x.mean(-1)
     if "rstd" in inputs:
-        var = x.var(-1, unbiased=False) if "mean" in inputs else x.pow(2).mean(-1)
+        var = x.var(-1, unbiased=False) if "mean" in inputs or "bias" in inputs else x.pow(2).mean(-1)
         inputs["rstd"] = (var + c.eps).rsqrt()
+    if name in FROM_OUTPUT:
+        xc = x - x.mean(-1, keepdim=True) if "bias" in inputs else x
+        inputs["y"] = xc * inputs["rstd"].unsqueeze(-1) * inputs["weight"].double() + inputs.get("bias", 0.0)
     refs = spec.reference(inputs, c)
     expected = _independent(name, _f64(inputs), c)
     assert len(refs) == len(expected)

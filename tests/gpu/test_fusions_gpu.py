@@ -20,6 +20,7 @@ REPRESENTATIVE = {
     "nanogpt", "mixorder_576000x384", "llama2_13b", "sweep_4096x16384", "sweep_65536x256",
     "sweep_16384x4096", "sweep_65536x16384", "Llama-2-13b-hf_bs2", "Llama-2-70b-hf_bs1", "Llama-3-8B_bs1",
     "Llama-3-70B_bs2", "Mistral-7B_bs1", "phi-2_bs2", "4096x4096", "16384x8192", "8192x28672",
+    "llama3_8b",  # the residual add + norm and the backward from the output at Llama-3-8B's block norm
 }
 
 
@@ -31,6 +32,12 @@ def _real(name):
 CASES = [(n, c, torch.bfloat16) for n in fusions.names() for c in _real(n)]
 CASES += [(n, c, torch.float32) for n in fusions.names() for c in _real(n)
           if c in ("nanogpt", "llama2_7b", "sweep_16384x4096", "Llama-2-13b-hf_bs1", "Llama-3-8B_bs1", "4096x4096")]
+
+
+#: specs whose bf16 fusion is one kernel of this scheduler at every representative config
+ONE_KERNEL = {"add_rmsnorm_fwd": "inner_persistent", "add_layernorm_fwd": "inner_persistent",
+              **dict.fromkeys(["add_rmsnorm_bwd", "add_layernorm_bwd", "rmsnorm_bwd_from_output",
+                               "layernorm_bwd_from_output"], "inner_outer_persistent")}
 
 
 def _run(name, cfg_name, dtype):
@@ -59,6 +66,10 @@ def test_spec_on_nvfuser(name, cfg_name, dtype, record):
             if not (tuning and tuning.scheduler):  # a manual schedule runs outside nvFuser's profiler: test_tuning_gpu
                 assert run.kernel_count == 1, f"norm backward segmented: {run.groups}"
             assert run.groups[0] == "inner_outer_persistent"
+    if name in ONE_KERNEL and dtype == torch.bfloat16:
+        # the residual's add (forward) and its gradient's (backward) in the norm's own kernel; the backward from
+        # the output one kernel like the backward from x (untuned: nvFuser's heuristics)
+        assert run.kernel_count == 1 and run.groups[0] == ONE_KERNEL[name], run.groups
     if name == "qkv_split_rope_fwd":
         # Multi-head, full-width RoPE (Llama-2): q and k roped as one slice, one resize kernel.
         # Partial RoPE (phi-2): one resize kernel each for q and k; v is a view (2 kernels).
