@@ -220,6 +220,47 @@ def rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
     return Prepared(backward, setup, info=_mix_order_info(executor))
 
 
+QK_NORM_ROPE_EXECUTORS = ("segkit", "eager", "torch.compile")
+
+
+def qk_norm_rope_fn(cfg) -> Callable:
+    """The eager function the rivals run, on the specs' inputs: q and k (B, T, heads, head_dim) viewed back as the
+    projections (B, T, heads * head_dim) the model hands over (fusions.torch_models.qk_norm_rope, in the model's
+    form)."""
+    from fusions._qk_norm_rope import form
+
+    def fn(q, k, w_q, w_k, cos, sin):
+        return tm.qk_norm_rope(q.flatten(2), k.flatten(2), w_q, w_k, cos, sin, cfg.head_dim, cfg.eps, form(cfg))
+
+    return fn
+
+
+def qk_norm_rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
+    """QK-norm + RoPE: ``mode`` "forward" (autograd on: the rivals save for the backward, segkit returns rstd) or
+    "backward" (the forward in each round's untimed setup; dq, dk, dw_q, dw_k timed)."""
+    if executor == "segkit":
+        return _segkit("qk_norm_rope_bwd" if mode == "backward" else "qk_norm_rope_fwd", cfg, list(inputs.values()))
+    fn = _compile(qk_norm_rope_fn(cfg), executor)
+    names = ("q", "k", "w_q", "w_k")
+    if mode == "forward":
+        leaves = [inputs[n].detach().requires_grad_(True) for n in names]
+        fn(*leaves, inputs["cos"], inputs["sin"])
+        return Prepared(lambda: fn(*leaves, inputs["cos"], inputs["sin"]), info=_mix_order_info(executor))
+    leaves = [inputs[n].detach().requires_grad_(True) for n in names]
+    grads = [inputs["dq_out"], inputs["dk_out"]]
+    state = {}
+
+    def setup():
+        state["outs"] = fn(*leaves, inputs["cos"], inputs["sin"])
+
+    def backward():
+        return torch.autograd.grad(state["outs"], leaves, grads, retain_graph=True)
+
+    setup()
+    backward()
+    return Prepared(backward, setup, info=_mix_order_info(executor))
+
+
 AMAX_EXECUTORS = ("segkit", "segkit+reuse", "segkit:inner_outer", "segkit:inner_outer_rows", "segkit:two_stage", "eager",
                   "torch.compile", "torch.compile+reuse_fx", "thunder", "thunder+reuse")
 

@@ -11,6 +11,8 @@ from fusions import (
     fp8_amax,
     layernorm_bwd,
     layernorm_fwd,
+    qk_norm_rope_bwd,
+    qk_norm_rope_fwd,
     qkv_split_rope_bwd,
     qkv_split_rope_fwd,
     rmsnorm_bwd,
@@ -31,7 +33,7 @@ from segkit.errors import UnknownNameError
 _SPECS: dict[str, FusionSpec] = {
     m.SPEC.name: workloads.register(m.SPEC)
     for m in (layernorm_fwd, rmsnorm_fwd, layernorm_bwd, rmsnorm_bwd, qkv_split_rope_fwd, qkv_split_rope_bwd, fp8_amax,
-              rope_fwd, rope_bwd)
+              rope_fwd, rope_bwd, qk_norm_rope_fwd, qk_norm_rope_bwd)
 }
 
 
