@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import fusions
 from benchmarks.harness import Prepared
 from fusions import torch_models as tm
 from segkit.nvfuser.timing import wall_us
@@ -220,7 +221,7 @@ def rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
     return Prepared(backward, setup, info=_mix_order_info(executor))
 
 
-QK_NORM_ROPE_EXECUTORS = ("segkit", "eager", "torch.compile")
+QK_NORM_ROPE_EXECUTORS = ("segkit", "segkit:sliced_inputs", "eager", "torch.compile")
 
 
 def qk_norm_rope_fn(cfg) -> Callable:
@@ -238,15 +239,19 @@ def qk_norm_rope_fn(cfg) -> Callable:
 def qk_norm_rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
     """QK-norm + RoPE: ``mode`` "forward" (autograd on: the rivals save for the backward, segkit returns rstd) or
     "backward" (the forward in each round's untimed setup; dq, dk, dw_q, dw_k timed)."""
+    spec = "qk_norm_rope_bwd" if mode == "backward" else "qk_norm_rope_fwd"
     if executor == "segkit":
-        return _segkit("qk_norm_rope_bwd" if mode == "backward" else "qk_norm_rope_fwd", cfg, list(inputs.values()))
+        return _segkit(spec, cfg, list(inputs.values()))
+    if executor == "segkit:sliced_inputs":  # the per-half formulation, whatever the tuning table chose
+        args = list(inputs.values())
+        nvfd = compiled(fusions.get(spec).build(cfg, formulation="sliced_inputs"))
+        nvfd.execute(args)
+        return Prepared(lambda: nvfd.execute(args), info={"formulation": "sliced_inputs"})
     fn = _compile(qk_norm_rope_fn(cfg), executor)
-    names = ("q", "k", "w_q", "w_k")
+    leaves = [inputs[n].detach().requires_grad_(True) for n in ("q", "k", "w_q", "w_k")]
     if mode == "forward":
-        leaves = [inputs[n].detach().requires_grad_(True) for n in names]
         fn(*leaves, inputs["cos"], inputs["sin"])
         return Prepared(lambda: fn(*leaves, inputs["cos"], inputs["sin"]), info=_mix_order_info(executor))
-    leaves = [inputs[n].detach().requires_grad_(True) for n in names]
     grads = [inputs["dq_out"], inputs["dk_out"]]
     state = {}
 

@@ -17,6 +17,7 @@ import torch
 import fusions._norm as N
 import fusions._qk_norm_rope as Q
 from fusions.configs import QKNormRopeConfig, qk_norm_rope_configs
+from fusions.qk_norm_rope_halves import define_bwd
 from fusions.rope_bwd import reference as rope_adjoint_reference
 from fusions.spec import FusionSpec, dt, nv_dtype, randn
 
@@ -79,4 +80,5 @@ def bytes_floor(cfg: QKNormRopeConfig) -> int:
 
 
 SPEC = FusionSpec("qk_norm_rope_bwd", qk_norm_rope_configs(), define, inputs, reference,
-                  ("dq", "dk", "dw_q", "dw_k"), __doc__, bytes_floor=bytes_floor)
+                  ("dq", "dk", "dw_q", "dw_k"), __doc__, bytes_floor=bytes_floor,
+                  formulations={"sliced_inputs": define_bwd})

@@ -24,6 +24,7 @@ import fusions._norm as N
 import fusions._qk_norm_rope as Q
 from fusions._rope import rope_pairs
 from fusions.configs import QKNormRopeConfig, qk_norm_rope_configs
+from fusions.qk_norm_rope_halves import define_fwd
 from fusions.spec import FusionSpec, dt
 
 
@@ -69,4 +70,5 @@ def bytes_floor(cfg: QKNormRopeConfig) -> int:
 
 
 SPEC = FusionSpec("qk_norm_rope_fwd", qk_norm_rope_configs(), define, inputs, reference,
-                  ("q_out", "k_out", "rstd_q", "rstd_k"), __doc__, bytes_floor=bytes_floor)
+                  ("q_out", "k_out", "rstd_q", "rstd_k"), __doc__, bytes_floor=bytes_floor,
+                  formulations={"sliced_inputs": define_fwd})

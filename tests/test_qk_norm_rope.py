@@ -35,14 +35,15 @@ def _check(names, expected, got):
         assert d.ok, f"{name}: {d}"
 
 
+@pytest.mark.parametrize("formulation", [None, "sliced_inputs"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("cfg_name", TINY)
-def test_forward_then_backward_on_interpreter_match_float64_autograd(cfg_name, dtype):
+def test_forward_then_backward_on_interpreter_match_float64_autograd(cfg_name, dtype, formulation):
     """The forward's q_out, k_out against the eager function in float64; then the backward, fed the forward's own
     rstd outputs, against torch.autograd's grads of the same float64 function (w.r.t. q, k and both weights)."""
     cfg = FWD.config(cfg_name, dtype)
     fwd_in = FWD.make_inputs(cfg)
-    q_out, k_out, rstd_q, rstd_k = segkit.run_reference(FWD.build(cfg), list(fwd_in.values()))
+    q_out, k_out, rstd_q, rstd_k = segkit.run_reference(FWD.build(cfg, formulation=formulation), list(fwd_in.values()))
     leaves, (eq, ek) = _eager64(fwd_in, cfg)
     _check(("q_out", "k_out"), (eq, ek), (q_out, k_out))
     assert rstd_q.dtype == rstd_k.dtype == torch.float32
@@ -52,10 +53,33 @@ def test_forward_then_backward_on_interpreter_match_float64_autograd(cfg_name, d
     bwd_in = {"dq_out": dq_out, "dk_out": dk_out, "q": fwd_in["q"], "k": fwd_in["k"], "rstd_q": rstd_q,
               "rstd_k": rstd_k, "w_q": fwd_in["w_q"], "w_k": fwd_in["w_k"], "cos": fwd_in["cos"], "sin": fwd_in["sin"]}
     assert list(bwd_in) == list(BWD.make_inputs(cfg)), "the backward's inputs, in its define order"
-    got = segkit.run_reference(BWD.build(cfg), list(bwd_in.values()))
+    got = segkit.run_reference(BWD.build(cfg, formulation=formulation), list(bwd_in.values()))
     want = torch.autograd.grad((eq, ek), [leaves[n] for n in ("q", "k", "w_q", "w_k")],
                                [dq_out.double(), dk_out.double()])
     _check(BWD.outputs, want, got)
+
+
+@pytest.mark.parametrize("spec", [FWD, BWD], ids=lambda s: s.name)
+@pytest.mark.parametrize("cfg_name", ["Qwen3-0.6B_tiny", "OLMo2-7B_tiny"])
+def test_sliced_inputs_slices_fusion_inputs_only(spec, cfg_name):
+    """The per-half formulation slices only fusion inputs (or OLMo2's weight reshaped to (heads, head_dim)), never a
+    computed tensor, and ends each of q and k (or dq and dk) in one cat; the default slices RoPE's computed input."""
+    def sliced_values(fusion):
+        made = {o: op for op in fusion.ops for o in op.outputs}
+        out = []
+        for op in (op for op in fusion.ops if op.name == "slice"):
+            v = op.inputs[0]
+            while v in made and made[v].name == "reshape":
+                v = made[v].inputs[0]
+            out.append(v)
+        return out
+
+    fusion = spec.build(cfg_name, formulation="sliced_inputs").fusion
+    sliced = sliced_values(fusion)
+    assert sliced and all(any(v is i for i in fusion.inputs) for v in sliced)
+    assert sum(op.name == "cat" for op in fusion.ops) == (2 if spec is FWD else 4)  # the backward: dw's cats too
+    default = spec.build(cfg_name).fusion
+    assert not all(any(v is i for i in default.inputs) for v in sliced_values(default))
 
 
 def test_a_wrong_weight_offset_is_caught():
