@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 import fusions._norm as N
+from fusions._rope import cos_sin
 from fusions.configs import QKNormRopeConfig
 from fusions.rope_fwd import broadcast_table, halves, table
 from fusions.spec import dt, nv_dtype, randn
@@ -53,17 +54,33 @@ def norm_dims(cfg: QKNormRopeConfig) -> list[int]:
     return [3] if cfg.norm == "head" else [2, 3]
 
 
-def define(fd, shape: list[int], dtype):
+def contiguous_input(fd, shape: list[int], dtype):
     return fd.define_tensor(shape=shape, contiguity=[True] * len(shape), dtype=dtype)
 
 
 def define_weight(fd, cfg: QKNormRopeConfig, part: str):
-    return define(fd, [cfg.weight_size(part)], dt(fd, nv_dtype(cfg.weight_dtype).name))
+    return contiguous_input(fd, [cfg.weight_size(part)], dt(fd, nv_dtype(cfg.weight_dtype).name))
 
 
 def define_tables(fd, cfg: QKNormRopeConfig) -> tuple:
     shape = [cfg.T, cfg.head_dim] if cfg.cos_batch == 1 else [cfg.batch, cfg.T, cfg.head_dim]
-    return tuple(define(fd, shape, dt(fd, nv_dtype(cfg.tables).name)) for _ in range(2))
+    return tuple(contiguous_input(fd, shape, dt(fd, nv_dtype(cfg.tables).name)) for _ in range(2))
+
+
+def define_fwd_inputs(fd, cfg: QKNormRopeConfig) -> tuple:
+    """The forward's inputs in define order: [q, k], [w_q, w_k], cos, sin."""
+    xs = [contiguous_input(fd, proj_shape(cfg, p), io(fd, cfg)) for p in PARTS]
+    ws = [define_weight(fd, cfg, p) for p in PARTS]
+    return (xs, ws, *define_tables(fd, cfg))
+
+
+def define_bwd_inputs(fd, cfg: QKNormRopeConfig) -> tuple:
+    """The backward's inputs in define order: [dq_out, dk_out], [q, k], [rstd_q, rstd_k], [w_q, w_k], cos, sin."""
+    dys = [contiguous_input(fd, heads_shape(cfg, p), io(fd, cfg)) for p in PARTS]
+    xs = [contiguous_input(fd, proj_shape(cfg, p), io(fd, cfg)) for p in PARTS]
+    rstds = [contiguous_input(fd, stat_shape(cfg, p), dt(fd, "Float")) for p in PARTS]
+    ws = [define_weight(fd, cfg, p) for p in PARTS]
+    return (dys, xs, rstds, ws, *define_tables(fd, cfg))
 
 
 def to_heads(fd, t):
@@ -125,8 +142,6 @@ def tables64(inp: dict) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def make_tables(cfg: QKNormRopeConfig, device: str) -> dict[str, torch.Tensor]:
-    from fusions._rope import cos_sin
-
     cos, sin = cos_sin(cfg.T, cfg.head_dim, cfg.tables, device)
     if cfg.cos_batch != 1:
         cos, sin = (t.expand(cfg.batch, cfg.T, cfg.head_dim).contiguous() for t in (cos, sin))

@@ -23,12 +23,7 @@ from fusions.spec import FusionSpec, dt, nv_dtype, randn
 
 
 def define(fd, cfg: QKNormRopeConfig) -> None:
-    io = Q.io(fd, cfg)
-    dys = [Q.define(fd, Q.heads_shape(cfg, p), io) for p in Q.PARTS]
-    xs = [Q.define(fd, Q.proj_shape(cfg, p), io) for p in Q.PARTS]
-    rstds = [Q.define(fd, Q.stat_shape(cfg, p), dt(fd, "Float")) for p in Q.PARTS]
-    ws = [Q.define_weight(fd, cfg, p) for p in Q.PARTS]
-    cos, sin = Q.define_tables(fd, cfg)
+    dys, xs, rstds, ws, cos, sin = Q.define_bwd_inputs(fd, cfg)
     done = [body(fd, *args, cos, sin, cfg, p) for *args, p in zip(dys, xs, rstds, ws, Q.PARTS)]
     for out in [dx for dx, _ in done] + [dw for _, dw in done]:
         fd.add_output(out)

@@ -29,9 +29,7 @@ from fusions.spec import FusionSpec, dt
 
 
 def define(fd, cfg: QKNormRopeConfig) -> None:
-    xs = [Q.define(fd, Q.proj_shape(cfg, p), Q.io(fd, cfg)) for p in Q.PARTS]
-    ws = [Q.define_weight(fd, cfg, p) for p in Q.PARTS]
-    cos, sin = Q.define_tables(fd, cfg)
+    xs, ws, cos, sin = Q.define_fwd_inputs(fd, cfg)
     done = [body(fd, x, w, cos, sin, cfg, p) for x, w, p in zip(xs, ws, Q.PARTS)]
     for out in [y for y, _ in done] + [rstd for _, rstd in done]:
         fd.add_output(out)

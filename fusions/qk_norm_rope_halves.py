@@ -58,9 +58,7 @@ def _cat(fd, lo, hi, dtype):
 
 def define_fwd(fd, cfg: QKNormRopeConfig) -> None:
     """qk_norm_rope_fwd's inputs and outputs, per half."""
-    xs = [Q.define(fd, Q.proj_shape(cfg, p), Q.io(fd, cfg)) for p in Q.PARTS]
-    ws = [Q.define_weight(fd, cfg, p) for p in Q.PARTS]
-    cos, sin = Q.define_tables(fd, cfg)
+    xs, ws, cos, sin = Q.define_fwd_inputs(fd, cfg)
     c_lo, c_hi, s_lo, s_hi = _tables(fd, cos, sin, cfg)
     ys, rstds = [], []
     for x, w, p in zip(xs, ws, Q.PARTS):
@@ -81,11 +79,7 @@ def define_fwd(fd, cfg: QKNormRopeConfig) -> None:
 def define_bwd(fd, cfg: QKNormRopeConfig) -> None:
     """qk_norm_rope_bwd's inputs and outputs, per half."""
     io, f32 = Q.io(fd, cfg), dt(fd, "Float")
-    dys = [Q.define(fd, Q.heads_shape(cfg, p), io) for p in Q.PARTS]
-    xs = [Q.define(fd, Q.proj_shape(cfg, p), io) for p in Q.PARTS]
-    rstds = [Q.define(fd, Q.stat_shape(cfg, p), f32) for p in Q.PARTS]
-    ws = [Q.define_weight(fd, cfg, p) for p in Q.PARTS]
-    cos, sin = Q.define_tables(fd, cfg)
+    dys, xs, rstds, ws, cos, sin = Q.define_bwd_inputs(fd, cfg)
     tables = _tables(fd, cos, sin, cfg)
     dxs, dws = [], []
     for dy, x, rstd, w, p in zip(dys, xs, rstds, ws, Q.PARTS):
