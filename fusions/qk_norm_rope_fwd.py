@@ -3,8 +3,9 @@ over the whole head, and the rstd the backward needs.
 
 From q (B, T, n_head, head_dim) and k (B, T, n_kv_heads, head_dim) (the projections viewed as the models view them),
 their norm weights and cos / sin: q_out (B, n_head, T, head_dim), k_out (B, n_kv_heads, T, head_dim) in q's dtype,
-rstd_q and rstd_k in fp32. Statistics, weight and rotation in fp32, rounded once at the output (as torch.compile and
-Thunder's fusions compute; eager rounds the normed value and each RoPE product to bf16 on the way).
+rstd_q and rstd_k in fp32. Statistics, weight and rotation in fp32, rounded once at the output (eager rounds on the
+way: the norm's output to q's dtype, Qwen3's normed value before its weight, and each RoPE product where the tables
+are 16-bit), so the values are within bf16 rounding of eager's, not eager's bits.
 
 Covered, as transformers writes them (fusions.torch_models.qk_norm_rope; the CPU tests check it against the models'
 own modules):
