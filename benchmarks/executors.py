@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import fusions
 from benchmarks.harness import Prepared
 from fusions import torch_models as tm
 from segkit.nvfuser.timing import wall_us
@@ -214,6 +215,51 @@ def rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
 
     def backward():
         return torch.autograd.grad(state["outs"], [qkv], grads, retain_graph=True)
+
+    setup()
+    backward()
+    return Prepared(backward, setup, info=_mix_order_info(executor))
+
+
+QK_NORM_ROPE_EXECUTORS = ("segkit", "segkit:sliced_inputs", "eager", "torch.compile")
+
+
+def qk_norm_rope_fn(cfg) -> Callable:
+    """The eager function the rivals run, on the specs' inputs: q and k (B, T, heads, head_dim) viewed back as the
+    projections (B, T, heads * head_dim) the model hands over (fusions.torch_models.qk_norm_rope, in the model's
+    form)."""
+    from fusions._qk_norm_rope import form
+
+    def fn(q, k, w_q, w_k, cos, sin):
+        return tm.qk_norm_rope(q.flatten(2), k.flatten(2), w_q, w_k, cos, sin, cfg.head_dim, cfg.eps, form(cfg))
+
+    return fn
+
+
+def qk_norm_rope(cfg, executor: str, inputs: dict, mode: str) -> Prepared:
+    """QK-norm + RoPE: ``mode`` "forward" (autograd on: the rivals save for the backward, segkit returns rstd) or
+    "backward" (the forward in each round's untimed setup; dq, dk, dw_q, dw_k timed)."""
+    spec = "qk_norm_rope_bwd" if mode == "backward" else "qk_norm_rope_fwd"
+    if executor == "segkit":
+        return _segkit(spec, cfg, list(inputs.values()))
+    if executor == "segkit:sliced_inputs":  # the per-half formulation, whatever the tuning table chose
+        args = list(inputs.values())
+        nvfd = compiled(fusions.get(spec).build(cfg, formulation="sliced_inputs"))
+        nvfd.execute(args)
+        return Prepared(lambda: nvfd.execute(args), info={"formulation": "sliced_inputs"})
+    fn = _compile(qk_norm_rope_fn(cfg), executor)
+    leaves = [inputs[n].detach().requires_grad_(True) for n in ("q", "k", "w_q", "w_k")]
+    if mode == "forward":
+        fn(*leaves, inputs["cos"], inputs["sin"])
+        return Prepared(lambda: fn(*leaves, inputs["cos"], inputs["sin"]), info=_mix_order_info(executor))
+    grads = [inputs["dq_out"], inputs["dk_out"]]
+    state = {}
+
+    def setup():
+        state["outs"] = fn(*leaves, inputs["cos"], inputs["sin"])
+
+    def backward():
+        return torch.autograd.grad(state["outs"], leaves, grads, retain_graph=True)
 
     setup()
     backward()

@@ -36,6 +36,7 @@ SUITES = {  # suite -> what its kernel times are
     "norm_fwd": "RMSNorm / layer norm forward, no autograd (y alone)",
     "norm_bwd": "RMSNorm / layer norm backward (dx, dw (, db) from the saved statistics)",
     "qkv_split_rope": "litgpt's qkv split + RoPE, forward / backward",
+    "qk_norm_rope": "QK-norm + RoPE (Qwen3, Gemma3, OLMo2 forms), forward with autograd / backward",
     "fp8_amax": "fp8 amax statistics (tensorwise + rowwise; rowwise + columnwise + tensorwise)",
 }
 # the README's headline cases: (suite, case, label)

@@ -16,6 +16,7 @@ FP32_SHAPES = ["sweep_16384x4096", "mixorder_576000x384", "llama2_13b"]
 TWO_STAGE_SHAPES = ["mixorder_576000x384", "sweep_65536x1024", "sweep_65536x4096"]  # rows >= 64k: partials pay off
 ROPE_SHAPES = [c for c in fusions.get("qkv_split_rope_fwd").configs if not c.endswith("_tiny")]
 ADD_NORM_SHAPES = [c for c in fusions.get("add_rmsnorm_fwd").configs if not c.endswith("_tiny")]
+QK_NORM_ROPE_SHAPES = [c for c in fusions.get("qk_norm_rope_fwd").configs if not c.endswith("_tiny")]
 AMAX_SHAPES = [c for c in fusions.get("fp8_amax").configs if not c.endswith("_tiny")]
 
 
@@ -62,6 +63,11 @@ def add_norm_bytes(kind: str, direction: str, cfg) -> int:
 def rope_bytes(cfg, mode: str) -> int:
     """The floor of the qkv split + RoPE ``mode`` ("forward" / "backward"): its spec's ``bytes_floor``."""
     return fusions.get("qkv_split_rope_bwd" if mode == "backward" else "qkv_split_rope_fwd").bytes_floor(cfg)
+
+
+def qk_norm_rope_bytes(cfg, mode: str) -> int:
+    """The floor of QK-norm + RoPE's ``mode`` ("forward" / "backward"): its spec's ``bytes_floor``."""
+    return fusions.get("qk_norm_rope_bwd" if mode == "backward" else "qk_norm_rope_fwd").bytes_floor(cfg)
 
 
 def amax_bytes(cfg) -> int:

@@ -7,7 +7,8 @@
 The specs: the norms (``rmsnorm_fwd`` / ``_bwd``, ``layernorm_fwd`` / ``_bwd``), the residual add + norm
 (``add_rmsnorm_fwd`` / ``_bwd``, ``add_layernorm_fwd`` / ``_bwd``), the norm backward from its output
 (``rmsnorm_bwd_from_output``, ``layernorm_bwd_from_output``), RoPE (``rope_fwd`` / ``_bwd``), litgpt's qkv split +
-RoPE (``qkv_split_rope_fwd`` / ``_bwd``) and the fp8 amaxes (``fp8_amax``); ``names()`` lists them.
+RoPE (``qkv_split_rope_fwd`` / ``_bwd``), QK-norm + RoPE (``qk_norm_rope_fwd`` / ``_bwd``: Qwen3, Gemma3, OLMo2) and
+the fp8 amaxes (``fp8_amax``); ``names()`` lists them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from fusions import (
     layernorm_bwd,
     layernorm_bwd_from_output,
     layernorm_fwd,
+    qk_norm_rope_bwd,
+    qk_norm_rope_fwd,
     qkv_split_rope_bwd,
     qkv_split_rope_fwd,
     rmsnorm_bwd,
@@ -43,7 +46,7 @@ _SPECS: dict[str, FusionSpec] = {
     m.SPEC.name: workloads.register(m.SPEC)
     for m in (layernorm_fwd, rmsnorm_fwd, layernorm_bwd, rmsnorm_bwd, qkv_split_rope_fwd, qkv_split_rope_bwd, fp8_amax,
               rope_fwd, rope_bwd, add_rmsnorm_fwd, add_rmsnorm_bwd, add_layernorm_fwd, add_layernorm_bwd,
-              rmsnorm_bwd_from_output, layernorm_bwd_from_output)
+              rmsnorm_bwd_from_output, layernorm_bwd_from_output, qk_norm_rope_fwd, qk_norm_rope_bwd)
 }
 
 

@@ -263,3 +263,73 @@ def amax_configs() -> dict[str, AmaxConfig]:
     out = with_tiny(cfgs, lambda c: replace(c, name=c.name + "_tiny", rows=48, cols=80))
     seed = AmaxConfig("seed_12x34x56", 34, 56, batch=12)  # pytorch/pytorch#136267's 3-D example: already tiny
     return {**out, **with_tiny([seed], lambda c: replace(c, name=c.name + "_tiny"))}
+
+
+QK_NORMS = ("head", "width")
+
+
+@dataclass(frozen=True)
+class QKNormRopeConfig:
+    """QK-norm + RoPE from the q and k projections (B, T, n_head * head_dim) and (B, T, n_kv_heads * head_dim):
+    RMSNorm with weight ``weight_offset + w``, then the head split to (B, heads, T, head_dim) and NeoX RoPE over the
+    whole head. ``norm``: "head" normalises each head over head_dim (Qwen3, Gemma3: w of head_dim), "width" the
+    whole projected width before the split (OLMo2: w of heads * head_dim). cos / sin are (cos_batch, T, head_dim)
+    in ``table_dtype`` (Hugging Face: one table per position_ids row, in the model's dtype)."""
+
+    name: str
+    batch: int
+    T: int
+    n_head: int
+    n_kv_heads: int
+    head_dim: int
+    dtype: torch.dtype = torch.bfloat16
+    eps: float = 1e-6
+    norm: str = "head"
+    weight_offset: float = 0.0  # Gemma3: 1.0 (its weight is stored as w, applied as 1 + w)
+    cos_batch: int = 1
+    table_dtype: torch.dtype | None = None
+    param_dtype: torch.dtype | None = None  # the norm weights' (and dw's) dtype when it differs from q's
+
+    def __post_init__(self) -> None:
+        if min(self.batch, self.T, self.n_head, self.n_kv_heads, self.head_dim) < 1 or self.head_dim % 2:
+            raise ValueError(f"{self.name}: batch, T, heads must be positive and head_dim {self.head_dim} even")
+        if self.norm not in QK_NORMS:
+            raise ValueError(f"{self.name}: norm must be one of {QK_NORMS}, got {self.norm!r}")
+        if self.cos_batch not in (1, self.batch):
+            raise ValueError(f"{self.name}: cos batch {self.cos_batch} must be 1 or the batch {self.batch}")
+        if self.eps <= 0:
+            raise ValueError(f"{self.name}: eps must be positive, got {self.eps}")
+
+    def heads(self, part: str) -> int:
+        """The head count of ``part`` ("q" or "k")."""
+        return self.n_head if part == "q" else self.n_kv_heads
+
+    def weight_size(self, part: str) -> int:
+        return self.head_dim if self.norm == "head" else self.heads(part) * self.head_dim
+
+    @property
+    def tables(self) -> torch.dtype:
+        return self.table_dtype or self.dtype
+
+    @property
+    def weight_dtype(self) -> torch.dtype:
+        return self.param_dtype or self.dtype
+
+
+def qk_norm_rope_configs() -> dict[str, QKNormRopeConfig]:
+    """The models' geometry and eps as litgpt's name_to_config lists them: Qwen3-0.6B (16 q heads, 8 kv heads of
+    128; hidden 1024) at the step table's T=2048 batch 4 and at T=4096 batch 1, Qwen3-8B (32 / 8 of 128),
+    Gemma-3-1b (4 / 1 of 256, weight 1 + w) and OLMo-2-1124-7B (32 / 32 of 128, the norm over the 4096-wide
+    projection); bf16 tables, per batch row where batch > 1 as Hugging Face's rotary embedding returns them."""
+    cfgs = [QKNormRopeConfig("Qwen3-0.6B", 4, 2048, 16, 8, 128, cos_batch=4),
+            QKNormRopeConfig("Qwen3-0.6B_T4096", 1, 4096, 16, 8, 128, cos_batch=1),
+            QKNormRopeConfig("Qwen3-8B", 1, 4096, 32, 8, 128, cos_batch=1),
+            QKNormRopeConfig("Gemma3-1B", 4, 2048, 4, 1, 256, eps=1e-5, weight_offset=1.0, cos_batch=4),
+            QKNormRopeConfig("OLMo2-7B", 1, 4096, 32, 32, 128, norm="width", cos_batch=1)]
+
+    def tiny(c: QKNormRopeConfig) -> QKNormRopeConfig:
+        kv = 1 if c.n_kv_heads == 1 else (2 if c.n_kv_heads < c.n_head else 4)
+        return replace(c, name=c.name + "_tiny", batch=2, T=8, n_head=4, n_kv_heads=kv, head_dim=16,
+                       cos_batch=1 if c.cos_batch == 1 else 2)
+
+    return with_tiny(cfgs, tiny)

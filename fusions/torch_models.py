@@ -78,6 +78,46 @@ class QKVSplitRope(nn.Module):
         return qkv_split_rope(qkv, cos, sin, self.n_head, self.n_query_groups, self.head_size, self.rope_n_elem)
 
 
+def _hf_rms_norm(x: torch.Tensor, w: torch.Tensor, eps: float, form: str) -> torch.Tensor:
+    """RMSNorm over the last dim as Hugging Face's ``Qwen3RMSNorm`` ("qwen3": the normed value rounded to x's dtype,
+    then the weight), ``Gemma3RMSNorm`` ("gemma3": 1 + w in fp32, rounded once) and ``Olmo2RMSNorm`` ("olmo2": the
+    weight in fp32, rounded once) write it; statistics in fp32 (float64 for float64 x, so autograd checks are
+    exact)."""
+    dtype = x.dtype
+    h = x.to(torch.promote_types(dtype, torch.float32))
+    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)
+    if form == "qwen3":
+        return w * h.to(dtype)
+    if form == "gemma3":
+        return (h * (1.0 + w.to(h.dtype))).type_as(x)
+    return (w * h).to(dtype)
+
+
+def _hf_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Hugging Face's ``apply_rotary_pos_emb`` on one of q or k (B, H, T, D); tables (B, T, D) or (T, D)."""
+    if cos.ndim == 3:
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    half = x.shape[-1] // 2
+    return (x * cos) + (torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin)
+
+
+def qk_norm_rope(q: torch.Tensor, k: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, cos: torch.Tensor,
+                 sin: torch.Tensor, head_dim: int, eps: float = 1e-6, form: str = "qwen3"):
+    """Qwen3 / Gemma3 / OLMo2 attention from the q and k projections (B, T, heads * head_dim) to normed, roped q and
+    k (B, heads, T, head_dim), in each model's order: Qwen3 norms the (B, T, H, D) view per head, then transposes;
+    Gemma3 transposes, then norms per head; OLMo2 norms the whole projection, then splits the heads."""
+    shape = (*q.shape[:-1], -1, head_dim)
+
+    def one(x, w):
+        if form == "qwen3":
+            return _hf_rms_norm(x.view(shape), w, eps, form).transpose(1, 2)
+        if form == "gemma3":
+            return _hf_rms_norm(x.view(shape).transpose(1, 2), w, eps, form)
+        return _hf_rms_norm(x, w, eps, form).view(shape).transpose(1, 2)
+
+    return _hf_rope(one(q, w_q), cos, sin), _hf_rope(one(k, w_k), cos, sin)
+
+
 def rope_cache(T: int, n_elem: int, device="cpu", base: int = 10000) -> tuple[torch.Tensor, torch.Tensor]:
     """litgpt's build_rope_cache: cos/sin of shape (T, n_elem), fp32."""
     theta = 1.0 / (base ** (torch.arange(0, n_elem, 2, device=device).float() / n_elem))

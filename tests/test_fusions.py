@@ -60,6 +60,16 @@ def _independent(name: str, inp: dict, cfg) -> tuple:
         return torch.autograd.grad(outs, [qkv], [inp["dq"], inp["dk"], inp["dv"]])
     if name == "fp8_amax":
         return tm.fp8_amax(x)
+    if name in ("qk_norm_rope_fwd", "qk_norm_rope_bwd"):  # Hugging Face's forms, on the (B, T, H * D) projections
+        from fusions._qk_norm_rope import form
+
+        q, k = (inp[p].detach().requires_grad_(True) for p in ("q", "k"))
+        outs = tm.qk_norm_rope(q.flatten(2), k.flatten(2), inp["w_q"], inp["w_k"], inp["cos"], inp["sin"],
+                               cfg.head_dim, cfg.eps, form(cfg))
+        if name == "qk_norm_rope_fwd":
+            rows = (lambda t: t) if cfg.norm == "head" else (lambda t: t.flatten(2))
+            return (*outs, *((rows(t).pow(2).mean(-1) + cfg.eps).rsqrt() for t in (q, k)))
+        return torch.autograd.grad(outs, [q, k, inp["w_q"], inp["w_k"]], [inp["dq_out"], inp["dk_out"]])
     if name in ("rope_fwd", "rope_bwd"):  # litgpt's own apply_rope (tables (1 or B, T, n))
         from litgpt.model import apply_rope
 
@@ -121,6 +131,11 @@ def test_reference_matches_torch_autograd(name, cfg):
     if name in FROM_OUTPUT:
         xc = x - x.mean(-1, keepdim=True) if "bias" in inputs else x
         inputs["y"] = xc * inputs["rstd"].unsqueeze(-1) * inputs["weight"].double() + inputs.get("bias", 0.0)
+    for part in ("q", "k"):  # qk_norm_rope_bwd: q's and k's own exact statistics
+        if f"rstd_{part}" in inputs:
+            from fusions._qk_norm_rope import exact_rstd
+
+            inputs[f"rstd_{part}"] = exact_rstd(inputs[part], c)
     refs = spec.reference(inputs, c)
     expected = _independent(name, _f64(inputs), c)
     assert len(refs) == len(expected)

@@ -20,6 +20,8 @@ HEADLINE = {
     "rmsnorm_bwd": "sweep_16384x4096",
     "qkv_split_rope_fwd": "Llama-2-13b-hf_bs2",
     "qkv_split_rope_bwd": "Llama-3-8B_bs1",
+    "qk_norm_rope_fwd": "Qwen3-0.6B",
+    "qk_norm_rope_bwd": "Qwen3-0.6B",
     "fp8_amax": "4096x4096",
 }
 

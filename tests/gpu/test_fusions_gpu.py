@@ -21,6 +21,7 @@ REPRESENTATIVE = {
     "sweep_16384x4096", "sweep_65536x16384", "Llama-2-13b-hf_bs2", "Llama-2-70b-hf_bs1", "Llama-3-8B_bs1",
     "Llama-3-70B_bs2", "Mistral-7B_bs1", "phi-2_bs2", "4096x4096", "16384x8192", "8192x28672",
     "llama3_8b",  # the residual add + norm and the backward from the output at Llama-3-8B's block norm
+    "Qwen3-0.6B", "OLMo2-7B",  # QK-norm + RoPE: the per-head and the whole-width norm
 }
 
 
