@@ -57,7 +57,8 @@ class Variant:
     inside Thunder's nvFuser regions; "opaque": each its own hand-scheduled kernel; pairs: a mode per op, as the
     option's mapping); ``graphs`` adds Thunder's ``CUDAGraphTransform`` (the step replayed from CUDA graphs, inputs
     copied into static buffers; with ``inductor``, torch.compile's reduce-overhead mode); ``attention`` is
-    segkit_ex's ``segkit_attention`` compile option and ``gqa`` its ``segkit_gqa``; ``liger`` puts Liger-Kernel's
+    segkit_ex's ``segkit_attention`` compile option, ``gqa`` its ``segkit_gqa`` and ``norm_saves`` its
+    ``segkit_norm_saves``; ``liger`` puts Liger-Kernel's
     operators first among Thunder's executors (benchmarks/liger_thunder.py, with its pattern transform); ``cudnn``
     puts Thunder's own cuDNN executor first, as Thunder does whenever nvidia-cudnn-frontend imports. Every other
     Thunder variant runs without that executor, so a process with cudnn-frontend importable measures them as a host
@@ -75,6 +76,7 @@ class Variant:
     liger: bool = False
     cudnn: bool = False
     gqa: bool = True  # segkit_ex's segkit_gqa: grouped-query attention on cuDNN with k / v unrepeated
+    norm_saves: str | None = None  # segkit_ex's segkit_norm_saves: "output", the norm backward from y
 
     @property
     def fuse_option(self) -> str | dict[str, str] | None:
@@ -95,6 +97,8 @@ VARIANTS = [
             thunder=True, segkit=True, fuse="auto", attention="cudnn-as-is"),
     Variant("segkit-auto-repeated-kv", "Thunder + segkit_ex (auto, cuDNN on k / v repeated to q's heads, as the model "
             "repeats them)", default=False, thunder=True, segkit=True, fuse="auto", gqa=False),
+    Variant("segkit-saves-output", "Thunder + segkit_ex (auto), the norm backward from the norm's output (x not "
+            "saved for it)", default=False, thunder=True, segkit=True, fuse="auto", norm_saves="output"),
     Variant("segkit-own", "Thunder + segkit_ex (auto), attention left to Thunder: segkit's norms and RoPE alone",
             default=False, thunder=True, segkit=True, fuse="auto", attention="thunder"),
     Variant("thunder-again", "Thunder, compiled a second time: an A/A control, its ratio to Thunder the method's "
@@ -196,6 +200,8 @@ def make(variant: Variant, model: torch.nn.Module, device: str) -> Callable:
         options["segkit_attention"] = variant.attention
     if not variant.gqa:
         options["segkit_gqa"] = False
+    if variant.norm_saves:
+        options["segkit_norm_saves"] = variant.norm_saves
     if variant.graphs:
         from thunder.transforms.cudagraph import CUDAGraphTransform
 

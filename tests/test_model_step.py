@@ -465,3 +465,13 @@ def test_a_stock_thunder_row_runs_none_of_segkits_patches(tmp_path):
     assert got.returncode == 0, got.stderr[-2000:]
     said = [line for line in got.stdout.splitlines() if "|" not in line]  # the rows' own lines left out
     assert said == ["True True '' False", "5 True"], got.stdout
+
+
+@pytest.mark.models  # a third Thunder compile of the tiny model
+def test_the_saves_output_row_saves_less_for_the_backward_with_the_same_grads(rows):
+    """segkit-saves-output (segkit_norm_saves="output") against segkit-opaque's row: the 5 norms' inputs are not
+    saved (tests/test_norm_saves_output.py counts them), the grads stay at fp32 distance from eager."""
+    (row,) = run_case(TINY, [v for v in VARIANTS if v.name == "segkit-saves-output"], "cpu",
+                      Options(iters=1, warmup=0), dtype=torch.float32)
+    assert row.note == "" and row.grad_err < 1e-4, row
+    assert row.saved_gib < next(r for r in rows if r.variant == "segkit-opaque").saved_gib, row

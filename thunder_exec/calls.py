@@ -77,14 +77,18 @@ def _norm_call(spec: str, shape: tuple[int, ...], dtype: torch.dtype, param_dtyp
     return Call.of(spec, _norm_config(shape, dtype, param_dtype, eps, bias, round_normed))
 
 
-def norm_calls(kind: str, a, weight, eps: float, bias: bool = False, round_normed: bool = False) -> tuple[Call, Call]:
-    """The (forward, backward) calls of a norm ``kind`` ("rmsnorm" | "layernorm") on x ``a`` (a proxy or a
-    tensor) with ``weight`` (None: x's dtype) and ``bias`` (the forward's; the backward's config has none)."""
+def norm_call(spec: str, a, weight, eps: float, bias: bool = False, round_normed: bool = False) -> Call:
+    """The call of norm ``spec`` on x ``a`` (a proxy or a tensor) with ``weight`` (None: x's dtype) and ``bias``."""
     io = torch_dtype(a.dtype)
     param = io if weight is None else torch_dtype(weight.dtype)
-    shape = tuple(a.shape)
-    return (_norm_call(f"{kind}_fwd", shape, io, param, float(eps), bias, round_normed),
-            _norm_call(f"{kind}_bwd", shape, io, param, float(eps), False, round_normed))
+    return _norm_call(spec, tuple(a.shape), io, param, float(eps), bias, round_normed)
+
+
+def norm_calls(kind: str, a, weight, eps: float, bias: bool = False, round_normed: bool = False) -> tuple[Call, Call]:
+    """The (forward, backward) calls of a norm ``kind`` ("rmsnorm" | "layernorm") on x ``a`` with ``weight`` and
+    ``bias`` (the forward's; the backward's config has none)."""
+    return (norm_call(f"{kind}_fwd", a, weight, eps, bias, round_normed),
+            norm_call(f"{kind}_bwd", a, weight, eps, False, round_normed))
 
 
 def norm_runner(spec: str, a: torch.Tensor, param_dtype: torch.dtype, eps: float, bias: bool, policy: str,

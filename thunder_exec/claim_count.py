@@ -17,7 +17,8 @@ import thunder
 NORM_FW = frozenset({"segkit_layer_norm_fwd", "segkit_rms_norm_fwd", "segkit_layer_norm", "segkit_rms_norm",
                      "segkit_nv_layer_norm_fwd", "segkit_nv_rms_norm_fwd"})
 NORM_BW = frozenset({"segkit_layer_norm_bwd", "segkit_rms_norm_bwd", "segkit_nv_layer_norm_bwd",
-                     "segkit_nv_rms_norm_bwd"})
+                     "segkit_nv_rms_norm_bwd", "segkit_layer_norm_bwd_from_output",
+                     "segkit_rms_norm_bwd_from_output"})
 ROPE_FW = frozenset({"segkit_rope_fwd", "segkit_nv_rope_fwd"})
 ROPE_BW = frozenset({"segkit_rope_bwd", "segkit_nv_rope_bwd"})
 

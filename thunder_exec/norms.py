@@ -7,8 +7,10 @@ Each operator is one block: its meta, the opaque symbol on segkit_ex (segkit's o
 meta the fused one's plus the compile options, base.with_options), the fused operator for Thunder's nvFuser
 regions (a translator that emits the fusion's body into the region: thunder_exec.nv_ops), then the checker and
 the transforms that choose between them per call (thunder_exec.decide). Forward with autograd = y and the fp32
-statistics; backward = the fused dx + dw (+ db) fusion (fusions.layernorm_bwd / rmsnorm_bwd); without autograd
-(inference) = the forward with y as its only output (segkit_layer_norm / segkit_rms_norm). A call's configs are
+statistics; backward = the fused dx + dw (+ db) fusion (fusions.layernorm_bwd / rmsnorm_bwd), or with
+``segkit_norm_saves="output"`` the one that reads y instead of x (fusions.*_bwd_from_output: opaque symbols only),
+so x need not be kept for the backward; without autograd (inference) = the forward with y as its only output
+(segkit_layer_norm / segkit_rms_norm). A call's configs are
 built once (thunder_exec.calls.norm_calls) and passed down.
 """
 
@@ -27,8 +29,8 @@ from fusions.configs import unit_row_dims
 from fusions.runner import SpecRunner, unit_weight
 import thunder_exec.nv_ops as nv_ops
 from thunder_exec.base import CLAIM_MODE, dtype_name, segkit_ex, supported, torch_dtype, with_options
-from thunder_exec.calls import norm_calls, norm_runner
-from thunder_exec.decide.choice import chosen, declined
+from thunder_exec.calls import norm_call, norm_calls, norm_runner
+from thunder_exec.decide.choice import chosen, declined, reads_output
 from thunder_exec.decide.options import compile_options
 from thunder_exec.nv_ops import FusedOp
 from thunder_exec.route_verify import verify_route
@@ -167,6 +169,23 @@ nv_ops.add(FusedOp("ln_bwd", "segkit_nv_layer_norm_bwd", "layernorm_bwd", _ln_bw
                    lambda g, a, mean, rstd, weight, eps: _ln_calls(a, weight, None, eps)[1], "segkit_layer_norm_bwd"))
 
 
+# --------------------------------------------------------------------------- layer norm backward from its output
+def _ln_bwd_out_meta(g, y, rstd, weight, bias, eps):
+    return TensorProxy(like=y), param_meta(y, weight), param_meta(y, weight)
+
+
+def _ln_bwd_out_impl(g, y, rstd, weight, bias, eps, policy, check):
+    run = norm_runner("layernorm_bwd_from_output", y, _pdtype(y, weight), eps, bias is not None, policy, check)
+    shape = run.cfg.shape
+    dx, dw, db = run([_shaped(y, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), _weight(y, weight)]
+                     + ([bias] if bias is not None else []))
+    return _shaped(dx, y.shape), dw, db
+
+
+ln_bwd_out = segkit_ex.register_operator("segkit_layer_norm_bwd_from_output", meta=with_options(_ln_bwd_out_meta),
+                                         fn=_ln_bwd_out_impl)
+
+
 # --------------------------------------------------------------------------- layer norm: claim and transforms
 def _ln_checker(a, normalized_shape, weight=None, bias=None, eps=1e-5) -> bool:
     return (tuple(normalized_shape) == (a.shape[-1],) and norm_refusal(a, weight, bias) is None
@@ -187,9 +206,12 @@ def _ln_grad(a, normalized_shape, weight=None, bias=None, eps=1e-5):
     fwd = chosen(options, fwd_call, a)
     y, mean, rstd = (fwd.ln_fwd(a, weight, bias, eps) if fwd is not None
                      else ln_fwd(a, weight, bias, eps, *options.symbol_args))
-    bwd = chosen(options, bwd_call, a)
-    dx, dw, db = (bwd.ln_bwd(get_grad(y), a, mean, rstd, weight, eps) if bwd is not None
-                  else ln_bwd(get_grad(y), a, mean, rstd, weight, eps, *options.symbol_args))
+    if reads_output(options, bwd_call, norm_call("layernorm_bwd_from_output", a, weight, eps, bias is not None)):
+        dx, dw, db = ln_bwd_out(get_grad(y), y, rstd, weight, bias, eps, *options.symbol_args)
+    else:
+        bwd = chosen(options, bwd_call, a)
+        dx, dw, db = (bwd.ln_bwd(get_grad(y), a, mean, rstd, weight, eps) if bwd is not None
+                      else ln_bwd(get_grad(y), a, mean, rstd, weight, eps, *options.symbol_args))
     put_grad(a, dx)
     if weight is not None:
         put_grad(weight, dw)
@@ -271,6 +293,22 @@ nv_ops.add(FusedOp("rms_bwd", "segkit_nv_rms_norm_bwd", "rmsnorm_bwd", _rms_bwd_
                    "segkit_rms_norm_bwd"))
 
 
+# --------------------------------------------------------------------------- RMSNorm backward from its output
+def _rms_bwd_out_meta(g, y, rstd, weight, eps):
+    return TensorProxy(like=y), TensorProxy(like=weight)
+
+
+def _rms_bwd_out_impl(g, y, rstd, weight, eps, policy, check):
+    run = norm_runner("rmsnorm_bwd_from_output", y, weight.dtype, eps, False, policy, check)
+    shape = run.cfg.shape
+    dx, dw = run([_shaped(y, shape), _shaped(g, shape), _shaped(rstd, shape[:-1]), weight])
+    return _shaped(dx, y.shape), dw
+
+
+rms_bwd_out = segkit_ex.register_operator("segkit_rms_norm_bwd_from_output", meta=with_options(_rms_bwd_out_meta),
+                                          fn=_rms_bwd_out_impl)
+
+
 # --------------------------------------------------------------------------- RMSNorm: claim and transforms
 def _rms_eps(a, eps):
     """ltorch.rms_norm's default: the eps of the dtype it computes in (fp32 for half types)."""
@@ -314,9 +352,14 @@ def _rms_grad_core(a, weight, eps, unit_offset=False, route=None, round_normed=F
                else rms_fwd(a, w, eps, round_normed, *options.symbol_args))
     if route is not None:
         (y,) = verify_route(route, (y,), (a, weight, eps))
-    bwd = chosen(options, bwd_call, a)
-    dx, dw = (bwd.rms_bwd(get_grad(y), a, rstd, w, eps, round_normed) if bwd is not None
-              else rms_bwd(get_grad(y), a, rstd, w, eps, round_normed, *options.symbol_args))
+    # Hugging Face's rounding (round_normed) is not modelled by the backward from the output: it reads x
+    out_call = None if round_normed else norm_call("rmsnorm_bwd_from_output", a, w, eps)
+    if reads_output(options, bwd_call, out_call):
+        dx, dw = rms_bwd_out(get_grad(y), y, rstd, w, eps, *options.symbol_args)
+    else:
+        bwd = chosen(options, bwd_call, a)
+        dx, dw = (bwd.rms_bwd(get_grad(y), a, rstd, w, eps, round_normed) if bwd is not None
+                  else rms_bwd(get_grad(y), a, rstd, w, eps, round_normed, *options.symbol_args))
     put_grad(a, dx)
     put_grad(weight, dw)
     return y

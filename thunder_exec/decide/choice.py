@@ -131,6 +131,20 @@ def chosen(options: CompileOptions, call, x) -> nv_ops.FusibleSymbols | None:
     return symbols
 
 
+def reads_output(options: CompileOptions, bwd_call, out_call) -> bool:
+    """Whether a norm's backward reads the forward's output (``segkit_norm_saves="output"``; ``out_call``: the
+    call of its from-output spec, None where the call has none, e.g. Hugging Face's rounded RMSNorm). That
+    backward runs as segkit_ex's opaque symbol (it has no fused form yet), recorded as a Choice; a ``segkit_fuse``
+    "fused" for the backward is told so once."""
+    if options.norm_saves != "output" or out_call is None:
+        return False
+    mode = options.fuse.mode(bwd_call.spec, bwd_call.shape)
+    if mode == FUSED:
+        _fall_back("segkit_norm_saves='output': the norm backward from its output has no fused form")
+    record(Choice(out_call.spec, out_call.signature, mode, OPAQUE, "segkit_norm_saves output"))
+    return True
+
+
 def grouping(query, key) -> bool:
     """Whether this SDPA call (q and its unrepeated k) runs grouped on cuDNN: the compile option ``segkit_gqa``,
     by the step evidence under "auto" (the default) on the GPU the call runs on (evidence.committed_grouped)."""

@@ -9,7 +9,9 @@ fused except the norm backward; a key ``OP@SHAPE`` sets it for the calls of one 
 call_shape: rows x hidden of a norm, x's shape of a RoPE), e.g. ``{"norm_bwd@131072x128": "thunder"}``:
 Qwen3-0.6B's per-head q norms at batch 4, T=2048, left to Thunder. ``segkit_gqa`` ("auto" | True | False) and
 ``segkit_attention`` ("cudnn" | "cudnn-as-is" | "thunder") steer the attention (thunder_exec.gqa,
-thunder_exec.attention).
+thunder_exec.attention). ``segkit_norm_saves`` ("input" | "output", default "input") says what a norm's backward
+reads: x, or the forward's output y (Apex's ``memory_efficient=True``: x need not be kept for the backward, the next
+op saves y anyway; fusions.rmsnorm_bwd_from_output says what it costs where a weight is exactly 0).
 
 Thunder starts each compilation (a cache miss) with a fresh record of the options it was asked for
 (``CompileStats.last_compile_reasons``); an option is parsed on its first use in a compilation and kept beside that
@@ -37,6 +39,7 @@ FUSE_OPS = {"norm_fwd": ("rmsnorm_fwd", "layernorm_fwd"), "norm_bwd": ("rmsnorm_
             "rope_fwd": ("rope_fwd",), "rope_bwd": ("rope_bwd",)}
 GQA_VALUES = ("auto", True, False)
 ATTENTION_VALUES = ("cudnn", "cudnn-as-is", "thunder")
+NORM_SAVES = ("input", "output")
 
 _SHAPE = re.compile(r"\d+(x\d+)+")
 
@@ -103,6 +106,7 @@ class CompileOptions(NamedTuple):
     bookend: str
     check: bool
     fuse: FusePolicy
+    norm_saves: str = "input"  # what a norm's backward reads: "input" (x) or "output" (y)
 
     @property
     def symbol_args(self) -> tuple[str, bool]:
@@ -139,12 +143,17 @@ def _parse_compile_options() -> CompileOptions:
     fuse = get_compile_option("segkit_fuse", "segkit's norms and RoPE: opaque | fused (into nvFuser's regions) | "
                               "auto (default) | thunder (not claimed), or a mapping of ops (norm_fwd, norm_bwd, "
                               "rope_fwd, rope_bwd, a spec, '*'; an op may end in @SHAPE) to those")
-    return CompileOptions("outputs" if policy is None else policy, bool(check), FusePolicy.parse(fuse))
+    saves = get_compile_option("segkit_norm_saves", "what segkit's norm backward reads: input (x, the default) | "
+                               "output (y: x need not be kept for the backward)")
+    if saves is not None and saves not in NORM_SAVES:
+        raise ValueError(f"segkit_norm_saves must be one of {', '.join(NORM_SAVES)}, got {saves!r}")
+    return CompileOptions("outputs" if policy is None else policy, bool(check), FusePolicy.parse(fuse),
+                          saves or "input")
 
 
 def compile_options() -> CompileOptions:
-    """segkit's compile options (``segkit_bookend``, ``segkit_check``, ``segkit_fuse``) of this compilation; a
-    ``segkit_fuse`` that FusePolicy.parse refuses is a ValueError naming it."""
+    """segkit's compile options (``segkit_bookend``, ``segkit_check``, ``segkit_fuse``, ``segkit_norm_saves``) of
+    this compilation; a value refused (FusePolicy.parse, NORM_SAVES) is a ValueError naming it."""
     return per_compilation("segkit", _parse_compile_options)
 
 
