@@ -15,11 +15,11 @@ from tests.model_zoo import BATCH, T, VOCAB, _Loss, build, loss_fn
 WIDTH = 64  # tests/model_zoo.py's tiny builds
 
 
-def _step(name: str, **options):
+def _step(name: str, device: str = "cpu", dtype: torch.dtype = torch.float32, **options):
     """(bytes saved for the backward, grads, backward symbols) of one training step of ``name`` (2 layers) under
     thunder.jit with segkit_ex and ``options``, and eager's grads."""
-    model = build(name, n_layer=2)
-    idx = torch.randint(0, VOCAB, (BATCH, T), generator=torch.Generator().manual_seed(0))
+    model = build(name, n_layer=2).to(device, dtype)
+    idx = torch.randint(0, VOCAB, (BATCH, T), generator=torch.Generator().manual_seed(0)).to(device)
     loss_fn(model, idx).backward()
     eager = [p.grad.clone() for p in model.parameters()]
     model.zero_grad(set_to_none=True)
