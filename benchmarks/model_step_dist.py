@@ -286,21 +286,11 @@ def _with_tokens(row: DistRow, tokens: int) -> DistRow:
     return row
 
 
-def _names(values: list[str] | None) -> list[str]:
-    return [n for v in values or () for n in v.split(",") if n]
-
-
 def build_parser() -> Parser:
     """``torchrun ... benchmarks/model_step_dist.py``'s command line."""
     parser = Parser(prog="benchmarks/model_step_dist.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--case", action="append", type=argtypes.text,
-                        help="case names, comma separated (default: the Llama-3-8B and Llama-3.2-1B cases)")
-    parser.add_argument("--variants", action="append", type=argtypes.text,
-                        help="variant names, comma separated (default: all)")
-    parser.add_argument("--iters", type=argtypes.positive_int, default=10)
-    parser.add_argument("--warmup", type=argtypes.count, default=3)
-    parser.add_argument("--rounds", type=argtypes.positive_int, default=1,
-                        help="time every variant this many times, interleaved pass by pass (model_step's rounds)")
+    model_step.add_method_arguments(parser, "case names, comma separated (default: the Llama-3-8B and Llama-3.2-1B "
+                                            "cases; tiny-gpt is the CPU one)")
     parser.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                         help="auto: bfloat16 on CUDA, float32 on CPU")
     parser.add_argument("--timeout-s", type=argtypes.positive_float, default=900.0,
@@ -320,12 +310,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _select(args) -> tuple[list[Case], list[DistVariant]]:
     cases, known = {c.name: c for c in CASES}, {v.name: v for v in VARIANTS}
-    for names, table, what in ((_names(args.case), cases, "case"), (_names(args.variants), known, "variant")):
+    named = ((model_step._names(args.case), cases, "case"), (model_step._names(args.variants), known, "variant"))
+    for names, table, what in named:
         unknown = [n for n in names if n not in table]
         if unknown:
             raise SystemExit(f"model_step_dist: unknown {what} {', '.join(unknown)}; known: {', '.join(table)}")
-    chosen = [cases[n] for n in _names(args.case)] or [c for c in CASES if c.default]
-    return chosen, [known[n] for n in _names(args.variants)] or VARIANTS
+    chosen = [cases[n] for n in model_step._names(args.case)] or [c for c in CASES if c.default]
+    return chosen, [known[n] for n in model_step._names(args.variants)] or VARIANTS
 
 
 def _model_step_dist(args) -> int | None:

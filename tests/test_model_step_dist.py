@@ -162,3 +162,26 @@ def test_interconnect_summary_counts_link_kinds_between_the_gpus_used():
     assert topo_summary(text) == "SYS x4, NV4 x2"
     assert topo_summary(text, gpus=2) == "NV4 x1"
     assert topo_summary("no matrix here") is None
+
+
+def test_merge_of_two_world_sizes_adds_the_weak_scaling_table(table, tmp_path):
+    """The 2-rank run and a synthetic copy of it relabelled as 1 rank with every step twice as fast (test input,
+    not a measurement): --merge keeps both, each machine block, and their weak scaling."""
+    from benchmarks import model_step_dist
+
+    one = copy.deepcopy(table)
+    one["machine"]["world_size"] = 1
+    for r in one["rows"]:
+        r["world_size"] = 1
+        if r["tokens_per_s"]:
+            r["tokens_per_s"] *= 2
+    (tmp_path / "ws1.json").write_text(json.dumps(one))
+    (tmp_path / "ws2.json").write_text(json.dumps(table))
+    assert model_step_dist.main(["--merge", str(tmp_path / "ws1.json"), str(tmp_path / "ws2.json"),
+                                 "--json", str(tmp_path / "m.json"), "--out", str(tmp_path / "m.md")]) in (0, None)
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert [m["world_size"] for m in doc["machines"]] == [1, WORLD]
+    got = {(s["variant"], s["world_size"]): s for s in doc["scaling"]}
+    assert got["segkit-fsdp", WORLD]["efficiency"] == pytest.approx(0.5)
+    assert got["segkit-fsdp", 1]["efficiency"] == 1.0
+    assert "Weak scaling" in (tmp_path / "m.md").read_text()
