@@ -10,7 +10,9 @@ host in the model's dtype.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import functools
 import os
 import re
 import subprocess
@@ -62,18 +64,36 @@ def full_grad(grad: torch.Tensor, full_rows: int, thunder_fsdp: bool) -> torch.T
     return gathered(grad, full_rows) if thunder_fsdp else grad
 
 
-def eager_reference(model: torch.nn.Module, batches: list[tuple]) -> tuple[float, dict[str, torch.Tensor]]:
+def eager_reference(model: torch.nn.Module, batches: list[tuple],
+                    blocks: list[torch.nn.Module] = ()) -> tuple[float, dict[str, torch.Tensor]]:
     """Single-process eager over every rank's inputs (``batches``, rank order): the mean of their losses and its
-    grads by parameter name, on the host in the model's dtype (one batch's activations at a time)."""
+    grads by parameter name, on the host in the model's dtype (one batch's activations at a time). Each of
+    ``blocks`` runs under activation checkpointing (the same ops, its forward run again in the backward), so that
+    the whole unsharded model's reference fits beside its grads on one GPU."""
     model.zero_grad(set_to_none=True)
     total = 0.0
-    for inputs in batches:
-        loss = model(*inputs) / len(batches)
-        loss.backward()
-        total += loss.detach().float().item()
+    with _checkpointed(blocks):
+        for inputs in batches:
+            loss = model(*inputs) / len(batches)
+            loss.backward()
+            total += loss.detach().float().item()
     grads = {n: p.grad.detach().to("cpu", copy=True) for n, p in model.named_parameters() if p.grad is not None}
     model.zero_grad(set_to_none=True)
     return total, grads
+
+
+@contextlib.contextmanager
+def _checkpointed(blocks):
+    """Each module of ``blocks`` called through ``torch.utils.checkpoint`` (non-reentrant) while inside."""
+    from torch.utils.checkpoint import checkpoint
+
+    for b in blocks:
+        b.forward = functools.partial(checkpoint, type(b).forward.__get__(b), use_reentrant=False)
+    try:
+        yield
+    finally:
+        for b in blocks:
+            del b.forward
 
 
 def eager_calls(model: torch.nn.Module, inputs: tuple) -> tuple[int, int]:

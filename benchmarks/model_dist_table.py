@@ -106,7 +106,7 @@ def markdown(doc: dict) -> str:
             + (f", median of {run.get('rounds')} rounds interleaved pass by pass" if (run.get('rounds') or 1) > 1
                else "")
             + "; tokens/s per GPU = each rank's tokens per step over it; peak GiB the highest rank's "
-            "max_memory_allocated; saved for bw = what one forward saves for its backward (the largest rank's); "
+            "max_memory_allocated less what was allocated when the variant started; saved for bw = what one forward saves for its backward (the largest rank's); "
             "segkit claims per executed call, the minimum over ranks, 'agree' whether every rank claimed the same; "
             "grad error against single-process eager over every rank's batch on the first step, max over "
             "parameters of max |g - g_eager| / max |g_eager|, full grads gathered.\n\n")

@@ -154,6 +154,7 @@ def measure(case: Case, variant: DistVariant, want: dict, row: DistRow, device: 
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()  # variants kept alive for --rounds: not this one's
     built = _built(case, device, dtype)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -187,7 +188,7 @@ def measure(case: Case, variant: DistVariant, want: dict, row: DistRow, device: 
     except Exception as e:  # a variant that cannot run under saved-tensor hooks still has its other columns
         notes.append(f"saved bytes not measured: {_first_line(e)}")
     if cuda:
-        row.peak_gib = torch.cuda.max_memory_allocated() / 2**30
+        row.peak_gib = (torch.cuda.max_memory_allocated() - before) / 2**30
     row.note = "; ".join(notes)
     return step
 
@@ -206,11 +207,11 @@ def _batch(built: Built, case: Case, rank: int, device) -> tuple:
 
 
 def reference(case: Case, device: torch.device, dtype, world: int) -> tuple[dict, tuple[int, int]]:
-    """The one-process eager reference's grads over every rank's batch (on the host), and the eager step's
-    (norm, attention) calls."""
+    """The one-process eager reference's grads over every rank's batch (on the host; each block checkpointed:
+    model_dist.eager_reference), and the eager step's (norm, attention) calls."""
     built = build(case, str(device), dtype)
     batches = [_batch(built, case, r, device) for r in range(world)]
-    _, grads = model_dist.eager_reference(built.model, batches)
+    _, grads = model_dist.eager_reference(built.model, batches, list(built.model.gpt.transformer.h))
     return grads, model_dist.eager_calls(built.model, batches[0])
 
 
@@ -252,6 +253,7 @@ def run_case(case: Case, variants: list[DistVariant], device: torch.device, dtyp
     except Exception as e:  # a case that cannot run eagerly is rows too
         note = f"case failed: {_first_line(e)}"[:240]
         return [DistRow(case.name, case.name, v.name, world_size=world, note=note) for v in variants]
+    model_step._release(str(device))  # the reference's model
     label = f"{case.config} GPT" + (" (tiny)" if case.overrides else "") + f" T={case.T} bs{case.batch} per rank"
     local, steps, out = [], {}, []
     for variant in variants:
