@@ -45,19 +45,29 @@ def save_traces(fn, folder: Path) -> None:
 def saved_for_backward(forward: Callable[[], torch.Tensor], live: Iterable[torch.Tensor]) -> int:
     """Bytes one forward keeps for its backward: every storage autograd saves (``saved_tensors_hooks`` see eager's
     ops and the autograd functions of torch.compile and Thunder alike), each once, less those that live anyway
-    (``live``: the model's parameters and buffers, the step's inputs). The backward then runs, freeing them."""
-    kept = {t.untyped_storage().data_ptr() for t in live if isinstance(t, torch.Tensor)}
-    saved: dict[int, int] = {}
+    (``live``: the model's parameters and buffers, the step's inputs). Each is counted at its size when the forward
+    ends: a storage freed by then (FSDP2 frees the parameters it gathered, resizing them to nothing, and gathers them
+    again for the backward) counts nothing. Sharded parameters (DTensors) count by their local shard. The backward
+    then runs, freeing them."""
+    kept = {_storage(t).data_ptr() for t in live if isinstance(t, torch.Tensor)}
+    saved: dict[int, torch.UntypedStorage] = {}
 
     def pack(t: torch.Tensor) -> torch.Tensor:
-        storage = t.untyped_storage()
-        saved.setdefault(storage.data_ptr(), storage.nbytes())
+        storage = _storage(t)
+        saved.setdefault(storage.data_ptr(), storage)
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss = forward()
+    sizes = {ptr: s.nbytes() for ptr, s in saved.items()}
+    saved.clear()  # holds no storage through the backward
     loss.backward()
-    return sum(n for ptr, n in saved.items() if ptr not in kept)
+    return sum(n for ptr, n in sizes.items() if ptr not in kept)
+
+
+def _storage(t: torch.Tensor) -> torch.UntypedStorage:
+    """``t``'s storage; a DTensor's local shard's (the wrapper has none of its own)."""
+    return (t.to_local() if hasattr(t, "to_local") else t).untyped_storage()
 
 
 def time_step(step: Callable[[], None], cuda: bool, steps: int = 1) -> tuple[float, float]:

@@ -518,11 +518,10 @@ TABLE_OUT = argtypes.output_file_of("a step table", argtypes.text_starting("GPU:
 JSON_OUT = argtypes.output_file_of("a step table's JSON", argtypes.json_holding("rows"))
 
 
-def build_parser() -> Parser:
-    """``python benchmarks/model_step.py``'s command line."""
-    parser = Parser(prog="benchmarks/model_step.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--case", action="append", type=argtypes.text,
-                        help="case names, comma separated (default: every case but those marked in --list)")
+def add_method_arguments(parser: Parser, case_help: str) -> None:
+    """The step table's selection and timing arguments (--case, --variants, --iters, --warmup, --rounds), which the
+    table on N ranks (benchmarks/model_step_dist.py) shares."""
+    parser.add_argument("--case", action="append", type=argtypes.text, help=case_help)
     parser.add_argument("--variants", action="append", type=argtypes.text,
                         help="variant names, comma separated (default: all)")
     parser.add_argument("--iters", type=argtypes.positive_int, default=10)
@@ -530,6 +529,12 @@ def build_parser() -> Parser:
     parser.add_argument("--rounds", type=argtypes.positive_int, default=1,
                         help="time every variant this many times, round after round over the case's variants "
                              "(their compiled functions kept alive); the step is the median of the rounds")
+
+
+def build_parser() -> Parser:
+    """``python benchmarks/model_step.py``'s command line."""
+    parser = Parser(prog="benchmarks/model_step.py", description=__doc__.splitlines()[0])
+    add_method_arguments(parser, "case names, comma separated (default: every case but those marked in --list)")
     parser.add_argument("--back-to-back", type=argtypes.positive_int, default=1, metavar="K",
                         help="time K steps issued back to back, per step (a training loop's steady state: a step's "
                              "host lead-in hides behind the previous step's kernels); default 1, each step alone")

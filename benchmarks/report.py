@@ -6,7 +6,8 @@
 The current numbers: for each suite, GPU and case, the rows of the run file appended last that measured that
 case side by side (a later comparison of the same case supersedes an earlier one; a run of one executor alone, as
 the gate's step, supersedes none; the rest stay in the data, and in the lab). A table
-row's numbers all come from that one run file, so every ratio compares executors measured side by side. The
+row's numbers all come from that one run file, so every ratio compares executors measured side by side. Step rows
+run on several ranks (their case has a ``world_size``: benchmarks/model_step_dist.py) have a table of their own. The
 README's table lies between the markers ``BEGIN`` and ``END``; a README without them is left alone.
 """
 
@@ -196,6 +197,32 @@ def _step_table(cases: dict[str, dict[str, dict]]) -> str:
                     tablefmt="github", disable_numparse=True)
 
 
+def _ranks(ex: dict[str, dict]) -> int | None:
+    """The number of ranks a step case ran on (benchmarks/model_step_dist.py's rows), None for the one-GPU table."""
+    return next(iter(ex.values()))["case"].get("world_size")
+
+
+def _ranks_table(cases: dict[str, dict[str, dict]]) -> str:
+    """The step rows on N ranks, a row per (model, ranks, variant)."""
+    table = []
+    for _, ex in sorted(cases.items(), key=lambda kv: _case_key(next(iter(kv[1].values()))["case"])):
+        for variant, r in sorted(ex.items()):
+            m, agree = r["metrics"], r["metrics"].get("claims_agree")
+            claims = m.get("claims") or {}
+            table.append([r["case"].get("label"), r["case"]["world_size"], variant,
+                          "" if m.get("tokens_per_s") is None else f"{m['tokens_per_s']:.1f}",
+                          "" if m.get("ms") is None else f"{m['ms']:.2f}",
+                          _ratio(_speedup(ex.get("thunder-fsdp"), r)) if variant != "thunder-fsdp" else "",
+                          _ratio(_speedup(ex.get("compile-fsdp2"), r)) if variant != "compile-fsdp2" else "",
+                          "" if m.get("peak_gib") is None else f"{m['peak_gib']:.2f}",
+                          f"norms {claims['norm_fw']}/{claims['norm_bw']}, RoPE {claims['rope_fw']}/{claims['rope_bw']}"
+                          if claims else "", "" if agree is None else ("yes" if agree else "no"),
+                          "" if m.get("grad_err") is None else f"{m['grad_err']:.1e}", m.get("note", ""), r["run"]])
+    return tabulate(table, headers=["model", "ranks", "variant", "tokens/s per GPU", "step ms", "vs thunder-fsdp",
+                                    "vs compile-fsdp2", "peak GiB per rank", "segkit claims fw/bw", "ranks agree",
+                                    "grad err", "note", "run"], tablefmt="github", disable_numparse=True)
+
+
 #: The step breakdown's columns (benchmarks.model_measure.step_breakdown: us per step), in the page's order.
 BREAKDOWN = (("attention", "attention"), ("gemm", "GEMMs"), ("nvfuser_memory_bound", "nvFuser memory-bound"),
              ("other_memory_bound", "other memory-bound"), ("memory_bound", "memory-bound"), ("idle", "idle"),
@@ -240,19 +267,28 @@ def results_md(rows: list[dict]) -> str:
                 continue
             table, lines = _kernel_table(groups[suite, gpu])
             out += [f"### {suite} ({gpu})", "", SUITES.get(suite, suite) + ".", "", *lines, "", table, ""]
-        if ("model_step", gpu) in groups:
+        one_rank = {k: ex for k, ex in groups.get(("model_step", gpu), {}).items() if not _ranks(ex)}
+        ranks = {k: ex for k, ex in groups.get(("model_step", gpu), {}).items() if _ranks(ex)}
+        if one_rank:
             out += [f"### Training step ({gpu})", "",
                     "bf16 training steps (grads set to None + forward + backward) of real models; step ms by CUDA "
                     "events, median of rounds; the vs columns pair the variants' interleaved passes where the run "
                     "has them (median of the reference's step over the row's, faster in k of n passes), else the "
                     "ratio of step medians; segkit-auto is Thunder + segkit_ex as it ships.", "",
-                    _step_table(groups["model_step", gpu]), ""]
-            breakdown = _breakdown_table(groups["model_step", gpu])
+                    _step_table(one_rank), ""]
+            breakdown = _breakdown_table(one_rank)
             if breakdown is not None:
                 out += ["Where each profiled step's time goes (`segkit trace breakdown` on one profiled step of the "
                         "row's run), us per step: memory-bound is every kernel but GEMMs and attention; idle is the "
                         "GPU's time between the step's kernels; host lead-in, from the step's start on the host to "
                         "its first kernel.", "", breakdown, ""]
+        if ranks:
+            out += [f"### Training step on several ranks ({gpu})", "",
+                    "Training steps sharded over the ranks of one torchrun (benchmarks/model_step_dist.py), each "
+                    "rank on its own batch: tokens/s per GPU and step ms of the slowest rank; peak GiB the highest "
+                    "rank's; segkit claims the fewest any rank made, and whether every rank made the same; grad "
+                    "error against single-process eager over every rank's batch; the vs columns as above, at the "
+                    "same number of ranks.", "", _ranks_table(ranks), ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -14,7 +14,8 @@ written before machine blocks existed reads as an unknown machine, named by its 
 ``--append DATA --run NAME`` adds the runs' measurements to the results data (benchmarks/data/results.jsonl.gz, which
 ``python -m benchmarks.report`` turns into benchmarks/RESULTS.md and the README's table): one row per measured
 (suite, case, executor), with its provenance (``PROVENANCE``: the machine block, commit, date, the run's name, as the
-lab's index lists it, and the file in that run). A step table's JSON (benchmarks/model_step.py) is read too.
+lab's index lists it, and the file in that run). A step table's JSON (benchmarks/model_step.py) is read too, and the
+step table's on N ranks (benchmarks/model_step_dist.py): its rows' ``world_size`` goes into their case.
 Appending the same run again adds nothing; a row without its provenance is refused, naming the field.
 """
 
@@ -216,7 +217,9 @@ METRICS = {"kernel_us_median": "us", "gbs": "gbs", "pct_of_copy_bw": "pct_copy_b
            "kernels": "kernels", "formulation": "formulation", "two_stage_chunk": "two_stage_chunk",
            "fx_reuse_rewrites": "fx_reuse_rewrites"}
 STEP_METRICS = ("ms", "ms_rounds", "ms_steps", "host_ms", "host_steps", "peak_gib", "saved_gib", "kernels", "regions",
-                "claims", "grad_err", "first_step_s", "breakdown", "note")
+                "claims", "grad_err", "first_step_s", "breakdown", "note",
+                # the step table on N ranks (benchmarks/model_step_dist.py): per GPU, each rank's, whether ranks agree
+                "tokens_per_s", "ms_ranks", "peak_gib_ranks", "claims_agree", "eager_calls")
 
 
 class MissingProvenance(ValueError):
@@ -350,7 +353,8 @@ def data_rows(path: Path, run: str, commit: str | None = None) -> list[dict]:
         k = (doc.get("run") or {}).get("back_to_back") or 1
         out = []
         for r in doc["rows"]:
-            case = {"model": r["case"], "label": r.get("label") or r["case"], **({"back_to_back": k} if k > 1 else {})}
+            case = {"model": r["case"], "label": r.get("label") or r["case"], **({"back_to_back": k} if k > 1 else {}),
+                    **({"world_size": r["world_size"]} if r.get("world_size") else {})}  # a run on N ranks
             metrics = {m: _num(r.get(m)) for m in STEP_METRICS if r.get(m) not in (None, "", [], {})}
             opaque = [c["spec"] for c in r.get("cuts") or [] if c.get("chosen") == "opaque"]
             metrics |= {"opaque": opaque} if opaque else {}

@@ -26,6 +26,7 @@ import torch.distributed as dist
 
 import thunder
 import thunder_exec
+from benchmarks.model_dist import full_grad
 from benchmarks.model_measure import trace_counts
 from tests import model_zoo
 
@@ -66,13 +67,6 @@ def eager_reference(model: str, device, dtype, world: int) -> tuple[torch.Tensor
 def _layers(step: torch.nn.Module) -> list[torch.nn.Module]:
     inner = step.model
     return list(inner.transformer.h) if hasattr(inner, "transformer") else list(inner.model.layers)
-
-
-def _gathered(shard: torch.Tensor, full_rows: int) -> torch.Tensor:
-    """A Thunder FSDP grad shard (dim 0, padded to the world size) gathered to its parameter's full grad."""
-    parts = [torch.empty_like(shard) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, shard.contiguous())
-    return torch.cat(parts)[:full_rows]
 
 
 def _digest(trace) -> str:
@@ -134,12 +128,7 @@ def run_case(name: str, device, dtype=torch.float32, **jit_options) -> dict:
     loss /= world
     grads = {}
     for n, p in (fn.named_parameters() if strategy != "fsdp2" else step.named_parameters()):
-        g = p.grad
-        if strategy == "fsdp2":
-            g = g.full_tensor()
-        elif strategy == "fsdp":
-            g = _gathered(g, want_grads[n].shape[0])
-        grads[n] = g.float()
+        grads[n] = full_grad(p.grad, want_grads[n].shape[0], thunder_fsdp=strategy == "fsdp").float()
     assert grads.keys() == want_grads.keys(), sorted(grads.keys() ^ want_grads.keys())
     grad_err = max(((grads[n] - w).abs().max() / max(1.0, w.abs().max())).item() for n, w in want_grads.items())
     result = {"case": name, "rank": rank, "world": world, "loss": loss.item(),
