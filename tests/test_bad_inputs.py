@@ -198,7 +198,7 @@ CLI_ERRORS = [
     (["trace", "show", "{tmp}/missing.sqlite"], 2, "no such file"),
     (["trace", "show", "{adir}"], 2, "is a directory"),
     (["trace", "show", "{report.txt}"], 2, "unknown trace type"),
-    (["trace", "show", "{garbage.sqlite}"], 1, "garbage.sqlite"),
+    (["trace", "show", "{garbage.sqlite}"], 2, "garbage.sqlite: named .sqlite but its bytes are none"),
     (["trace", "show", "{truncated.sqlite}"], 1, "truncated.sqlite"),
     (["trace", "show", "{truncated.json.gz}"], 1, "damaged or truncated gzip"),
     (["trace", "show", "{not_json.json}"], 1, "not readable JSON"),

@@ -146,8 +146,8 @@ CASES = [
     (["fuzz", "-o", "{camp}", *REF_FUZZ, "--resume"], 2, "cannot be read (KeyError"),
     (["fuzz", "-o", "{tmp}/typo", *REF_FUZZ, "--resume"], 2, "holds no campaign to resume"),
     # trace, profile, paths the file system refuses
-    (["trace", "show", "{empty.json}"], 1, "empty file: not a trace"),
-    (["trace", "compare", "{empty.json}"], 2, "required: b"),
+    (["trace", "show", "{empty.json}"], 2, "empty file: not a trace"),  # a bad argument: refused by the parser
+    (["trace", "compare", "{none.json}"], 2, "required: b"),
     (["profile", "-o", UNWRITABLE, "--", "python", "-c", "1"], 1, "/proc/segkit_no_such_dir"),
     (["repro", "{loop.py}"], 2, "no such file"),
     (["repro", "{bin.py}"], 2, "not UTF-8"),

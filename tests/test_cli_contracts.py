@@ -151,6 +151,8 @@ def _argv(words, parser, tmp: Path, given: dict) -> list[str]:
             suffix = ".json" if a.type is argtypes.trace_file else ".py"
             value = _sample(c, tmp / f"other{k}{'' if c.kind == 'dir' else suffix}") if c.role == "input" else \
                 tmp / f"out{k}"
+            if a.type is argtypes.trace_file:  # a trace is read by its bytes: an empty chrome trace
+                value.write_text('{"traceEvents": []}')
         else:
             continue
         argv += [*(a.option_strings[:1]), str(value)]

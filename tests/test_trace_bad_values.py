@@ -5,6 +5,7 @@ named and refused instead of misread."""
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import shutil
@@ -148,3 +149,21 @@ def test_a_table_not_there_is_named_with_the_tables_there(tmp_path, capsys, argv
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and "--table 'nosuch': no such table; tables: " in lines[0], captured.err
     assert tables in lines[0] and not captured.out and not out.exists()
+
+
+def test_a_trace_named_without_its_suffix_is_read_by_its_bytes(tmp_path, capsys):
+    """A chrome trace saved as ``profile`` (no suffix) is a trace: the command line reads it by its bytes, as
+    segkit.trace.load does; a file of no trace format is still refused, naming what its bytes are."""
+    from segkit.cli import argtypes
+
+    trace = tmp_path / "profile"
+    trace.write_text(json.dumps({"traceEvents": []}))
+    assert argtypes.trace_file(str(trace)) == trace
+    text = tmp_path / "notes"
+    text.write_text("not a trace\n")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"notes: unknown trace type: its bytes are none of gzip"):
+        argtypes.trace_file(str(text))
+    named = tmp_path / "run.sqlite"
+    named.write_text(json.dumps({"traceEvents": []}))
+    with pytest.raises(argparse.ArgumentTypeError, match=r"named .sqlite but its bytes are JSON.*rename it to .json"):
+        argtypes.trace_file(str(named))

@@ -190,10 +190,17 @@ def optional_file(value: str) -> Path:
 
 @declare(INPUT_FILE)
 def trace_file(value: str) -> Path:
-    """An existing trace: .nsys-rep, .sqlite/.db or a chrome trace .json/.json.gz."""
+    """An existing trace: .nsys-rep, .sqlite/.db or a chrome trace .json/.json.gz, or a file of another name whose
+    bytes are one (SQLite, JSON, gzip: segkit.trace.formats); a suffix that promises another format than its bytes
+    hold, an empty file or one of no trace format is refused, naming what its bytes are."""
+    from segkit.trace.formats import check_suffix, sniff
+    from segkit.trace.model import TraceError
+
     path = existing_file(value)
-    if not path.name.endswith((".nsys-rep", ".sqlite", ".db", ".json", ".json.gz")):
-        raise argparse.ArgumentTypeError(f"{value}: unknown trace type (expected .nsys-rep, .sqlite, .json or .json.gz)")
+    try:
+        check_suffix(path, sniff(path))
+    except TraceError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return path
 
 
