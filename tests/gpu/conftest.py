@@ -49,13 +49,7 @@ def _gpu_memory(request):
           else contextlib.nullcontext(None)) as res:
         yield
         peak = torch.cuda.max_memory_reserved() / 2**30
-        # pytest keeps a failed test's exception for post-mortem (sys.last_traceback) until the next test's call:
-        # its frames, and the GPU tensors in them, would still be held while the next test sets up
-        for name in ("last_type", "last_value", "last_traceback", "last_exc"):
-            if hasattr(sys, name):
-                delattr(sys, name)
-        gc.collect()
-        torch.cuda.empty_cache()
+        _free()
         left = torch.cuda.memory_reserved() / 2**30
         if res is not None:
             memory_budget.release_held(path, left)
@@ -69,6 +63,17 @@ def _gpu_memory(request):
         if left - held > LEAK_GIB:
             entry["holders"] = _cuda_tensor_holders()
         memory_budget.log_peak(entry)
+
+
+def _free() -> None:
+    """Give back what a finished (or failed) test held: pytest keeps a failed test's exception for post-mortem
+    (sys.last_traceback) until the next test's call, and with its frames the GPU tensors in them; then collect and
+    return the cached blocks to the GPU."""
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+    gc.collect()
+    torch.cuda.empty_cache()
 
 
 #: GiB a test may leave held in its process (after its cleanup) before the memory log names what holds it
@@ -164,11 +169,7 @@ def _rerun_alone_on_out_of_memory(item, runtest):
             if (getattr(e, "from_child", False) or not torch.cuda.is_available()
                     or not memory_budget.is_out_of_memory(e)):
                 raise
-        for name in ("last_type", "last_value", "last_traceback", "last_exc"):
-            if hasattr(sys, name):
-                delattr(sys, name)
-        gc.collect()
-        torch.cuda.empty_cache()
+        _free()
         path, _ = _budget()
         parent = os.getppid() if os.environ.get(_FRESH) == item.nodeid else None
         with memory_budget.alone(path, item.nodeid, parent=parent) as waited:
