@@ -27,7 +27,7 @@ import torch.distributed as dist
 import thunder
 import thunder_exec
 from benchmarks.model_dist import full_grad
-from benchmarks.model_measure import trace_counts
+from thunder_exec import claim_count
 from tests import model_zoo
 
 MODELS = {"litgpt": "Llama-3.2-1B", "hf": "hf-llama"}
@@ -74,13 +74,17 @@ def _digest(trace) -> str:
     return hashlib.sha1(" ".join(b.sym.name for b in trace.bound_symbols).encode()).hexdigest()
 
 
-def _jit_claims(jm) -> dict:
-    """segkit's claims in a thunder.jit module's last traces, opaque or inside nvFusion regions (norms fw, norms bw,
-    RoPEs fw, RoPEs bw: q and k count one RoPE each), the all-gathers, the symbols and their digests."""
+def _claims(fn) -> list[int]:
+    """segkit's claims per executed call of a thunder.jit module or a thunderfx callable, opaque or inside nvFusion
+    regions (thunder_exec.claim_count): norms fw, norms bw, RoPEs fw, RoPEs bw (q and k count one RoPE each)."""
+    counted = claim_count.claims(fn)
+    return [counted[k] for k in ("norm_fw", "norm_bw", "rope_fw", "rope_bw")]
+
+
+def _jit_traces(jm) -> dict:
+    """What a thunder.jit module's last traces hold: the all-gathers, the symbols and their digests."""
     fw, bw = thunder.last_traces(jm)[-1], thunder.last_backward_traces(jm)[-1]
-    claims = trace_counts(jm)[1]
-    return {"claims": [claims[k] for k in ("norm_fw", "norm_bw", "rope_fw", "rope_bw")],
-            "all_gathers": [sum("all_gather" in b.sym.name for b in t.bound_symbols) for t in (fw, bw)],
+    return {"all_gathers": [sum("all_gather" in b.sym.name for b in t.bound_symbols) for t in (fw, bw)],
             "fw_symbols": sorted({b.sym.name for b in fw.bound_symbols}),
             "bw_symbols": sorted({b.sym.name for b in bw.bound_symbols}),
             "digests": [_digest(fw), _digest(bw)]}
@@ -107,8 +111,6 @@ def _compile(step, strategy: str, fsdp_options, device, **jit_options):
 
 def run_case(name: str, device, dtype=torch.float32, **jit_options) -> dict:
     """One training step of case ``name`` on this rank against eager on every rank's batch: a JSON-able dict."""
-    from tests.test_thunderfx import claims as fx_claims
-
     model, strategy, fsdp_options = CASES[name]
     rank, world = dist.get_rank(), dist.get_world_size()
     torch._dynamo.reset()
@@ -122,7 +124,7 @@ def run_case(name: str, device, dtype=torch.float32, **jit_options) -> dict:
         fn = _compile(step, strategy, fsdp_options, device, **jit_options)
         loss = fn(idx)
         loss.backward()
-        traced = fx_claims(fn) if strategy == "fsdp2" else _jit_claims(fn)
+        traced = {"claims": _claims(fn), **(_jit_traces(fn) if strategy != "fsdp2" else {})}
     loss = loss.detach().float()
     dist.all_reduce(loss)
     loss /= world
@@ -136,7 +138,7 @@ def run_case(name: str, device, dtype=torch.float32, **jit_options) -> dict:
               "eager_calls": [norms, attentions],
               "warnings": [f"{w.category.__name__}: {w.message}" for w in caught
                            if w.category.__module__.startswith("thunder_exec")]}
-    result.update({"claims": list(traced)} if strategy == "fsdp2" else traced)
+    result.update(traced)
     result["seconds"] = round(time.perf_counter() - start, 1)
     return result
 

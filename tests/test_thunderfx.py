@@ -39,8 +39,7 @@ def claims(cm) -> tuple[int, int, int, int]:
 
 def notes(cm) -> str:
     """The first (interpreted) trace of every Thunder subgraph, where segkit_ex's notes are."""
-    fns = [f for info in cm._backend.subgraph_infos for f in info.thunder_compiled_fns]
-    return "\n".join(str(thunder.last_traces(f)[0]) for f in fns)
+    return "\n".join(str(thunder.last_traces(f)[0]) for f in claim_count.thunder_functions(cm))
 
 
 def _outputs(out) -> list[torch.Tensor]:
