@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from benchmarks import model_table
-from benchmarks.model_table import _num, _plain, speedup
+from benchmarks.model_table import _num, _plain
 from sweep.machine import KEY, machine_block
 
 #: The rivals a row is set against: stock Thunder FSDP, and torch.compile + FSDP2.
@@ -58,11 +58,8 @@ def _claims(r: dict) -> str:
 
 
 def _ratio(ref: dict | None, r: dict) -> str:
-    got = speedup(ref, r) if ref is not r else None
-    if got is None:
-        return ""
-    ratio, faster, passes = got
-    return f"{ratio:.2f}x" if faster is None else f"{ratio:.3f}x ({faster}/{passes})"
+    """model_table's paired ratio against ``ref``; empty on the reference's own row."""
+    return "" if ref is r else model_table._ratio(ref, r)
 
 
 def weak_scaling(rows: list[dict]) -> list[dict]:
